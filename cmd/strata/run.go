@@ -1,0 +1,147 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+
+	"strata/process"
+	"strata/props"
+)
+
+// setFlags collects repeated --set key=value overrides.
+type setFlags []string
+
+func (s *setFlags) String() string     { return strings.Join(*s, ",") }
+func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
+
+func newLogger(p *props.Properties, name string) hclog.Logger {
+	level := hclog.LevelFromString(p.String("svc.log.level"))
+	if level == hclog.NoLevel {
+		level = hclog.Info
+	}
+	json, _ := p.Bool("svc.log.json", false)
+	return hclog.New(&hclog.LoggerOptions{Name: name, Level: level, JSONFormat: json, Output: os.Stderr})
+}
+
+// loadProps layers defaults < --config file < explicit flags < --set.
+func loadProps(configFile string, flags map[string]string, sets setFlags) (*props.Properties, error) {
+	p := props.Defaults()
+	if configFile != "" {
+		f, err := props.Load(configFile)
+		if err != nil {
+			return nil, err
+		}
+		p.Merge(f)
+	}
+	for k, v := range flags {
+		p.Set(k, v)
+	}
+	if err := applySets(p, sets); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func applySets(p *props.Properties, sets setFlags) error {
+	for _, kv := range sets {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(k, "svc.") {
+			return fmt.Errorf("--set %q: want svc.key=value", kv)
+		}
+		p.Set(k, v)
+	}
+	return nil
+}
+
+// explicit returns the flags the user actually passed, mapped to property keys.
+func explicit(fs *flag.FlagSet, keys map[string]string) map[string]string {
+	out := map[string]string{}
+	fs.Visit(func(f *flag.Flag) {
+		if k, ok := keys[f.Name]; ok {
+			out[k] = f.Value.String()
+		}
+	})
+	return out
+}
+
+func runServer(args []string) error {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.String("id", "", "node id (svc.node.id)")
+	fs.String("roles", "coordinator,overlord", "comma-separated roles (svc.node.roles)")
+	fs.String("http", "", "HTTP listen address HOST:PORT (svc.http.address)")
+	fs.String("raft", "", "Raft listen address HOST:PORT (svc.raft.address)")
+	fs.String("data", "", "data directory (svc.data.dir)")
+	fs.String("peers", "", "static peers ID=RAFTHOST:PORT=HTTPURL,... (svc.raft.peers)")
+	fs.String("coordinators", "", "router role: control node URLs, comma-separated (svc.router.coordinatorUrls)")
+	config := fs.String("config", "", "runtime.properties file")
+	var sets setFlags
+	fs.Var(&sets, "set", "override a property: --set svc.key=value (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	p, err := loadProps(*config, explicit(fs, map[string]string{
+		"id": "svc.node.id", "roles": "svc.node.roles", "http": "svc.http.address", "raft": "svc.raft.address",
+		"data": "svc.data.dir", "peers": "svc.raft.peers", "coordinators": "svc.router.coordinatorUrls",
+	}), sets)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(p, "strata")
+	proc, err := process.StartServer(p, logger)
+	if err != nil {
+		return err
+	}
+	return waitForSignal(proc)
+}
+
+func runQuickstart(args []string) error {
+	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
+	data := fs.String("data", "./var", "data directory")
+	config := fs.String("config", "", "runtime.properties file")
+	var sets setFlags
+	fs.Var(&sets, "set", "override a property: --set svc.key=value (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	dir, err := process.EnsureDir(*data)
+	if err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	p := process.QuickstartProps(dir)
+	if *config != "" {
+		f, err := props.Load(*config)
+		if err != nil {
+			return err
+		}
+		p.Merge(f)
+	}
+	if err := applySets(p, sets); err != nil {
+		return err
+	}
+	logger := newLogger(p, "strata")
+	proc, err := process.StartQuickstart(p, logger)
+	if err != nil {
+		return err
+	}
+	logger.Info("quickstart is up", "router", "http://"+p.String("svc.router.address"), "coordinator", "http://"+p.String("svc.http.address"), "data", dir)
+	return waitForSignal(proc)
+}
+
+func waitForSignal(proc *process.Process) error {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	select {
+	case s := <-sig:
+		proc.Logger.Info("shutting down", "signal", s.String())
+	case err := <-proc.Err():
+		proc.Close()
+		return err
+	}
+	return proc.Close()
+}

@@ -1,0 +1,272 @@
+package commands
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// CoordinatorDynamicConfig is the coordinator's runtime-changeable configuration
+// (spec 2.1). Field order is the order GET prints.
+type CoordinatorDynamicConfig struct {
+	MillisToWaitBeforeDeleting                   int64             `json:"millisToWaitBeforeDeleting"`
+	MergeBytesLimit                              int64             `json:"mergeBytesLimit"`
+	MergeSegmentsLimit                           int32             `json:"mergeSegmentsLimit"`
+	MaxSegmentsToMove                            int32             `json:"maxSegmentsToMove"`
+	PercentOfSegmentsToConsiderPerMove           float64           `json:"percentOfSegmentsToConsiderPerMove"`
+	UseBatchedSegmentSampler                     bool              `json:"useBatchedSegmentSampler"`
+	ReplicantLifetime                            int32             `json:"replicantLifetime"`
+	ReplicationThrottleLimit                     int32             `json:"replicationThrottleLimit"`
+	BalancerComputeThreads                       int32             `json:"balancerComputeThreads"`
+	EmitBalancingStats                           bool              `json:"emitBalancingStats"`
+	KillDataSourceWhitelist                      StringList        `json:"killDataSourceWhitelist"`
+	KillPendingSegmentsSkipList                  StringList        `json:"killPendingSegmentsSkipList"`
+	MaxSegmentsInNodeLoadingQueue                int32             `json:"maxSegmentsInNodeLoadingQueue"`
+	DecommissioningNodes                         StringList        `json:"decommissioningNodes"`
+	DecommissioningMaxPercentOfMaxSegmentsToMove int32             `json:"decommissioningMaxPercentOfMaxSegmentsToMove"`
+	PauseCoordination                            bool              `json:"pauseCoordination"`
+	ReplicateAfterLoadTimeout                    bool              `json:"replicateAfterLoadTimeout"`
+	MaxNonPrimaryReplicantsToLoad                int32             `json:"maxNonPrimaryReplicantsToLoad"`
+	UseRoundRobinSegmentAssignment               bool              `json:"useRoundRobinSegmentAssignment"`
+	SmartSegmentLoading                          bool              `json:"smartSegmentLoading"`
+	DebugDimensions                              map[string]string `json:"debugDimensions"`
+}
+
+// DefaultCoordinatorConfig returns Druid's defaults (ADMIN-API §4.1).
+func DefaultCoordinatorConfig() CoordinatorDynamicConfig {
+	return CoordinatorDynamicConfig{
+		MillisToWaitBeforeDeleting:                   900000,
+		MergeBytesLimit:                              524288000,
+		MergeSegmentsLimit:                           100,
+		MaxSegmentsToMove:                            100,
+		PercentOfSegmentsToConsiderPerMove:           100,
+		UseBatchedSegmentSampler:                     true,
+		ReplicantLifetime:                            15,
+		ReplicationThrottleLimit:                     500,
+		BalancerComputeThreads:                       1,
+		KillDataSourceWhitelist:                      StringList{},
+		KillPendingSegmentsSkipList:                  StringList{},
+		MaxSegmentsInNodeLoadingQueue:                500,
+		DecommissioningNodes:                         StringList{},
+		DecommissioningMaxPercentOfMaxSegmentsToMove: 70,
+		MaxNonPrimaryReplicantsToLoad:                math.MaxInt32,
+		UseRoundRobinSegmentAssignment:               true,
+		SmartSegmentLoading:                          true,
+	}
+}
+
+// CoordinatorConfigPatch is a partial update: nil fields keep their current value.
+type CoordinatorConfigPatch struct {
+	MillisToWaitBeforeDeleting                   *int64          `json:"millisToWaitBeforeDeleting,omitempty"`
+	MergeBytesLimit                              *int64          `json:"mergeBytesLimit,omitempty"`
+	MergeSegmentsLimit                           *int32          `json:"mergeSegmentsLimit,omitempty"`
+	MaxSegmentsToMove                            *int32          `json:"maxSegmentsToMove,omitempty"`
+	PercentOfSegmentsToConsiderPerMove           *float64        `json:"percentOfSegmentsToConsiderPerMove,omitempty"`
+	UseBatchedSegmentSampler                     *bool           `json:"useBatchedSegmentSampler,omitempty"`
+	ReplicantLifetime                            *int32          `json:"replicantLifetime,omitempty"`
+	ReplicationThrottleLimit                     *int32          `json:"replicationThrottleLimit,omitempty"`
+	BalancerComputeThreads                       *int32          `json:"balancerComputeThreads,omitempty"`
+	EmitBalancingStats                           *bool           `json:"emitBalancingStats,omitempty"`
+	KillDataSourceWhitelist                      *StringList     `json:"killDataSourceWhitelist,omitempty"`
+	KillPendingSegmentsSkipList                  *StringList     `json:"killPendingSegmentsSkipList,omitempty"`
+	MaxSegmentsInNodeLoadingQueue                *int32          `json:"maxSegmentsInNodeLoadingQueue,omitempty"`
+	DecommissioningNodes                         *StringList     `json:"decommissioningNodes,omitempty"`
+	DecommissioningMaxPercentOfMaxSegmentsToMove *int32          `json:"decommissioningMaxPercentOfMaxSegmentsToMove,omitempty"`
+	PauseCoordination                            *bool           `json:"pauseCoordination,omitempty"`
+	ReplicateAfterLoadTimeout                    *bool           `json:"replicateAfterLoadTimeout,omitempty"`
+	MaxNonPrimaryReplicantsToLoad                *int32          `json:"maxNonPrimaryReplicantsToLoad,omitempty"`
+	UseRoundRobinSegmentAssignment               *bool           `json:"useRoundRobinSegmentAssignment,omitempty"`
+	SmartSegmentLoading                          *bool           `json:"smartSegmentLoading,omitempty"`
+	DebugDimensions                              json.RawMessage `json:"debugDimensions,omitempty"` // absent, null, or an object
+}
+
+// ParseCoordinatorConfigPatch parses a POST body. Unknown fields are ignored (as
+// Druid does); a field of the wrong type is an error naming the field.
+func ParseCoordinatorConfigPatch(body []byte) (CoordinatorConfigPatch, error) {
+	var p CoordinatorConfigPatch
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return p, fmt.Errorf("request body must be a JSON object")
+	}
+	if err := decodeFields(trimmed, &p); err != nil {
+		return p, err
+	}
+	if p.DebugDimensions != nil {
+		if _, err := parseDebugDimensions(p.DebugDimensions); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+func parseDebugDimensions(raw json.RawMessage) (map[string]string, error) {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil, nil
+	}
+	m := map[string]string{}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("debugDimensions must be null or an object of strings")
+	}
+	return m, nil
+}
+
+// Apply merges the patch over cur and validates the result. It is pure: the FSM
+// calls it during apply.
+func (p CoordinatorConfigPatch) Apply(cur CoordinatorDynamicConfig) (CoordinatorDynamicConfig, error) {
+	c := cur
+	setI64(&c.MillisToWaitBeforeDeleting, p.MillisToWaitBeforeDeleting)
+	setI64(&c.MergeBytesLimit, p.MergeBytesLimit)
+	setI32(&c.MergeSegmentsLimit, p.MergeSegmentsLimit)
+	setI32(&c.MaxSegmentsToMove, p.MaxSegmentsToMove)
+	if p.PercentOfSegmentsToConsiderPerMove != nil {
+		c.PercentOfSegmentsToConsiderPerMove = *p.PercentOfSegmentsToConsiderPerMove
+	}
+	setBool(&c.UseBatchedSegmentSampler, p.UseBatchedSegmentSampler)
+	setI32(&c.ReplicantLifetime, p.ReplicantLifetime)
+	setI32(&c.ReplicationThrottleLimit, p.ReplicationThrottleLimit)
+	setI32(&c.BalancerComputeThreads, p.BalancerComputeThreads)
+	setBool(&c.EmitBalancingStats, p.EmitBalancingStats)
+	setList(&c.KillDataSourceWhitelist, p.KillDataSourceWhitelist)
+	setList(&c.KillPendingSegmentsSkipList, p.KillPendingSegmentsSkipList)
+	setI32(&c.MaxSegmentsInNodeLoadingQueue, p.MaxSegmentsInNodeLoadingQueue)
+	setList(&c.DecommissioningNodes, p.DecommissioningNodes)
+	setI32(&c.DecommissioningMaxPercentOfMaxSegmentsToMove, p.DecommissioningMaxPercentOfMaxSegmentsToMove)
+	setBool(&c.PauseCoordination, p.PauseCoordination)
+	setBool(&c.ReplicateAfterLoadTimeout, p.ReplicateAfterLoadTimeout)
+	setI32(&c.MaxNonPrimaryReplicantsToLoad, p.MaxNonPrimaryReplicantsToLoad)
+	setBool(&c.UseRoundRobinSegmentAssignment, p.UseRoundRobinSegmentAssignment)
+	setBool(&c.SmartSegmentLoading, p.SmartSegmentLoading)
+	if p.DebugDimensions != nil {
+		m, err := parseDebugDimensions(p.DebugDimensions)
+		if err != nil {
+			return cur, err
+		}
+		c.DebugDimensions = m
+	}
+	// Druid raises fewer than one balancer thread to one rather than rejecting.
+	if c.BalancerComputeThreads < 1 {
+		c.BalancerComputeThreads = 1
+	}
+	if err := c.Validate(); err != nil {
+		return cur, err
+	}
+	return c, nil
+}
+
+// Validate checks bounds; messages follow Druid's where Druid has one.
+func (c CoordinatorDynamicConfig) Validate() error {
+	switch {
+	case c.DecommissioningMaxPercentOfMaxSegmentsToMove < 0 || c.DecommissioningMaxPercentOfMaxSegmentsToMove > 100:
+		return fmt.Errorf("decommissioningMaxPercentOfMaxSegmentsToMove should be in range [0, 100]")
+	case !(c.PercentOfSegmentsToConsiderPerMove > 0 && c.PercentOfSegmentsToConsiderPerMove <= 100):
+		return fmt.Errorf("percentOfSegmentsToConsiderPerMove should be between 1 and 100!")
+	case c.MaxNonPrimaryReplicantsToLoad < 0:
+		return fmt.Errorf("maxNonPrimaryReplicantsToLoad must be greater than or equal to 0.")
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"millisToWaitBeforeDeleting", c.MillisToWaitBeforeDeleting},
+		{"mergeBytesLimit", c.MergeBytesLimit},
+		{"mergeSegmentsLimit", int64(c.MergeSegmentsLimit)},
+		{"maxSegmentsToMove", int64(c.MaxSegmentsToMove)},
+		{"replicantLifetime", int64(c.ReplicantLifetime)},
+		{"replicationThrottleLimit", int64(c.ReplicationThrottleLimit)},
+		{"maxSegmentsInNodeLoadingQueue", int64(c.MaxSegmentsInNodeLoadingQueue)},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("%s must be greater than or equal to 0.", f.name)
+		}
+	}
+	return nil
+}
+
+func setI64(dst *int64, v *int64) {
+	if v != nil {
+		*dst = *v
+	}
+}
+func setI32(dst *int32, v *int32) {
+	if v != nil {
+		*dst = *v
+	}
+}
+func setBool(dst *bool, v *bool) {
+	if v != nil {
+		*dst = *v
+	}
+}
+func setList(dst *StringList, v *StringList) {
+	if v != nil {
+		*dst = append(StringList{}, (*v)...)
+	}
+}
+
+// StringList is a list of strings that also accepts a comma-separated string on
+// input (Druid accepts both for its set-valued config fields); it always prints
+// as a JSON array.
+type StringList []string
+
+// UnmarshalJSON accepts an array of strings, a comma-separated string, or null.
+func (l *StringList) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case bytes.Equal(b, []byte("null")):
+		*l = StringList{}
+		return nil
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		out := StringList{}
+		for _, part := range strings.Split(s, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+		*l = out
+		return nil
+	case len(b) > 0 && b[0] == '[':
+		var arr []string
+		if err := json.Unmarshal(b, &arr); err != nil {
+			return fmt.Errorf("expected an array of strings or a comma-separated string")
+		}
+		out := StringList{}
+		for _, s := range arr {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+		*l = out
+		return nil
+	}
+	return fmt.Errorf("expected an array of strings or a comma-separated string")
+}
+
+// MarshalJSON prints an array, never null.
+func (l StringList) MarshalJSON() ([]byte, error) {
+	if l == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal([]string(l))
+}
+
+// describeJSONError turns encoding/json errors into messages that name the field.
+func describeJSONError(err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case asErr(err, &te):
+		if te.Field != "" {
+			return fmt.Errorf("invalid value for field %q: expected %s, got JSON %s", te.Field, te.Type.String(), te.Value)
+		}
+		return fmt.Errorf("invalid JSON value: expected %s, got %s", te.Type.String(), te.Value)
+	case asErr(err, &se):
+		return fmt.Errorf("malformed JSON at byte %d: %v", se.Offset, se.Error())
+	}
+	return fmt.Errorf("invalid request body: %v", err)
+}

@@ -1,0 +1,252 @@
+// Package process wires a Strata process together from its properties: the
+// control node (Raft + FSM) when it has the coordinator or overlord role, the
+// HTTP server of its roles, and, in quickstart, every role in one process.
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/hashicorp/go-hclog"
+
+	"strata/cluster"
+	"strata/props"
+	"strata/server"
+)
+
+// Process is a running Strata process.
+type Process struct {
+	Props   *props.Properties
+	Node    *cluster.Node
+	Logger  hclog.Logger
+	servers []*http.Server
+	addrs   []string
+	errCh   chan error
+}
+
+// NodeConfig builds the Raft configuration from properties.
+func NodeConfig(p *props.Properties, logger hclog.Logger) (cluster.Config, error) {
+	var errs []error
+	dur := func(k string) time.Duration {
+		d, err := p.Duration(k, 0)
+		errs = append(errs, err)
+		return d
+	}
+	num := func(k string) int64 {
+		n, err := p.Int(k, 0)
+		errs = append(errs, err)
+		return n
+	}
+	noSync, err := p.Bool("svc.raft.noSync", false)
+	errs = append(errs, err)
+	cfg := cluster.Config{
+		ID:                 p.String("svc.node.id"),
+		RaftAddr:           p.String("svc.raft.address"),
+		HTTPURL:            AdvertisedURL(p),
+		DataDir:            p.String("svc.data.dir"),
+		HeartbeatTimeout:   dur("svc.raft.heartbeatTimeout"),
+		ElectionTimeout:    dur("svc.raft.electionTimeout"),
+		LeaderLeaseTimeout: dur("svc.raft.leaderLeaseTimeout"),
+		CommitTimeout:      dur("svc.raft.commitTimeout"),
+		MaxAppendEntries:   int(num("svc.raft.maxAppendEntries")),
+		SnapshotThreshold:  uint64(num("svc.raft.snapshotThreshold")),
+		SnapshotInterval:   dur("svc.raft.snapshotInterval"),
+		TrailingLogs:       uint64(num("svc.raft.trailingLogs")),
+		SnapshotRetain:     int(num("svc.raft.snapshotRetain")),
+		NoSync:             noSync,
+		Logger:             logger,
+	}
+	if err := errors.Join(errs...); err != nil {
+		return cfg, err
+	}
+	if peers := p.String("svc.raft.peers"); peers != "" {
+		ps, err := cluster.ParsePeers(peers)
+		if err != nil {
+			return cfg, fmt.Errorf("svc.raft.peers: %w", err)
+		}
+		cfg.Peers = ps
+		for _, peer := range ps {
+			if peer.ID == cfg.ID {
+				cfg.HTTPURL = peer.HTTPURL
+				if cfg.RaftAddr == "" {
+					cfg.RaftAddr = peer.RaftAddr
+				}
+			}
+		}
+	}
+	if cfg.DataDir == "" {
+		return cfg, errors.New("svc.data.dir is empty: pass --data DIR")
+	}
+	return cfg, nil
+}
+
+// AdvertisedURL is the base URL peers and clients use to reach this process.
+func AdvertisedURL(p *props.Properties) string {
+	if u := p.String("svc.http.advertisedUrl"); u != "" {
+		return strings.TrimRight(u, "/")
+	}
+	return "http://" + p.String("svc.http.address")
+}
+
+// Roles returns the role list of the properties.
+func Roles(p *props.Properties) []string { return props.ParseList(p.String("svc.node.roles")) }
+
+// StartServer starts one control (or other-role) process from properties.
+func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
+	proc := &Process{Props: p, Logger: logger, errCh: make(chan error, 4)}
+	roles := Roles(p)
+	if len(roles) == 0 {
+		return nil, errors.New("no roles: set --roles (e.g. coordinator,overlord)")
+	}
+	needsNode := false
+	for _, r := range roles {
+		switch r {
+		case server.RoleCoordinator, server.RoleOverlord:
+			needsNode = true
+		case server.RoleRouter:
+		default:
+			return nil, fmt.Errorf("role %q is not available yet (available: coordinator, overlord, router)", r)
+		}
+	}
+	if needsNode {
+		cfg, err := NodeConfig(p, logger.Named("cluster"))
+		if err != nil {
+			return nil, err
+		}
+		n, err := cluster.Start(cfg)
+		if err != nil {
+			return nil, err
+		}
+		proc.Node = n
+	}
+	var mounts []func(*mux.Router)
+	if contains(roles, server.RoleRouter) {
+		mounts = append(mounts, routerProxy(p).Mount)
+	}
+	srv, err := server.New(server.Options{Roles: roles, Node: proc.Node, Props: p, Logger: logger.Named("http"), Mount: mounts})
+	if err != nil {
+		proc.Close()
+		return nil, err
+	}
+	if err := proc.listen(p.String("svc.http.address"), srv.Handler()); err != nil {
+		proc.Close()
+		return nil, err
+	}
+	return proc, nil
+}
+
+// routerProxy builds the router's routes from svc.router.* properties; by default
+// the control plane at svc.router.coordinatorUrls.
+func routerProxy(p *props.Properties) *server.Proxy {
+	maxBody, _ := p.Int("svc.server.http.maxRequestBytes", 10<<20)
+	control := props.ParseList(p.String("svc.router.coordinatorUrls"))
+	return server.NewProxy([]server.Route{
+		{Prefix: "/svc/coordinator/", Backends: control, Leader: true},
+		{Prefix: "/svc/indexer/", Backends: control, Leader: true},
+	}, maxBody)
+}
+
+// Quickstart ports (spec: default local ports).
+const (
+	QuickstartRouter      = "127.0.0.1:8888"
+	QuickstartCoordinator = "127.0.0.1:8081"
+	QuickstartRaft        = "127.0.0.1:8300"
+)
+
+// QuickstartProps returns the properties of the one-process cluster.
+func QuickstartProps(dataDir string) *props.Properties {
+	p := props.Defaults()
+	p.Set("svc.node.id", "quickstart")
+	p.Set("svc.node.roles", "coordinator,overlord,router")
+	p.Set("svc.http.address", QuickstartCoordinator)
+	p.Set("svc.raft.address", QuickstartRaft)
+	p.Set("svc.router.address", QuickstartRouter)
+	p.Set("svc.router.coordinatorUrls", "http://"+QuickstartCoordinator)
+	p.Set("svc.data.dir", dataDir)
+	return p
+}
+
+// StartQuickstart runs every available role in one process: the control node on
+// the coordinator port and the router on its own port.
+func StartQuickstart(p *props.Properties, logger hclog.Logger) (*Process, error) {
+	ctl := props.New()
+	ctl.Merge(p)
+	ctl.Set("svc.node.roles", "coordinator,overlord")
+	proc, err := StartServer(ctl, logger)
+	if err != nil {
+		return nil, err
+	}
+	proc.Props = p
+	rsrv, err := server.New(server.Options{Roles: []string{server.RoleRouter}, Props: p, Logger: logger.Named("router"), Mount: []func(*mux.Router){routerProxy(p).Mount}})
+	if err != nil {
+		proc.Close()
+		return nil, err
+	}
+	if err := proc.listen(p.String("svc.router.address"), rsrv.Handler()); err != nil {
+		proc.Close()
+		return nil, err
+	}
+	return proc, nil
+}
+
+func (proc *Process) listen(addr string, h http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (is another process using the port?): %w", addr, err)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10, ErrorLog: proc.Logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})}
+	proc.servers = append(proc.servers, hs)
+	proc.addrs = append(proc.addrs, ln.Addr().String())
+	proc.Logger.Info("listening", "addr", ln.Addr().String())
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			proc.errCh <- err
+		}
+	}()
+	return nil
+}
+
+// Addrs lists the HTTP listen addresses.
+func (proc *Process) Addrs() []string { return proc.addrs }
+
+// Err delivers a fatal server error.
+func (proc *Process) Err() <-chan error { return proc.errCh }
+
+// Close stops HTTP servers and the control node.
+func (proc *Process) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, s := range proc.servers {
+		s.Shutdown(ctx)
+	}
+	if proc.Node != nil {
+		return proc.Node.Shutdown()
+	}
+	return nil
+}
+
+// EnsureDir creates a data dir and returns its absolute path.
+func EnsureDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	return abs, os.MkdirAll(abs, 0o755)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,332 @@
+// Package props holds a node's runtime properties: every setting is an `svc.*`
+// key, read from a Java-style properties file (Druid's runtime.properties) and
+// overridable by command-line flags. The effective set is what /status/properties
+// shows, so defaults are recorded here too.
+package props
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Properties is a concurrency-safe string map of settings.
+type Properties struct {
+	mu sync.RWMutex
+	m  map[string]string
+}
+
+// New returns an empty property set.
+func New() *Properties { return &Properties{m: map[string]string{}} }
+
+// Defaults returns the documented defaults of every setting Strata reads.
+func Defaults() *Properties {
+	p := New()
+	for k, v := range defaultValues {
+		p.m[k] = v
+	}
+	return p
+}
+
+// defaultValues lists every setting with its default; the README documents them.
+var defaultValues = map[string]string{
+	"svc.node.id":                          "strata",
+	"svc.node.roles":                       "coordinator,overlord",
+	"svc.http.address":                     "127.0.0.1:8081",
+	"svc.http.advertisedUrl":               "",
+	"svc.raft.address":                     "127.0.0.1:8300",
+	"svc.raft.peers":                       "",
+	"svc.raft.heartbeatTimeout":            "300ms",
+	"svc.raft.electionTimeout":             "300ms",
+	"svc.raft.leaderLeaseTimeout":          "150ms",
+	"svc.raft.commitTimeout":               "5ms",
+	"svc.raft.maxAppendEntries":            "512",
+	"svc.raft.snapshotThreshold":           "8192",
+	"svc.raft.snapshotInterval":            "30s",
+	"svc.raft.trailingLogs":                "10240",
+	"svc.raft.snapshotRetain":              "2",
+	"svc.raft.noSync":                      "false",
+	"svc.data.dir":                         "./var",
+	"svc.server.hiddenProperties":          `["svc.s3.accessKey","svc.s3.secretKey","svc.metadata.storage.connector.password","password","key","token","pwd"]`,
+	"svc.server.http.maxRequestBytes":      "10485760",
+	"svc.audit.manager.auditHistoryMillis": "604800000",
+	"svc.storage.type":                     "local",
+	"svc.storage.storageDirectory":         "",
+}
+
+// Load reads a properties file in java.util.Properties syntax: `key=value`,
+// `key: value` or `key value`, `#`/`!` comments, backslash line continuations
+// and escapes.
+func Load(path string) (*Properties, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open properties file: %w", err)
+	}
+	defer f.Close()
+	p := New()
+	if err := p.Read(f); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+// Read parses properties from r into p, overriding existing keys.
+func (p *Properties) Read(r io.Reader) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	var logical strings.Builder
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		line := sc.Text()
+		if logical.Len() == 0 {
+			line = strings.TrimLeft(line, " \t\f")
+			if line == "" || line[0] == '#' || line[0] == '!' {
+				continue
+			}
+		} else {
+			line = strings.TrimLeft(line, " \t\f")
+		}
+		if continues(line) {
+			logical.WriteString(line[:len(line)-1])
+			continue
+		}
+		logical.WriteString(line)
+		k, v, err := splitProperty(logical.String())
+		logical.Reset()
+		if err != nil {
+			return fmt.Errorf("line %d: %w", lineNo, err)
+		}
+		p.Set(k, v)
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if logical.Len() > 0 {
+		k, v, err := splitProperty(logical.String())
+		if err != nil {
+			return fmt.Errorf("line %d: %w", lineNo, err)
+		}
+		p.Set(k, v)
+	}
+	return nil
+}
+
+// continues reports an odd number of trailing backslashes (a continuation).
+func continues(line string) bool {
+	n := 0
+	for i := len(line) - 1; i >= 0 && line[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+func splitProperty(s string) (string, string, error) {
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if c == '\\' {
+			i += 2
+			continue
+		}
+		if c == '=' || c == ':' || c == ' ' || c == '\t' || c == '\f' {
+			break
+		}
+		i++
+	}
+	if i > len(s) {
+		i = len(s)
+	}
+	key := s[:i]
+	rest := strings.TrimLeft(s[i:], " \t\f")
+	if rest != "" && (rest[0] == '=' || rest[0] == ':') {
+		rest = strings.TrimLeft(rest[1:], " \t\f")
+	}
+	k, err := unescape(key)
+	if err != nil {
+		return "", "", err
+	}
+	v, err := unescape(rest)
+	if err != nil {
+		return "", "", err
+	}
+	if k == "" {
+		return "", "", fmt.Errorf("empty property name")
+	}
+	return k, v, nil
+}
+
+func unescape(s string) (string, error) {
+	if !strings.Contains(s, `\`) {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 't':
+			b.WriteByte('\t')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 'f':
+			b.WriteByte('\f')
+		case 'u':
+			if i+4 >= len(s) {
+				return "", fmt.Errorf("malformed \\u escape")
+			}
+			n, err := strconv.ParseUint(s[i+1:i+5], 16, 32)
+			if err != nil {
+				return "", fmt.Errorf("malformed \\u escape: %w", err)
+			}
+			b.WriteRune(rune(n))
+			i += 4
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String(), nil
+}
+
+// Set stores a value.
+func (p *Properties) Set(k, v string) {
+	p.mu.Lock()
+	p.m[k] = v
+	p.mu.Unlock()
+}
+
+// Merge copies every key of o into p (o wins).
+func (p *Properties) Merge(o *Properties) {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, v := range o.m {
+		p.m[k] = v
+	}
+}
+
+// Get returns a value and whether it is set.
+func (p *Properties) Get(k string) (string, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	v, ok := p.m[k]
+	return v, ok
+}
+
+// String returns a value or "".
+func (p *Properties) String(k string) string {
+	v, _ := p.Get(k)
+	return v
+}
+
+// Int returns an integer setting, with an error naming the key when malformed.
+func (p *Properties) Int(k string, def int64) (int64, error) {
+	v, ok := p.Get(k)
+	if !ok || strings.TrimSpace(v) == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("property %s=%q is not an integer", k, v)
+	}
+	return n, nil
+}
+
+// Bool returns a boolean setting.
+func (p *Properties) Bool(k string, def bool) (bool, error) {
+	v, ok := p.Get(k)
+	if !ok || strings.TrimSpace(v) == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		return false, fmt.Errorf("property %s=%q is not a boolean", k, v)
+	}
+	return b, nil
+}
+
+// Duration returns a Go duration setting ("300ms", "2s"); a bare integer means milliseconds.
+func (p *Properties) Duration(k string, def time.Duration) (time.Duration, error) {
+	v, ok := p.Get(k)
+	v = strings.TrimSpace(v)
+	if !ok || v == "" {
+		return def, nil
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Duration(n) * time.Millisecond, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("property %s=%q is not a duration (use e.g. 300ms or 2s)", k, v)
+	}
+	return d, nil
+}
+
+// List returns a list setting written either as a JSON array of strings or as a
+// comma-separated string.
+func (p *Properties) List(k string) []string {
+	v := strings.TrimSpace(p.String(k))
+	return ParseList(v)
+}
+
+// ParseList parses `["a","b"]` or `a,b`.
+func ParseList(v string) []string {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil
+	}
+	if strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]") {
+		v = v[1 : len(v)-1]
+	}
+	var out []string
+	for _, part := range strings.Split(v, ",") {
+		part = strings.Trim(strings.TrimSpace(part), `"`)
+		if part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// Visible returns every property except those named in svc.server.hiddenProperties
+// (exact key match, as Druid does; the hidden list itself stays visible).
+func (p *Properties) Visible() map[string]string {
+	hidden := map[string]bool{}
+	for _, h := range p.List("svc.server.hiddenProperties") {
+		hidden[h] = true
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := make(map[string]string, len(p.m))
+	for k, v := range p.m {
+		if !hidden[k] {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Keys returns all keys sorted.
+func (p *Properties) Keys() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	keys := make([]string, 0, len(p.m))
+	for k := range p.m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,50 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"strata/commands"
+	"strata/fsm"
+)
+
+func (s *Server) coordinatorRoutes(r *mux.Router) {
+	const p = "/svc/coordinator/v1"
+	r.HandleFunc(p+"/leader", s.leaderURL).Methods(http.MethodGet)
+	r.HandleFunc(p+"/isLeader", s.isLeader).Methods(http.MethodGet)
+	r.HandleFunc(p+"/config", s.leaderRead(s.getCoordinatorConfig)).Methods(http.MethodGet)
+	r.HandleFunc(p+"/config", s.leaderOnly(s.postCoordinatorConfig)).Methods(http.MethodPost)
+	r.HandleFunc(p+"/config/history", s.leaderRead(s.history(fsm.AuditCoordinatorConfig, fsm.AuditCoordinatorConfig))).Methods(http.MethodGet)
+}
+
+func (s *Server) getCoordinatorConfig(w http.ResponseWriter, r *http.Request) {
+	var cfg commands.CoordinatorDynamicConfig
+	s.node.FSM().Read(func(st *fsm.State) { cfg = st.CoordinatorConfig() })
+	writeJSON(w, http.StatusOK, cfg)
+}
+
+// postCoordinatorConfig merges a partial config: type errors are caught here, the
+// merge and bound checks run in the FSM against the committed current value, so
+// concurrent partial updates never lose each other's fields.
+func (s *Server) postCoordinatorConfig(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.readJSONBody(w, r)
+	if !ok {
+		return
+	}
+	patch, err := commands.ParseCoordinatorConfigPatch(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	// Reject out-of-bounds values before they reach the log when we can tell now.
+	var cur commands.CoordinatorDynamicConfig
+	s.node.FSM().Read(func(st *fsm.State) { cur = st.CoordinatorConfig() })
+	if _, err := patch.Apply(cur); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if _, ok := s.propose(w, r, commands.SetCoordinatorConfig{Patch: patch}); ok {
+		writeEmpty(w, http.StatusOK)
+	}
+}

@@ -1,0 +1,5 @@
+package server
+
+import "strata/fsm"
+
+type fsmState = fsm.State

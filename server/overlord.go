@@ -1,0 +1,60 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"strata/commands"
+	"strata/fsm"
+)
+
+func (s *Server) overlordRoutes(r *mux.Router) {
+	const p = "/svc/indexer/v1"
+	r.HandleFunc(p+"/leader", s.leaderURL).Methods(http.MethodGet)
+	r.HandleFunc(p+"/isLeader", s.isLeader).Methods(http.MethodGet)
+	r.HandleFunc(p+"/worker", s.leaderRead(s.getWorkerConfig)).Methods(http.MethodGet)
+	r.HandleFunc(p+"/worker", s.leaderOnly(s.postWorkerConfig)).Methods(http.MethodPost)
+	r.HandleFunc(p+"/worker/history", s.leaderRead(s.history(fsm.AuditWorkerConfig, fsm.AuditWorkerConfig))).Methods(http.MethodGet)
+	r.HandleFunc(p+"/workers", s.leaderRead(s.workers)).Methods(http.MethodGet)
+	r.HandleFunc(p+"/scaling", s.leaderRead(s.scaling)).Methods(http.MethodGet)
+}
+
+// getWorkerConfig answers 200 with an empty body when nothing was ever set (Druid
+// synthesises no default; the runner then uses equalDistribution).
+func (s *Server) getWorkerConfig(w http.ResponseWriter, r *http.Request) {
+	var cfg commands.WorkerBehaviorConfig
+	var set bool
+	s.node.FSM().Read(func(st *fsm.State) { cfg, set = st.WorkerConfig() })
+	if !set {
+		writeEmpty(w, http.StatusOK)
+		return
+	}
+	writeJSON(w, http.StatusOK, cfg)
+}
+
+func (s *Server) postWorkerConfig(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.readJSONBody(w, r)
+	if !ok {
+		return
+	}
+	cfg, err := commands.ParseWorkerBehaviorConfig(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if _, ok := s.propose(w, r, commands.SetWorkerConfig{Config: cfg}); ok {
+		writeEmpty(w, http.StatusOK)
+	}
+}
+
+// workers lists middle managers (spec 2.4); none register until the middle
+// manager role exists, so the list is empty.
+func (s *Server) workers(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, []any{})
+}
+
+// scaling answers 200 with an empty body when no autoscaler has produced events.
+func (s *Server) scaling(w http.ResponseWriter, r *http.Request) {
+	writeEmpty(w, http.StatusOK)
+}

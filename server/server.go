@@ -1,0 +1,236 @@
+// Package server is Strata's HTTP API: the Druid-compatible endpoints of every
+// role (spec sections 4.x) on gorilla/mux, with JSON errors everywhere, request
+// size limits, and leader redirects for the control plane.
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/hashicorp/go-hclog"
+
+	"strata/cluster"
+	"strata/commands"
+	"strata/fsm"
+	"strata/props"
+)
+
+// Version is the software version reported by /status (set at link time).
+var Version = "0.1.0"
+
+// Role names.
+const (
+	RoleCoordinator   = "coordinator"
+	RoleOverlord      = "overlord"
+	RoleBroker        = "broker"
+	RoleHistorical    = "historical"
+	RoleMiddleManager = "middleManager"
+	RoleRouter        = "router"
+)
+
+// Options configures a Server.
+type Options struct {
+	Roles  []string
+	Node   *cluster.Node // control node; nil on processes without coordinator/overlord roles
+	Props  *props.Properties
+	Logger hclog.Logger
+	// Mount adds further routes (other roles) to the router before the fallbacks.
+	Mount []func(r *mux.Router)
+}
+
+// Server serves one process's HTTP API.
+type Server struct {
+	opts     Options
+	node     *cluster.Node
+	props    *props.Properties
+	log      hclog.Logger
+	maxBody  int64
+	roles    map[string]bool
+	router   *mux.Router
+	started  time.Time
+	proposeT time.Duration
+}
+
+// New builds the handler tree for the given roles.
+func New(o Options) (*Server, error) {
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.Props == nil {
+		o.Props = props.Defaults()
+	}
+	maxBody, err := o.Props.Int("svc.server.http.maxRequestBytes", 10<<20)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opts:     o,
+		node:     o.Node,
+		props:    o.Props,
+		log:      o.Logger,
+		maxBody:  maxBody,
+		roles:    map[string]bool{},
+		router:   mux.NewRouter(),
+		started:  time.Now(),
+		proposeT: 10 * time.Second,
+	}
+	for _, r := range o.Roles {
+		s.roles[r] = true
+	}
+	if (s.roles[RoleCoordinator] || s.roles[RoleOverlord]) && s.node == nil {
+		return nil, errors.New("coordinator and overlord roles need a control node")
+	}
+	s.routes()
+	return s, nil
+}
+
+// Handler returns the root handler with the common middleware.
+func (s *Server) Handler() http.Handler { return s.recoverer(s.router) }
+
+func (s *Server) routes() {
+	r := s.router
+	r.StrictSlash(false)
+	s.statusRoutes(r)
+	if s.roles[RoleCoordinator] {
+		s.coordinatorRoutes(r)
+	}
+	if s.roles[RoleOverlord] {
+		s.overlordRoutes(r)
+	}
+	for _, m := range s.opts.Mount {
+		m(r)
+	}
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (see the README for the API)", r.Method, r.URL.Path))
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
+	})
+}
+
+// recoverer turns a panic in a handler into a JSON 500 instead of a dropped
+// connection or a stack trace.
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v))
+				writeError(w, http.StatusInternalServerError, "internal error; the server log has details")
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ErrorBody is the error shape of most endpoints (ADMIN-API §1.1 shape A).
+type ErrorBody struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, ErrorBody{Error: msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"cannot encode response"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// writeEmpty sends a status with no entity (Druid's "200 with no body").
+func writeEmpty(w http.ResponseWriter, status int) { w.WriteHeader(status) }
+
+// readJSONBody enforces the JSON content type (415) and the size limit (413) and
+// returns the body; on failure it has already answered.
+func (s *Server) readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	ct := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	if ct == "" || err != nil || mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported content type %q: send the body as application/json", ct))
+		return nil, false
+	}
+	return s.readBody(w, r)
+}
+
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.ContentLength > s.maxBody {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes (svc.server.http.maxRequestBytes)", r.ContentLength, s.maxBody))
+		return nil, false
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes (svc.server.http.maxRequestBytes)", s.maxBody))
+			return nil, false
+		}
+		writeError(w, http.StatusBadRequest, "cannot read request body: "+err.Error())
+		return nil, false
+	}
+	return b, true
+}
+
+// auditFrom collects the audit info of a change request.
+func auditFrom(r *http.Request) commands.Audit {
+	return commands.Audit{
+		Author:  r.Header.Get("X-Svc-Author"),
+		Comment: r.Header.Get("X-Svc-Comment"),
+		IP:      clientIP(r),
+	}
+}
+
+// clientIP is the original client's address: the first X-Forwarded-For hop when
+// the request came through Strata's router, else the peer address.
+func clientIP(r *http.Request) string {
+	if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
+		first, _, _ := strings.Cut(xff, ",")
+		if ip := strings.TrimSpace(first); net.ParseIP(ip) != nil {
+			return ip
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// propose replicates a command and maps its outcome to HTTP: apply errors become
+// 4xx, loss of leadership a redirect or 503. It returns false after answering.
+func (s *Server) propose(w http.ResponseWriter, r *http.Request, cmd commands.Command) (any, bool) {
+	v, err := s.node.Propose(cmd, auditFrom(r), s.proposeT)
+	if err == nil {
+		return v, true
+	}
+	switch fsm.KindOf(err) {
+	case fsm.KindInvalid:
+		writeError(w, http.StatusBadRequest, err.Error())
+	case fsm.KindNotFound:
+		writeError(w, http.StatusNotFound, err.Error())
+	case fsm.KindConflict:
+		writeError(w, http.StatusConflict, err.Error())
+	default:
+		if errors.Is(err, cluster.ErrNotLeader) {
+			s.notLeader(w, r)
+			return nil, false
+		}
+		s.log.Error("propose failed", "command", cmd.CommandType(), "error", err)
+		writeError(w, http.StatusServiceUnavailable, "the change could not be committed: "+err.Error()+"; retry")
+	}
+	return nil, false
+}

@@ -1,0 +1,264 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"strata/cluster"
+	"strata/props"
+)
+
+// single starts a one-node control plane (real Raft, bbolt, TCP) behind httptest.
+func single(t *testing.T, p *props.Properties) (*httptest.Server, *cluster.Node) {
+	t.Helper()
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	raftAddr := l.Addr().String()
+	l.Close()
+	ts := httptest.NewUnstartedServer(nil)
+	n, err := cluster.Start(cluster.Config{ID: "solo", RaftAddr: raftAddr, HTTPURL: "http://" + ts.Listener.Addr().String(), DataDir: t.TempDir(),
+		HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond, LeaderLeaseTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p == nil {
+		p = props.Defaults()
+	}
+	s, err := New(Options{Roles: []string{RoleCoordinator, RoleOverlord}, Node: n, Props: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = s.Handler()
+	ts.Start()
+	t.Cleanup(func() { ts.Close(); n.Shutdown() })
+	deadline := time.Now().Add(10 * time.Second)
+	for !n.IsLeader() {
+		if time.Now().After(deadline) {
+			t.Fatal("single node did not become leader")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return ts, n
+}
+
+func call(t *testing.T, method, url, ctype, body string) (int, string, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func TestCoordinatorConfigDefaultsAndMerge(t *testing.T) {
+	ts, _ := single(t, nil)
+	code, body, _ := call(t, "GET", ts.URL+"/svc/coordinator/v1/config", "", "")
+	var cfg map[string]any
+	if err := json.Unmarshal([]byte(body), &cfg); err != nil || code != 200 {
+		t.Fatalf("GET: %d %s", code, body)
+	}
+	for _, f := range []string{"millisToWaitBeforeDeleting", "mergeBytesLimit", "mergeSegmentsLimit", "maxSegmentsToMove",
+		"percentOfSegmentsToConsiderPerMove", "useBatchedSegmentSampler", "replicantLifetime", "replicationThrottleLimit",
+		"balancerComputeThreads", "emitBalancingStats", "killDataSourceWhitelist", "killPendingSegmentsSkipList",
+		"maxSegmentsInNodeLoadingQueue", "decommissioningNodes", "decommissioningMaxPercentOfMaxSegmentsToMove",
+		"pauseCoordination", "replicateAfterLoadTimeout", "maxNonPrimaryReplicantsToLoad", "useRoundRobinSegmentAssignment",
+		"smartSegmentLoading", "debugDimensions"} {
+		if _, ok := cfg[f]; !ok {
+			t.Errorf("GET config lacks %s", f)
+		}
+	}
+	if cfg["millisToWaitBeforeDeleting"] != 900000.0 || cfg["maxNonPrimaryReplicantsToLoad"] != 2147483647.0 || cfg["debugDimensions"] != nil {
+		t.Errorf("defaults wrong: %v", cfg)
+	}
+	if code, body, _ := call(t, "POST", ts.URL+"/svc/coordinator/v1/config", "application/json", `{"maxSegmentsToMove":9}`); code != 200 || body != "" {
+		t.Fatalf("POST 1: %d %q", code, body)
+	}
+	if code, _, _ := call(t, "POST", ts.URL+"/svc/coordinator/v1/config", "application/json; charset=utf-8", `{"decommissioningNodes":"h1:8083,h2:8083"}`); code != 200 {
+		t.Fatalf("POST 2: %d", code)
+	}
+	_, body, _ = call(t, "GET", ts.URL+"/svc/coordinator/v1/config", "", "")
+	if !strings.Contains(body, `"maxSegmentsToMove":9,`) || !strings.Contains(body, `"decommissioningNodes":["h1:8083","h2:8083"]`) {
+		t.Fatalf("merge lost a field: %s", body)
+	}
+}
+
+func TestBadInputLeavesStateUnchanged(t *testing.T) {
+	p := props.Defaults()
+	p.Set("svc.server.http.maxRequestBytes", "1024")
+	ts, n := single(t, p)
+	_, before, _ := call(t, "GET", ts.URL+"/svc/coordinator/v1/config", "", "")
+	cases := []struct {
+		method, path, ctype, body string
+		status                    int
+		msg                       string
+	}{
+		{"POST", "/svc/coordinator/v1/config", "application/json", `{"maxSegmentsToMove":`, 400, "malformed JSON"},
+		{"POST", "/svc/coordinator/v1/config", "application/json", `not json`, 400, "JSON object"},
+		{"POST", "/svc/coordinator/v1/config", "application/json", `{"maxSegmentsToMove":"many"}`, 400, "maxSegmentsToMove"},
+		{"POST", "/svc/coordinator/v1/config", "application/json", `{"pauseCoordination":1}`, 400, "pauseCoordination"},
+		{"POST", "/svc/coordinator/v1/config", "application/json", `{"maxSegmentsToMove":5,"decommissioningMaxPercentOfMaxSegmentsToMove":150}`, 400, "should be in range [0, 100]"},
+		{"POST", "/svc/coordinator/v1/config", "application/json", `{"maxNonPrimaryReplicantsToLoad":-1}`, 400, "greater than or equal to 0"},
+		{"POST", "/svc/coordinator/v1/config", "text/plain", `{"maxSegmentsToMove":5}`, 415, "application/json"},
+		{"POST", "/svc/coordinator/v1/config", "", `{"maxSegmentsToMove":5}`, 415, "application/json"},
+		{"POST", "/svc/coordinator/v1/config", "application/json", `{"killDataSourceWhitelist":"` + strings.Repeat("x", 2000) + `"}`, 413, "limit"},
+		{"POST", "/svc/indexer/v1/worker", "application/json", `{"selectStrategy":{"type":"nope"}}`, 400, "selectStrategy"},
+		{"POST", "/svc/indexer/v1/worker", "application/xml", `<x/>`, 415, "application/json"},
+		{"GET", "/svc/coordinator/v1/config/history?count=0", "", "", 400, "Limit must be greater than zero!"},
+		{"GET", "/svc/coordinator/v1/config/history?count=-5", "", "", 400, "Limit must be greater than zero!"},
+		{"GET", "/svc/coordinator/v1/config/history?count=abc", "", "", 400, "count"},
+		{"GET", "/svc/indexer/v1/worker/history?interval=yesterday", "", "", 400, "interval"},
+		{"DELETE", "/svc/coordinator/v1/config", "", "", 405, "not allowed"},
+		{"GET", "/svc/nothing/here", "", "", 404, "no such endpoint"},
+	}
+	for _, c := range cases {
+		code, body, h := call(t, c.method, ts.URL+c.path, c.ctype, c.body)
+		var e ErrorBody
+		if code != c.status || json.Unmarshal([]byte(body), &e) != nil || !strings.Contains(e.Error, c.msg) || !strings.HasPrefix(h.Get("Content-Type"), "application/json") {
+			t.Errorf("%s %s %q: got %d %s, want %d with %q", c.method, c.path, c.body, code, body, c.status, c.msg)
+		}
+	}
+	_, after, _ := call(t, "GET", ts.URL+"/svc/coordinator/v1/config", "", "")
+	if before != after {
+		t.Fatalf("state changed:\n%s\n%s", before, after)
+	}
+	if code, body, _ := call(t, "GET", ts.URL+"/svc/indexer/v1/worker", "", ""); code != 200 || body != "" {
+		t.Fatalf("worker config changed: %d %q", code, body)
+	}
+	var nAudit int
+	n.FSM().Read(func(s *fsmState) { nAudit = s.AuditLen() })
+	if nAudit != 0 {
+		t.Fatalf("%d audit entries written by rejected requests", nAudit)
+	}
+}
+
+func TestHistoryIntervalAndCount(t *testing.T) {
+	ts, _ := single(t, nil)
+	for i := 1; i <= 3; i++ {
+		req, _ := http.NewRequest("POST", ts.URL+"/svc/indexer/v1/worker", strings.NewReader(fmt.Sprintf(`{"selectStrategy":{"type":"fillCapacity","affinityConfig":{"affinity":{"ds%d":["h:1"]}}}}`, i)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Svc-Author", fmt.Sprintf("u%d", i))
+		req.Header.Set("X-Svc-Comment", "why")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("POST %d: %v %v", i, err, resp.StatusCode)
+		}
+		resp.Body.Close()
+		time.Sleep(2 * time.Millisecond)
+	}
+	get := func(q string) []auditEntryJSON {
+		code, body, _ := call(t, "GET", ts.URL+"/svc/indexer/v1/worker/history"+q, "", "")
+		var out []auditEntryJSON
+		if code != 200 || json.Unmarshal([]byte(body), &out) != nil {
+			t.Fatalf("history%s: %d %s", q, code, body)
+		}
+		return out
+	}
+	all := get("")
+	if len(all) != 3 || all[0].AuditInfo.Author != "u1" || all[2].AuditInfo.Author != "u3" || all[0].Type != "worker.config" || all[0].Key != "worker.config" {
+		t.Fatalf("default window, oldest first: %+v", all)
+	}
+	if !strings.Contains(all[0].Payload, `"ds1"`) || !strings.HasSuffix(all[0].AuditTime, "Z") || all[0].AuditInfo.Comment != "why" {
+		t.Fatalf("entry: %+v", all[0])
+	}
+	two := get("?count=2")
+	if len(two) != 2 || two[0].AuditInfo.Author != "u3" || two[1].AuditInfo.Author != "u2" {
+		t.Fatalf("count=2 newest first: %+v", two)
+	}
+	if got := get("?interval=2000-01-01/2000-02-01"); len(got) != 0 {
+		t.Fatalf("old interval: %+v", got)
+	}
+	if got := get("?interval=2000-01-01/2100-01-01&count=1"); len(got) != 3 || got[0].AuditInfo.Author != "u1" {
+		t.Fatalf("interval wins over count: %+v", got)
+	}
+	if code, body, _ := call(t, "GET", ts.URL+"/svc/coordinator/v1/config/history", "", ""); code != 200 || body != "[]" {
+		t.Fatalf("empty history: %d %q", code, body)
+	}
+	_, body, _ := call(t, "GET", ts.URL+"/svc/indexer/v1/worker", "", "")
+	if !strings.Contains(body, `"ds3"`) || !strings.Contains(body, `"autoScaler":null`) || !strings.Contains(body, `"type":"default"`) {
+		t.Fatalf("worker config: %s", body)
+	}
+}
+
+func TestStatusEndpoints(t *testing.T) {
+	p := props.Defaults()
+	p.Set("svc.s3.secretKey", "hush")
+	p.Set("svc.custom.visible", "yes")
+	ts, _ := single(t, p)
+	code, body, _ := call(t, "GET", ts.URL+"/status", "", "")
+	var st statusInfo
+	if code != 200 || json.Unmarshal([]byte(body), &st) != nil || st.Version == "" || len(st.Modules) != 2 || st.Memory.TotalMemory <= 0 || st.Memory.UsedMemory+st.Memory.FreeMemory != st.Memory.TotalMemory {
+		t.Fatalf("/status: %d %s", code, body)
+	}
+	if code, body, _ := call(t, "GET", ts.URL+"/status/health", "", ""); code != 200 || body != "true" {
+		t.Fatalf("health: %d %s", code, body)
+	}
+	code, body, _ = call(t, "GET", ts.URL+"/status/properties", "", "")
+	var m map[string]string
+	if code != 200 || json.Unmarshal([]byte(body), &m) != nil {
+		t.Fatalf("properties: %d %s", code, body)
+	}
+	if _, leaked := m["svc.s3.secretKey"]; leaked || m["svc.custom.visible"] != "yes" || m["svc.server.hiddenProperties"] == "" {
+		t.Fatalf("properties filtering: %v", m)
+	}
+	if code, body, _ := call(t, "GET", ts.URL+"/status/selfDiscovered/status", "", ""); code != 200 || body != `{"selfDiscovered":true}` {
+		t.Fatalf("selfDiscovered/status: %d %s", code, body)
+	}
+	if code, body, _ := call(t, "GET", ts.URL+"/status/selfDiscovered", "", ""); code != 200 || body != "" {
+		t.Fatalf("selfDiscovered: %d %q", code, body)
+	}
+	if code, body, _ := call(t, "GET", ts.URL+"/svc/indexer/v1/workers", "", ""); code != 200 || body != "[]" {
+		t.Fatalf("workers: %d %s", code, body)
+	}
+	if code, body, _ := call(t, "GET", ts.URL+"/svc/indexer/v1/scaling", "", ""); code != 200 || body != "" {
+		t.Fatalf("scaling: %d %q", code, body)
+	}
+	if code, body, _ := call(t, "GET", ts.URL+"/svc/coordinator/v1/isLeader", "", ""); code != 200 || body != `{"leader":true}` {
+		t.Fatalf("isLeader: %d %s", code, body)
+	}
+	if code, body, h := call(t, "GET", ts.URL+"/svc/coordinator/v1/leader", "", ""); code != 200 || body != ts.URL || !strings.HasPrefix(h.Get("Content-Type"), "text/plain") {
+		t.Fatalf("leader: %d %s", code, body)
+	}
+}
+
+// A node that is not part of a cluster yet answers 503 on selfDiscovered and on
+// leader-only endpoints, with a JSON error.
+func TestNotDiscoveredYet(t *testing.T) {
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	raftAddr := l.Addr().String()
+	l.Close()
+	// Two peers listed, the other never starts: no quorum, no leader.
+	n, err := cluster.Start(cluster.Config{ID: "a", RaftAddr: raftAddr, HTTPURL: "http://127.0.0.1:1", DataDir: t.TempDir(),
+		Peers: []cluster.Peer{{ID: "a", RaftAddr: raftAddr, HTTPURL: "http://127.0.0.1:1"}, {ID: "b", RaftAddr: "127.0.0.1:9", HTTPURL: "http://127.0.0.1:2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Shutdown()
+	s, _ := New(Options{Roles: []string{RoleCoordinator, RoleOverlord}, Node: n})
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	if code, _, _ := call(t, "GET", ts.URL+"/status/selfDiscovered", "", ""); code != 503 {
+		t.Fatalf("selfDiscovered: %d", code)
+	}
+	if _, body, _ := call(t, "GET", ts.URL+"/status/selfDiscovered/status", "", ""); body != `{"selfDiscovered":false}` {
+		t.Fatalf("selfDiscovered/status: %s", body)
+	}
+	code, body, _ := call(t, "POST", ts.URL+"/svc/coordinator/v1/config", "application/json", `{}`)
+	if code != 503 || !strings.Contains(body, `"error"`) {
+		t.Fatalf("leader-only without leader: %d %s", code, body)
+	}
+	if code, body, _ := call(t, "GET", ts.URL+"/svc/indexer/v1/isLeader", "", ""); code != 404 || body != `{"leader":false}` {
+		t.Fatalf("isLeader: %d %s", code, body)
+	}
+}
