@@ -215,7 +215,14 @@ func Start(cfg Config) (*Node, error) {
 	} else {
 		cfg.Logger.Info("rejoining with existing state", "dir", raftDir)
 	}
-	r, err := raft.NewRaft(rc, n.fsm, store, store, snaps, trans)
+	// Recent entries are served to replication from memory instead of bbolt reads.
+	cached, err := raft.NewLogCache(4096, store)
+	if err != nil {
+		trans.Close()
+		store.Close()
+		return nil, err
+	}
+	r, err := raft.NewRaft(rc, n.fsm, cached, store, snaps, trans)
 	if err != nil {
 		trans.Close()
 		store.Close()

@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"strings"
@@ -195,14 +196,36 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestRestoreRejectsGarbage(t *testing.T) {
-	for _, in := range []string{"", "{}", `{"format":"strata-fsm","version":9}`,
-		`{"format":"strata-fsm","version":1}` + "\n" + `{"table":"nope","records":0}`,
-		`{"format":"strata-fsm","version":1}` + "\n" + `{"table":"audit","records":2}` + "\n{}\n",
-		`{"format":"strata-fsm","version":1}` + "\n" + `{"table":"audit","records":-1}`,
+	frames := func(parts ...string) string {
+		var b []byte
+		for _, p := range parts {
+			b = binary.AppendUvarint(b, uint64(len(p)))
+			b = append(b, p...)
+		}
+		return string(b)
+	}
+	hdr := `{"format":"strata-fsm","version":1}`
+	for _, in := range []string{"", "{}", frames(`{"format":"strata-fsm","version":9}`),
+		frames(hdr, `{"table":"nope","records":0}`),
+		frames(hdr, `{"table":"audit","records":2}`, `{}`),
+		frames(hdr, `{"table":"audit","records":-1}`),
+		frames(hdr)[:5],
+		string(binary.AppendUvarint(nil, 1<<40)),
 	} {
 		f := New(nil)
 		if err := f.Restore(io.NopCloser(strings.NewReader(in))); err == nil {
 			t.Errorf("Restore(%q) succeeded", in)
+		}
+	}
+	// Every truncation of a real snapshot is an error, never a panic.
+	f := New(nil)
+	for _, l := range recordedLog(t) {
+		f.Apply(l)
+	}
+	snap := snapshotBytes(t, f)
+	for cut := 0; cut < len(snap); cut++ {
+		if err := New(nil).Restore(io.NopCloser(bytes.NewReader(snap[:cut]))); err == nil {
+			t.Fatalf("snapshot cut at %d of %d bytes restored without error", cut, len(snap))
 		}
 	}
 }

@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,14 +12,18 @@ import (
 	"strata/commands"
 )
 
-// Snapshot format (version 1), one JSON value per line:
+// Snapshot format (version 1): a sequence of frames, each a uvarint length
+// followed by that many bytes:
 //
-//	{"format":"strata-fsm","version":1,"index":N,"lastTime":T}
+//	{"format":"strata-fsm","version":1,"index":N,"lastTime":T}   JSON
 //	{"table":"<name>","records":K}      once per table, in the fixed order of `tables`
-//	<record> × K                        one JSON object per line, in a deterministic order
+//	<record> × K                        in a deterministic order; JSON, or the
+//	                                    table's own binary encoding (segments)
+//	{"table":""}                         end marker: a snapshot cut short anywhere
+//	                                    fails to restore instead of losing tables
 //
-// Records are encoded with encoding/json (struct fields in declaration order, map
-// keys sorted), so the same state always yields the same bytes.
+// JSON records are encoded with encoding/json (struct fields in declaration
+// order, map keys sorted), so the same state always yields the same bytes.
 const (
 	snapshotFormat  = "strata-fsm"
 	snapshotVersion = 1
@@ -150,6 +155,9 @@ func (f *frozen) WriteTo(out io.Writer) (int64, error) {
 			return cw.n, fmt.Errorf("snapshot table %s: %w", p.name, err)
 		}
 	}
+	if err := w.write(tableHeader{}); err != nil {
+		return cw.n, err
+	}
 	err := w.bw.Flush()
 	return cw.n, err
 }
@@ -167,7 +175,7 @@ func (f *frozen) Persist(sink raft.SnapshotSink) error {
 func (f *frozen) Release() {}
 
 func readSnapshot(rd io.Reader) (*State, error) {
-	r := &recordReader{dec: json.NewDecoder(bufio.NewReaderSize(rd, 1<<16))}
+	r := &recordReader{br: bufio.NewReaderSize(rd, 1<<16)}
 	var h snapshotHeader
 	if err := r.read(&h); err != nil {
 		return nil, fmt.Errorf("snapshot header: %w", err)
@@ -183,12 +191,14 @@ func readSnapshot(rd io.Reader) (*State, error) {
 	}
 	for {
 		var th tableHeader
-		err := r.read(&th)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
+		if err := r.read(&th); err != nil {
+			if err == io.EOF {
+				err = fmt.Errorf("snapshot ends without its end marker: %w", io.ErrUnexpectedEOF)
+			}
 			return nil, fmt.Errorf("snapshot table header: %w", err)
+		}
+		if th.Table == "" {
+			break
 		}
 		t, ok := byName[th.Table]
 		if !ok {
@@ -205,30 +215,66 @@ func readSnapshot(rd io.Reader) (*State, error) {
 }
 
 type recordWriter struct {
-	bw *bufio.Writer
+	bw  *bufio.Writer
+	hdr [binary.MaxVarintLen64]byte
 }
 
+// write writes v as one JSON frame.
 func (w *recordWriter) write(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	if _, err := w.bw.Write(b); err != nil {
+	return w.writeRaw(b)
+}
+
+// writeRaw writes one frame of raw bytes.
+func (w *recordWriter) writeRaw(b []byte) error {
+	n := binary.PutUvarint(w.hdr[:], uint64(len(b)))
+	if _, err := w.bw.Write(w.hdr[:n]); err != nil {
 		return err
 	}
-	return w.bw.WriteByte('\n')
+	_, err := w.bw.Write(b)
+	return err
 }
+
+// maxFrame bounds one record so that a corrupt length cannot allocate wildly.
+const maxFrame = 256 << 20
 
 type recordReader struct {
-	dec *json.Decoder
+	br  *bufio.Reader
+	buf []byte
 }
 
-func (r *recordReader) read(v any) error {
-	err := r.dec.Decode(v)
-	if err == io.EOF {
-		return io.EOF
+// readRaw returns the next frame; the slice is valid until the next call.
+func (r *recordReader) readRaw() ([]byte, error) {
+	n, err := binary.ReadUvarint(r.br)
+	if err != nil {
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+		return nil, fmt.Errorf("frame length: %w", err)
 	}
-	return err
+	if n > maxFrame {
+		return nil, fmt.Errorf("frame of %d bytes exceeds the %d limit (corrupt snapshot?)", n, maxFrame)
+	}
+	if uint64(cap(r.buf)) < n {
+		r.buf = make([]byte, n)
+	}
+	r.buf = r.buf[:n]
+	if _, err := io.ReadFull(r.br, r.buf); err != nil {
+		return nil, fmt.Errorf("truncated frame: %w", io.ErrUnexpectedEOF)
+	}
+	return r.buf, nil
+}
+
+// read decodes the next JSON frame into v.
+func (r *recordReader) read(v any) error {
+	b, err := r.readRaw()
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
 }
 
 type countingWriter struct {

@@ -13,9 +13,14 @@ type State struct {
 	coordinatorConfig *commands.CoordinatorDynamicConfig // nil: never set, defaults apply
 	workerConfig      *commands.WorkerBehaviorConfig     // nil: never set
 	audit             auditTable
+	segments          segmentsTable
 }
 
-func newState() *State { return &State{} }
+func newState() *State {
+	s := &State{}
+	s.segments.init()
+	return s
+}
 
 // applyEntry decodes and applies one command; the index and time advance even
 // when the command is rejected, so that every node agrees on them.

@@ -125,11 +125,12 @@ func addMonthsLocal(local int64, months int64) int64 {
 	if months == 0 {
 		return local
 	}
-	// Beyond this the result is far outside the supported range anyway.
-	const maxMonths = 12 * 2 * maxYear
+	// Results beyond maxYear are far outside the supported range anyway;
+	// clamping keeps the arithmetic from overflowing.
+	const maxMonths = 12 * maxYear
 	months = max(-maxMonths, min(maxMonths, months))
 	y, m, d, tod := SplitMillis(local)
-	total := y*12 + int64(m-1) + months
+	total := max(-maxMonths, min(maxMonths, y*12+int64(m-1)+months))
 	ny := floorDiv(total, 12)
 	nm := int(total-ny*12) + 1
 	if dim := DaysInMonth(ny, nm); d > dim {

@@ -5,10 +5,13 @@
 package interval
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 )
+
+var errNoSlash = errors.New("interval needs a '/' separator")
 
 // Interval is a half-open range [Start, End) of UTC epoch milliseconds.
 type Interval struct{ Start, End int64 }

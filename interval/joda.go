@@ -70,7 +70,7 @@ var (
 )
 
 // CompileJoda compiles a Joda-Time pattern. Letters: G C Y y x w e E D M d a
-// K h H k m s S z Z; text in single quotes is literal ('' is a quote); other
+// K h H k m s S z Z; text in single quotes is literal (” is a quote); other
 // non-letters are literal; any other letter is an error.
 func CompileJoda(pattern string) (*JodaFormat, error) {
 	tokens, err := jodaTokens(pattern)
@@ -388,11 +388,9 @@ func yearOfEra(y int64) int64 {
 
 // isoWeek returns the ISO week-based year and week number of a day number.
 func isoWeek(days int64) (int64, int64) {
-	y, _, _ := CivilFromDays(days)
 	// The week year is the year of the Thursday of the day's week.
 	thursday := days - int64(DayOfWeek(days)) + 4
 	wy, _, _ := CivilFromDays(thursday)
-	_ = y
 	return wy, (thursday-weekYearStart(wy))/7 + 1
 }
 
@@ -490,7 +488,8 @@ func (f *JodaFormat) ParseMillis(s string, loc *time.Location) (int64, error) {
 	}
 	for _, it := range f.items {
 		if it.kind == jLiteral {
-			if !strings.HasPrefix(strings.ToLower(s[pos:]), strings.ToLower(it.lit)) || len(s)-pos < len(it.lit) {
+			// Joda matches literals case-insensitively.
+			if len(s)-pos < len(it.lit) || !strings.EqualFold(s[pos:pos+len(it.lit)], it.lit) {
 				return 0, fail("expected " + strconv.Quote(it.lit))
 			}
 			pos += len(it.lit)
@@ -572,10 +571,11 @@ func (f *JodaFormat) ParseMillis(s string, loc *time.Location) (int64, error) {
 				pos++
 			}
 			maxD := it.maxDigits
+			hasSign := false
 			if (it.kind == jTwoDigitYear || it.kind == jTwoDigitWeekyear) && it.lenient {
 				maxD = 9
 				if pos < len(s) && (s[pos] == '-' || s[pos] == '+') {
-					neg = s[pos] == '-'
+					neg, hasSign = s[pos] == '-', true
 					pos++
 				}
 			}
@@ -592,8 +592,14 @@ func (f *JodaFormat) ParseMillis(s string, loc *time.Location) (int64, error) {
 				v = -v
 			}
 			if it.kind == jTwoDigitYear || it.kind == jTwoDigitWeekyear {
-				if pos-start == 2 {
+				// Exactly two unsigned digits use the pivot; a lenient
+				// parse takes anything else as a full year.
+				switch {
+				case pos-ds == 2 && !hasSign:
 					v = twoDigitToYear(v, f.pivot)
+				case !it.lenient:
+					pos = start
+					return 0, fail("expected two digits")
 				}
 			}
 		}
@@ -695,6 +701,7 @@ func matchZoneID(s string) (*time.Location, int) {
 	return nil, 0
 }
 
+// errFieldRange marks a parsed field outside its valid range.
 var errFieldRange = errors.New("field value out of range")
 
 func (jp *jodaParsed) resolve(loc *time.Location) (int64, error) {

@@ -1,7 +1,6 @@
 package interval
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -257,7 +256,7 @@ func (p Period) AddMillis(ms int64, n int64, loc *time.Location) int64 {
 			local = ms + OffsetMillis(loc, ms)
 		}
 		if p.Years != 0 {
-			m := satMul(int64(p.Years)*12, n)
+			m := satMul(satMul(int64(p.Years), 12), n)
 			step(func(l int64) int64 { return addMonthsLocal(l, m) })
 		}
 		if p.Months != 0 {
@@ -265,15 +264,18 @@ func (p Period) AddMillis(ms int64, n int64, loc *time.Location) int64 {
 			step(func(l int64) int64 { return addMonthsLocal(l, m) })
 		}
 		if p.Weeks != 0 {
-			step(func(l int64) int64 { return l + satMul(int64(p.Weeks)*n, msPerWeek) })
+			step(func(l int64) int64 { return l + satMul(satMul(int64(p.Weeks), n), msPerWeek) })
 		}
 		if p.Days != 0 {
-			step(func(l int64) int64 { return l + satMul(int64(p.Days)*n, msPerDay) })
+			step(func(l int64) int64 { return l + satMul(satMul(int64(p.Days), n), msPerDay) })
 		}
 	}
-	exact := int64(p.Hours)*msPerHour + int64(p.Minutes)*msPerMinute + int64(p.Seconds)*msPerSecond + int64(p.Millis)
-	if exact != 0 {
-		ms = clampInstant(ms + satMul(exact, n))
+	for _, f := range [...]struct{ v, unit int64 }{
+		{int64(p.Hours), msPerHour}, {int64(p.Minutes), msPerMinute}, {int64(p.Seconds), msPerSecond}, {int64(p.Millis), 1},
+	} {
+		if f.v != 0 {
+			ms = clampInstant(ms + satMul(satMul(f.v, n), f.unit))
+		}
 	}
 	return ms
 }
@@ -292,5 +294,3 @@ func satMul(a, b int64) int64 {
 	}
 	return clampInstant(r)
 }
-
-var errNoSlash = errors.New("interval needs a '/' separator")

@@ -26,9 +26,9 @@ func ParseTimeIn(s string, loc *time.Location) (int64, error) {
 	return parseISO(s, loc, false)
 }
 
-// ParseTimeLenient also accepts a space instead of 'T' between date and time
-// and an offset directly after the date, like Druid's "auto" timestamp parser
-// and the default TIME_PARSE format.
+// ParseTimeLenient also accepts a space instead of 'T' between date and
+// time, like Druid's "auto" timestamp parser and TIME_PARSE's default
+// format; unlike ParseTime it requires the date.
 func ParseTimeLenient(s string, loc *time.Location) (int64, error) {
 	return parseISO(s, loc, true)
 }
@@ -103,14 +103,15 @@ func parseISO(s string, loc *time.Location, lenient bool) (int64, error) {
 		switch {
 		case c == 'T' || c == 't' || (lenient && c == ' '):
 			p.pos++
-		case lenient && (c == 'Z' || c == '+' || c == '-'):
-			// offset directly after the date
 		case c == 0:
 			return finishISO(days, 0, false, 0, loc), nil
 		default:
 			return 0, p.errorf("unexpected %q", c)
 		}
 	} else {
+		if lenient {
+			return 0, p.errorf("expected date")
+		}
 		p.pos++
 		// A bare time must have its time element.
 		if c := p.peek(); c < '0' || c > '9' {
@@ -147,8 +148,9 @@ func finishISO(days, tod int64, hasOff bool, off int64, loc *time.Location) int6
 	return LocalToUTC(loc, local)
 }
 
-// maxYear keeps every parsed value far inside int64 millis.
-const maxYear = 292278993
+// maxYear keeps every parsed value inside int64 millis (Joda allows
+// ±292278993, but those instants cannot be stored with an offset applied).
+const maxYear = 200000000
 
 // dateElement parses one of the three ISO date forms and returns its day number.
 func (p *isoScanner) dateElement() (int64, error) {
@@ -296,59 +298,106 @@ func (p *isoScanner) timeElement() (int64, error) {
 	return ms, nil
 }
 
-// offset parses 'Z' or a signed hours[:minutes[:seconds[.millis]]] offset,
-// with or without ':' separators.
+// offset parses 'Z' or a signed offset as Joda's TimeZoneOffset parser
+// does: hh, hhmm, hhmmss, hhmmssSSS, hh:mm, hh:mm:ss or hh:mm:ss.SSS.
 func (p *isoScanner) offset() (int64, error) {
 	c := p.peek()
 	if c == 'Z' || c == 'z' {
 		p.pos++
 		return 0, nil
 	}
-	if c != '+' && c != '-' {
+	if (c != '+' && c != '-') || len(p.s)-p.pos < 2 {
 		return 0, p.errorf("expected offset")
 	}
 	p.pos++
+	count := func(max int) int {
+		n := 0
+		for p.pos+n < len(p.s) && n < max && p.s[p.pos+n] >= '0' && p.s[p.pos+n] <= '9' {
+			n++
+		}
+		return n
+	}
+	two := func() int64 {
+		v := int64(p.s[p.pos]-'0')*10 + int64(p.s[p.pos+1]-'0')
+		p.pos += 2
+		return v
+	}
+	if count(2) < 2 {
+		return 0, p.errorf("offset needs two hour digits")
+	}
+	h := two()
+	if h > 23 {
+		return 0, p.errorf("offset hours %d out of range", h)
+	}
+	off := h * msPerHour
 	sign := int64(1)
 	if c == '-' {
 		sign = -1
 	}
-	h, n, _ := p.digits(2)
-	if n != 2 || h > 23 {
-		return 0, p.errorf("bad offset hours")
+	done := func() (int64, error) { return sign * off, nil }
+	if p.pos >= len(p.s) {
+		return done()
 	}
-	off := h * msPerHour
 	sep := false
-	if p.peek() == ':' {
+	switch d := p.peek(); {
+	case d == ':':
 		sep = true
+		p.pos++
+	case d >= '0' && d <= '9':
+	default:
+		return done()
 	}
-	units := []int64{msPerMinute, msPerSecond}
-	for i, unit := range units {
-		save := p.pos
-		if sep {
-			if p.peek() != ':' {
-				break
-			}
-			p.pos++
-		}
-		v, n, _ := p.digits(2)
-		if n != 2 || v > 59 {
-			if n == 0 && !sep {
-				p.pos = save
-				break
-			}
-			return 0, p.errorf("bad offset")
-		}
-		off += v * unit
-		if i == 1 && (p.peek() == '.' || p.peek() == ',') {
-			p.pos++
-			v, n, _ := p.digits(3)
-			if n != 3 {
-				return 0, p.errorf("bad offset millis")
-			}
-			off += v
-		}
+	n := count(2)
+	if n == 0 && !sep {
+		return done()
+	} else if n < 2 {
+		return 0, p.errorf("offset needs two minute digits")
 	}
-	return sign * off, nil
+	m := two()
+	if m > 59 {
+		return 0, p.errorf("offset minutes %d out of range", m)
+	}
+	off += m * msPerMinute
+	if p.pos >= len(p.s) {
+		return done()
+	}
+	if sep {
+		if p.peek() != ':' {
+			return done()
+		}
+		p.pos++
+	}
+	n = count(2)
+	if n == 0 && !sep {
+		return done()
+	} else if n < 2 {
+		return 0, p.errorf("offset needs two second digits")
+	}
+	sec := two()
+	if sec > 59 {
+		return 0, p.errorf("offset seconds %d out of range", sec)
+	}
+	off += sec * msPerSecond
+	if p.pos >= len(p.s) {
+		return done()
+	}
+	if sep {
+		if d := p.peek(); d != '.' && d != ',' {
+			return done()
+		}
+		p.pos++
+	}
+	n = count(3)
+	if n == 0 && !sep {
+		return done()
+	} else if n < 1 {
+		return 0, p.errorf("offset needs fraction digits")
+	}
+	for i, scale := 0, int64(100); i < n; i, scale = i+1, scale/10 {
+		off += int64(p.s[p.pos]-'0') * scale
+		p.pos++
+	}
+	return done()
 }
 
 // FormatMillis prints an instant as Druid does: yyyy-MM-ddTHH:mm:ss.SSSZ in UTC.

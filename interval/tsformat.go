@@ -26,7 +26,7 @@ func ParseTimestampFormat(format string) (func(v any) (int64, error), error) {
 				}
 				return n.truncated(), nil
 			}
-			s, err := stringArg(v)
+			s, err := rawString(v)
 			if err != nil {
 				return 0, err
 			}
@@ -65,16 +65,22 @@ func ParseTimestampFormat(format string) (func(v any) (int64, error), error) {
 					n = number{i: i}
 				}
 			}
-			x := n.truncated()
 			switch lower {
-			case "posix", "ruby":
-				return satMul(x, msPerSecond), nil
+			case "ruby":
+				// Seconds with a fraction: Druid multiplies the double by 1000.
+				f := n.f
+				if !n.isFloat {
+					f = float64(n.i)
+				}
+				return number{f: f * 1000, isFloat: true}.truncated(), nil
+			case "posix":
+				return satMul(n.truncated(), msPerSecond), nil
 			case "micro":
-				return floorTowardZero(x, 1000), nil
+				return n.truncated() / 1000, nil
 			case "nano":
-				return floorTowardZero(x, 1000000), nil
+				return n.truncated() / 1000000, nil
 			}
-			return x, nil
+			return n.truncated(), nil
 		}, nil
 	}
 	jf, err := CompileJoda(format)
@@ -89,9 +95,6 @@ func ParseTimestampFormat(format string) (func(v any) (int64, error), error) {
 		return jf.ParseMillis(s, time.UTC)
 	}, nil
 }
-
-// floorTowardZero divides like Java's TimeUnit conversions (truncation).
-func floorTowardZero(a, b int64) int64 { return a / b }
 
 type number struct {
 	i       int64
@@ -145,9 +148,8 @@ func numericArg(v any) (number, bool, error) {
 	return number{}, false, nil
 }
 
-// stringArg renders v as Druid does before string parsing (Object.toString)
-// and strips one pair of surrounding double quotes.
-func stringArg(v any) (string, error) {
+// rawString renders v as Druid does before string parsing (Object.toString).
+func rawString(v any) (string, error) {
 	var s string
 	switch x := v.(type) {
 	case nil:
@@ -167,8 +169,26 @@ func stringArg(v any) (string, error) {
 	default:
 		return "", fmt.Errorf("unsupported timestamp value of type %T", v)
 	}
+	if s == "" {
+		return "", errNullTimestamp
+	}
+	return s, nil
+}
+
+// stringArg is rawString followed by Druid's stripQuotes: trim, drop one
+// pair of surrounding double quotes, trim again.
+func stringArg(v any) (string, error) {
+	s, err := rawString(v)
+	if err != nil {
+		return "", err
+	}
+	return stripQuotes(s)
+}
+
+func stripQuotes(s string) (string, error) {
+	s = strings.TrimSpace(s)
 	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
-		s = s[1 : len(s)-1]
+		s = strings.TrimSpace(s[1 : len(s)-1])
 	}
 	if s == "" {
 		return "", errNullTimestamp
@@ -177,8 +197,10 @@ func stringArg(v any) (string, error) {
 }
 
 // parseAutoString implements the string half of "auto": all digits means
-// millis, anything else is a lenient ISO time, optionally followed by a
-// space and a zone id.
+// millis; anything else is an ISO date with an optional 'T' or ' ' and
+// time, optionally followed by a space and a zone id. As in Druid, that
+// zone id is stripped but does not change the instant: the text is read
+// as UTC unless it carries an offset.
 func parseAutoString(s string) (int64, error) {
 	allDigits := true
 	for i := 0; i < len(s); i++ {
@@ -194,14 +216,18 @@ func parseAutoString(s string) (int64, error) {
 		}
 		return v, nil
 	}
-	loc := time.UTC
+	s, err := stripQuotes(s)
+	if err != nil {
+		return 0, err
+	}
 	if i := strings.LastIndexByte(s, ' '); i > 0 {
-		if z, err := LoadZone(s[i+1:]); err == nil && isZoneName(s[i+1:]) {
-			loc = z
-			s = s[:i]
+		if name := s[i+1:]; isZoneName(name) {
+			if _, err := LoadZone(name); err == nil {
+				s = s[:i]
+			}
 		}
 	}
-	return ParseTimeLenient(s, loc)
+	return ParseTimeLenient(s, time.UTC)
 }
 
 // isZoneName keeps a trailing time of day ("01:02:33") from being taken as

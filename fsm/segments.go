@@ -1,0 +1,536 @@
+package fsm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"strata/commands"
+	"strata/interval"
+	"strata/segment"
+)
+
+// SegmentRecord is one segment's metadata row. Records are immutable once
+// stored (a change stores a new record), which lets a snapshot hold pointers
+// to them while Apply goes on.
+type SegmentRecord struct {
+	Segment       *segment.DataSegment
+	Used          bool
+	UsedUpdatedMs int64 // leader time of the last used/unused flip
+	CreatedMs     int64 // leader time of the publish
+}
+
+// segmentsTable is the segment metadata of every datasource plus the timeline
+// (an index over used segments) that answers which segments serve an interval.
+type segmentsTable struct {
+	records  map[segment.ID]*SegmentRecord
+	byDS     map[string]map[segment.ID]*SegmentRecord
+	used     *segment.Index
+	metadata map[string]string // datasource → ingestion metadata (compact JSON)
+	pending  map[string]string // deep-storage loadSpec awaiting deletion → segment id
+}
+
+func (t *segmentsTable) init() {
+	if t.records == nil {
+		t.records = map[segment.ID]*SegmentRecord{}
+		t.byDS = map[string]map[segment.ID]*SegmentRecord{}
+		t.used = segment.NewIndex()
+		t.metadata = map[string]string{}
+		t.pending = map[string]string{}
+	}
+}
+
+func (t *segmentsTable) put(r *SegmentRecord) {
+	id := r.Segment.ID()
+	t.records[id] = r
+	m := t.byDS[id.DataSource]
+	if m == nil {
+		m = map[segment.ID]*SegmentRecord{}
+		t.byDS[id.DataSource] = m
+	}
+	m[id] = r
+}
+
+func (t *segmentsTable) delete(id segment.ID) {
+	delete(t.records, id)
+	if m := t.byDS[id.DataSource]; m != nil {
+		delete(m, id)
+		if len(m) == 0 {
+			delete(t.byDS, id.DataSource)
+		}
+	}
+}
+
+// Audit types of segment changes, as Druid names them.
+const (
+	AuditSegmentMarkUnused = "segment.markUnused"
+	AuditSegmentKill       = "segment.kill"
+)
+
+// PublishResult is the result of PublishSegments.
+type PublishResult struct {
+	Published int // segments newly added (ids already present are skipped)
+}
+
+// DecodeSegments decodes the binary segment list of a PublishSegments command.
+func DecodeSegments(b []byte, count int) ([]*segment.DataSegment, error) {
+	if count < 0 || count > len(b) {
+		return nil, fmt.Errorf("segment count %d does not fit %d bytes", count, len(b))
+	}
+	out := make([]*segment.DataSegment, 0, count)
+	for len(b) > 0 {
+		s := new(segment.DataSegment)
+		rest, err := s.DecodeBinary(b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+		b = rest
+	}
+	if len(out) != count {
+		return nil, fmt.Errorf("decoded %d segments, command says %d", len(out), count)
+	}
+	return out, nil
+}
+
+// EncodeSegments builds the binary segment list for PublishSegments.
+func EncodeSegments(segs []*segment.DataSegment) []byte {
+	var b []byte
+	for _, s := range segs {
+		b = s.AppendBinary(b)
+	}
+	return b
+}
+
+func canonicalJSON(raw json.RawMessage) (string, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return "null", nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+func applyPublishSegments(s *State, m Meta, c commands.PublishSegments) (any, error) {
+	t := &s.segments
+	t.init()
+	segs, err := DecodeSegments(c.Segments, c.Count)
+	if err != nil {
+		return nil, Invalid("bad segment list: %v", err)
+	}
+	for _, seg := range segs {
+		if seg.DataSource != c.DataSource {
+			return nil, Invalid("segment %s belongs to datasource %q, not %q", seg.ID(), seg.DataSource, c.DataSource)
+		}
+		if err := seg.Validate(); err != nil {
+			return nil, Invalid("segment %s: %v", seg.ID(), err)
+		}
+	}
+	var end string
+	if c.StartMetadata != nil || c.EndMetadata != nil {
+		want, err := canonicalJSON(c.StartMetadata)
+		if err != nil {
+			return nil, Invalid("startMetadata: %v", err)
+		}
+		have, ok := t.metadata[c.DataSource]
+		if !ok {
+			have = "null"
+		}
+		if have != want {
+			return nil, Conflict("ingestion metadata of %s is %s, not the expected %s: another writer published first", c.DataSource, have, want)
+		}
+		if end, err = canonicalJSON(c.EndMetadata); err != nil {
+			return nil, Invalid("endMetadata: %v", err)
+		}
+	}
+	var fresh []*segment.DataSegment
+	seen := map[segment.ID]bool{}
+	for _, seg := range segs {
+		id := seg.ID()
+		if t.records[id] != nil || seen[id] {
+			continue
+		}
+		seen[id] = true
+		fresh = append(fresh, seg)
+	}
+	if _, err := t.used.Add(fresh); err != nil {
+		return nil, Invalid("%v", err)
+	}
+	for _, seg := range fresh {
+		t.put(&SegmentRecord{Segment: seg, Used: true, UsedUpdatedMs: m.TimeMs, CreatedMs: m.TimeMs})
+	}
+	if c.StartMetadata != nil || c.EndMetadata != nil {
+		if end == "null" {
+			delete(t.metadata, c.DataSource)
+		} else {
+			t.metadata[c.DataSource] = end
+		}
+	}
+	return PublishResult{Published: len(fresh)}, nil
+}
+
+// MarkResult is the result of MarkSegments.
+type MarkResult struct {
+	Changed int
+}
+
+func applyMarkSegments(s *State, m Meta, c commands.MarkSegments) (any, error) {
+	t := &s.segments
+	t.init()
+	selectors := 0
+	for _, set := range []bool{len(c.IDs) > 0, c.Interval != "", c.All} {
+		if set {
+			selectors++
+		}
+	}
+	if selectors != 1 {
+		return nil, Invalid("Invalid request payload, either interval or segmentIds array must be specified")
+	}
+	var cands []*SegmentRecord
+	switch {
+	case len(c.IDs) > 0:
+		var unknown []string
+		for _, raw := range c.IDs {
+			found := false
+			for _, id := range segment.PossibleIDsWithDataSource(c.DataSource, raw) {
+				if r := t.records[id]; r != nil {
+					cands = append(cands, r)
+					found = true
+					break
+				}
+			}
+			if !found {
+				unknown = append(unknown, raw)
+			}
+		}
+		if c.FailOnUnknown && len(unknown) > 0 {
+			return nil, NotFound("Could not find the following segment ids: %s", strings.Join(unknown, ", "))
+		}
+	case c.Interval != "":
+		iv, err := interval.Parse(c.Interval)
+		if err != nil {
+			return nil, Invalid("invalid interval %q: %v", c.Interval, err)
+		}
+		for _, r := range t.byDS[c.DataSource] {
+			if iv.Contains(r.Segment.Interval) {
+				cands = append(cands, r)
+			}
+		}
+	default:
+		for _, r := range t.byDS[c.DataSource] {
+			cands = append(cands, r)
+		}
+	}
+	// Deterministic order regardless of map iteration.
+	slices.SortFunc(cands, func(a, b *SegmentRecord) int { return a.Segment.ID().Compare(b.Segment.ID()) })
+	cands = slices.CompactFunc(cands, func(a, b *SegmentRecord) bool { return a == b })
+	var flip []*SegmentRecord
+	for _, r := range cands {
+		if r.Used == c.Used {
+			continue
+		}
+		// Only non-overshadowed segments come back (Druid's markUsed rule).
+		if c.Used && t.used.IsOvershadowed(r.Segment) {
+			continue
+		}
+		flip = append(flip, r)
+	}
+	if len(flip) == 0 {
+		return MarkResult{}, nil
+	}
+	segs := make([]*segment.DataSegment, len(flip))
+	ids := make([]segment.ID, len(flip))
+	for i, r := range flip {
+		segs[i], ids[i] = r.Segment, r.Segment.ID()
+	}
+	if c.Used {
+		if _, err := t.used.Add(segs); err != nil {
+			return nil, Invalid("%v", err)
+		}
+	} else {
+		t.used.Remove(ids)
+	}
+	for _, r := range flip {
+		t.put(&SegmentRecord{Segment: r.Segment, Used: c.Used, UsedUpdatedMs: m.TimeMs, CreatedMs: r.CreatedMs})
+	}
+	if !c.Used {
+		payload := c.AuditPayload
+		if payload == "" {
+			payload = fmt.Sprintf(`{"numChangedSegments":%d}`, len(flip))
+		}
+		s.audit.add(m, c.DataSource, AuditSegmentMarkUnused, payload)
+	}
+	return MarkResult{Changed: len(flip)}, nil
+}
+
+// KillResult is the result of KillSegments.
+type KillResult struct {
+	Deleted []string // ids of the segments whose metadata was deleted
+}
+
+func applyKillSegments(s *State, m Meta, c commands.KillSegments) (any, error) {
+	t := &s.segments
+	t.init()
+	iv, err := interval.Parse(c.Interval)
+	if err != nil {
+		return nil, Invalid("invalid interval %q: %v", c.Interval, err)
+	}
+	if c.DataSource == "" {
+		return nil, Invalid("dataSource is empty")
+	}
+	var doomed []*SegmentRecord
+	for _, r := range t.byDS[c.DataSource] {
+		if !r.Used && iv.Contains(r.Segment.Interval) {
+			doomed = append(doomed, r)
+		}
+	}
+	slices.SortFunc(doomed, func(a, b *SegmentRecord) int { return a.Segment.ID().Compare(b.Segment.ID()) })
+	res := KillResult{Deleted: make([]string, 0, len(doomed))}
+	for _, r := range doomed {
+		id := r.Segment.ID()
+		t.delete(id)
+		if ls := string(r.Segment.LoadSpec); ls != "" && ls != "null" {
+			t.pending[ls] = id.String()
+		}
+		res.Deleted = append(res.Deleted, id.String())
+	}
+	payload, _ := json.Marshal(map[string]string{"killTaskId": c.TaskID, "interval": iv.String()})
+	s.audit.add(m, c.DataSource, AuditSegmentKill, string(payload))
+	return res, nil
+}
+
+func applyAckFileDeletions(s *State, m Meta, c commands.AckFileDeletions) (any, error) {
+	t := &s.segments
+	t.init()
+	n := 0
+	for _, ls := range c.LoadSpecs {
+		if _, ok := t.pending[ls]; ok {
+			delete(t.pending, ls)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// ---- reads ----
+
+// Segments returns the records of a datasource ("" = all), sorted by id.
+func (s *State) Segments(dataSource string) []*SegmentRecord {
+	t := &s.segments
+	var out []*SegmentRecord
+	if dataSource == "" {
+		out = make([]*SegmentRecord, 0, len(t.records))
+		for _, r := range t.records {
+			out = append(out, r)
+		}
+	} else {
+		out = make([]*SegmentRecord, 0, len(t.byDS[dataSource]))
+		for _, r := range t.byDS[dataSource] {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b *SegmentRecord) int { return a.Segment.ID().Compare(b.Segment.ID()) })
+	return out
+}
+
+// Segment returns one record.
+func (s *State) Segment(id segment.ID) (*SegmentRecord, bool) {
+	r, ok := s.segments.records[id]
+	return r, ok
+}
+
+// SegmentCount is the number of segment records.
+func (s *State) SegmentCount() int { return len(s.segments.records) }
+
+// DataSourceNames returns the datasources with at least one used segment, or with
+// any segment when includeUnused, sorted.
+func (s *State) DataSourceNames(includeUnused bool) []string {
+	var out []string
+	for ds := range s.segments.byDS {
+		if includeUnused || s.segments.used.Timeline(ds) != nil {
+			out = append(out, ds)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// UsedIndex is the timeline index over used segments. Callers must only read it
+// inside FSM.Read.
+func (s *State) UsedIndex() *segment.Index {
+	if s.segments.used == nil {
+		return segment.NewIndex()
+	}
+	return s.segments.used
+}
+
+// IsOvershadowed reports whether seg is overshadowed by used segments.
+func (s *State) IsOvershadowed(seg *segment.DataSegment) bool {
+	if s.segments.used == nil {
+		return false
+	}
+	return s.segments.used.IsOvershadowed(seg)
+}
+
+// DataSourceMetadata returns a datasource's ingestion metadata.
+func (s *State) DataSourceMetadata(ds string) (string, bool) {
+	v, ok := s.segments.metadata[ds]
+	return v, ok
+}
+
+// PendingFileDeletions returns deep-storage loadSpecs awaiting deletion, sorted.
+func (s *State) PendingFileDeletions() []string {
+	out := make([]string, 0, len(s.segments.pending))
+	for ls := range s.segments.pending {
+		out = append(out, ls)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ---- snapshot ----
+
+type kv struct {
+	K string `json:"k"`
+	V string `json:"v"`
+}
+
+func sortedKV(m map[string]string) []kv {
+	out := make([]kv, 0, len(m))
+	for k, v := range m {
+		out = append(out, kv{k, v})
+	}
+	slices.SortFunc(out, func(a, b kv) int { return strings.Compare(a.K, b.K) })
+	return out
+}
+
+var segmentTables = []table{
+	{
+		name: "segments",
+		freeze: func(s *State) (int, func(*recordWriter) error) {
+			recs := make([]*SegmentRecord, 0, len(s.segments.records))
+			for _, r := range s.segments.records {
+				recs = append(recs, r)
+			}
+			return len(recs), func(w *recordWriter) error {
+				// Sorting happens here, outside the FSM lock.
+				slices.SortFunc(recs, func(a, b *SegmentRecord) int { return a.Segment.ID().Compare(b.Segment.ID()) })
+				var buf []byte
+				enc := segment.NewEncoder() // shares a string dictionary across the table
+				for _, r := range recs {
+					buf = buf[:0]
+					if r.Used {
+						buf = append(buf, 1)
+					} else {
+						buf = append(buf, 0)
+					}
+					buf = binary.AppendVarint(buf, r.UsedUpdatedMs)
+					buf = binary.AppendVarint(buf, r.CreatedMs)
+					buf = enc.Append(buf, r.Segment)
+					if err := w.writeRaw(buf); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		},
+		restore: func(s *State, r *recordReader, n int) error {
+			t := &s.segments
+			t.init()
+			var used []*segment.DataSegment
+			dec := segment.NewDecoder()
+			for i := 0; i < n; i++ {
+				b, err := r.readRaw()
+				if err != nil {
+					return err
+				}
+				if len(b) < 3 || b[0] > 1 {
+					return fmt.Errorf("segment record %d is malformed", i)
+				}
+				rec := &SegmentRecord{Used: b[0] == 1, Segment: new(segment.DataSegment)}
+				b = b[1:]
+				var k int
+				if rec.UsedUpdatedMs, k = binary.Varint(b); k <= 0 {
+					return fmt.Errorf("segment record %d is malformed", i)
+				}
+				b = b[k:]
+				if rec.CreatedMs, k = binary.Varint(b); k <= 0 {
+					return fmt.Errorf("segment record %d is malformed", i)
+				}
+				if rest, err := dec.Decode(rec.Segment, b[k:]); err != nil || len(rest) != 0 {
+					return fmt.Errorf("segment record %d: %v", i, err)
+				}
+				t.put(rec)
+				if rec.Used {
+					used = append(used, rec.Segment)
+				}
+			}
+			_, err := t.used.Add(used)
+			return err
+		},
+	},
+	{
+		name: "datasource_metadata",
+		freeze: func(s *State) (int, func(*recordWriter) error) {
+			kvs := sortedKV(s.segments.metadata)
+			return len(kvs), func(w *recordWriter) error {
+				for _, e := range kvs {
+					if err := w.write(e); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		},
+		restore: func(s *State, r *recordReader, n int) error {
+			s.segments.init()
+			for i := 0; i < n; i++ {
+				var e kv
+				if err := r.read(&e); err != nil {
+					return err
+				}
+				s.segments.metadata[e.K] = e.V
+			}
+			return nil
+		},
+	},
+	{
+		name: "pending_file_deletions",
+		freeze: func(s *State) (int, func(*recordWriter) error) {
+			kvs := sortedKV(s.segments.pending)
+			return len(kvs), func(w *recordWriter) error {
+				for _, e := range kvs {
+					if err := w.write(e); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		},
+		restore: func(s *State, r *recordReader, n int) error {
+			s.segments.init()
+			for i := 0; i < n; i++ {
+				var e kv
+				if err := r.read(&e); err != nil {
+					return err
+				}
+				s.segments.pending[e.K] = e.V
+			}
+			return nil
+		},
+	},
+}
+
+func init() {
+	on(applyPublishSegments)
+	on(applyMarkSegments)
+	on(applyKillSegments)
+	on(applyAckFileDeletions)
+	tables = append(tables, segmentTables...)
+}
