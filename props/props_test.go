@@ -1,0 +1,94 @@
+package props
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRead(t *testing.T) {
+	p := New()
+	err := p.Read(strings.NewReader(`# comment
+! also a comment
+svc.a=1
+svc.b : two words
+svc.c   spaced
+svc.list=["x","y"]
+svc.multi=first,\
+    second
+svc.esc=tab\there\u0041
+  svc.indented = yes
+svc.empty=
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"svc.a": "1", "svc.b": "two words", "svc.c": "spaced", "svc.list": `["x","y"]`,
+		"svc.multi": "first,second", "svc.esc": "tab\thereA", "svc.indented": "yes", "svc.empty": ""}
+	for k, v := range want {
+		if got, ok := p.Get(k); !ok || got != v {
+			t.Errorf("%s = %q, want %q", k, got, v)
+		}
+	}
+	if got := p.List("svc.list"); len(got) != 2 || got[1] != "y" {
+		t.Errorf("List = %v", got)
+	}
+	if got := p.List("svc.multi"); len(got) != 2 || got[0] != "first" {
+		t.Errorf("List csv = %v", got)
+	}
+}
+
+func TestTypedGetters(t *testing.T) {
+	p := New()
+	p.Set("svc.n", "42")
+	p.Set("svc.bad", "x")
+	p.Set("svc.d", "250ms")
+	p.Set("svc.dms", "300")
+	p.Set("svc.b", "true")
+	if n, err := p.Int("svc.n", 0); n != 42 || err != nil {
+		t.Error(n, err)
+	}
+	if _, err := p.Int("svc.bad", 0); err == nil || !strings.Contains(err.Error(), "svc.bad") {
+		t.Error("bad int accepted:", err)
+	}
+	if n, _ := p.Int("svc.missing", 7); n != 7 {
+		t.Error("default", n)
+	}
+	if d, _ := p.Duration("svc.d", 0); d != 250*time.Millisecond {
+		t.Error(d)
+	}
+	if d, _ := p.Duration("svc.dms", 0); d != 300*time.Millisecond {
+		t.Error(d)
+	}
+	if _, err := p.Duration("svc.bad", 0); err == nil {
+		t.Error("bad duration accepted")
+	}
+	if b, _ := p.Bool("svc.b", false); !b {
+		t.Error("bool")
+	}
+}
+
+func TestVisibleHidesExactKeys(t *testing.T) {
+	p := Defaults()
+	p.Set("svc.s3.secretKey", "s")
+	p.Set("password", "p")
+	p.Set("svc.db.password", "kept: only exact names are hidden")
+	v := p.Visible()
+	if _, ok := v["svc.s3.secretKey"]; ok {
+		t.Error("secret shown")
+	}
+	if _, ok := v["password"]; ok {
+		t.Error("password shown")
+	}
+	if v["svc.db.password"] == "" || v["svc.server.hiddenProperties"] == "" {
+		t.Error("visible keys missing")
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	f.Add("a=b\nc:d\\\n e\n")
+	f.Add("\\u12")
+	f.Fuzz(func(t *testing.T, s string) {
+		New().Read(strings.NewReader(s))
+	})
+}
