@@ -101,6 +101,7 @@ func (s *Server) routes() {
 	s.statusRoutes(r)
 	if s.roles[RoleCoordinator] {
 		s.coordinatorRoutes(r)
+		s.segmentRoutes(r)
 	}
 	if s.roles[RoleOverlord] {
 		s.overlordRoutes(r)

@@ -1,0 +1,475 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gorilla/mux"
+
+	"strata/commands"
+	"strata/fsm"
+	"strata/interval"
+	"strata/segment"
+)
+
+// segmentRoutes mounts segment management (spec 4.3, ADMIN-API §6), the legacy
+// metadata endpoints (spec 4.9, ADMIN-API §7) and the internal publish endpoint.
+// Everything is served by the leader only: writes go through Raft, and reads are
+// leader reads so they reflect every acknowledged write.
+func (s *Server) segmentRoutes(r *mux.Router) {
+	const p = "/svc/coordinator/v1"
+	const ds = p + "/datasources/{ds}"
+
+	// Changes (segments.go).
+	r.HandleFunc(ds+"/markUnused", s.leaderOnly(s.markSegments(false))).Methods(http.MethodPost)
+	r.HandleFunc(ds+"/markUsed", s.leaderOnly(s.markSegments(true))).Methods(http.MethodPost)
+	r.HandleFunc(ds+"/segments/{segmentId}", s.leaderOnly(s.markOneUnused)).Methods(http.MethodDelete)
+	r.HandleFunc(ds+"/segments/{segmentId}", s.leaderOnly(s.markOneUsed)).Methods(http.MethodPost)
+	// Registered after the {ds} routes: no segment id reads "markUsed" and the like.
+	r.HandleFunc(p+"/datasources/segments/{segmentId}", s.leaderOnly(s.markOneUsedAnyDataSource)).Methods(http.MethodPost)
+	r.HandleFunc(ds+"/intervals/{interval}", s.leaderOnly(s.killInterval)).Methods(http.MethodDelete)
+	r.HandleFunc(ds, s.leaderOnly(s.deleteDataSource)).Methods(http.MethodDelete)
+	r.HandleFunc(ds, s.leaderOnly(s.markAllUsed)).Methods(http.MethodPost)
+	r.HandleFunc("/svc-internal/v1/segments/publish", s.leaderOnly(s.publishSegments)).Methods(http.MethodPost)
+
+	// Served view (segments_served.go).
+	r.HandleFunc(p+"/datasources", s.leaderRead(s.servedDataSources)).Methods(http.MethodGet)
+	r.HandleFunc(ds, s.leaderRead(s.servedDataSource)).Methods(http.MethodGet)
+	r.HandleFunc(ds+"/intervals", s.leaderRead(s.servedIntervals)).Methods(http.MethodGet)
+	r.HandleFunc(ds+"/intervals/{interval}", s.leaderRead(s.servedInInterval)).Methods(http.MethodGet)
+	r.HandleFunc(ds+"/intervals/{interval}/serverview", s.leaderRead(s.serverView)).Methods(http.MethodGet)
+	r.HandleFunc(ds+"/segments", s.leaderRead(s.servedSegmentList)).Methods(http.MethodGet)
+	r.HandleFunc(ds+"/segments/{segmentId}", s.leaderRead(s.servedSegment)).Methods(http.MethodGet)
+	r.HandleFunc(ds+"/tiers", s.leaderRead(s.servedTiers)).Methods(http.MethodGet)
+	r.HandleFunc(ds+"/loadstatus", s.leaderRead(s.dataSourceLoadStatus)).Methods(http.MethodGet)
+	r.HandleFunc(p+"/intervals", s.leaderRead(s.allIntervals)).Methods(http.MethodGet)
+	r.HandleFunc(p+"/intervals/{interval}", s.leaderRead(s.intervalStats)).Methods(http.MethodGet)
+	r.HandleFunc(p+"/servers", s.leaderRead(s.servers)).Methods(http.MethodGet)
+	r.HandleFunc(p+"/loadstatus", s.leaderRead(s.loadStatus)).Methods(http.MethodGet)
+	r.HandleFunc(p+"/loadqueue", s.leaderRead(s.loadQueue)).Methods(http.MethodGet)
+
+	// Metadata store view (segments_metadata.go).
+	const m = p + "/metadata"
+	r.HandleFunc(m+"/segments", s.leaderRead(s.metadataSegments)).Methods(http.MethodGet)
+	r.HandleFunc(m+"/datasources", s.leaderRead(s.metadataDataSources)).Methods(http.MethodGet)
+	r.HandleFunc(m+"/datasources/{ds}", s.leaderRead(s.metadataDataSource)).Methods(http.MethodGet)
+	r.HandleFunc(m+"/datasources/{ds}/segments", s.leaderRead(s.metadataSegmentList)).Methods(http.MethodGet, http.MethodPost)
+	r.HandleFunc(m+"/datasources/{ds}/segments/{segmentId}", s.leaderRead(s.metadataSegment)).Methods(http.MethodGet)
+	r.HandleFunc(m+"/dataSourceInformation", s.leaderRead(s.dataSourceInformation)).Methods(http.MethodPost)
+}
+
+// badMarkPayload is Druid's exact 400 sentence for a mark request without exactly
+// one selector (ADMIN-API §6.1).
+const badMarkPayload = "Invalid request payload, either interval or segmentIds array must be specified"
+
+// markPayload is the body of markUsed/markUnused. Null members count as absent.
+type markPayload struct {
+	Interval   *string  `json:"interval"`
+	SegmentIDs []string `json:"segmentIds"` // nil: absent; empty: invalid
+}
+
+func (p markPayload) valid() bool {
+	return (p.Interval != nil) != (p.SegmentIDs != nil) && (p.SegmentIDs == nil || len(p.SegmentIDs) > 0)
+}
+
+// markSegments serves POST /{ds}/markUsed and /{ds}/markUnused.
+func (s *Server) markSegments(used bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, ok := s.readJSONBody(w, r)
+		if !ok {
+			return
+		}
+		ds, ok := dataSourceParam(w, r)
+		if !ok {
+			return
+		}
+		var p markPayload
+		if len(bytes.TrimSpace(body)) > 0 {
+			if err := json.Unmarshal(body, &p); err != nil {
+				writeError(w, http.StatusBadRequest, "cannot read request payload: "+err.Error())
+				return
+			}
+		}
+		if !p.valid() {
+			writeText(w, http.StatusBadRequest, badMarkPayload)
+			return
+		}
+		cmd := commands.MarkSegments{DataSource: ds, Used: used}
+		if p.Interval != nil {
+			iv, err := interval.Parse(*p.Interval)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, err.Error())
+				return
+			}
+			cmd.Interval = iv.String()
+		} else {
+			cmd.IDs = p.SegmentIDs
+		}
+		if !used {
+			cmd.AuditPayload = string(body)
+		}
+		// The served view is the used set until historicals report their
+		// segments: a datasource without used segments is "not found" (204).
+		var known bool
+		var unknown []string
+		s.node.FSM().Read(func(st *fsm.State) {
+			known = st.UsedIndex().Timeline(ds) != nil
+			if known && used {
+				unknown = unknownIDs(st, ds, cmd.IDs)
+			}
+		})
+		if !known {
+			writeEmpty(w, http.StatusNoContent)
+			return
+		}
+		if len(unknown) > 0 {
+			// Checked here for Druid's {"message"} body (shape C); the FSM checks
+			// again under FailOnUnknown in case a kill slipped in between.
+			writeJSONPlain(w, http.StatusNotFound, map[string]string{"message": unknownIDsMessage(unknown)})
+			return
+		}
+		cmd.FailOnUnknown = used && len(cmd.IDs) > 0
+		if res, ok := s.proposeMark(w, r, cmd); ok {
+			writeJSONPlain(w, http.StatusOK, map[string]int{"numChangedSegments": res.Changed})
+		}
+	}
+}
+
+// unknownIDs lists the ids that name no segment of ds in metadata.
+func unknownIDs(st *fsm.State, ds string, ids []string) []string {
+	var out []string
+	for _, raw := range ids {
+		found := false
+		for _, id := range segment.PossibleIDsWithDataSource(ds, raw) {
+			if _, ok := st.Segment(id); ok {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, raw)
+		}
+	}
+	return out
+}
+
+func unknownIDsMessage(ids []string) string {
+	return "Could not find the following segment ids: " + strings.Join(ids, ", ")
+}
+
+func (s *Server) proposeMark(w http.ResponseWriter, r *http.Request, cmd commands.MarkSegments) (fsm.MarkResult, bool) {
+	v, ok := s.propose(w, r, cmd)
+	if !ok {
+		return fsm.MarkResult{}, false
+	}
+	res, _ := v.(fsm.MarkResult)
+	return res, true
+}
+
+// markOneUnused serves DELETE /{ds}/segments/{segmentId}: an id that does not
+// parse for the datasource changes nothing (200 false).
+func (s *Server) markOneUnused(w http.ResponseWriter, r *http.Request) {
+	ds, ok := dataSourceParam(w, r)
+	if !ok {
+		return
+	}
+	raw := mux.Vars(r)["segmentId"]
+	if _, err := segment.ParseID(ds, raw); err != nil {
+		writeJSONPlain(w, http.StatusOK, map[string]bool{"segmentStateChanged": false})
+		return
+	}
+	if res, ok := s.proposeMark(w, r, commands.MarkSegments{DataSource: ds, IDs: []string{raw}}); ok {
+		writeJSONPlain(w, http.StatusOK, map[string]bool{"segmentStateChanged": res.Changed > 0})
+	}
+}
+
+// markOneUsed serves POST /{ds}/segments/{segmentId}.
+func (s *Server) markOneUsed(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.readJSONBody(w, r); !ok {
+		return
+	}
+	ds, ok := dataSourceParam(w, r)
+	if !ok {
+		return
+	}
+	raw := mux.Vars(r)["segmentId"]
+	if len(segment.PossibleIDsWithDataSource(ds, raw)) == 0 {
+		writeJSONPlain(w, http.StatusOK, map[string]bool{"segmentStateChanged": false})
+		return
+	}
+	if res, ok := s.proposeMark(w, r, commands.MarkSegments{DataSource: ds, Used: true, IDs: []string{raw}}); ok {
+		writeJSONPlain(w, http.StatusOK, map[string]bool{"segmentStateChanged": res.Changed > 0})
+	}
+}
+
+// markOneUsedAnyDataSource serves POST /datasources/segments/{segmentId}, the
+// spec's path without the datasource: the id is read every possible way and the
+// first reading that names a stored segment wins.
+func (s *Server) markOneUsedAnyDataSource(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.readJSONBody(w, r); !ok {
+		return
+	}
+	raw := mux.Vars(r)["segmentId"]
+	var ds string
+	s.node.FSM().Read(func(st *fsm.State) {
+		for _, id := range segment.PossibleIDs(raw) {
+			if _, ok := st.Segment(id); ok {
+				ds = id.DataSource
+				return
+			}
+		}
+	})
+	if ds == "" {
+		writeJSONPlain(w, http.StatusOK, map[string]bool{"segmentStateChanged": false})
+		return
+	}
+	if res, ok := s.proposeMark(w, r, commands.MarkSegments{DataSource: ds, Used: true, IDs: []string{raw}}); ok {
+		writeJSONPlain(w, http.StatusOK, map[string]bool{"segmentStateChanged": res.Changed > 0})
+	}
+}
+
+// deleteDataSource serves DELETE /{ds}: marks every segment unused, or with the
+// deprecated kill=true&interval=... kills like DELETE /{ds}/intervals/{i}.
+func (s *Server) deleteDataSource(w http.ResponseWriter, r *http.Request) {
+	ds, ok := dataSourceParam(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	if strings.EqualFold(q.Get("kill"), "true") { // Java's Boolean.valueOf
+		if !q.Has("interval") {
+			writeError(w, http.StatusBadRequest, "kill=true needs an interval parameter (start_end)")
+			return
+		}
+		s.kill(w, r, ds, q.Get("interval"))
+		return
+	}
+	if res, ok := s.proposeMark(w, r, commands.MarkSegments{DataSource: ds, All: true}); ok {
+		writeJSONPlain(w, http.StatusOK, map[string]int{"numChangedSegments": res.Changed})
+	}
+}
+
+// markAllUsed serves POST /{ds}: every unused segment that no used segment
+// overshadows becomes used.
+func (s *Server) markAllUsed(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.readJSONBody(w, r); !ok {
+		return
+	}
+	ds, ok := dataSourceParam(w, r)
+	if !ok {
+		return
+	}
+	if res, ok := s.proposeMark(w, r, commands.MarkSegments{DataSource: ds, Used: true, All: true}); ok {
+		writeJSONPlain(w, http.StatusOK, map[string]int{"numChangedSegments": res.Changed})
+	}
+}
+
+// killInterval serves DELETE /{ds}/intervals/{start_end}.
+func (s *Server) killInterval(w http.ResponseWriter, r *http.Request) {
+	ds, ok := dataSourceParam(w, r)
+	if !ok {
+		return
+	}
+	s.kill(w, r, ds, mux.Vars(r)["interval"])
+}
+
+// kill deletes the metadata of the unused segments fully inside the interval and
+// queues their files for deletion. Druid submits a kill task to the overlord;
+// here the deletion is one replicated command, recorded under the task id Druid
+// would have given the task.
+func (s *Server) kill(w http.ResponseWriter, r *http.Request, ds, rawInterval string) {
+	iv, err := interval.ParsePath(rawInterval)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	cmd := commands.KillSegments{DataSource: ds, Interval: iv.String(), TaskID: killTaskID(ds, iv, time.Now().UnixMilli())}
+	if _, ok := s.propose(w, r, cmd); ok {
+		writeEmpty(w, http.StatusOK)
+	}
+}
+
+// killTaskID builds api-issued_kill_<ds>_<8 letters a–p>_<start>_<end>_<now>
+// (Druid's IdUtils.newTaskId).
+func killTaskID(ds string, iv interval.Interval, nowMs int64) string {
+	var suffix [8]byte
+	for i := range suffix {
+		suffix[i] = 'a' + byte(rand.IntN(16))
+	}
+	return strings.Join([]string{"api-issued", "kill", ds, string(suffix[:]),
+		interval.FormatMillis(iv.Start), interval.FormatMillis(iv.End), interval.FormatMillis(nowMs)}, "_")
+}
+
+// publishRequest is the body of the internal publish endpoint.
+type publishRequest struct {
+	DataSource    string                 `json:"dataSource"`
+	Segments      []*segment.DataSegment `json:"segments"`
+	StartMetadata json.RawMessage        `json:"startMetadata"` // nil: absent
+	EndMetadata   json.RawMessage        `json:"endMetadata"`
+}
+
+// publishSegments serves POST /svc-internal/v1/segments/publish, which ingestion
+// tools use to add segments atomically, optionally with a compare-and-swap of
+// the datasource's ingestion metadata (409 on mismatch).
+func (s *Server) publishSegments(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.readJSONBody(w, r)
+	if !ok {
+		return
+	}
+	var req publishRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "cannot read publish request: "+err.Error())
+		return
+	}
+	if msg := dataSourceNameProblem(req.DataSource); msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	for i, seg := range req.Segments {
+		if seg == nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("segments[%d] is null", i))
+			return
+		}
+		if seg.DataSource != req.DataSource {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("segment %s belongs to datasource %q, not %q", seg.ID(), seg.DataSource, req.DataSource))
+			return
+		}
+		if seg.Interval.IsEmpty() {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("segment %s has an empty interval", seg.ID()))
+			return
+		}
+	}
+	cmd := commands.PublishSegments{
+		DataSource:    req.DataSource,
+		Segments:      fsm.EncodeSegments(req.Segments),
+		Count:         len(req.Segments),
+		StartMetadata: req.StartMetadata,
+		EndMetadata:   req.EndMetadata,
+	}
+	v, ok := s.propose(w, r, cmd)
+	if !ok {
+		return
+	}
+	res, _ := v.(fsm.PublishResult)
+	writeJSONPlain(w, http.StatusOK, map[string]int{"published": res.Published})
+}
+
+// ---- helpers shared by the segment endpoints ----
+
+// dataSourceParam returns the {ds} path variable, answering 400 when the name
+// cannot be a datasource.
+func dataSourceParam(w http.ResponseWriter, r *http.Request) (string, bool) {
+	ds := mux.Vars(r)["ds"]
+	if msg := dataSourceNameProblem(ds); msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return "", false
+	}
+	return ds, true
+}
+
+func dataSourceNameProblem(ds string) string {
+	switch {
+	case strings.TrimSpace(ds) == "":
+		return "invalid datasource name: it must not be empty or whitespace"
+	case strings.ContainsRune(ds, '/'):
+		return fmt.Sprintf("invalid datasource name %q: it must not contain '/'", ds)
+	case !utf8.ValidString(ds):
+		return "invalid datasource name: it is not valid UTF-8"
+	}
+	return ""
+}
+
+// flag reports a presence-tested flag parameter (ADMIN-API §0): any value, even
+// empty or "false", switches it on.
+func flag(r *http.Request, name string) bool {
+	_, ok := r.URL.Query()[name]
+	return ok
+}
+
+// writeText answers a raw sentence (ADMIN-API §1.1 shape F).
+func writeText(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write([]byte(msg))
+}
+
+// writeJSONPlain is writeJSON without HTML escaping, so names with <, > or &
+// come out as Jackson writes them.
+func writeJSONPlain(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		writeError(w, http.StatusInternalServerError, "cannot encode response")
+		return
+	}
+	writeRawJSON(w, status, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+func writeRawJSON(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// appendJSONString appends s as a JSON string, escaping as Jackson does (no
+// HTML escaping).
+func appendJSONString(dst []byte, s string) []byte {
+	plain := utf8.ValidString(s)
+	for i := 0; plain && i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			plain = false
+		}
+	}
+	if plain {
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s) // a string always encodes
+	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+}
+
+// appendSegments appends a JSON array of DataSegment objects.
+func appendSegments(dst []byte, segs []*segment.DataSegment) []byte {
+	dst = slices.Grow(dst, 2+len(segs)*segmentJSONSize)
+	dst = append(dst, '[')
+	for i, seg := range segs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = seg.AppendJSON(dst)
+	}
+	return append(dst, ']')
+}
+
+// segmentJSONSize is a typical DataSegment object's length, to size buffers.
+const segmentJSONSize = 600
+
+// appendSegmentIDs appends a JSON array of segment id strings.
+func appendSegmentIDs(dst []byte, segs []*segment.DataSegment) []byte {
+	dst = slices.Grow(dst, 2+len(segs)*120)
+	dst = append(dst, '[')
+	var id []byte
+	for i, seg := range segs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		id = seg.ID().AppendTo(id[:0])
+		dst = appendJSONString(dst, string(id))
+	}
+	return append(dst, ']')
+}
+
+func appendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }

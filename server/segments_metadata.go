@@ -1,0 +1,315 @@
+package server
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"strata/fsm"
+	"strata/interval"
+	"strata/segment"
+)
+
+// The metadata-store view (ADMIN-API §7.3): every used segment, overshadowed or
+// not, straight from the replicated metadata.
+
+// usedSegments returns ds's used segments in id order.
+func usedSegments(st *fsm.State, ds string) []*segment.DataSegment {
+	tl := st.UsedIndex().Timeline(ds)
+	if tl == nil {
+		return nil
+	}
+	out := make([]*segment.DataSegment, 0, tl.Len())
+	tl.Segments(func(s *segment.DataSegment) bool {
+		out = append(out, s)
+		return true
+	})
+	return out
+}
+
+// createdProps is the properties object of a metadata datasource: Druid stamps
+// the time of the metadata poll that built it; the FSM view is always current,
+// so that is now.
+func createdProps() string {
+	return `{"created":"` + interval.FormatMillis(time.Now().UnixMilli()) + `"}`
+}
+
+// metadataSegments serves GET /metadata/segments.
+func (s *Server) metadataSegments(w http.ResponseWriter, r *http.Request) {
+	withStatus := flag(r, "includeOvershadowedStatus")
+	if !withStatus && flag(r, "includeRealtimeSegments") {
+		writeEmpty(w, http.StatusBadRequest)
+		return
+	}
+	var only map[string]bool
+	if list := r.URL.Query()["datasources"]; len(list) > 0 {
+		only = make(map[string]bool, len(list))
+		for _, ds := range list {
+			only[ds] = true
+		}
+	}
+	var segs []*segment.DataSegment
+	var over map[*segment.DataSegment]bool
+	s.node.FSM().Read(func(st *fsm.State) {
+		for _, ds := range st.UsedIndex().DataSources() {
+			if only != nil && !only[ds] {
+				continue
+			}
+			segs = append(segs, usedSegments(st, ds)...)
+			if withStatus {
+				for _, seg := range st.UsedIndex().Timeline(ds).Overshadowed() {
+					if over == nil {
+						over = map[*segment.DataSegment]bool{}
+					}
+					over[seg] = true
+				}
+			}
+		}
+	})
+	if !withStatus {
+		writeRawJSON(w, http.StatusOK, appendSegments(nil, segs))
+		return
+	}
+	// Realtime segments would be appended here when the centralized schema is
+	// enabled; no realtime ingestion announces segments to the coordinator yet.
+	b := make([]byte, 0, 2+len(segs)*(segmentJSONSize+100))
+	b = append(b, '[')
+	for i, seg := range segs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '{')
+		b = seg.AppendJSONFields(b)
+		// Druid reports 0 replicas for overshadowed segments (they are about to
+		// be dropped) and null while the coordinator has not computed
+		// replication, which it never has without historicals.
+		if over[seg] {
+			b = append(b, `,"overshadowed":true,"replicationFactor":0`...)
+		} else {
+			b = append(b, `,"overshadowed":false,"replicationFactor":null`...)
+		}
+		b = append(b, `,"numRows":null,"realtime":false}`...)
+	}
+	writeRawJSON(w, http.StatusOK, append(b, ']'))
+}
+
+// metadataDataSources serves GET /metadata/datasources.
+func (s *Server) metadataDataSources(w http.ResponseWriter, r *http.Request) {
+	includeUnused := flag(r, "includeUnused") || flag(r, "includeDisabled")
+	if includeUnused || !flag(r, "full") { // includeUnused wins over full
+		var names []string
+		s.node.FSM().Read(func(st *fsm.State) { names = st.DataSourceNames(includeUnused) })
+		writeJSONPlain(w, http.StatusOK, nonNil(names))
+		return
+	}
+	var names []string
+	var segs [][]*segment.DataSegment
+	s.node.FSM().Read(func(st *fsm.State) {
+		names = st.UsedIndex().DataSources()
+		for _, ds := range names {
+			segs = append(segs, usedSegments(st, ds))
+		}
+	})
+	props := createdProps()
+	b := []byte{'['}
+	for i, ds := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendFullDataSource(b, ds, props, segs[i])
+	}
+	writeRawJSON(w, http.StatusOK, append(b, ']'))
+}
+
+func (s *Server) usedOf(ds string) []*segment.DataSegment {
+	var segs []*segment.DataSegment
+	s.node.FSM().Read(func(st *fsm.State) { segs = usedSegments(st, ds) })
+	return segs
+}
+
+// metadataDataSource serves GET /metadata/datasources/{ds}: 404 empty without
+// used segments.
+func (s *Server) metadataDataSource(w http.ResponseWriter, r *http.Request) {
+	ds := mux.Vars(r)["ds"]
+	segs := s.usedOf(ds)
+	if len(segs) == 0 {
+		writeEmpty(w, http.StatusNotFound)
+		return
+	}
+	writeRawJSON(w, http.StatusOK, appendFullDataSource(nil, ds, createdProps(), segs))
+}
+
+// metadataSegmentList serves /metadata/datasources/{ds}/segments: without a body
+// every used segment (404 empty if none); with a JSON array of intervals (POST,
+// or GET with a body as the docs describe it) the used segments overlapping any
+// of them, overshadowed included ([] if none).
+func (s *Server) metadataSegmentList(w http.ResponseWriter, r *http.Request) {
+	var body []byte
+	var ok bool
+	if r.Method == http.MethodPost {
+		body, ok = s.readJSONBody(w, r)
+	} else {
+		body, ok = s.readBody(w, r)
+	}
+	if !ok {
+		return
+	}
+	ds := mux.Vars(r)["ds"]
+	full := flag(r, "full")
+	if r.Method == http.MethodGet && len(bytes.TrimSpace(body)) == 0 {
+		segs := s.usedOf(ds)
+		if len(segs) == 0 {
+			writeEmpty(w, http.StatusNotFound)
+			return
+		}
+		writeSegmentsOrIDs(w, segs, full)
+		return
+	}
+	var raw []string
+	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
+		writeError(w, http.StatusBadRequest, "the body must be a JSON array of ISO-8601 intervals")
+		return
+	}
+	ivs := make([]interval.Interval, len(raw))
+	for i, text := range raw {
+		iv, err := interval.Parse(text)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		ivs[i] = iv
+	}
+	var segs []*segment.DataSegment
+	s.node.FSM().Read(func(st *fsm.State) {
+		tl := st.UsedIndex().Timeline(ds)
+		if tl == nil {
+			return
+		}
+		tl.Segments(func(seg *segment.DataSegment) bool {
+			for _, iv := range ivs {
+				if iv.Overlaps(seg.Interval) {
+					segs = append(segs, seg)
+					break
+				}
+			}
+			return true
+		})
+	})
+	writeSegmentsOrIDs(w, segs, full)
+}
+
+func writeSegmentsOrIDs(w http.ResponseWriter, segs []*segment.DataSegment, full bool) {
+	if full {
+		writeRawJSON(w, http.StatusOK, appendSegments(nil, segs))
+		return
+	}
+	writeRawJSON(w, http.StatusOK, appendSegmentIDs(nil, segs))
+}
+
+// metadataSegment serves GET /metadata/datasources/{ds}/segments/{id}: a used
+// segment, or with includeUnused=true any stored one; 404 empty otherwise, and
+// whenever the datasource has no used segment at all (as Druid answers).
+func (s *Server) metadataSegment(w http.ResponseWriter, r *http.Request) {
+	ds, raw := mux.Vars(r)["ds"], mux.Vars(r)["segmentId"]
+	includeUnused := strings.EqualFold(r.URL.Query().Get("includeUnused"), "true") // a Boolean, not a flag
+	var found *segment.DataSegment
+	s.node.FSM().Read(func(st *fsm.State) {
+		if st.UsedIndex().Timeline(ds) == nil {
+			return
+		}
+		for _, id := range segment.PossibleIDsWithDataSource(ds, raw) {
+			if rec, ok := st.Segment(id); ok && (rec.Used || includeUnused) {
+				found = rec.Segment
+				return
+			}
+		}
+	})
+	if found == nil {
+		writeEmpty(w, http.StatusNotFound)
+		return
+	}
+	writeRawJSON(w, http.StatusOK, found.AppendJSON(nil))
+}
+
+type columnSig struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+type dataSourceInfo struct {
+	DataSource   string      `json:"datasource"`
+	RowSignature []columnSig `json:"rowSignature"`
+}
+
+// rowSignature merges the columns of a datasource's served segments, newest
+// interval first as Druid's segment metadata cache does: __time, then each
+// segment's dimensions and metrics in order, the first occurrence of a name
+// fixing its place and type.
+//
+// Known gap: column types are only known once segment files are read.
+// Dimensions are reported as STRING; a metric named "count" as LONG and any
+// other metric as DOUBLE.
+func rowSignature(segs []*segment.DataSegment) []columnSig {
+	newest := slices.Clone(segs)
+	slices.SortStableFunc(newest, func(a, b *segment.DataSegment) int { return cmp.Compare(b.Interval.Start, a.Interval.Start) })
+	out := []columnSig{{"__time", "LONG"}}
+	seen := map[string]bool{"__time": true}
+	add := func(name, typ string) {
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, columnSig{name, typ})
+		}
+	}
+	for _, seg := range newest {
+		for _, d := range seg.Dimensions {
+			add(d, "STRING")
+		}
+		for _, m := range seg.Metrics {
+			if m == "count" {
+				add(m, "LONG")
+			} else {
+				add(m, "DOUBLE")
+			}
+		}
+	}
+	return out
+}
+
+// dataSourceInformation serves POST /metadata/dataSourceInformation: 404 empty
+// unless the centralized datasource schema is enabled.
+func (s *Server) dataSourceInformation(w http.ResponseWriter, r *http.Request) {
+	if !strings.EqualFold(strings.TrimSpace(s.props.String("svc.centralizedDatasourceSchema.enabled")), "true") {
+		writeEmpty(w, http.StatusNotFound)
+		return
+	}
+	body, ok := s.readJSONBody(w, r)
+	if !ok {
+		return
+	}
+	var names []string
+	if err := json.Unmarshal(body, &names); err != nil || names == nil {
+		writeError(w, http.StatusBadRequest, "the body must be a JSON array of datasource names")
+		return
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	segs := make([][]*segment.DataSegment, len(names))
+	s.node.FSM().Read(func(st *fsm.State) {
+		for i, ds := range names {
+			segs[i] = servedSegments(st, ds)
+		}
+	})
+	out := []dataSourceInfo{}
+	for i, ds := range names {
+		if len(segs[i]) > 0 { // only datasources with served segments have a schema
+			out = append(out, dataSourceInfo{ds, rowSignature(segs[i])})
+		}
+	}
+	writeJSONPlain(w, http.StatusOK, out)
+}

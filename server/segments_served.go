@@ -1,0 +1,616 @@
+package server
+
+import (
+	"cmp"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"strata/fsm"
+	"strata/interval"
+	"strata/javanum"
+	"strata/segment"
+)
+
+// The coordinator's served view (ADMIN-API §7.1, §7.2, §7.5) is, in Druid, what
+// historicals report holding. No historical registers with the coordinator yet,
+// so the view is what the coordinator would have them load: the used segments
+// that no other used segment overshadows, all assigned to the default tier, on
+// no known server ("servers" lists are empty). The load endpoints compute from
+// the (empty) inventory of loaded replicas, so they report nothing loaded.
+
+const defaultTier = "_default_tier"
+
+// loadStatusWindow is the default interval of the per-datasource load status.
+const loadStatusWindow = 14 * 24 * time.Hour
+
+// servedSegments returns the served segments of ds in id order.
+func servedSegments(st *fsm.State, ds string) []*segment.DataSegment {
+	tl := st.UsedIndex().Timeline(ds)
+	if tl == nil {
+		return nil
+	}
+	over := tl.Overshadowed()
+	var skip map[*segment.DataSegment]bool
+	if len(over) > 0 {
+		skip = make(map[*segment.DataSegment]bool, len(over))
+		for _, s := range over {
+			skip[s] = true
+		}
+	}
+	out := make([]*segment.DataSegment, 0, tl.Len()-len(over))
+	tl.Segments(func(s *segment.DataSegment) bool {
+		if !skip[s] {
+			out = append(out, s)
+		}
+		return true
+	})
+	return out
+}
+
+// servedByDataSource returns every datasource's served segments, names sorted.
+func (s *Server) servedByDataSource() ([]string, [][]*segment.DataSegment) {
+	var names []string
+	var segs [][]*segment.DataSegment
+	s.node.FSM().Read(func(st *fsm.State) {
+		names = st.UsedIndex().DataSources()
+		segs = make([][]*segment.DataSegment, len(names))
+		for i, ds := range names {
+			segs[i] = servedSegments(st, ds)
+		}
+	})
+	return names, segs
+}
+
+func (s *Server) servedOf(ds string) []*segment.DataSegment {
+	var segs []*segment.DataSegment
+	s.node.FSM().Read(func(st *fsm.State) { segs = servedSegments(st, ds) })
+	return segs
+}
+
+// inventory is what historicals report: replicas of each segment per tier and
+// the servers of each tier able to load segments. It stays empty until
+// historicals register with the coordinator.
+type inventory struct {
+	replicas map[segment.ID]map[string]int
+	nodes    map[string]int
+}
+
+func (s *Server) inventory() inventory { return inventory{} }
+
+func (inv inventory) loaded(id segment.ID) bool {
+	for _, n := range inv.replicas[id] {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// loadRule returns the replicas each tier must hold of a datasource's segments.
+// Retention rules are not stored yet, so every datasource falls under the
+// cluster default rule (ADMIN-API §9: loadForever, 2 replicas in _default_tier).
+func loadRule(string) map[string]int { return map[string]int{defaultTier: 2} }
+
+// ---- /datasources ----
+
+type tierProps struct {
+	SegmentCount   int   `json:"segmentCount"`
+	Size           int64 `json:"size"`
+	ReplicatedSize int64 `json:"replicatedSize"`
+}
+
+type segmentProps struct {
+	Count          int    `json:"count"`
+	Size           int64  `json:"size"`
+	ReplicatedSize int64  `json:"replicatedSize"`
+	MinTime        string `json:"minTime"`
+	MaxTime        string `json:"maxTime"`
+}
+
+type servedProps struct {
+	Tiers    map[string]tierProps `json:"tiers"`
+	Segments segmentProps         `json:"segments"`
+}
+
+// propsOf summarises a non-empty served segment list.
+func propsOf(segs []*segment.DataSegment) servedProps {
+	var size int64
+	minT, maxT := segs[0].Interval.Start, segs[0].Interval.End
+	for _, seg := range segs {
+		size += seg.Size
+		minT, maxT = min(minT, seg.Interval.Start), max(maxT, seg.Interval.End)
+	}
+	return servedProps{
+		Tiers: map[string]tierProps{defaultTier: {SegmentCount: len(segs), Size: size, ReplicatedSize: size}},
+		Segments: segmentProps{Count: len(segs), Size: size, ReplicatedSize: size,
+			MinTime: interval.FormatMillis(minT), MaxTime: interval.FormatMillis(maxT)},
+	}
+}
+
+// appendFullDataSource appends Druid's ImmutableDruidDataSource object.
+func appendFullDataSource(dst []byte, name, props string, segs []*segment.DataSegment) []byte {
+	dst = append(dst, `{"name":`...)
+	dst = appendJSONString(dst, name)
+	dst = append(dst, `,"properties":`...)
+	dst = append(dst, props...)
+	dst = append(dst, `,"segments":`...)
+	dst = appendSegments(dst, segs)
+	return append(dst, '}')
+}
+
+func (s *Server) servedDataSources(w http.ResponseWriter, r *http.Request) {
+	names, segs := s.servedByDataSource()
+	switch {
+	case flag(r, "full"):
+		// Druid's inventory keeps {"client":"side"} as the properties of the
+		// datasources it lists.
+		b := []byte{'['}
+		for i, ds := range names {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendFullDataSource(b, ds, `{"client":"side"}`, segs[i])
+		}
+		writeRawJSON(w, http.StatusOK, append(b, ']'))
+	case flag(r, "simple"):
+		type simple struct {
+			Name       string      `json:"name"`
+			Properties servedProps `json:"properties"`
+		}
+		out := make([]simple, len(names))
+		for i, ds := range names {
+			out[i] = simple{ds, propsOf(segs[i])}
+		}
+		writeJSONPlain(w, http.StatusOK, out)
+	default:
+		writeJSONPlain(w, http.StatusOK, nonNil(names))
+	}
+}
+
+func (s *Server) servedDataSource(w http.ResponseWriter, r *http.Request) {
+	ds := mux.Vars(r)["ds"]
+	segs := s.servedOf(ds)
+	if len(segs) == 0 {
+		writeEmpty(w, http.StatusNoContent)
+		return
+	}
+	if flag(r, "full") {
+		writeRawJSON(w, http.StatusOK, appendFullDataSource(nil, ds, "{}", segs))
+		return
+	}
+	writeJSONPlain(w, http.StatusOK, propsOf(segs))
+}
+
+// ivGroup is the segments of one interval.
+type ivGroup struct {
+	iv   interval.Interval
+	segs []*segment.DataSegment
+}
+
+// groupDescending groups id-ordered segments of one datasource by interval,
+// latest interval first (start, then end, descending).
+func groupDescending(segs []*segment.DataSegment, keep func(interval.Interval) bool) []ivGroup {
+	var out []ivGroup
+	for i := 0; i < len(segs); {
+		j := i + 1
+		for j < len(segs) && segs[j].Interval == segs[i].Interval {
+			j++
+		}
+		if keep(segs[i].Interval) {
+			out = append(out, ivGroup{segs[i].Interval, segs[i:j]})
+		}
+		i = j
+	}
+	slices.Reverse(out)
+	return out
+}
+
+type sizeCount struct {
+	Size  int64 `json:"size"`
+	Count int   `json:"count"`
+}
+
+func (sc *sizeCount) add(seg *segment.DataSegment) {
+	sc.Size += seg.Size
+	sc.Count++
+}
+
+func (sc sizeCount) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"size":`...)
+	dst = appendInt(dst, sc.Size)
+	dst = append(dst, `,"count":`...)
+	dst = appendInt(dst, int64(sc.Count))
+	return append(dst, '}')
+}
+
+// writeIntervalMap answers the simple and full forms of the per-interval
+// listings: interval → {"size","count"}, or interval → id → {"metadata","servers"}.
+func writeIntervalMap(w http.ResponseWriter, groups []ivGroup, full bool) {
+	b := []byte{'{'}
+	for i, g := range groups {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, g.iv.String())
+		b = append(b, ':')
+		if !full {
+			var sc sizeCount
+			for _, seg := range g.segs {
+				sc.add(seg)
+			}
+			b = sc.appendJSON(b)
+			continue
+		}
+		b = append(b, '{')
+		for k, seg := range g.segs {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, seg.ID().String())
+			b = append(b, `:{"metadata":`...)
+			b = seg.AppendJSON(b)
+			b = append(b, `,"servers":[]}`...)
+		}
+		b = append(b, '}')
+	}
+	writeRawJSON(w, http.StatusOK, append(b, '}'))
+}
+
+func (s *Server) servedIntervals(w http.ResponseWriter, r *http.Request) {
+	segs := s.servedOf(mux.Vars(r)["ds"])
+	if len(segs) == 0 {
+		writeEmpty(w, http.StatusNoContent)
+		return
+	}
+	groups := groupDescending(segs, func(interval.Interval) bool { return true })
+	if flag(r, "simple") || flag(r, "full") {
+		writeIntervalMap(w, groups, flag(r, "full"))
+		return
+	}
+	out := make([]string, len(groups))
+	for i, g := range groups {
+		out[i] = g.iv.String()
+	}
+	writeJSONPlain(w, http.StatusOK, out)
+}
+
+// pathInterval parses the {interval} path variable ('_' or '/' separated),
+// answering 400 when it does not parse.
+func pathInterval(w http.ResponseWriter, r *http.Request) (interval.Interval, bool) {
+	iv, err := interval.ParsePath(mux.Vars(r)["interval"])
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return iv, false
+	}
+	return iv, true
+}
+
+func (s *Server) servedInInterval(w http.ResponseWriter, r *http.Request) {
+	iv, ok := pathInterval(w, r)
+	if !ok {
+		return
+	}
+	segs := s.servedOf(mux.Vars(r)["ds"])
+	if len(segs) == 0 {
+		writeEmpty(w, http.StatusNoContent)
+		return
+	}
+	if flag(r, "simple") || flag(r, "full") {
+		writeIntervalMap(w, groupDescending(segs, iv.Contains), flag(r, "full"))
+		return
+	}
+	inside := make([]*segment.DataSegment, 0, len(segs))
+	for _, seg := range segs {
+		if iv.Contains(seg.Interval) {
+			inside = append(inside, seg)
+		}
+	}
+	writeRawJSON(w, http.StatusOK, appendSegmentIDs(nil, inside))
+}
+
+// serverView lists the segments of the visible timeline over the interval with
+// the servers holding them (ImmutableSegmentLoadInfo).
+func (s *Server) serverView(w http.ResponseWriter, r *http.Request) {
+	iv, ok := pathInterval(w, r)
+	if !ok {
+		return
+	}
+	var holders []segment.Holder
+	s.node.FSM().Read(func(st *fsm.State) { holders = st.UsedIndex().Lookup(mux.Vars(r)["ds"], iv) })
+	b := []byte{'['}
+	n := 0
+	for _, h := range holders {
+		for _, seg := range h.Segments {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
+			b = append(b, `{"segment":`...)
+			b = seg.AppendJSON(b)
+			b = append(b, `,"servers":[]}`...)
+		}
+	}
+	writeRawJSON(w, http.StatusOK, append(b, ']'))
+}
+
+func (s *Server) servedSegmentList(w http.ResponseWriter, r *http.Request) {
+	segs := s.servedOf(mux.Vars(r)["ds"])
+	if len(segs) == 0 {
+		writeEmpty(w, http.StatusNoContent)
+		return
+	}
+	if flag(r, "full") {
+		writeRawJSON(w, http.StatusOK, appendSegments(nil, segs))
+		return
+	}
+	writeRawJSON(w, http.StatusOK, appendSegmentIDs(nil, segs))
+}
+
+func (s *Server) servedSegment(w http.ResponseWriter, r *http.Request) {
+	ds, raw := mux.Vars(r)["ds"], mux.Vars(r)["segmentId"]
+	var found *segment.DataSegment
+	s.node.FSM().Read(func(st *fsm.State) {
+		for _, id := range segment.PossibleIDsWithDataSource(ds, raw) {
+			if seg := st.UsedIndex().Get(id); seg != nil && !st.IsOvershadowed(seg) {
+				found = seg
+				return
+			}
+		}
+	})
+	if found == nil {
+		writeEmpty(w, http.StatusNoContent)
+		return
+	}
+	b := append([]byte(`{"metadata":`), found.AppendJSON(nil)...)
+	writeRawJSON(w, http.StatusOK, append(b, `,"servers":[]}`...))
+}
+
+func (s *Server) servedTiers(w http.ResponseWriter, r *http.Request) {
+	var known bool
+	s.node.FSM().Read(func(st *fsm.State) { known = st.UsedIndex().Timeline(mux.Vars(r)["ds"]) != nil })
+	if known {
+		writeJSONPlain(w, http.StatusOK, []string{defaultTier})
+		return
+	}
+	writeJSONPlain(w, http.StatusOK, []string{})
+}
+
+// ---- load status ----
+
+// loadCounts is the load state of one datasource's segments.
+type loadCounts struct {
+	published, unavailable int
+	underReplicated        map[string]int // tier → replicas still to load
+}
+
+func (inv inventory) count(ds string, segs []*segment.DataSegment, clusterView bool) loadCounts {
+	c := loadCounts{published: len(segs), underReplicated: map[string]int{}}
+	rule := loadRule(ds)
+	for _, seg := range segs {
+		id := seg.ID()
+		if !inv.loaded(id) {
+			c.unavailable++
+		}
+		for tier, want := range rule {
+			if clusterView {
+				// Replicas beyond the servers able to hold them cannot be loaded.
+				want = min(want, inv.nodes[tier])
+			}
+			c.underReplicated[tier] += max(want-inv.replicas[id][tier], 0)
+		}
+	}
+	return c
+}
+
+func (c loadCounts) percent() float64 {
+	if c.published == 0 {
+		return 100
+	}
+	return 100 * float64(c.published-c.unavailable) / float64(c.published)
+}
+
+// writeLoadStatus answers one of the three load-status forms for the given
+// datasources.
+func writeLoadStatus(w http.ResponseWriter, r *http.Request, names []string, counts []loadCounts) {
+	switch {
+	case flag(r, "simple"):
+		out := make(map[string]int, len(names))
+		for i, ds := range names {
+			out[ds] = counts[i].unavailable
+		}
+		writeJSONPlain(w, http.StatusOK, out)
+	case flag(r, "full"):
+		out := map[string]map[string]int{}
+		for i, ds := range names {
+			for tier, n := range counts[i].underReplicated {
+				if out[tier] == nil {
+					out[tier] = map[string]int{}
+				}
+				out[tier][ds] = n
+			}
+		}
+		writeJSONPlain(w, http.StatusOK, out)
+	default:
+		b := []byte{'{'}
+		for i, ds := range names {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, ds)
+			b = append(b, ':')
+			b = javanum.AppendDouble(b, counts[i].percent())
+		}
+		writeRawJSON(w, http.StatusOK, append(b, '}'))
+	}
+}
+
+func (s *Server) loadStatus(w http.ResponseWriter, r *http.Request) {
+	names, segs := s.servedByDataSource()
+	inv := s.inventory()
+	counts := make([]loadCounts, len(names))
+	for i, ds := range names {
+		counts[i] = inv.count(ds, segs[i], flag(r, "computeUsingClusterView"))
+	}
+	writeLoadStatus(w, r, names, counts)
+}
+
+// dataSourceLoadStatus serves /datasources/{ds}/loadstatus over the complete
+// visible segments in the interval (default: the last two weeks).
+func (s *Server) dataSourceLoadStatus(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if !q.Has("forceMetadataRefresh") {
+		writeText(w, http.StatusBadRequest, "Invalid request. forceMetadataRefresh must be specified")
+		return
+	}
+	// forceMetadataRefresh asks Druid to re-poll its metadata store; the FSM is
+	// always current, so there is nothing to refresh.
+	now := time.Now().UnixMilli()
+	iv := interval.Interval{Start: now - loadStatusWindow.Milliseconds(), End: now}
+	if q.Has("interval") {
+		var err error
+		if iv, err = interval.ParsePath(q.Get("interval")); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	ds := mux.Vars(r)["ds"]
+	var segs []*segment.DataSegment
+	s.node.FSM().Read(func(st *fsm.State) {
+		if tl := st.UsedIndex().Timeline(ds); tl != nil {
+			segs = tl.VisibleSegments(iv)
+		}
+	})
+	if len(segs) == 0 {
+		writeEmpty(w, http.StatusNoContent)
+		return
+	}
+	c := s.inventory().count(ds, segs, flag(r, "computeUsingClusterView"))
+	writeLoadStatus(w, r, []string{ds}, []loadCounts{c})
+}
+
+// loadQueue lists the segments queued to load and drop per historical; no
+// historical is known yet, so there is no queue.
+func (s *Server) loadQueue(w http.ResponseWriter, r *http.Request) {
+	writeRawJSON(w, http.StatusOK, []byte("{}"))
+}
+
+// servers lists the data servers the coordinator knows; none register yet.
+func (s *Server) servers(w http.ResponseWriter, r *http.Request) {
+	writeRawJSON(w, http.StatusOK, []byte("[]"))
+}
+
+// ---- /intervals ----
+
+// dsIntervalStats aggregates served segments per interval and datasource,
+// intervals latest first, datasources by name.
+type dsIntervalStats struct {
+	iv   interval.Interval
+	ds   []string
+	stat []sizeCount
+}
+
+func intervalStatsOf(names []string, segs [][]*segment.DataSegment, keep func(interval.Interval) bool) []dsIntervalStats {
+	byIv := map[interval.Interval]*dsIntervalStats{}
+	var out []*dsIntervalStats
+	for i, ds := range names { // names are sorted, so each interval's ds list is too
+		for _, g := range groupDescending(segs[i], keep) {
+			e := byIv[g.iv]
+			if e == nil {
+				e = &dsIntervalStats{iv: g.iv}
+				byIv[g.iv] = e
+				out = append(out, e)
+			}
+			var sc sizeCount
+			for _, seg := range g.segs {
+				sc.add(seg)
+			}
+			e.ds = append(e.ds, ds)
+			e.stat = append(e.stat, sc)
+		}
+	}
+	slices.SortFunc(out, func(a, b *dsIntervalStats) int {
+		return cmp.Or(cmp.Compare(b.iv.Start, a.iv.Start), cmp.Compare(b.iv.End, a.iv.End))
+	})
+	res := make([]dsIntervalStats, len(out))
+	for i, e := range out {
+		res[i] = *e
+	}
+	return res
+}
+
+func appendIntervalStats(dst []byte, stats []dsIntervalStats, perDataSource bool) []byte {
+	dst = append(dst, '{')
+	for i, e := range stats {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, e.iv.String())
+		dst = append(dst, ':')
+		if !perDataSource {
+			var total sizeCount
+			for _, sc := range e.stat {
+				total.Size += sc.Size
+				total.Count += sc.Count
+			}
+			dst = total.appendJSON(dst)
+			continue
+		}
+		dst = append(dst, '{')
+		for k, ds := range e.ds {
+			if k > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, ds)
+			dst = append(dst, ':')
+			dst = e.stat[k].appendJSON(dst)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+func (s *Server) allIntervals(w http.ResponseWriter, r *http.Request) {
+	names, segs := s.servedByDataSource()
+	stats := intervalStatsOf(names, segs, func(interval.Interval) bool { return true })
+	writeRawJSON(w, http.StatusOK, appendIntervalStats(nil, stats, true))
+}
+
+// intervalStats serves /intervals/{interval}: segments fully inside it, summed
+// ({} when none), per interval (simple) or per interval and datasource (full).
+func (s *Server) intervalStats(w http.ResponseWriter, r *http.Request) {
+	iv, ok := pathInterval(w, r)
+	if !ok {
+		return
+	}
+	names, segs := s.servedByDataSource()
+	stats := intervalStatsOf(names, segs, iv.Contains)
+	switch {
+	case flag(r, "full"):
+		writeRawJSON(w, http.StatusOK, appendIntervalStats(nil, stats, true))
+	case flag(r, "simple"):
+		writeRawJSON(w, http.StatusOK, appendIntervalStats(nil, stats, false))
+	default:
+		if len(stats) == 0 {
+			writeRawJSON(w, http.StatusOK, []byte("{}"))
+			return
+		}
+		var total sizeCount
+		for _, e := range stats {
+			for _, sc := range e.stat {
+				total.Size += sc.Size
+				total.Count += sc.Count
+			}
+		}
+		writeRawJSON(w, http.StatusOK, total.appendJSON(nil))
+	}
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
