@@ -4,7 +4,7 @@ PKGS     := ./...
 BIN      := bin/strata
 CONFORMANCE_DIR ?= $(abspath ../shared/conformance/druid)
 
-.PHONY: all build test vet fmt-check quickstart bench-control clean
+.PHONY: all build test vet fmt-check quickstart bench-control conformance clean
 
 all: build
 
@@ -29,6 +29,11 @@ quickstart: build
 # write latency with 1 and 64 clients, and leader failover after kill -9.
 bench-control: build
 	$(GO) run ./bench/control --bin $(BIN)
+
+# Druid's conformance corpus (../shared/conformance/druid, or CONFORMANCE_DIR)
+# against a quickstart started by the harness.
+conformance: build
+	STRATA_CONFORMANCE_DIR=$(CONFORMANCE_DIR) $(GO) run ./conformance --bin $(BIN)
 
 clean:
 	rm -rf bin var

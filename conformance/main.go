@@ -1,0 +1,479 @@
+// Command conformance runs Druid's own conformance corpus (MANIFEST.md of
+// ../shared/conformance/druid, or $STRATA_CONFORMANCE_DIR) against a Strata
+// cluster: it ingests each profile through SQL-based ingestion
+// (POST /svc/v2/sql/task), runs the native queries through the router
+// (POST /svc/v2/) and MSQ SELECTs through the task API, and compares results
+// exactly as Druid's harness does (ordered rows, JSON numbers compared by their
+// text so 905 and 905.0 differ, fieldsToTest honoured).
+//
+// Every case prints PASS, FAIL or SKIP with its reason; the exit status is 1 when
+// any case fails. Skips are listed in the README with the reason.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+var (
+	router = "http://127.0.0.1:8888"
+	dir    string
+	client = &http.Client{Timeout: 2 * time.Minute}
+)
+
+func main() {
+	bin := flag.String("bin", "bin/strata", "strata binary; a quickstart is started unless --url is given")
+	url := flag.String("url", "", "router URL of a running cluster")
+	only := flag.String("only", "", "run only cases whose name contains this")
+	flag.Parse()
+	dir = os.Getenv("STRATA_CONFORMANCE_DIR")
+	if dir == "" {
+		dir = "../shared/conformance/druid"
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil || !exists(filepath.Join(abs, "MANIFEST.md")) {
+		fmt.Fprintf(os.Stderr, "conformance corpus not found at %s (set STRATA_CONFORMANCE_DIR)\n", dir)
+		os.Exit(2)
+	}
+	dir = abs
+	if *url != "" {
+		router = strings.TrimRight(*url, "/")
+	} else {
+		stop, err := startQuickstart(*bin)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "conformance:", err)
+			os.Exit(2)
+		}
+		defer stop()
+	}
+	os.Exit(run(*only))
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func startQuickstart(bin string) (func(), error) {
+	data, err := os.MkdirTemp("", "strata-conformance-")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "quickstart", "--data", data, "--set", "svc.log.level=warn")
+	logf, _ := os.Create(filepath.Join(data, "quickstart.log"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	stop := func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		os.RemoveAll(data)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if code, _, err := get("/svc/broker/v1/readiness"); err == nil && code == 200 {
+			if code, _, err := get("/svc/indexer/v1/isLeader"); err == nil && code == 200 {
+				return stop, nil
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	stop()
+	return nil, fmt.Errorf("quickstart did not become ready in 60 s (log: %s)", filepath.Join(data, "quickstart.log"))
+}
+
+func get(path string) (int, []byte, error) {
+	resp, err := client.Get(router + path)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+func post(path string, body any) (int, []byte, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := client.Post(router+path, "application/json", bytes.NewReader(b))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, out, err
+}
+
+// ---- results ----
+
+type outcome struct {
+	name, status, detail string
+}
+
+var results []outcome
+
+func record(name, status, detail string) {
+	results = append(results, outcome{name, status, detail})
+	line := fmt.Sprintf("%-4s %s", status, name)
+	if detail != "" {
+		line += ": " + detail
+	}
+	fmt.Println(line)
+}
+
+func run(only string) int {
+	for _, c := range cases() {
+		if only != "" && !strings.Contains(c.name, only) {
+			continue
+		}
+		c.run(c.name)
+	}
+	var pass, fail, skip int
+	for _, r := range results {
+		switch r.status {
+		case "PASS":
+			pass++
+		case "FAIL":
+			fail++
+		default:
+			skip++
+		}
+	}
+	fmt.Printf("\nconformance: %d passed, %d failed, %d skipped\n", pass, fail, skip)
+	if fail > 0 {
+		return 1
+	}
+	return 0
+}
+
+// ---- ingestion ----
+
+// sqlTask submits SQL and waits for the task; it returns the report.
+func sqlTask(sql string, qctx map[string]any) (map[string]any, error) {
+	code, body, err := post("/svc/v2/sql/task", map[string]any{"query": sql, "context": qctx})
+	if err != nil {
+		return nil, err
+	}
+	if code != 200 {
+		return nil, fmt.Errorf("submit: HTTP %d: %s", code, trim(body))
+	}
+	var sub struct {
+		TaskID string `json:"taskId"`
+	}
+	if err := json.Unmarshal(body, &sub); err != nil || sub.TaskID == "" {
+		return nil, fmt.Errorf("submit: unexpected answer %s", trim(body))
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		code, body, err := get("/svc/indexer/v1/task/" + sub.TaskID + "/status")
+		if err != nil {
+			return nil, err
+		}
+		var st struct {
+			Status struct {
+				Status   string `json:"status"`
+				ErrorMsg string `json:"errorMsg"`
+			} `json:"status"`
+		}
+		if code == 200 && json.Unmarshal(body, &st) == nil {
+			switch st.Status.Status {
+			case "SUCCESS", "FAILED":
+				_, rep, err := get("/svc/indexer/v1/task/" + sub.TaskID + "/reports")
+				if err != nil {
+					return nil, err
+				}
+				var report map[string]any
+				json.Unmarshal(rep, &report)
+				if st.Status.Status == "FAILED" {
+					return report, fmt.Errorf("task %s failed: %s", sub.TaskID, st.Status.ErrorMsg)
+				}
+				return report, nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil, fmt.Errorf("task %s did not finish in 5 minutes", sub.TaskID)
+}
+
+var ingestContext = map[string]any{"finalizeAggregations": false, "maxNumTasks": 5, "groupByEnableMultiValueUnnesting": false}
+
+func withContext(extra map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range ingestContext {
+		out[k] = v
+	}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
+
+// waitQueryable waits until the broker answers a timeBoundary for ds.
+func waitQueryable(ds string) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		code, body, err := post("/svc/v2/", map[string]any{"queryType": "timeBoundary", "dataSource": ds})
+		if err == nil && code == 200 && !bytes.Equal(bytes.TrimSpace(body), []byte("[]")) {
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("datasource %s not queryable after 60 s", ds)
+}
+
+// ---- comparison ----
+
+func decode(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	err := d.Decode(&v)
+	return v, err
+}
+
+// equal compares JSON values; numbers by their text, so 905 ≠ 905.0.
+func equal(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !equal(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && x == y
+	default:
+		return a == b
+	}
+}
+
+// compareRows compares ordered result rows; with fields only those keys of each
+// row (but the row count must match).
+func compareRows(expected, actual []any, fields []string) error {
+	if len(expected) != len(actual) {
+		return fmt.Errorf("%d rows, want %d; got %s", len(actual), len(expected), short(actual))
+	}
+	for i := range expected {
+		e, a := expected[i], actual[i]
+		if len(fields) > 0 {
+			em, _ := e.(map[string]any)
+			am, _ := a.(map[string]any)
+			for _, f := range fields {
+				if !equal(em[f], am[f]) {
+					return fmt.Errorf("row %d field %s: got %s, want %s", i, f, short(am[f]), short(em[f]))
+				}
+			}
+			continue
+		}
+		if !equal(e, a) {
+			return fmt.Errorf("row %d: got %s, want %s", i, short(a), short(e))
+		}
+	}
+	return nil
+}
+
+func short(v any) string {
+	b, _ := json.Marshal(v)
+	return trim(b)
+}
+
+func trim(b []byte) string {
+	s := string(b)
+	if len(s) > 600 {
+		s = s[:600] + "..."
+	}
+	return s
+}
+
+// ---- query files ----
+
+type entry struct {
+	Description     string          `json:"description"`
+	Query           json.RawMessage `json:"query"`
+	ExpectedResults json.RawMessage `json:"expectedResults"`
+	FieldsToTest    []string        `json:"fieldsToTest"`
+}
+
+func loadQueries(file string, subst map[string]string) ([]entry, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "queries", file))
+	if err != nil {
+		return nil, err
+	}
+	text := string(b)
+	for k, v := range subst {
+		text = strings.ReplaceAll(text, k, v)
+	}
+	var out []entry
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return out, nil
+}
+
+// skipRule marks entries that need a feature Strata does not have, with the reason.
+type skipRule struct {
+	contains, reason string
+}
+
+// runQueries runs every entry of a native query file.
+func runQueries(name, file string, subst map[string]string, skips []skipRule) {
+	entries, err := loadQueries(file, subst)
+	if err != nil {
+		record(name, "FAIL", err.Error())
+		return
+	}
+	for i, e := range entries {
+		label := fmt.Sprintf("%s #%d %s", name, i+1, e.Description)
+		if reason := skipReason(string(e.Query), skips); reason != "" {
+			record(label, "SKIP", reason)
+			continue
+		}
+		expected, err := decode(e.ExpectedResults)
+		if err != nil {
+			record(label, "FAIL", "bad expected results: "+err.Error())
+			continue
+		}
+		var actual any
+		if len(e.Query) > 0 && e.Query[0] == '"' || isSQLObject(e.Query) {
+			actual, err = runSQLQuery(e.Query)
+		} else {
+			actual, err = runNative(e.Query)
+		}
+		if err != nil {
+			record(label, "FAIL", err.Error())
+			continue
+		}
+		exp, _ := expected.([]any)
+		act, _ := actual.([]any)
+		fields := e.FieldsToTest
+		if err := compareRows(exp, act, fields); err != nil {
+			record(label, "FAIL", err.Error())
+			continue
+		}
+		record(label, "PASS", "")
+	}
+}
+
+func isSQLObject(q json.RawMessage) bool {
+	var m map[string]any
+	if json.Unmarshal(q, &m) != nil {
+		return false
+	}
+	_, hasSQL := m["query"].(string)
+	_, hasType := m["queryType"]
+	return hasSQL && !hasType
+}
+
+func skipReason(q string, skips []skipRule) string {
+	for _, s := range skips {
+		if strings.Contains(q, s.contains) {
+			return s.reason
+		}
+	}
+	return ""
+}
+
+func runNative(q json.RawMessage) (any, error) {
+	resp, err := client.Post(router+"/svc/v2/", "application/json", bytes.NewReader(q))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, trim(body))
+	}
+	return decode(body)
+}
+
+// runSQLQuery runs a SQL string (or {"query": sql}) as an MSQ SELECT task and
+// turns the report's results into row objects named by the signature.
+func runSQLQuery(q json.RawMessage) (any, error) {
+	var sql string
+	if json.Unmarshal(q, &sql) != nil {
+		var m map[string]any
+		json.Unmarshal(q, &m)
+		sql, _ = m["query"].(string)
+	}
+	report, err := sqlTask(sql, map[string]any{})
+	if err != nil {
+		return nil, err
+	}
+	return reportRows(report)
+}
+
+func reportRows(report map[string]any) ([]any, error) {
+	b, _ := json.Marshal(report)
+	var r struct {
+		MSQ struct {
+			Payload struct {
+				Results struct {
+					Signature []struct {
+						Name string `json:"name"`
+					} `json:"signature"`
+					Results []json.RawMessage `json:"results"`
+				} `json:"results"`
+			} `json:"payload"`
+		} `json:"multiStageQuery"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	res := r.MSQ.Payload.Results
+	if len(res.Signature) == 0 {
+		return nil, fmt.Errorf("report has no results signature: %s", trim(b))
+	}
+	var rows []any
+	for _, raw := range res.Results {
+		v, err := decode(raw)
+		if err != nil {
+			return nil, err
+		}
+		vals, _ := v.([]any)
+		row := map[string]any{}
+		for i, col := range res.Signature {
+			if i < len(vals) {
+				row[col.Name] = vals[i]
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// sortRows orders row objects by their JSON text (for unordered comparisons).
+func sortRows(rows []any) {
+	sort.Slice(rows, func(i, j int) bool { return short(rows[i]) < short(rows[j]) })
+}
+
+var errSkip = errors.New("skip")
