@@ -4,7 +4,7 @@ PKGS     := ./...
 BIN      := bin/strata
 CONFORMANCE_DIR ?= $(abspath ../shared/conformance/druid)
 
-.PHONY: all build test vet fmt-check quickstart bench-control conformance clean
+.PHONY: all build test vet fmt-check quickstart bench-control bench-query bench-ingest conformance clean
 
 all: build
 
@@ -29,6 +29,14 @@ quickstart: build
 # write latency with 1 and 64 clients, and leader failover after kill -9.
 bench-control: build
 	$(GO) run ./bench/control --bin $(BIN)
+
+# Data plane against ClickHouse on ../shared/bench (10M rows by default; ROWS=n to change).
+ROWS ?= 10000000
+bench-query: build
+	$(GO) run ./bench/dataplane --mode query --rows $(ROWS)
+
+bench-ingest: build
+	$(GO) run ./bench/dataplane --mode ingest --rows $(ROWS)
 
 # Druid's conformance corpus (../shared/conformance/druid, or CONFORMANCE_DIR)
 # against a quickstart started by the harness.

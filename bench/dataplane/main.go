@@ -1,0 +1,356 @@
+// Command dataplane benchmarks Strata's data plane against ClickHouse on the
+// shared benchmark kit (../shared/bench): it generates the data set, starts a
+// quickstart, ingests the data with SQL INSERT (PARTITIONED BY DAY) from a local
+// NDJSON file, and, in query mode, runs the ten queries of queries.json through
+// the broker (warm-up, then the median of --runs), checking results against
+// ClickHouse's. ClickHouse's figures come from clickhouse-anchor.sh in the same
+// run, and each line prints ours, the anchor's, and the ratio.
+//
+//	go run ./bench/dataplane --mode ingest|query [--rows N] [--runs K]
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+var client = &http.Client{Timeout: 30 * time.Minute}
+
+func main() {
+	mode := flag.String("mode", "query", "ingest or query")
+	rows := flag.Int("rows", 10_000_000, "rows of the generated data set")
+	runs := flag.Int("runs", 5, "timed runs per query (median reported)")
+	bin := flag.String("bin", "bin/strata", "strata binary")
+	kit := flag.String("kit", "../shared/bench", "benchmark kit directory")
+	anchor := flag.Bool("anchor", true, "run clickhouse-anchor.sh in the same run")
+	flag.Parse()
+	if err := run(*mode, *rows, *runs, *bin, *kit, *anchor); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(mode string, rows, runs int, bin, kit string, anchor bool) error {
+	kit, _ = filepath.Abs(kit)
+	bin, _ = filepath.Abs(bin)
+	cache := filepath.Join("var", "bench")
+	os.MkdirAll(cache, 0o755)
+	data, _ := filepath.Abs(filepath.Join(cache, fmt.Sprintf("wiki-%d.json", rows)))
+	if _, err := os.Stat(data); err != nil {
+		fmt.Printf("generating %d rows into %s ...\n", rows, data)
+		if err := generate(kit, rows, data); err != nil {
+			return err
+		}
+	}
+	var ch *anchorResult
+	if anchor {
+		fmt.Println("running the ClickHouse anchor (clickhouse-anchor.sh) ...")
+		var err error
+		ch, err = runAnchor(kit, rows, runs)
+		if err != nil {
+			fmt.Printf("ClickHouse anchor unavailable: %v\n", err)
+		}
+	}
+	dir, err := os.MkdirTemp("", "strata-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	cmd := exec.Command(bin, "quickstart", "--data", dir, "--set", "svc.log.level=warn")
+	logf, _ := os.Create(filepath.Join(dir, "quickstart.log"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	if err := waitReady(); err != nil {
+		return err
+	}
+
+	sql := fmt.Sprintf(`INSERT INTO "wiki" SELECT TIME_PARSE("timestamp") AS __time, channel, page, "user", country, city, namespace, isRobot, isNew, added, deleted, delta, commentLength, price
+FROM TABLE(EXTERN('{"type":"local","files":[%q]}', '{"type":"json"}', '[{"name":"timestamp","type":"string"},{"name":"channel","type":"string"},{"name":"page","type":"string"},{"name":"user","type":"string"},{"name":"country","type":"string"},{"name":"city","type":"string"},{"name":"namespace","type":"string"},{"name":"isRobot","type":"string"},{"name":"isNew","type":"string"},{"name":"added","type":"long"},{"name":"deleted","type":"long"},{"name":"delta","type":"long"},{"name":"commentLength","type":"long"},{"name":"price","type":"double"}]'))
+PARTITIONED BY DAY`, data)
+	t0 := time.Now()
+	if err := ingest(sql); err != nil {
+		return err
+	}
+	ingestDur := time.Since(t0)
+	peak := peakRSS(cmd.Process.Pid)
+	rate := float64(rows) / ingestDur.Seconds()
+	fmt.Printf("\n%-28s %10s %12s %8s\n", "ingest (submit → loaded)", "strata", "clickhouse", "ratio")
+	if ch != nil && ch.loadSeconds > 0 {
+		chRate := float64(rows) / ch.loadSeconds
+		fmt.Printf("%-28s %8.0f/s %10.0f/s %8.2f   (%d rows: %.1f s vs %.1f s; higher is better)\n", "rows per second", rate, chRate, rate/chRate, rows, ingestDur.Seconds(), ch.loadSeconds)
+	} else {
+		fmt.Printf("%-28s %8.0f/s %12s\n", "rows per second", rate, "n/a")
+	}
+	fmt.Printf("%-28s %8.0f MB (peak RSS of the quickstart process: ingestion, broker and historical together)\n", "peak memory", float64(peak)/1e6)
+	if mode == "ingest" {
+		return nil
+	}
+
+	qs, err := loadQueries(kit)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\n%-5s %10s %12s %8s  %s\n", "query", "strata ms", "clickhouse ms", "ratio", "result check")
+	for _, q := range qs {
+		if _, err := query(q.Native); err != nil { // warm-up
+			fmt.Printf("%-5s failed: %v\n", q.ID, err)
+			continue
+		}
+		var times []float64
+		var last []byte
+		for i := 0; i < runs; i++ {
+			t := time.Now()
+			b, err := query(q.Native)
+			if err != nil {
+				return fmt.Errorf("%s: %w", q.ID, err)
+			}
+			times = append(times, float64(time.Since(t).Microseconds())/1000)
+			last = b
+		}
+		sort.Float64s(times)
+		med := times[len(times)/2]
+		check, chMs := "no anchor", 0.0
+		if ch != nil {
+			if a, ok := ch.queries[q.ID]; ok {
+				chMs = a.medianMs
+				check = compareFirstRow(q.ID, last, a.firstRow)
+			}
+		}
+		if chMs > 0 {
+			fmt.Printf("%-5s %10.1f %12.1f %8.2f  %s\n", q.ID, med, chMs, med/chMs, check)
+		} else {
+			fmt.Printf("%-5s %10.1f %12s %8s  %s\n", q.ID, med, "n/a", "", check)
+		}
+	}
+	fmt.Printf("peak memory after queries: %.0f MB\n", float64(peakRSS(cmd.Process.Pid))/1e6)
+	return nil
+}
+
+func generate(kit string, rows int, out string) error {
+	f, err := os.Create(out + ".tmp")
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("go", "run", ".", "-rows", strconv.Itoa(rows))
+	cmd.Dir = filepath.Join(kit, "gen")
+	cmd.Stdout, cmd.Stderr = f, os.Stderr
+	if err := cmd.Run(); err != nil {
+		f.Close()
+		return fmt.Errorf("generator: %w", err)
+	}
+	f.Close()
+	return os.Rename(out+".tmp", out)
+}
+
+type anchorQuery struct {
+	medianMs float64
+	firstRow string
+}
+
+type anchorResult struct {
+	loadSeconds float64
+	queries     map[string]anchorQuery
+}
+
+func runAnchor(kit string, rows, runs int) (*anchorResult, error) {
+	cmd := exec.Command("bash", filepath.Join(kit, "clickhouse-anchor.sh"), "--rows", strconv.Itoa(rows), "--runs", strconv.Itoa(runs))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, err
+	}
+	res := &anchorResult{queries: map[string]anchorQuery{}}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), "\t", 4)
+		switch {
+		case len(f) >= 3 && f[0] == "load":
+			res.loadSeconds, _ = strconv.ParseFloat(f[2], 64)
+			if len(f) == 4 {
+				fmt.Printf("clickhouse: loaded %s rows in %s s, %s bytes on disk\n", f[1], f[2], f[3])
+			}
+		case len(f) == 4 && strings.HasPrefix(f[0], "Q"):
+			ms, _ := strconv.ParseFloat(f[1], 64)
+			res.queries[f[0]] = anchorQuery{medianMs: ms, firstRow: f[3]}
+		}
+	}
+	return res, nil
+}
+
+func waitReady() error {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := client.Get("http://127.0.0.1:8082/svc/broker/v1/readiness")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return nil
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("quickstart not ready after 60 s")
+}
+
+func ingest(sql string) error {
+	b, _ := json.Marshal(map[string]any{"query": sql, "context": map[string]any{"maxNumTasks": 2}})
+	resp, err := client.Post("http://127.0.0.1:8888/svc/v2/sql/task", "application/json", bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var sub struct {
+		TaskID string `json:"taskId"`
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(body, &sub) != nil {
+		return fmt.Errorf("submit: HTTP %d %s", resp.StatusCode, body)
+	}
+	for {
+		resp, err := client.Get("http://127.0.0.1:8888/svc/indexer/v1/task/" + sub.TaskID + "/status")
+		if err != nil {
+			return err
+		}
+		var st struct {
+			Status struct {
+				Status   string `json:"status"`
+				ErrorMsg string `json:"errorMsg"`
+			} `json:"status"`
+		}
+		json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		switch st.Status.Status {
+		case "SUCCESS":
+			return nil
+		case "FAILED":
+			return fmt.Errorf("ingestion failed: %s", st.Status.ErrorMsg)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+type benchQuery struct {
+	ID     string          `json:"id"`
+	Native json.RawMessage `json:"native"`
+}
+
+func loadQueries(kit string) ([]benchQuery, error) {
+	b, err := os.ReadFile(filepath.Join(kit, "queries.json"))
+	if err != nil {
+		return nil, err
+	}
+	var qs []benchQuery
+	return qs, json.Unmarshal(b, &qs)
+}
+
+func query(q json.RawMessage) ([]byte, error) {
+	resp, err := client.Post("http://127.0.0.1:8082/svc/v2/", "application/json", bytes.NewReader(q))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, b)
+	}
+	return b, err
+}
+
+// compareFirstRow checks our first result row against ClickHouse's on the keys
+// both have (ClickHouse prints 64-bit integers as strings). Q8 is approximate.
+func compareFirstRow(id string, ours []byte, theirs string) string {
+	var res []map[string]any
+	if err := json.Unmarshal(ours, &res); err != nil || len(res) == 0 {
+		return "MISMATCH: empty or unparsable result"
+	}
+	row := map[string]any{}
+	switch {
+	case res[0]["event"] != nil:
+		row, _ = res[0]["event"].(map[string]any)
+	case res[0]["result"] != nil:
+		switch r := res[0]["result"].(type) {
+		case map[string]any:
+			row = r
+		case []any:
+			if len(r) > 0 {
+				row, _ = r[0].(map[string]any)
+			}
+		}
+	}
+	var ch map[string]any
+	if err := json.Unmarshal([]byte(theirs), &ch); err != nil {
+		return "anchor row unparsable"
+	}
+	checked := 0
+	for k, cv := range ch {
+		ov, ok := row[k]
+		if !ok {
+			continue
+		}
+		checked++
+		cf, cnum := num(cv)
+		of, onum := num(ov)
+		switch {
+		case cnum && onum:
+			tol := 0.0
+			if id == "Q8" {
+				tol = 0.02
+			}
+			if math.Abs(cf-of) > tol*math.Abs(cf)+1e-9 {
+				return fmt.Sprintf("MISMATCH %s: %v vs %v", k, ov, cv)
+			}
+		case fmt.Sprint(cv) != fmt.Sprint(ov):
+			return fmt.Sprintf("MISMATCH %s: %v vs %v", k, ov, cv)
+		}
+	}
+	if checked == 0 {
+		return "no common columns"
+	}
+	return fmt.Sprintf("agrees (%d columns)", checked)
+}
+
+func num(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// peakRSS reads VmHWM of a process (bytes).
+func peakRSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			f := strings.Fields(line)
+			if len(f) >= 2 {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
