@@ -16,6 +16,12 @@ Usage:
   strata server --id ID --roles coordinator,overlord --http HOST:PORT --raft HOST:PORT \
                 --data DIR [--peers ID=RAFTHOST:PORT=HTTPURL,...] [--config FILE] [--set svc.key=value]...
                                                    run one node
+  strata segment build --datasource D --input FILE.json --timestamp-column C \
+                [--segment-granularity DAY] [--query-granularity G] [--coordinator URL]
+                                                   build segments from NDJSON and publish them
+  strata ingest --sql FILE|- [--url URL] [--context JSON]
+                                                   run SQL ingestion, following it with a progress line
+  strata task status|wait|cancel ID [--url URL]    inspect, follow or cancel a task
   strata log dump --data DIR                       print every command in a node's Raft log
   strata log replay --data DIR                     replay a node's log into a fresh state machine
   strata version                                   print the version
@@ -37,6 +43,12 @@ func main() {
 		err = runServer(args)
 	case "log":
 		err = runLog(args)
+	case "segment":
+		err = runSegment(args)
+	case "ingest":
+		err = runIngest(args)
+	case "task":
+		err = runTask(args)
 	case "version", "--version":
 		fmt.Println("strata", server.Version)
 	case "help", "-h", "--help":

@@ -1,0 +1,55 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+
+	"strata/props"
+	"strata/storage/deep"
+)
+
+// DeepStorageFromProps opens the deep storage svc.storage.* selects; a local
+// store without a directory lives under <svc.data.dir>/deepstorage.
+func DeepStorageFromProps(p *props.Properties) (deep.DeepStorage, error) {
+	m := p.Visible()
+	for _, k := range []string{deep.PropS3AccessKey, deep.PropS3SecretKey} {
+		if v, ok := p.Get(k); ok {
+			m[k] = v
+		}
+	}
+	cfg := deep.FromProperties(m)
+	if (cfg.Type == "" || cfg.Type == "local") && cfg.StorageDirectory == "" {
+		dir, err := filepath.Abs(filepath.Join(p.String("svc.data.dir"), "deepstorage"))
+		if err != nil {
+			return nil, err
+		}
+		cfg.StorageDirectory = dir
+	}
+	return deep.New(cfg)
+}
+
+// DeepUploader adapts deep storage to Uploader.
+type DeepUploader struct{ Storage deep.DeepStorage }
+
+// Put implements Uploader.
+func (u DeepUploader) Put(ctx context.Context, key, localPath string) (json.RawMessage, error) {
+	ls, err := u.Storage.Put(ctx, key, localPath)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(ls)
+}
+
+// DeepRemover deletes segment files named by a loadSpec JSON (the coordinator's
+// sweeper uses it).
+type DeepRemover struct{ Storage deep.DeepStorage }
+
+// RemoveLoadSpec deletes the files of one loadSpec.
+func (r DeepRemover) RemoveLoadSpec(ctx context.Context, loadSpec string) error {
+	var ls deep.LoadSpec
+	if err := json.Unmarshal([]byte(loadSpec), &ls); err != nil {
+		return err
+	}
+	return r.Storage.Delete(ctx, ls)
+}

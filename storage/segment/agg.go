@@ -1,0 +1,538 @@
+package segment
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"math/bits"
+	"unicode/utf8"
+
+	"github.com/apache/datasketches-go/hll"
+	"github.com/apache/datasketches-go/theta"
+
+	"strata/storage/blob"
+)
+
+// bitset is a growable set of row numbers (null flags).
+type bitset struct {
+	w []uint64
+	n int // number of set bits
+}
+
+func (b *bitset) set(i int32) {
+	for int(i>>6) >= len(b.w) {
+		b.w = append(b.w, 0)
+	}
+	m := uint64(1) << (uint(i) & 63)
+	if b.w[i>>6]&m == 0 {
+		b.w[i>>6] |= m
+		b.n++
+	}
+}
+
+func (b *bitset) clear(i int32) {
+	if int(i>>6) < len(b.w) {
+		m := uint64(1) << (uint(i) & 63)
+		if b.w[i>>6]&m != 0 {
+			b.w[i>>6] &^= m
+			b.n--
+		}
+	}
+}
+
+func (b *bitset) has(i int32) bool {
+	return int(i>>6) < len(b.w) && b.w[i>>6]&(1<<(uint(i)&63)) != 0
+}
+
+func (b *bitset) reset() { b.w, b.n = b.w[:0], 0 }
+
+// Column sources: what a writer hands to the column encoders. Values are
+// indexed by (unsorted) row number; nulls holds the null rows.
+type longSource struct {
+	vals  []int64
+	nulls bitset
+}
+
+type doubleSource struct {
+	vals  []float64
+	nulls bitset
+}
+
+type floatSource struct {
+	vals  []float32
+	nulls bitset
+}
+
+// blobSource serializes the value of a row for a complex column; ok=false
+// means null.
+type blobSource interface {
+	appendBlob(dst []byte, row int32) (out []byte, ok bool, err error)
+}
+
+// aggregator keeps one metric's state per segment row.
+type aggregator interface {
+	// init appends the state for a new row from one input row.
+	init(in Value, t int64) error
+	// fold combines one more input row into existing row.
+	fold(row int32, in Value, t int64) error
+	reset()
+}
+
+func newAggregator(m Metric) (aggregator, error) {
+	switch m.Type {
+	case "count":
+		return &countAgg{}, nil
+	case "longSum", "longMin", "longMax":
+		return &longAgg{op: m.Type[4:]}, nil
+	case "doubleSum", "doubleMin", "doubleMax":
+		return &doubleAgg{op: m.Type[6:]}, nil
+	case "floatSum", "floatMin", "floatMax":
+		return &floatAgg{op: m.Type[5:]}, nil
+	case "longFirst", "doubleFirst", "floatFirst", "stringFirst",
+		"longLast", "doubleLast", "floatLast", "stringLast":
+		info := aggTypes[m.Type]
+		last := m.Type[len(m.Type)-4:] == "Last"
+		return &pairAgg{typ: info.complexType, last: last, maxBytes: m.MaxStringBytes}, nil
+	case "HLLSketchBuild", "HLLSketchMerge":
+		t, _ := hllType(m.TgtHllType)
+		return &hllAgg{lgK: m.LgK, tgt: t, merge: m.Type == "HLLSketchMerge"}, nil
+	case "thetaSketch":
+		return &thetaAgg{lgK: uint8(bits.TrailingZeros(uint(m.Size))), input: m.IsInputThetaSketch}, nil
+	}
+	return nil, fmt.Errorf("segment: unknown aggregator %q", m.Type)
+}
+
+func hllType(s string) (hll.TgtHllType, error) {
+	switch s {
+	case "HLL_4":
+		return hll.TgtHllTypeHll4, nil
+	case "HLL_6":
+		return hll.TgtHllTypeHll6, nil
+	case "HLL_8":
+		return hll.TgtHllTypeHll8, nil
+	}
+	return 0, fmt.Errorf("unknown tgtHllType %q", s)
+}
+
+// countAgg counts input rows.
+type countAgg struct{ longSource }
+
+func (a *countAgg) init(Value, int64) error { a.vals = push(a.vals, 1); return nil }
+func (a *countAgg) fold(row int32, _ Value, _ int64) error {
+	a.vals[row]++
+	return nil
+}
+func (a *countAgg) reset() { a.vals = a.vals[:0]; a.nulls.reset() }
+
+// longAgg is longSum/Min/Max. With SQL-compatible null handling the result
+// is null only when every input was null.
+type longAgg struct {
+	longSource
+	op string // Sum, Min, Max
+}
+
+func (a *longAgg) init(in Value, _ int64) error {
+	v, ok := in.AsLong()
+	a.vals = push(a.vals, v)
+	if !ok {
+		a.nulls.set(int32(len(a.vals) - 1))
+	}
+	return nil
+}
+
+func (a *longAgg) fold(row int32, in Value, _ int64) error {
+	v, ok := in.AsLong()
+	if !ok {
+		return nil
+	}
+	if a.nulls.has(row) {
+		a.nulls.clear(row)
+		a.vals[row] = v
+		return nil
+	}
+	switch a.op {
+	case "Sum":
+		a.vals[row] += v
+	case "Min":
+		a.vals[row] = min(a.vals[row], v)
+	case "Max":
+		a.vals[row] = max(a.vals[row], v)
+	}
+	return nil
+}
+
+func (a *longAgg) reset() { a.vals = a.vals[:0]; a.nulls.reset() }
+
+type doubleAgg struct {
+	doubleSource
+	op string
+}
+
+func (a *doubleAgg) init(in Value, _ int64) error {
+	v, ok := in.AsDouble()
+	a.vals = push(a.vals, v)
+	if !ok {
+		a.nulls.set(int32(len(a.vals) - 1))
+	}
+	return nil
+}
+
+func (a *doubleAgg) fold(row int32, in Value, _ int64) error {
+	v, ok := in.AsDouble()
+	if !ok {
+		return nil
+	}
+	if a.nulls.has(row) {
+		a.nulls.clear(row)
+		a.vals[row] = v
+		return nil
+	}
+	a.vals[row] = combineFloat(a.op, a.vals[row], v)
+	return nil
+}
+
+func (a *doubleAgg) reset() { a.vals = a.vals[:0]; a.nulls.reset() }
+
+// combineFloat follows Java's Math.min/max: NaN wins, -0 < +0.
+func combineFloat(op string, a, b float64) float64 {
+	switch op {
+	case "Sum":
+		return a + b
+	case "Min":
+		if a != a || b != b {
+			return math.NaN()
+		}
+		return math.Min(a, b)
+	default:
+		if a != a || b != b {
+			return math.NaN()
+		}
+		return math.Max(a, b)
+	}
+}
+
+// floatAgg accumulates in float32, as Druid's float aggregators do.
+type floatAgg struct {
+	floatSource
+	op string
+}
+
+func (a *floatAgg) init(in Value, _ int64) error {
+	v, ok := in.AsDouble()
+	a.vals = push(a.vals, float32(v))
+	if !ok {
+		a.nulls.set(int32(len(a.vals) - 1))
+	}
+	return nil
+}
+
+func (a *floatAgg) fold(row int32, in Value, _ int64) error {
+	v, ok := in.AsDouble()
+	if !ok {
+		return nil
+	}
+	if a.nulls.has(row) {
+		a.nulls.clear(row)
+		a.vals[row] = float32(v)
+		return nil
+	}
+	if a.op == "Sum" {
+		a.vals[row] += float32(v)
+	} else {
+		a.vals[row] = float32(combineFloat(a.op, float64(a.vals[row]), float64(float32(v))))
+	}
+	return nil
+}
+
+func (a *floatAgg) reset() { a.vals = a.vals[:0]; a.nulls.reset() }
+
+// pairAgg is the first/last family. Like Druid, the earliest (latest) row
+// wins even when its value is null; on equal times first keeps the earlier
+// input row and last takes the later one.
+type pairAgg struct {
+	typ      string
+	last     bool
+	maxBytes int
+	times    []int64
+	longs    []int64
+	doubles  []float64
+	strs     []string
+	nulls    bitset
+}
+
+func (a *pairAgg) set(row int32, in Value, t int64) {
+	a.times[row] = t
+	ok := false
+	switch a.typ {
+	case blob.TypePairLongLong:
+		a.longs[row], ok = in.AsLong()
+	case blob.TypePairLongDouble, blob.TypePairLongFloat:
+		a.doubles[row], ok = in.AsDouble()
+		if a.typ == blob.TypePairLongFloat {
+			a.doubles[row] = float64(float32(a.doubles[row]))
+		}
+	case blob.TypePairLongString:
+		var s string
+		s, ok = in.AsString()
+		a.strs[row] = chopUTF8(s, a.maxBytes)
+	}
+	if ok {
+		a.nulls.clear(row)
+	} else {
+		a.nulls.set(row)
+	}
+}
+
+func (a *pairAgg) init(in Value, t int64) error {
+	a.times = push(a.times, 0)
+	switch a.typ {
+	case blob.TypePairLongLong:
+		a.longs = push(a.longs, 0)
+	case blob.TypePairLongString:
+		a.strs = push(a.strs, "")
+	default:
+		a.doubles = push(a.doubles, 0)
+	}
+	a.set(int32(len(a.times)-1), in, t)
+	return nil
+}
+
+func (a *pairAgg) fold(row int32, in Value, t int64) error {
+	if (a.last && t >= a.times[row]) || (!a.last && t < a.times[row]) {
+		a.set(row, in, t)
+	}
+	return nil
+}
+
+func (a *pairAgg) reset() {
+	a.times, a.longs, a.doubles = a.times[:0], a.longs[:0], a.doubles[:0]
+	clear(a.strs)
+	a.strs = a.strs[:0]
+	a.nulls.reset()
+}
+
+func (a *pairAgg) appendBlob(dst []byte, row int32) ([]byte, bool, error) {
+	p := blob.Pair{Time: a.times[row], Null: a.nulls.has(row)}
+	switch a.typ {
+	case blob.TypePairLongLong:
+		p.Long = a.longs[row]
+	case blob.TypePairLongString:
+		p.String = a.strs[row]
+	default:
+		p.Double = a.doubles[row]
+	}
+	out, err := blob.AppendPair(dst, a.typ, p)
+	return out, true, err
+}
+
+// chopUTF8 cuts s to at most n bytes without splitting a character. The
+// result is cloned so the writer never keeps a caller's buffer.
+func chopUTF8(s string, n int) string {
+	if len(s) > n {
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	return cloneString(s)
+}
+
+func cloneString(s string) string {
+	if s == "" {
+		return ""
+	}
+	return string([]byte(s))
+}
+
+// sketchBytes returns the serialized sketch an input value carries: raw
+// bytes, or a base64 string as found in JSON input.
+func sketchBytes(in Value) ([]byte, bool, error) {
+	if b, ok := in.AsBytes(); ok {
+		return b, true, nil
+	}
+	if s, ok := in.AsString(); ok && in.kind == vString {
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, false, fmt.Errorf("segment: sketch input is not base64: %v", err)
+		}
+		return b, true, nil
+	}
+	return nil, false, nil
+}
+
+// hllAgg is HLLSketchBuild (hash raw values) or HLLSketchMerge (union of
+// serialized sketches). Strings are hashed as their UTF-8 bytes, longs as
+// UpdateInt64 and doubles as the bits of the value with -0 folded into +0
+// (see blob.UpdateHLL). Null inputs are skipped.
+type hllAgg struct {
+	lgK      int
+	tgt      hll.TgtHllType
+	merge    bool
+	sketches []hll.HllSketch
+	unions   []hll.Union
+}
+
+func (a *hllAgg) init(in Value, t int64) error {
+	if a.merge {
+		u, err := hll.NewUnion(a.lgK)
+		if err != nil {
+			return err
+		}
+		a.unions = append(a.unions, u)
+	} else {
+		sk, err := hll.NewHllSketch(a.lgK, a.tgt)
+		if err != nil {
+			return err
+		}
+		a.sketches = append(a.sketches, sk)
+	}
+	return a.fold(int32(max(len(a.unions), len(a.sketches))-1), in, t)
+}
+
+func (a *hllAgg) fold(row int32, in Value, _ int64) error {
+	if a.merge {
+		b, ok, err := sketchBytes(in)
+		if err != nil || !ok {
+			return err
+		}
+		sk, err := blob.DecodeHLL(b)
+		if err != nil {
+			return err
+		}
+		return a.unions[row].UpdateSketch(sk)
+	}
+	sk := a.sketches[row]
+	switch in.kind {
+	case vNull:
+		return nil
+	case vString:
+		return blob.UpdateHLLString(sk, in.s)
+	case vStrings:
+		for _, s := range in.ss {
+			if err := blob.UpdateHLLString(sk, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	case vLong:
+		return sk.UpdateInt64(int64(in.n))
+	case vDouble:
+		return blob.UpdateHLLDouble(sk, math.Float64frombits(in.n))
+	case vBytes:
+		return sk.UpdateSlice(in.b)
+	}
+	return nil
+}
+
+func (a *hllAgg) reset() {
+	clear(a.sketches)
+	clear(a.unions)
+	a.sketches, a.unions = a.sketches[:0], a.unions[:0]
+}
+
+func (a *hllAgg) appendBlob(dst []byte, row int32) ([]byte, bool, error) {
+	var sk hll.HllSketch = nil
+	if a.merge {
+		var err error
+		if sk, err = a.unions[row].GetResult(a.tgt); err != nil {
+			return dst, false, err
+		}
+	} else {
+		sk = a.sketches[row]
+	}
+	b, err := sk.ToCompactSlice()
+	return append(dst, b...), true, err
+}
+
+// thetaAgg is thetaSketch: an update sketch over raw values, or a union of
+// serialized sketches when the input holds sketches.
+type thetaAgg struct {
+	lgK      uint8
+	input    bool
+	sketches []*theta.QuickSelectUpdateSketch
+	unions   []*theta.Union
+}
+
+func (a *thetaAgg) init(in Value, t int64) error {
+	if a.input {
+		u, err := theta.NewUnion(theta.WithUnionLgK(a.lgK))
+		if err != nil {
+			return err
+		}
+		a.unions = append(a.unions, u)
+	} else {
+		sk, err := theta.NewQuickSelectUpdateSketch(theta.WithUpdateSketchLgK(a.lgK))
+		if err != nil {
+			return err
+		}
+		a.sketches = append(a.sketches, sk)
+	}
+	return a.fold(int32(max(len(a.unions), len(a.sketches))-1), in, t)
+}
+
+func (a *thetaAgg) fold(row int32, in Value, _ int64) error {
+	if a.input {
+		b, ok, err := sketchBytes(in)
+		if err != nil || !ok {
+			return err
+		}
+		sk, err := blob.DecodeTheta(b)
+		if err != nil {
+			return err
+		}
+		return a.unions[row].Update(sk)
+	}
+	sk := a.sketches[row]
+	switch in.kind {
+	case vString:
+		blob.UpdateTheta(sk, in.s)
+	case vStrings:
+		for _, s := range in.ss {
+			blob.UpdateTheta(sk, s)
+		}
+	case vLong:
+		blob.UpdateTheta(sk, int64(in.n))
+	case vDouble:
+		blob.UpdateTheta(sk, math.Float64frombits(in.n))
+	case vBytes:
+		blob.UpdateTheta(sk, in.b)
+	}
+	return nil
+}
+
+func (a *thetaAgg) reset() {
+	clear(a.sketches)
+	clear(a.unions)
+	a.sketches, a.unions = a.sketches[:0], a.unions[:0]
+}
+
+func (a *thetaAgg) appendBlob(dst []byte, row int32) ([]byte, bool, error) {
+	var cs *theta.CompactSketch
+	if a.input {
+		var err error
+		if cs, err = a.unions[row].OrderedResult(); err != nil {
+			return dst, false, err
+		}
+	} else {
+		cs = a.sketches[row].CompactOrdered()
+	}
+	b, err := cs.MarshalBinary()
+	return append(dst, b...), true, err
+}
+
+// push appends v, doubling the capacity when full. Per-row columns grow to
+// millions of entries; append's 1.25x growth for large slices would copy
+// each of them several times over.
+func push[T any](s []T, v T) []T {
+	if len(s) < cap(s) {
+		return append(s, v)
+	}
+	return growPush(s, v)
+}
+
+func growPush[T any](s []T, v T) []T {
+	ns := make([]T, len(s), max(2*cap(s), 1024))
+	copy(ns, s)
+	return append(ns, v)
+}

@@ -1,0 +1,163 @@
+package segment
+
+import (
+	"math"
+	"strconv"
+)
+
+// Field is one input field of the rows given to a Writer or Builder. A row's
+// Values are parallel to Spec.Fields.
+type Field struct {
+	Name string
+	Kind Kind // the natural type of the field; values of other types are coerced
+}
+
+// Row is one input row: its timestamp in epoch milliseconds and one Value
+// per Spec.Fields entry. Writers copy what they keep, so a caller may reuse
+// a Row and its slices for the next row.
+type Row struct {
+	Time   int64
+	Values []Value
+}
+
+type valueKind uint8
+
+const (
+	vNull valueKind = iota
+	vLong
+	vDouble
+	vString
+	vStrings
+	vBytes
+)
+
+// Value is one typed input value. The zero Value is null. Values are small
+// and passed by value; constructing one does not allocate.
+type Value struct {
+	s    string
+	ss   []string
+	b    []byte
+	n    uint64 // int64 or float64 bits
+	kind valueKind
+}
+
+// Null returns the null value.
+func Null() Value { return Value{} }
+
+// Long returns a long value.
+func Long(v int64) Value { return Value{n: uint64(v), kind: vLong} }
+
+// Double returns a double value (also used for floats).
+func Double(v float64) Value { return Value{n: math.Float64bits(v), kind: vDouble} }
+
+// String returns a string value. The empty string is a value, distinct
+// from null.
+func String(v string) Value { return Value{s: v, kind: vString} }
+
+// Strings returns a multi-value string. An empty (or nil) slice is a row
+// with no values, distinct from null.
+func Strings(v []string) Value { return Value{ss: v, kind: vStrings} }
+
+// Bytes returns a binary value: a serialized sketch for the sketch-merging
+// aggregators.
+func Bytes(v []byte) Value {
+	if v == nil {
+		return Value{}
+	}
+	return Value{b: v, kind: vBytes}
+}
+
+// IsNull reports whether v is null.
+func (v Value) IsNull() bool { return v.kind == vNull }
+
+// AsLong coerces v to a long: doubles are truncated toward zero (saturating,
+// NaN is 0), strings are parsed as integers or decimals; unparsable strings,
+// byte values and multi-values of other than one element are null.
+func (v Value) AsLong() (int64, bool) {
+	switch v.kind {
+	case vLong:
+		return int64(v.n), true
+	case vDouble:
+		return doubleToLong(math.Float64frombits(v.n)), true
+	case vString:
+		return parseLong(v.s)
+	case vStrings:
+		if len(v.ss) == 1 {
+			return parseLong(v.ss[0])
+		}
+	}
+	return 0, false
+}
+
+// AsDouble coerces v to a double, like AsLong.
+func (v Value) AsDouble() (float64, bool) {
+	switch v.kind {
+	case vLong:
+		return float64(int64(v.n)), true
+	case vDouble:
+		return math.Float64frombits(v.n), true
+	case vString:
+		return parseDouble(v.s)
+	case vStrings:
+		if len(v.ss) == 1 {
+			return parseDouble(v.ss[0])
+		}
+	}
+	return 0, false
+}
+
+// AsString coerces v to a single string: numbers are formatted, a
+// one-element multi-value gives its element; null, bytes and other
+// multi-values are null.
+func (v Value) AsString() (string, bool) {
+	switch v.kind {
+	case vString:
+		return v.s, true
+	case vLong:
+		return strconv.FormatInt(int64(v.n), 10), true
+	case vDouble:
+		return strconv.FormatFloat(math.Float64frombits(v.n), 'g', -1, 64), true
+	case vStrings:
+		if len(v.ss) == 1 {
+			return v.ss[0], true
+		}
+	}
+	return "", false
+}
+
+// AsBytes returns the bytes of a binary value.
+func (v Value) AsBytes() ([]byte, bool) {
+	if v.kind == vBytes {
+		return v.b, true
+	}
+	return nil, false
+}
+
+// doubleToLong converts like Java's (long) cast: truncation, saturation at
+// the int64 range, NaN to 0. Go leaves out-of-range conversions undefined.
+func doubleToLong(f float64) int64 {
+	switch {
+	case f != f:
+		return 0
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+func parseLong(s string) (int64, bool) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, true
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return doubleToLong(f), true
+	}
+	return 0, false
+}
+
+func parseDouble(s string) (float64, bool) {
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
+}
