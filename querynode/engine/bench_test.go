@@ -1,0 +1,183 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"strata/interval"
+	"strata/querynode/query"
+	seg "strata/storage/segment"
+)
+
+// The benchmark data set of shared/bench/gen (same distributions and
+// random stream), built in-process as DAY segments.
+
+type zipf struct{ cdf []float64 }
+
+func newZipf(n int, s float64) *zipf {
+	cdf := make([]float64, n)
+	sum := 0.0
+	for k := 0; k < n; k++ {
+		sum += 1 / math.Pow(float64(k+1), s)
+		cdf[k] = sum
+	}
+	for k := range cdf {
+		cdf[k] /= sum
+	}
+	return &zipf{cdf}
+}
+
+func (z *zipf) draw(r *rng) int {
+	u := float64(r.next()>>11) / (1 << 53)
+	lo, hi := 0, len(z.cdf)-1
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if z.cdf[mid] < u {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+func benchSegments(b *testing.B, rows, days int) []*Segment {
+	b.Helper()
+	dir := b.TempDir()
+	fields := []seg.Field{}
+	var dims []seg.Dimension
+	for _, n := range []string{"channel", "page", "user", "country", "city", "namespace", "isRobot", "isNew"} {
+		fields = append(fields, seg.Field{Name: n, Kind: seg.KindString})
+		dims = append(dims, seg.Dimension{Name: n})
+	}
+	var mets []seg.Metric
+	for _, n := range []string{"added", "deleted", "delta", "commentLength"} {
+		fields = append(fields, seg.Field{Name: n, Kind: seg.KindLong})
+		mets = append(mets, seg.Metric{Type: "longSum", Name: n, FieldName: n})
+	}
+	fields = append(fields, seg.Field{Name: "price", Kind: seg.KindDouble})
+	mets = append(mets, seg.Metric{Type: "doubleSum", Name: "price", FieldName: "price"})
+	r := &rng{s: 1}
+	fl := func() float64 { return float64(r.next()>>11) / (1 << 53) }
+	channels, pages, users := newZipf(50, 1.2), newZipf(100_000, 1.1), newZipf(1_000_000, 1.05)
+	countries, cities := newZipf(200, 1.3), newZipf(5_000, 1.1)
+	span := int64(days) * 86400
+	start := mustTime("2024-01-01T00:00:00Z")
+	var out []*Segment
+	var w *seg.Writer
+	var cur int64 = -1
+	flush := func() {
+		if w == nil {
+			return
+		}
+		path := filepath.Join(dir, fmt.Sprintf("d%d", len(out)))
+		if _, err := w.WriteFile(path); err != nil {
+			b.Fatal(err)
+		}
+		data, err := seg.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { data.Close() })
+		iv := interval.Interval{Start: cur, End: cur + day}
+		out = append(out, NewSegment("wiki_"+iv.PathString()+"_v1", data))
+	}
+	vals := make([]seg.Value, len(fields))
+	for i := 0; i < rows; i++ {
+		sec := int64(float64(i)/float64(rows)*float64(span)) + int64(r.next()%60) - 30
+		sec = max(0, min(sec, span-1))
+		ts := start + sec*1000
+		d := start + (ts-start)/day*day
+		if d != cur {
+			flush()
+			cur = d
+			var err error
+			w, err = seg.NewWriter(seg.Spec{Fields: fields, Dimensions: dims, Metrics: mets,
+				Interval: seg.Interval{Start: d, End: d + day}})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		added := int64(-math.Log(1-fl()) * 300)
+		deleted := int64(-math.Log(1-fl()) * 80)
+		price := math.Round(math.Exp(fl()*6)*100) / 100
+		vals[0] = seg.String(fmt.Sprintf("#ch%02d", channels.draw(r)))
+		vals[1] = seg.String(fmt.Sprintf("Page_%06d", pages.draw(r)))
+		vals[2] = seg.String(fmt.Sprintf("user%07d", users.draw(r)))
+		vals[3] = seg.String(fmt.Sprintf("C%03d", countries.draw(r)))
+		vals[4] = seg.String(fmt.Sprintf("City%04d", cities.draw(r)))
+		vals[5] = seg.String(fmt.Sprintf("ns%d", r.next()%10))
+		vals[6] = seg.String(fmt.Sprint(r.next()%5 == 0))
+		vals[7] = seg.String(fmt.Sprint(r.next()%10 == 0))
+		vals[8] = seg.Long(added)
+		vals[9] = seg.Long(deleted)
+		vals[10] = seg.Long(added - deleted)
+		vals[11] = seg.Long(int64(r.next() % 500))
+		vals[12] = seg.Double(price)
+		if err := w.Add(seg.Row{Time: ts, Values: vals}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	flush()
+	return out
+}
+
+// benchQueriesFile finds shared/bench/queries.json beside the repository.
+func benchQueriesFile() string {
+	dir, _ := os.Getwd()
+	for range 6 {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "..", "shared", "bench", "queries.json")
+		}
+		dir = filepath.Dir(dir)
+	}
+	return ""
+}
+
+// BenchmarkBenchQueries runs the ten shared benchmark queries over 1M rows
+// (BENCH_ROWS overrides) in seven DAY segments.
+func BenchmarkBenchQueries(b *testing.B) {
+	raw, err := os.ReadFile(benchQueriesFile())
+	if err != nil {
+		b.Skipf("no benchmark queries: %v", err)
+	}
+	var qs []struct {
+		ID     string          `json:"id"`
+		Native json.RawMessage `json:"native"`
+	}
+	if err := json.Unmarshal(raw, &qs); err != nil {
+		b.Fatal(err)
+	}
+	rows := 1_000_000
+	if s := os.Getenv("BENCH_ROWS"); s != "" {
+		fmt.Sscan(s, &rows)
+	}
+	t := time.Now()
+	segs := benchSegments(b, rows, 7)
+	b.Logf("built %d rows in %d segments in %v", rows, len(segs), time.Since(t))
+	e := New(Options{})
+	for _, q := range qs {
+		pq, err := query.Parse(q.Native)
+		if err != nil {
+			b.Fatalf("%s: %v", q.ID, err)
+		}
+		b.Run(q.ID, func(b *testing.B) {
+			var out []byte
+			for b.Loop() {
+				if out, err = e.Execute(context.Background(), pq, segs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if len(out) > 300 {
+				out = append(out[:300:300], "..."...)
+			}
+			b.Logf("%s", out)
+		})
+	}
+}

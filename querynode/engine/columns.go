@@ -1,0 +1,622 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"strconv"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"strata/expr"
+	"strata/querynode/query"
+	seg "strata/storage/segment"
+)
+
+// runCtx is the state of one query on one segment: resolved columns with
+// their per-block decode caches. It is used by one goroutine.
+type runCtx struct {
+	ctx   context.Context
+	seg   *Segment
+	data  *seg.Segment
+	q     *query.Query
+	vcols map[string]*query.VirtualColumn
+	nums  map[string]numSource
+	keys  map[string]keySource
+	rpb   int // rows per block
+	// evaluating guards against virtual columns referring to themselves.
+	evaluating map[string]bool
+}
+
+func newRunCtx(ctx context.Context, s *Segment, q *query.Query) *runCtx {
+	rc := &runCtx{ctx: ctx, seg: s, data: s.Data, q: q, vcols: map[string]*query.VirtualColumn{},
+		nums: map[string]numSource{}, keys: map[string]keySource{}, rpb: s.Data.RowsPerBlock(), evaluating: map[string]bool{}}
+	for _, v := range q.VirtualColumns {
+		rc.vcols[v.Name] = v
+	}
+	return rc
+}
+
+func (rc *runCtx) blockLen(b int) int {
+	s, e := rc.data.BlockRows(b)
+	return e - s
+}
+
+// checkCancel reports a cancelled or timed-out context.
+func (rc *runCtx) checkCancel() error { return ctxErr(rc.ctx) }
+
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		if err == context.DeadlineExceeded {
+			return query.Errorf(query.Timeout, "Query timeout")
+		}
+		return query.Errorf(query.Cancelled, "Query cancelled")
+	}
+	return nil
+}
+
+// colKind reports the storage kind of a physical or virtual column;
+// ok is false when the column does not exist.
+func (rc *runCtx) colKind(name string) (seg.Kind, bool) {
+	if v, ok := rc.vcols[name]; ok {
+		switch v.OutputType {
+		case "LONG":
+			return seg.KindLong, true
+		case "DOUBLE":
+			return seg.KindDouble, true
+		case "FLOAT":
+			return seg.KindFloat, true
+		case "STRING":
+			return seg.KindString, true
+		}
+		if t, ok := rc.exprType(v.Expression.Expr); ok {
+			switch t {
+			case expr.TypeLong:
+				return seg.KindLong, true
+			case expr.TypeDouble:
+				return seg.KindDouble, true
+			}
+		}
+		return seg.KindString, true
+	}
+	ci, ok := rc.data.Column(name)
+	if !ok {
+		return 0, false
+	}
+	return ci.Kind, true
+}
+
+// exprType is the output type of a vectorizable expression.
+func (rc *runCtx) exprType(e *expr.Expr) (expr.Type, bool) {
+	p, ok := e.Vectorize(rc.vecType, 1)
+	if !ok {
+		return 0, false
+	}
+	return p.OutputType(), true
+}
+
+func (rc *runCtx) vecType(name string) (expr.Type, bool) {
+	if rc.evaluating[name] {
+		return 0, false
+	}
+	k, ok := rc.colKind(name)
+	if !ok {
+		return expr.TypeLong, true // missing columns read as null longs
+	}
+	switch k {
+	case seg.KindLong:
+		return expr.TypeLong, true
+	case seg.KindFloat, seg.KindDouble:
+		return expr.TypeDouble, true
+	}
+	return 0, false
+}
+
+// numSource reads a column as numbers, block by block.
+type numSource interface {
+	kind() seg.Kind // KindLong, KindFloat or KindDouble
+	longs(b int) ([]int64, error)
+	doubles(b int) ([]float64, error)
+	// nulls returns a bitset of the null rows of block b, nil when none.
+	nulls(b int) ([]uint64, error)
+	// stats returns block statistics when known (for skipping blocks).
+	stats(b int) (seg.BlockStats, bool)
+}
+
+// num returns the numeric reading of a column (physical, virtual, string
+// parsed as numbers, or all-null when missing).
+func (rc *runCtx) num(name string) (numSource, error) {
+	if s, ok := rc.nums[name]; ok {
+		return s, nil
+	}
+	var src numSource
+	if v, ok := rc.vcols[name]; ok {
+		es, err := rc.newExprNum(v)
+		if err != nil {
+			return nil, err
+		}
+		src = es
+	} else if ci, ok := rc.data.Column(name); !ok {
+		src = &missingNum{rc: rc}
+	} else {
+		switch ci.Kind {
+		case seg.KindLong, seg.KindFloat, seg.KindDouble:
+			var col *seg.NumericColumn
+			if name == seg.TimeColumn {
+				col = rc.data.Time()
+			} else {
+				var err error
+				if col, err = rc.data.Numeric(name); err != nil {
+					return nil, err
+				}
+			}
+			p := &physNum{rc: rc, col: col, k: ci.Kind, lb: -1, db: -1, nb: -1}
+			if col.HasNulls() {
+				bm, err := col.Nulls()
+				if err != nil {
+					return nil, err
+				}
+				p.nullBM = bm
+			}
+			src = p
+		case seg.KindString:
+			ks, err := rc.key(name)
+			if err != nil {
+				return nil, err
+			}
+			src = &keyNum{rc: rc, ks: ks, b: -1}
+		default:
+			src = &missingNum{rc: rc}
+		}
+	}
+	rc.nums[name] = src
+	return src, nil
+}
+
+type physNum struct {
+	rc     *runCtx
+	col    *seg.NumericColumn
+	k      seg.Kind
+	nullBM *roaring.Bitmap
+	lb, db int
+	l      []int64
+	d      []float64
+	nb     int
+	nbits  []uint64
+}
+
+func (p *physNum) kind() seg.Kind { return p.k }
+
+func (p *physNum) longs(b int) ([]int64, error) {
+	if p.lb != b {
+		var err error
+		if p.l, err = p.col.Longs(b, p.l); err != nil {
+			return nil, err
+		}
+		p.lb = b
+	}
+	return p.l, nil
+}
+
+func (p *physNum) doubles(b int) ([]float64, error) {
+	if p.db != b {
+		var err error
+		if p.d, err = p.col.Doubles(b, p.d); err != nil {
+			return nil, err
+		}
+		p.db = b
+	}
+	return p.d, nil
+}
+
+func (p *physNum) stats(b int) (seg.BlockStats, bool) { return p.col.BlockStats(b), true }
+
+func (p *physNum) nulls(b int) ([]uint64, error) {
+	if p.nullBM == nil {
+		return nil, nil
+	}
+	if p.nb != b {
+		p.nbits = p.rc.blockBits(p.nullBM, b, p.nbits)
+		p.nb = b
+	}
+	if p.col.BlockStats(b).NullCount == 0 {
+		return nil, nil
+	}
+	return p.nbits, nil
+}
+
+// blockBits extracts the rows of block b present in bm as a bitset over
+// the block's rows.
+func (rc *runCtx) blockBits(bm *roaring.Bitmap, b int, dst []uint64) []uint64 {
+	start, end := rc.data.BlockRows(b)
+	words := (end - start + 63) / 64
+	if cap(dst) < words {
+		dst = make([]uint64, words)
+	}
+	dst = dst[:words]
+	clear(dst)
+	it := bm.Iterator()
+	it.AdvanceIfNeeded(uint32(start))
+	for it.HasNext() {
+		r := int(it.Next())
+		if r >= end {
+			break
+		}
+		r -= start
+		dst[r>>6] |= 1 << (uint(r) & 63)
+	}
+	return dst
+}
+
+func bitSet(bits []uint64, i int) bool { return bits != nil && bits[i>>6]&(1<<(uint(i)&63)) != 0 }
+
+// missingNum is a column the segment lacks: every row is null.
+type missingNum struct {
+	rc    *runCtx
+	l     []int64
+	d     []float64
+	nbits []uint64
+}
+
+func (m *missingNum) kind() seg.Kind { return seg.KindLong }
+func (m *missingNum) longs(b int) ([]int64, error) {
+	n := m.rc.blockLen(b)
+	if cap(m.l) < n {
+		m.l = make([]int64, n)
+	}
+	return m.l[:n], nil
+}
+func (m *missingNum) doubles(b int) ([]float64, error) {
+	n := m.rc.blockLen(b)
+	if cap(m.d) < n {
+		m.d = make([]float64, n)
+	}
+	return m.d[:n], nil
+}
+func (m *missingNum) nulls(b int) ([]uint64, error) {
+	n := m.rc.blockLen(b)
+	words := (n + 63) / 64
+	if len(m.nbits) < words {
+		m.nbits = make([]uint64, words)
+		for i := range m.nbits {
+			m.nbits[i] = math.MaxUint64
+		}
+	}
+	return m.nbits[:words], nil
+}
+func (m *missingNum) stats(b int) (seg.BlockStats, bool) {
+	n := m.rc.blockLen(b)
+	return seg.BlockStats{Rows: n, NullCount: n}, true
+}
+
+// keyNum reads a string column as numbers: each dictionary value is parsed
+// once; unparsable values and multi-value rows are null.
+type keyNum struct {
+	rc      *runCtx
+	ks      keySource
+	parsedL []int64
+	parsedD []float64
+	ok      []bool
+	b       int
+	l       []int64
+	d       []float64
+	nbits   []uint64
+	hasNull bool
+}
+
+func (k *keyNum) kind() seg.Kind { return seg.KindDouble }
+
+func (k *keyNum) load(b int) error {
+	if k.b == b {
+		return nil
+	}
+	offs, ids, err := k.ks.ids(b)
+	if err != nil {
+		return err
+	}
+	for c := len(k.ok); c < k.ks.card(); c++ {
+		v := k.ks.value(int32(c))
+		s, _ := v.String()
+		var l int64
+		var d float64
+		ok := false
+		if !v.IsNull() {
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+				l, d, ok = n, float64(n), true
+			} else if f, err := strconv.ParseFloat(s, 64); err == nil {
+				l, d, ok = int64(f), f, true
+			}
+		}
+		k.parsedL, k.parsedD, k.ok = append(k.parsedL, l), append(k.parsedD, d), append(k.ok, ok)
+	}
+	n := k.rc.blockLen(b)
+	k.l, k.d = resize(k.l, n), resize(k.d, n)
+	k.nbits = resize(k.nbits, (n+63)/64)
+	clear(k.nbits)
+	k.hasNull = false
+	for i := range n {
+		id := int32(-1)
+		if offs == nil {
+			id = ids[i]
+		} else if offs[i+1]-offs[i] == 1 {
+			id = ids[offs[i]]
+		}
+		if id < 0 || !k.ok[id] {
+			k.l[i], k.d[i] = 0, 0
+			k.nbits[i>>6] |= 1 << (uint(i) & 63)
+			k.hasNull = true
+			continue
+		}
+		k.l[i], k.d[i] = k.parsedL[id], k.parsedD[id]
+	}
+	k.b = b
+	return nil
+}
+
+func (k *keyNum) longs(b int) ([]int64, error)     { return k.l, k.load(b) }
+func (k *keyNum) doubles(b int) ([]float64, error) { return k.d, k.load(b) }
+func (k *keyNum) nulls(b int) ([]uint64, error) {
+	if err := k.load(b); err != nil || !k.hasNull {
+		return nil, err
+	}
+	return k.nbits, nil
+}
+func (k *keyNum) stats(int) (seg.BlockStats, bool) { return seg.BlockStats{}, false }
+
+func resize[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
+}
+
+// exprNum evaluates an expression virtual column block by block, with the
+// vectorized program when the expression allows it.
+type exprNum struct {
+	rc   *runCtx
+	v    *query.VirtualColumn
+	prog *expr.VectorProgram
+	out  seg.Kind
+	b    int
+	l    []int64
+	d    []float64
+	nbit []uint64
+	null bool
+}
+
+func (rc *runCtx) newExprNum(v *query.VirtualColumn) (*exprNum, error) {
+	e := &exprNum{rc: rc, v: v, b: -1, out: seg.KindDouble}
+	rc.evaluating[v.Name] = true
+	prog, ok := v.Expression.Expr.Vectorize(rc.vecType, rc.rpb)
+	delete(rc.evaluating, v.Name)
+	if ok {
+		e.prog = prog
+		if prog.OutputType() == expr.TypeLong {
+			e.out = seg.KindLong
+		}
+	}
+	switch v.OutputType {
+	case "LONG":
+		e.out = seg.KindLong
+	case "FLOAT":
+		e.out = seg.KindFloat
+	case "DOUBLE":
+		e.out = seg.KindDouble
+	}
+	return e, nil
+}
+
+func (e *exprNum) kind() seg.Kind { return e.out }
+
+// Vector implements expr.VectorBindings for the block being evaluated.
+func (e *exprNum) Vector(name string) *expr.Vector {
+	src, err := e.rc.num(name)
+	if err != nil {
+		return nil
+	}
+	v := &expr.Vector{}
+	if src.kind() == seg.KindLong {
+		v.Type = expr.TypeLong
+		v.Longs, err = src.longs(e.b)
+	} else {
+		v.Type = expr.TypeDouble
+		v.Doubles, err = src.doubles(e.b)
+	}
+	if err != nil {
+		return nil
+	}
+	v.Nulls, _ = src.nulls(e.b)
+	return v
+}
+
+func (e *exprNum) load(b int) error {
+	if e.b == b {
+		return nil
+	}
+	e.b = b
+	n := e.rc.blockLen(b)
+	e.l, e.d = resize(e.l, n), resize(e.d, n)
+	e.nbit = resize(e.nbit, (n+63)/64)
+	clear(e.nbit)
+	e.null = false
+	if e.prog != nil {
+		vec, err := e.prog.Eval(e, n)
+		if err != nil {
+			return query.Invalidf("expression [%s]: %v", e.v.Expression.Source, err)
+		}
+		for i := range n {
+			if vec.IsNull(i) {
+				e.l[i], e.d[i] = 0, 0
+				e.nbit[i>>6] |= 1 << (uint(i) & 63)
+				e.null = true
+			} else if vec.Type == expr.TypeLong {
+				e.l[i], e.d[i] = vec.Longs[i], float64(vec.Longs[i])
+			} else {
+				e.d[i], e.l[i] = vec.Doubles[i], javaLong(vec.Doubles[i])
+			}
+		}
+		return nil
+	}
+	rb := &rowBindings{rc: e.rc, b: b}
+	for i := range n {
+		rb.i = i
+		val, err := e.v.Expression.Expr.Eval(rb)
+		if err != nil {
+			return query.Invalidf("expression [%s]: %v", e.v.Expression.Source, err)
+		}
+		if err := rb.err; err != nil {
+			return err
+		}
+		if d, ok := val.AsDouble(); ok && !val.IsNull() {
+			l, _ := val.AsLong()
+			e.l[i], e.d[i] = l, d
+		} else {
+			e.l[i], e.d[i] = 0, 0
+			e.nbit[i>>6] |= 1 << (uint(i) & 63)
+			e.null = true
+		}
+	}
+	return nil
+}
+
+func (e *exprNum) longs(b int) ([]int64, error)     { return e.l, e.load(b) }
+func (e *exprNum) doubles(b int) ([]float64, error) { return e.d, e.load(b) }
+func (e *exprNum) nulls(b int) ([]uint64, error) {
+	if err := e.load(b); err != nil || !e.null {
+		return nil, err
+	}
+	return e.nbit, nil
+}
+func (e *exprNum) stats(int) (seg.BlockStats, bool) { return seg.BlockStats{}, false }
+
+// javaLong converts like Java's (long) cast.
+func javaLong(f float64) int64 {
+	switch {
+	case f != f:
+		return 0
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// rowBindings reads one row of the segment for the row-path expression
+// evaluator. Column errors are kept in err (Bindings cannot fail).
+type rowBindings struct {
+	rc  *runCtx
+	b   int
+	i   int
+	err error
+}
+
+// Get implements expr.Bindings.
+func (r *rowBindings) Get(name string) expr.Value {
+	k, ok := r.rc.colKind(name)
+	if !ok {
+		return expr.Null
+	}
+	if _, virtual := r.rc.vcols[name]; virtual && k == seg.KindString {
+		ks, err := r.rc.key(name)
+		if err != nil {
+			r.err = err
+			return expr.Null
+		}
+		return keyExprValue(ks, r.b, r.i, &r.err)
+	}
+	switch k {
+	case seg.KindLong, seg.KindFloat, seg.KindDouble:
+		src, err := r.rc.num(name)
+		if err != nil {
+			r.err = err
+			return expr.Null
+		}
+		nulls, err := src.nulls(r.b)
+		if err != nil {
+			r.err = err
+			return expr.Null
+		}
+		if bitSet(nulls, r.i) {
+			if src.kind() == seg.KindLong {
+				return expr.NullOf(expr.TypeLong)
+			}
+			return expr.NullOf(expr.TypeDouble)
+		}
+		if src.kind() == seg.KindLong {
+			l, err := src.longs(r.b)
+			if err != nil {
+				r.err = err
+				return expr.Null
+			}
+			return expr.Long(l[r.i])
+		}
+		d, err := src.doubles(r.b)
+		if err != nil {
+			r.err = err
+			return expr.Null
+		}
+		return expr.Double(d[r.i])
+	case seg.KindString:
+		ks, err := r.rc.key(name)
+		if err != nil {
+			r.err = err
+			return expr.Null
+		}
+		return keyExprValue(ks, r.b, r.i, &r.err)
+	}
+	return expr.Null
+}
+
+func keyExprValue(ks keySource, b, i int, errp *error) expr.Value {
+	offs, ids, err := ks.ids(b)
+	if err != nil {
+		*errp = err
+		return expr.Null
+	}
+	if offs == nil {
+		return valueToExpr(ks.value(ids[i]))
+	}
+	lo, hi := offs[i], offs[i+1]
+	switch hi - lo {
+	case 0:
+		return expr.Null
+	case 1:
+		return valueToExpr(ks.value(ids[lo]))
+	}
+	elems := make([]expr.Value, 0, hi-lo)
+	for _, id := range ids[lo:hi] {
+		elems = append(elems, valueToExpr(ks.value(id)))
+	}
+	return expr.Array(expr.TypeStringArray, elems)
+}
+
+func valueToExpr(v Value) expr.Value {
+	switch v.K {
+	case KLong:
+		return expr.Long(v.L)
+	case KDouble, KFloat:
+		return expr.Double(v.D)
+	case KString:
+		return expr.String(v.S)
+	}
+	return expr.Null
+}
+
+func exprToValue(v expr.Value) Value {
+	if v.IsNull() {
+		return Null
+	}
+	switch v.Type() {
+	case expr.TypeLong:
+		return Long(v.Long())
+	case expr.TypeDouble:
+		return Double(v.Double())
+	case expr.TypeString:
+		return Str(v.Str())
+	}
+	s, ok := v.AsString()
+	if !ok {
+		return Null
+	}
+	return Str(s)
+}

@@ -1,0 +1,148 @@
+// Package engine executes native queries (package querynode/query) over
+// segments (package storage/segment): per segment, vectorized over
+// column blocks, filters answered from bitmap indexes where possible and
+// grouping done on dictionary ids; partial results are merged by a pure
+// function (so a broker can merge data servers' partials) and rendered as
+// Druid renders them.
+package engine
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+
+	"strata/querynode/query"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// DefaultTimeout applies when the query context has no timeout
+	// (Druid's default is 300 s). Zero means 300 s.
+	DefaultTimeout time.Duration
+	// MaxGroupByBytes bounds the estimated memory of groupBy grouping
+	// state; the context key maxMergingDictionarySize overrides it. Zero
+	// means 1 GiB.
+	MaxGroupByBytes int64
+	// Parallelism is the number of segments processed at once; zero means
+	// GOMAXPROCS.
+	Parallelism int
+}
+
+// Engine runs queries. It is safe for concurrent use.
+type Engine struct {
+	opts Options
+}
+
+// New returns an Engine.
+func New(opts Options) *Engine {
+	if opts.DefaultTimeout == 0 {
+		opts.DefaultTimeout = 300 * time.Second
+	}
+	if opts.MaxGroupByBytes == 0 {
+		opts.MaxGroupByBytes = 1 << 30
+	}
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = runtime.GOMAXPROCS(0)
+	}
+	return &Engine{opts: opts}
+}
+
+// WithTimeout derives the context a query runs under from its context
+// "timeout" (0 = none, absent = the engine default).
+func (e *Engine) WithTimeout(ctx context.Context, q *query.Query) (context.Context, context.CancelFunc) {
+	switch t := q.Context.Timeout; {
+	case t == 0:
+		return context.WithCancel(ctx)
+	case t > 0:
+		return context.WithTimeout(ctx, time.Duration(t)*time.Millisecond)
+	}
+	return context.WithTimeout(ctx, e.opts.DefaultTimeout)
+}
+
+// Execute runs q over the segments and renders the result, applying the
+// query's timeout.
+func (e *Engine) Execute(ctx context.Context, q *query.Query, segs []*Segment) ([]byte, error) {
+	ctx, cancel := e.WithTimeout(ctx, q)
+	defer cancel()
+	p, err := e.Run(ctx, q, segs)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	return e.Finalize(q, p)
+}
+
+// Run executes q on every segment (in parallel) and merges the partials.
+func (e *Engine) Run(ctx context.Context, q *query.Query, segs []*Segment) (*Partial, error) {
+	parts := make([]*Partial, len(segs))
+	errs := make([]error, len(segs))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(e.opts.Parallelism, len(segs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				parts[i], errs[i] = e.RunSegment(ctx, q, segs[i])
+				if errs[i] != nil {
+					cancel()
+				}
+			}
+		}()
+	}
+	for i := range segs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && query.AsError(err).Kind != query.Cancelled {
+			return nil, query.AsError(err)
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, query.AsError(err)
+		}
+	}
+	return e.Merge(q, parts)
+}
+
+// RunSegment executes q on one segment, returning its partial result.
+func (e *Engine) RunSegment(ctx context.Context, q *query.Query, s *Segment) (p *Partial, err error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	rc := newRunCtx(ctx, s, q)
+	switch q.Type {
+	case query.Timeseries:
+		p, err = rc.runTimeseries()
+	case query.TopN, query.GroupBy:
+		p, err = rc.runGrouped(e.groupByBudget(q))
+	case query.Scan:
+		p, err = rc.runScan()
+	case query.Search:
+		p, err = rc.runSearch()
+	case query.TimeBoundary:
+		p, err = rc.runTimeBoundary()
+	case query.DataSourceMetadata:
+		p = &Partial{Type: q.Type}
+		if s.Data.NumRows() > 0 {
+			_, maxT := s.Data.TimeRange()
+			p.Found, p.MinTime, p.MaxTime = true, s.Data.Interval().Start, maxT
+		}
+	case query.SegmentMetadata:
+		p, err = rc.runSegmentMetadata()
+	default:
+		err = query.Invalidf("unknown query type %q", q.Type)
+	}
+	if err != nil {
+		return nil, query.AsError(err)
+	}
+	return p, nil
+}

@@ -1,0 +1,443 @@
+package engine
+
+import (
+	"sort"
+
+	"strata/querynode/query"
+	seg "strata/storage/segment"
+)
+
+// ScanBatch is a batch of scanned rows of one segment, columnar.
+type ScanBatch struct {
+	SegmentID string     `json:"segmentId"`
+	Columns   []string   `json:"columns"`
+	Types     []string   `json:"types"` // column types for rowSignature ("" unknown)
+	Cols      []*ScanCol `json:"cols"`
+	Times     []int64    `json:"times"` // __time of each row, for ordering
+}
+
+// Len is the number of rows.
+func (b *ScanBatch) Len() int { return len(b.Times) }
+
+// ScanCol is one scanned column: scalar values, or for multi-value string
+// columns a list of values per row.
+type ScanCol struct {
+	*DimCol
+	Multi [][]string `json:"multi,omitempty"`
+	IsMV  bool       `json:"mv,omitempty"`
+}
+
+func (c *ScanCol) value(i int) Value { return c.DimCol.Value(i) }
+
+// scanColumns lists the columns a scan returns.
+func (rc *runCtx) scanColumns() []string {
+	if len(rc.q.Scan.Columns) > 0 {
+		return rc.q.Scan.Columns
+	}
+	var out []string
+	for _, c := range rc.data.Columns() {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+func (rc *runCtx) runScan() (*Partial, error) {
+	q := rc.q
+	s := q.Scan
+	p := &Partial{Type: q.Type}
+	sel, _, err := rc.querySelection()
+	if err != nil {
+		return nil, err
+	}
+	cols := rc.scanColumns()
+	want := int64(query.Unlimited)
+	if q.Limit < query.Unlimited-s.Offset {
+		want = s.Offset + q.Limit
+	}
+	// Collect row numbers: ascending time order is segment order.
+	var rows []int32
+	if s.Order == "descending" {
+		bm := sel.bitmap()
+		it := bm.ReverseIterator()
+		for it.HasNext() && int64(len(rows)) < want {
+			rows = append(rows, int32(it.Next()))
+		}
+	} else {
+		err = rc.forBlocks(sel, func(b, from, to int, bsel []int32) error {
+			start, _ := rc.data.BlockRows(b)
+			if bsel == nil {
+				for i := from; i < to && int64(len(rows)) < want; i++ {
+					rows = append(rows, int32(start+i))
+				}
+			} else {
+				for _, i := range bsel {
+					if int64(len(rows)) >= want {
+						break
+					}
+					rows = append(rows, int32(start)+i)
+				}
+			}
+			if int64(len(rows)) >= want {
+				return errStop
+			}
+			return nil
+		})
+		if err != nil && err != errStop {
+			return nil, err
+		}
+	}
+	for lo := 0; lo < len(rows); lo += s.BatchSize {
+		hi := min(lo+s.BatchSize, len(rows))
+		b, err := rc.scanBatch(cols, rows[lo:hi])
+		if err != nil {
+			return nil, err
+		}
+		p.Scan = append(p.Scan, b)
+	}
+	return p, nil
+}
+
+type stopError struct{}
+
+func (stopError) Error() string { return "stop" }
+
+var errStop error = stopError{}
+
+// scanBatch reads the given rows (segment row numbers, any order).
+func (rc *runCtx) scanBatch(cols []string, rows []int32) (*ScanBatch, error) {
+	b := &ScanBatch{SegmentID: rc.seg.ID, Columns: cols}
+	times, err := rc.num(timeColumn)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		blk := int(r) / rc.rpb
+		start, _ := rc.data.BlockRows(blk)
+		ts, err := times.longs(blk)
+		if err != nil {
+			return nil, err
+		}
+		b.Times = append(b.Times, ts[int(r)-start])
+	}
+	for _, name := range cols {
+		kind, ok := rc.colKind(name)
+		col := &ScanCol{}
+		typ := ""
+		switch {
+		case !ok:
+			col.DimCol = newDimCol("STRING")
+			for range rows {
+				col.Append(Null)
+			}
+		case kind == seg.KindString:
+			typ = "STRING"
+			col.DimCol = newDimCol("STRING")
+			ks, err := rc.key(name)
+			if err != nil {
+				return nil, err
+			}
+			if err := rc.scanStrings(ks, rows, col); err != nil {
+				return nil, err
+			}
+		case kind == seg.KindComplex:
+			cx, err := rc.data.Complex(name)
+			if err != nil {
+				return nil, err
+			}
+			typ = "COMPLEX<" + cx.Type() + ">"
+			col.DimCol = newDimCol("STRING")
+			for _, r := range rows {
+				blobBytes, err := cx.Blob(int(r))
+				if err != nil {
+					return nil, err
+				}
+				if blobBytes == nil {
+					col.Append(Null)
+				} else {
+					col.Append(Str(b64(blobBytes)))
+				}
+			}
+		default:
+			typ = kind.String()
+			col.DimCol = newDimCol(typ)
+			src, err := rc.num(name)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rows {
+				blk := int(r) / rc.rpb
+				start, _ := rc.data.BlockRows(blk)
+				i := int(r) - start
+				nulls, err := src.nulls(blk)
+				if err != nil {
+					return nil, err
+				}
+				if bitSet(nulls, i) {
+					col.Append(Null)
+					continue
+				}
+				if kind == seg.KindLong {
+					l, err := src.longs(blk)
+					if err != nil {
+						return nil, err
+					}
+					col.Append(Long(l[i]))
+				} else {
+					d, err := src.doubles(blk)
+					if err != nil {
+						return nil, err
+					}
+					if kind == seg.KindFloat {
+						col.Append(Float(float32(d[i])))
+					} else {
+						col.Append(Double(d[i]))
+					}
+				}
+			}
+		}
+		b.Types = append(b.Types, typ)
+		b.Cols = append(b.Cols, col)
+	}
+	return b, nil
+}
+
+func (rc *runCtx) scanStrings(ks keySource, rows []int32, col *ScanCol) error {
+	for _, r := range rows {
+		blk := int(r) / rc.rpb
+		start, _ := rc.data.BlockRows(blk)
+		i := int(r) - start
+		offs, ids, err := ks.ids(blk)
+		if err != nil {
+			return err
+		}
+		if offs == nil {
+			col.Append(ks.value(ids[i]))
+			if col.IsMV {
+				col.Multi = append(col.Multi, nil)
+			}
+			continue
+		}
+		vals := ids[offs[i]:offs[i+1]]
+		if len(vals) == 1 {
+			col.Append(ks.value(vals[0]))
+			col.Multi = append(col.Multi, nil)
+		} else {
+			col.Append(Null)
+			list := make([]string, 0, len(vals))
+			for _, id := range vals {
+				s, _ := ks.value(id).String()
+				list = append(list, s)
+			}
+			if len(vals) == 0 {
+				list = nil
+			}
+			col.Multi = append(col.Multi, list)
+		}
+		col.IsMV = true
+	}
+	return nil
+}
+
+// mergeScan concatenates batches (ordering by time when asked), keeping at
+// most offset+limit rows.
+func mergeScan(q *query.Query, parts []*Partial, out *Partial) {
+	s := q.Scan
+	want := int64(query.Unlimited)
+	if q.Limit < query.Unlimited-s.Offset {
+		want = s.Offset + q.Limit
+	}
+	var batches []*ScanBatch
+	for _, p := range parts {
+		batches = append(batches, p.Scan...)
+	}
+	if s.Order == "none" {
+		var n int64
+		for _, b := range batches {
+			if n >= want {
+				break
+			}
+			if n+int64(b.Len()) > want {
+				b = b.slice(0, int(want-n))
+			}
+			out.Scan = append(out.Scan, b)
+			n += int64(b.Len())
+		}
+		return
+	}
+	type ref struct {
+		b *ScanBatch
+		i int
+	}
+	var refs []ref
+	for _, b := range batches {
+		for i := range b.Len() {
+			refs = append(refs, ref{b, i})
+		}
+	}
+	desc := s.Order == "descending"
+	sort.SliceStable(refs, func(i, j int) bool {
+		ti, tj := refs[i].b.Times[refs[i].i], refs[j].b.Times[refs[j].i]
+		if desc {
+			return ti > tj
+		}
+		return ti < tj
+	})
+	if int64(len(refs)) > want {
+		refs = refs[:want]
+	}
+	if len(refs) == 0 {
+		return
+	}
+	// One combined batch; Finalize re-batches.
+	first := refs[0].b
+	comb := &ScanBatch{Columns: first.Columns, Types: first.Types}
+	for range first.Columns {
+		comb.Cols = append(comb.Cols, &ScanCol{DimCol: newDimCol("STRING")})
+	}
+	typed := false
+	for _, r := range refs {
+		if !typed {
+			for k, c := range r.b.Cols {
+				comb.Cols[k].DimCol = newDimCol(c.Type)
+			}
+			typed = true
+		}
+		comb.Times = append(comb.Times, r.b.Times[r.i])
+		for k, c := range r.b.Cols {
+			if k >= len(comb.Cols) {
+				continue
+			}
+			comb.Cols[k].Append(c.value(r.i))
+			var mv []string
+			if c.IsMV {
+				mv = c.Multi[r.i]
+				comb.Cols[k].IsMV = true
+			}
+			comb.Cols[k].Multi = append(comb.Cols[k].Multi, mv)
+		}
+	}
+	out.Scan = []*ScanBatch{comb}
+}
+
+// slice returns rows [lo, hi) of the batch.
+func (b *ScanBatch) slice(lo, hi int) *ScanBatch {
+	out := &ScanBatch{SegmentID: b.SegmentID, Columns: b.Columns, Types: b.Types, Times: b.Times[lo:hi]}
+	idx := make([]int, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		idx = append(idx, i)
+	}
+	for _, c := range b.Cols {
+		nc := &ScanCol{DimCol: c.DimCol.gather(idx), IsMV: c.IsMV}
+		if c.IsMV {
+			nc.Multi = c.Multi[lo:hi]
+		}
+		out.Cols = append(out.Cols, nc)
+	}
+	return out
+}
+
+func finalizeScan(q *query.Query, p *Partial) ([]byte, error) {
+	s := q.Scan
+	w := newWriter(q)
+	w.raw("[")
+	skip := s.Offset
+	left := q.Limit
+	nb := 0
+	emit := func(b *ScanBatch, lo, hi int, segID *string) {
+		if nb > 0 {
+			w.raw(",")
+		}
+		nb++
+		w.raw(`{"segmentId":`)
+		if segID == nil {
+			w.raw("null")
+		} else {
+			w.b = appendJSONString(w.b, *segID)
+		}
+		w.raw(`,"columns":[`)
+		for k, c := range b.Columns {
+			if k > 0 {
+				w.raw(",")
+			}
+			w.b = appendJSONString(w.b, c)
+		}
+		w.raw(`],"events":[`)
+		for i := lo; i < hi; i++ {
+			if i > lo {
+				w.raw(",")
+			}
+			if s.ResultFormat == "compactedList" {
+				w.raw("[")
+			} else {
+				w.raw("{")
+			}
+			for k, c := range b.Cols {
+				if k > 0 {
+					w.raw(",")
+				}
+				if s.ResultFormat != "compactedList" {
+					w.key(b.Columns[k])
+				}
+				if c.IsMV && c.Multi[i] != nil {
+					w.raw("[")
+					for j, v := range c.Multi[i] {
+						if j > 0 {
+							w.raw(",")
+						}
+						w.b = appendJSONString(w.b, v)
+					}
+					w.raw("]")
+				} else {
+					w.value(c.value(i))
+				}
+			}
+			if s.ResultFormat == "compactedList" {
+				w.raw("]")
+			} else {
+				w.raw("}")
+			}
+		}
+		w.raw(`],"rowSignature":[`)
+		for k, c := range b.Columns {
+			if k > 0 {
+				w.raw(",")
+			}
+			w.raw(`{"name":`)
+			w.b = appendJSONString(w.b, c)
+			if b.Types[k] != "" {
+				w.raw(`,"type":`)
+				w.b = appendJSONString(w.b, b.Types[k])
+			}
+			w.raw("}")
+		}
+		w.raw("]}")
+	}
+	for _, b := range p.Scan {
+		lo, hi := 0, b.Len()
+		if skip > 0 {
+			d := min(skip, int64(hi))
+			lo += int(d)
+			skip -= d
+		}
+		if int64(hi-lo) > left {
+			hi = lo + int(left)
+		}
+		if hi <= lo {
+			if left == 0 {
+				break
+			}
+			continue
+		}
+		left -= int64(hi - lo)
+		if s.Order != "none" {
+			for k := lo; k < hi; k += s.BatchSize {
+				emit(b, k, min(k+s.BatchSize, hi), nil)
+			}
+			continue
+		}
+		id := b.SegmentID
+		emit(b, lo, hi, &id)
+	}
+	w.raw("]")
+	return w.b, nil
+}

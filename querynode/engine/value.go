@@ -1,0 +1,158 @@
+package engine
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"strata/javanum"
+)
+
+// Kind is the type of a result value.
+type Kind uint8
+
+// Value kinds.
+const (
+	KNull Kind = iota
+	KLong
+	KDouble
+	KFloat
+	KString
+	// KObject is an unfinalized complex value (a sketch) rendered as its
+	// base64 serialization in S.
+	KObject
+)
+
+// Value is one result value: a dimension value, an aggregate, a
+// post-aggregate. It is small and passed by value.
+type Value struct {
+	K Kind
+	L int64
+	D float64
+	S string
+}
+
+// Null is the null value.
+var Null = Value{}
+
+// Long returns a long value.
+func Long(v int64) Value { return Value{K: KLong, L: v} }
+
+// Double returns a double value.
+func Double(v float64) Value { return Value{K: KDouble, D: v} }
+
+// Float returns a float value (printed like Java's Float.toString).
+func Float(v float32) Value { return Value{K: KFloat, D: float64(v)} }
+
+// Str returns a string value.
+func Str(s string) Value { return Value{K: KString, S: s} }
+
+// IsNull reports whether v is null.
+func (v Value) IsNull() bool { return v.K == KNull }
+
+// IsNumeric reports whether v is a long, double or float.
+func (v Value) IsNumeric() bool { return v.K == KLong || v.K == KDouble || v.K == KFloat }
+
+// Float64 returns the numeric reading of v (strings are parsed); ok is
+// false for nulls and unparsable strings.
+func (v Value) Float64() (float64, bool) {
+	switch v.K {
+	case KLong:
+		return float64(v.L), true
+	case KDouble, KFloat:
+		return v.D, true
+	case KString:
+		f, err := strconv.ParseFloat(v.S, 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// String returns the string form Druid uses when a value is compared or
+// grouped as a string; ok is false for null.
+func (v Value) String() (string, bool) {
+	switch v.K {
+	case KString, KObject:
+		return v.S, true
+	case KLong:
+		return strconv.FormatInt(v.L, 10), true
+	case KDouble:
+		return javanum.FormatDouble(v.D), true
+	case KFloat:
+		return javanum.FormatFloat(float32(v.D)), true
+	}
+	return "", false
+}
+
+// AppendJSON appends v as Druid's Jackson writes it: longs as integers,
+// doubles and floats as Java prints them, non-finite numbers as strings.
+func (v Value) AppendJSON(b []byte) []byte {
+	switch v.K {
+	case KLong:
+		return strconv.AppendInt(b, v.L, 10)
+	case KDouble, KFloat:
+		if math.IsNaN(v.D) || math.IsInf(v.D, 0) {
+			b = append(b, '"')
+			b = javanum.AppendDouble(b, v.D)
+			return append(b, '"')
+		}
+		if v.K == KFloat {
+			return javanum.AppendFloat(b, float32(v.D))
+		}
+		return javanum.AppendDouble(b, v.D)
+	case KString, KObject:
+		return appendJSONString(b, v.S)
+	}
+	return append(b, "null"...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString quotes s the way Jackson does (control characters as
+// \uXXXX, no HTML escaping).
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+func parseInt64(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }

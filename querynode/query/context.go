@@ -1,0 +1,124 @@
+package query
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"strata/expr"
+)
+
+// Context holds the query context keys this engine reads, already coerced
+// (Druid accepts numbers and booleans given as strings), plus all keys raw.
+type Context struct {
+	// Timeout in milliseconds; 0 means none, -1 means the server default.
+	Timeout                 int64
+	Priority                int64
+	QueryID                 string
+	SkipEmptyBuckets        bool
+	GrandTotal              bool
+	MinTopNThreshold        int
+	Finalize                bool
+	SerializeDateTimeAsLong bool
+	SortByDimsFirst         bool
+	ResultAsArray           bool
+	FudgeTimestamp          *int64
+	// MaxMergingDictionarySize bounds the bytes of groupBy merge state;
+	// 0 means the server default.
+	MaxMergingDictionarySize int64
+	// Vectorize is "true", "false" or "force".
+	Vectorize string
+	Raw       map[string]any
+}
+
+// ContextDefaultTimeout is the placeholder for "timeout not given".
+const ContextDefaultTimeout = -1
+
+func parseContext(raw json.RawMessage) (Context, error) {
+	c := Context{Timeout: ContextDefaultTimeout, MinTopNThreshold: 1000, Finalize: true, Vectorize: "true", Raw: map[string]any{}}
+	if raw == nil {
+		return c, nil
+	}
+	o, err := parseObj(raw, "context")
+	if err != nil {
+		return c, err
+	}
+	if err := json.Unmarshal(raw, &c.Raw); err != nil {
+		return c, Invalidf("context: %v", err)
+	}
+	bad := func(k string) error {
+		return Invalidf("Query context parse failed: invalid value for [%s]: %s", k, snippet(o.m[k]))
+	}
+	ints := []struct {
+		k string
+		p *int64
+	}{{"timeout", &c.Timeout}, {"priority", &c.Priority}, {"maxMergingDictionarySize", &c.MaxMergingDictionarySize}}
+	for _, e := range ints {
+		if raw := o.raw(e.k); raw != nil {
+			n, ok := parseInt(raw)
+			if !ok {
+				return c, bad(e.k)
+			}
+			*e.p = n
+		}
+	}
+	if c.Timeout < 0 && o.has("timeout") {
+		return c, Invalidf("Query context parse failed: timeout must be a non-negative value, got %d", c.Timeout)
+	}
+	bools := []struct {
+		k string
+		p *bool
+	}{{"skipEmptyBuckets", &c.SkipEmptyBuckets}, {"grandTotal", &c.GrandTotal}, {"finalize", &c.Finalize},
+		{"serializeDateTimeAsLong", &c.SerializeDateTimeAsLong}, {"sortByDimsFirst", &c.SortByDimsFirst},
+		{"resultAsArray", &c.ResultAsArray}}
+	for _, e := range bools {
+		if raw := o.raw(e.k); raw != nil {
+			b, ok := parseBool(raw)
+			if !ok {
+				return c, bad(e.k)
+			}
+			*e.p = b
+		}
+	}
+	if raw := o.raw("minTopNThreshold"); raw != nil {
+		n, ok := parseInt(raw)
+		if !ok || n < 1 || n > 1<<30 {
+			return c, bad("minTopNThreshold")
+		}
+		c.MinTopNThreshold = int(n)
+	}
+	if c.QueryID, err = o.strDefault("queryId", ""); err != nil {
+		return c, bad("queryId")
+	}
+	if raw := o.raw("fudgeTimestamp"); raw != nil {
+		s, ok := scalarString(raw)
+		n, err := strconv.ParseInt(s, 10, 64)
+		if !ok || err != nil {
+			return c, bad("fudgeTimestamp")
+		}
+		c.FudgeTimestamp = &n
+	}
+	if raw := o.raw("vectorize"); raw != nil {
+		s, ok := scalarString(raw)
+		if !ok || (s != "true" && s != "false" && s != "force") {
+			return c, bad("vectorize")
+		}
+		c.Vectorize = s
+	}
+	return c, nil
+}
+
+// Expression is a compiled native expression with its source text.
+type Expression struct {
+	Source string
+	Expr   *expr.Expr
+}
+
+// CompileExpression compiles a native expression, reporting syntax errors
+// as invalid input.
+func CompileExpression(src string) (*Expression, error) {
+	e, err := expr.Compile(src)
+	if err != nil {
+		return nil, Invalidf("Invalid expression [%s]: %v", src, err)
+	}
+	return &Expression{Source: src, Expr: e}, nil
+}
