@@ -153,8 +153,17 @@ func applyPublishSegments(s *State, m Meta, c commands.PublishSegments) (any, er
 	seen := map[segment.ID]bool{}
 	for _, seg := range segs {
 		id := seg.ID()
-		if t.records[id] != nil || seen[id] {
+		if r := t.records[id]; r != nil {
+			// Republishing the same segment is idempotent; a different segment under
+			// an existing id (two writers allocating the same partition) is refused,
+			// or one writer's data would silently vanish.
+			if r.Segment.LoadSpec != seg.LoadSpec || r.Segment.Size != seg.Size {
+				return nil, Conflict("segment %s already exists with other contents: allocate a new partition number", id)
+			}
 			continue
+		}
+		if seen[id] {
+			return nil, Invalid("segment %s is listed twice", id)
 		}
 		seen[id] = true
 		fresh = append(fresh, seg)

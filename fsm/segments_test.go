@@ -65,10 +65,20 @@ func TestPublishAndCAS(t *testing.T) {
 	if res.Err != nil || res.Value.(PublishResult).Published != 2 {
 		t.Fatalf("publish: %+v", res)
 	}
-	// Republishing the same ids is idempotent.
+	// Republishing the same ids is idempotent; other contents under a taken id are refused.
 	if res = a.apply(publishCmd([]*segment.DataSegment{seg("wiki", 0, "v1", 0, 2)}, "", "")); res.Value.(PublishResult).Published != 0 {
 		t.Fatalf("republish: %+v", res)
 	}
+	other := seg("wiki", 0, "v1", 1, 2)
+	other.LoadSpec = segment.RawJSON(`{"type":"local","path":"/elsewhere"}`)
+	if res = a.apply(publishCmd([]*segment.DataSegment{seg("wiki", 1, "v1", 0, 1), other}, "", "")); KindOf(res.Err) != KindConflict {
+		t.Fatalf("id collision: %+v", res)
+	}
+	a.f.Read(func(s *State) {
+		if _, ok := s.Segment(seg("wiki", 1, "v1", 0, 1).ID()); ok {
+			t.Fatal("a refused publish added segments")
+		}
+	})
 	// Exactly-once: the first CAS from null succeeds, a stale one fails and adds nothing.
 	if res = a.apply(publishCmd([]*segment.DataSegment{seg("kafka", 0, "v1", 0, 0)}, `null`, `{"offsets":{"0":10}}`)); res.Err != nil {
 		t.Fatal(res.Err)

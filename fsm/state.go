@@ -14,6 +14,7 @@ type State struct {
 	workerConfig      *commands.WorkerBehaviorConfig     // nil: never set
 	audit             auditTable
 	segments          segmentsTable
+	tasks             tasksTable // tasks, locks, workers (tasks.go)
 }
 
 func newState() *State {

@@ -48,6 +48,11 @@ func nodeProps(id, httpAddr, raftAddr, dir, peers string) *props.Properties {
 	p.Set("svc.raft.address", raftAddr)
 	p.Set("svc.data.dir", dir)
 	p.Set("svc.raft.peers", peers)
+	// Generous timeouts: CI runs these under the race detector on 2 busy cores,
+	// where the production defaults (300 ms) can see spurious elections.
+	p.Set("svc.raft.heartbeatTimeout", "1s")
+	p.Set("svc.raft.electionTimeout", "1s")
+	p.Set("svc.raft.leaderLeaseTimeout", "500ms")
 	return p
 }
 
@@ -286,19 +291,38 @@ func TestThreeNodeCluster(t *testing.T) {
 // even with writes racing on other clients.
 func TestLinearizableReadsAfterWrite(t *testing.T) {
 	c := startCluster(t, 3, nil)
-	l := c.leader()
 	for v := 1; v <= 20; v++ {
-		code, _, body := do(t, "POST", c.url(l)+"/svc/coordinator/v1/config", "application/json", fmt.Sprintf(`{"replicantLifetime":%d}`, v), nil)
-		if code != 200 {
-			t.Fatalf("write: %d %s", code, body)
+		// Write until acknowledged (a leader change may interrupt an attempt).
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			l := c.leader()
+			code, _, body := do(t, "POST", c.url(l)+"/svc/coordinator/v1/config", "application/json", fmt.Sprintf(`{"replicantLifetime":%d}`, v), nil)
+			if code == 200 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("write %d never acknowledged: %d %s", v, code, body)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
+		// Any node's redirect chain must answer with that write or newer, or refuse
+		// (503) while no leader is known; it must never answer older state.
 		i := v % 3
-		code, h, body := do(t, "GET", c.url(i)+"/svc/coordinator/v1/config", "", "", nil)
-		if code == http.StatusTemporaryRedirect {
-			code, _, body = do(t, "GET", h.Get("Location"), "", "", nil)
-		}
-		if code != 200 || !strings.Contains(body, fmt.Sprintf(`"replicantLifetime":%d,`, v)) {
-			t.Fatalf("read %d via node %d: %d %s", v, i, code, body)
+		for attempt := 0; ; attempt++ {
+			code, h, body := do(t, "GET", c.url(i)+"/svc/coordinator/v1/config", "", "", nil)
+			if code == http.StatusTemporaryRedirect {
+				code, _, body = do(t, "GET", h.Get("Location"), "", "", nil)
+			}
+			if code == 200 {
+				if !strings.Contains(body, fmt.Sprintf(`"replicantLifetime":%d,`, v)) {
+					t.Fatalf("read %d via node %d returned other state: %s", v, i, body)
+				}
+				break
+			}
+			if code != http.StatusServiceUnavailable && code != http.StatusTemporaryRedirect || attempt > 200 {
+				t.Fatalf("read %d via node %d: %d %s", v, i, code, body)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"strata/cluster"
+	"strata/coordinator"
+	"strata/ingest"
 	"strata/props"
 	"strata/server"
 )
@@ -30,6 +32,7 @@ type Process struct {
 	servers []*http.Server
 	addrs   []string
 	errCh   chan error
+	stop    []func() // background duties, stopped by Close
 }
 
 // NodeConfig builds the Raft configuration from properties.
@@ -111,9 +114,9 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 		switch r {
 		case server.RoleCoordinator, server.RoleOverlord:
 			needsNode = true
-		case server.RoleRouter:
+		case server.RoleRouter, server.RoleMiddleManager, server.RoleHistorical, server.RoleBroker:
 		default:
-			return nil, fmt.Errorf("role %q is not available yet (available: coordinator, overlord, router)", r)
+			return nil, fmt.Errorf("role %q is not available yet (available: coordinator, overlord, router, middleManager, historical, broker)", r)
 		}
 	}
 	if needsNode {
@@ -126,12 +129,24 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 			return nil, err
 		}
 		proc.Node = n
+		if contains(roles, server.RoleCoordinator) {
+			if err := proc.startSweeper(p, logger); err != nil {
+				proc.Close()
+				return nil, err
+			}
+		}
 	}
 	var mounts []func(*mux.Router)
 	if contains(roles, server.RoleRouter) {
 		mounts = append(mounts, routerProxy(p).Mount)
 	}
-	srv, err := server.New(server.Options{Roles: roles, Node: proc.Node, Props: p, Logger: logger.Named("http"), Mount: mounts})
+	dp, err := newDataPlane(p, roles, logger)
+	if err != nil {
+		proc.Close()
+		return nil, err
+	}
+	srv, err := server.New(server.Options{Roles: roles, Node: proc.Node, Props: p, Logger: logger.Named("http"), Mount: mounts,
+		Historical: dp.historical, Broker: dp.broker})
 	if err != nil {
 		proc.Close()
 		return nil, err
@@ -139,6 +154,13 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 	if err := proc.listen(p.String("svc.http.address"), srv.Handler()); err != nil {
 		proc.Close()
 		return nil, err
+	}
+	dp.start(proc)
+	if contains(roles, server.RoleMiddleManager) {
+		if err := proc.startMiddleManager(p, logger); err != nil {
+			proc.Close()
+			return nil, err
+		}
 	}
 	return proc, nil
 }
@@ -148,9 +170,14 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 func routerProxy(p *props.Properties) *server.Proxy {
 	maxBody, _ := p.Int("svc.server.http.maxRequestBytes", 10<<20)
 	control := props.ParseList(p.String("svc.router.coordinatorUrls"))
+	brokers, historicals := routerDataPlane(p)
 	return server.NewProxy([]server.Route{
 		{Prefix: "/svc/coordinator/", Backends: control, Leader: true},
 		{Prefix: "/svc/indexer/", Backends: control, Leader: true},
+		{Prefix: "/svc/v2/sql/task", Backends: control, Leader: true}, // before /svc/v2/: SQL tasks go to the overlord
+		{Prefix: "/svc/v2/", Backends: brokers},
+		{Prefix: "/svc/broker/", Backends: brokers},
+		{Prefix: "/svc/historical/", Backends: historicals},
 	}, maxBody)
 }
 
@@ -194,6 +221,14 @@ func StartQuickstart(p *props.Properties, logger hclog.Logger) (*Process, error)
 		proc.Close()
 		return nil, err
 	}
+	if err := proc.startQuickstartMiddleManager(p, logger); err != nil {
+		proc.Close()
+		return nil, err
+	}
+	if err := proc.startQuickstartDataPlane(p, logger); err != nil {
+		proc.Close()
+		return nil, err
+	}
 	return proc, nil
 }
 
@@ -222,6 +257,9 @@ func (proc *Process) Err() <-chan error { return proc.errCh }
 
 // Close stops HTTP servers and the control node.
 func (proc *Process) Close() error {
+	for _, stop := range proc.stop {
+		stop()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, s := range proc.servers {
@@ -230,6 +268,21 @@ func (proc *Process) Close() error {
 	if proc.Node != nil {
 		return proc.Node.Shutdown()
 	}
+	return nil
+}
+
+// startSweeper runs the coordinator duty that deletes the files of killed
+// segments from deep storage (only the leader acts).
+func (proc *Process) startSweeper(p *props.Properties, logger hclog.Logger) error {
+	ds, err := ingest.DeepStorageFromProps(p)
+	if err != nil {
+		return fmt.Errorf("deep storage: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	sw := &coordinator.Sweeper{Node: proc.Node, Storage: ingest.DeepRemover{Storage: ds}, Logger: logger.Named("sweeper")}
+	done := make(chan struct{})
+	go func() { sw.Run(ctx); close(done) }()
+	proc.stop = append(proc.stop, func() { cancel(); <-done })
 	return nil
 }
 

@@ -48,10 +48,9 @@ func (s *Server) postWorkerConfig(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// workers lists middle managers (spec 2.4); none register until the middle
-// manager role exists, so the list is empty.
+// workers lists the live middle managers (spec 2.4; tasks.go).
 func (s *Server) workers(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, []any{})
+	s.listWorkers(w, r)
 }
 
 // scaling answers 200 with an empty body when no autoscaler has produced events.

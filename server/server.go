@@ -17,9 +17,11 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/hashicorp/go-hclog"
 
+	"strata/broker"
 	"strata/cluster"
 	"strata/commands"
 	"strata/fsm"
+	"strata/historical"
 	"strata/props"
 )
 
@@ -44,6 +46,9 @@ type Options struct {
 	Logger hclog.Logger
 	// Mount adds further routes (other roles) to the router before the fallbacks.
 	Mount []func(r *mux.Router)
+	// Historical and Broker are the data-plane nodes of those roles.
+	Historical *historical.Node
+	Broker     *broker.Broker
 }
 
 // Server serves one process's HTTP API.
@@ -105,6 +110,16 @@ func (s *Server) routes() {
 	}
 	if s.roles[RoleOverlord] {
 		s.overlordRoutes(r)
+		s.taskRoutes(r)
+	}
+	if s.roles[RoleMiddleManager] {
+		s.workerRoutes(r)
+	}
+	if s.roles[RoleHistorical] {
+		s.historicalRoutes(r)
+	}
+	if s.roles[RoleBroker] {
+		s.brokerRoutes(r)
 	}
 	for _, m := range s.opts.Mount {
 		m(r)

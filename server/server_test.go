@@ -18,12 +18,20 @@ import (
 // single starts a one-node control plane (real Raft, bbolt, TCP) behind httptest.
 func single(t *testing.T, p *props.Properties) (*httptest.Server, *cluster.Node) {
 	t.Helper()
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	raftAddr := l.Addr().String()
-	l.Close()
 	ts := httptest.NewUnstartedServer(nil)
-	n, err := cluster.Start(cluster.Config{ID: "solo", RaftAddr: raftAddr, HTTPURL: "http://" + ts.Listener.Addr().String(), DataDir: t.TempDir(),
-		HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond, LeaderLeaseTimeout: 50 * time.Millisecond})
+	var n *cluster.Node
+	var err error
+	// A port picked free can be taken by a parallel test before Raft binds it: retry.
+	for attempt := 0; attempt < 10; attempt++ {
+		l, _ := net.Listen("tcp", "127.0.0.1:0")
+		raftAddr := l.Addr().String()
+		l.Close()
+		n, err = cluster.Start(cluster.Config{ID: "solo", RaftAddr: raftAddr, HTTPURL: "http://" + ts.Listener.Addr().String(), DataDir: t.TempDir(),
+			HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond, LeaderLeaseTimeout: 50 * time.Millisecond})
+		if err == nil {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"sort"
@@ -100,7 +101,10 @@ type SegmentAnalysis struct {
 	Aggregators map[string]json.RawMessage `json:"aggregators,omitempty"`
 	AggsUnknown bool                       `json:"aggsUnknown,omitempty"`
 	Rollup      *bool                      `json:"rollup,omitempty"`
-	Start       int64                      `json:"start"` // segment interval start, for earliest/latest merging
+	// QueryGranularity is the ingestion query granularity recorded in the segment
+	// footer (JSON, e.g. "SECOND"); nil when unknown or not analysed.
+	QueryGranularity json.RawMessage `json:"queryGranularity,omitempty"`
+	Start            int64           `json:"start"` // segment interval start, for earliest/latest merging
 }
 
 // ColumnAnalysis describes one column.
@@ -173,6 +177,11 @@ func (rc *runCtx) runSegmentMetadata() (*Partial, error) {
 		r := rc.data.Rollup()
 		a.Rollup = &r
 	}
+	if s.HasAnalysis("queryGranularity") {
+		if g := rc.data.Metadata()["queryGranularity"]; g != "" && json.Valid([]byte(g)) {
+			a.QueryGranularity = json.RawMessage(g)
+		}
+	}
 	p.Analyses = []*SegmentAnalysis{a}
 	return p, nil
 }
@@ -197,6 +206,13 @@ func mergeAnalyses(q *query.Query, as []*SegmentAnalysis) *SegmentAnalysis {
 	var order []string
 	var ivs []interval.Interval
 	rollupSet := false
+	for i, a := range as {
+		if i == 0 {
+			out.QueryGranularity = a.QueryGranularity
+		} else if !bytes.Equal(out.QueryGranularity, a.QueryGranularity) {
+			out.QueryGranularity = nil // Druid keeps it only when every segment agrees
+		}
+	}
 	strategy := q.SegmentMetadata.AggregatorMergeStrategy
 	for ai, a := range as {
 		out.Size += a.Size
@@ -349,7 +365,13 @@ func finalizeSegmentMetadata(q *query.Query, p *Partial) ([]byte, error) {
 			}
 			w.raw("}")
 		}
-		w.raw(`,"timestampSpec":null,"queryGranularity":null,"rollup":`)
+		w.raw(`,"timestampSpec":null,"queryGranularity":`)
+		if a.QueryGranularity == nil {
+			w.raw("null")
+		} else {
+			w.raw(string(a.QueryGranularity))
+		}
+		w.raw(`,"rollup":`)
 		if a.Rollup == nil {
 			w.raw("null")
 		} else if *a.Rollup {

@@ -159,6 +159,11 @@ func finalizeSearch(q *query.Query, p *Partial) ([]byte, error) {
 		if ti > 0 {
 			w.raw(",")
 		}
+		if allTime(q) && len(q.Intervals) > 0 {
+			// Like groupBy, search reports granularity "all" at the interval start,
+			// not at the earliest matching row (MANIFEST §6).
+			t = q.Intervals[0].Start
+		}
 		w.raw(`{"timestamp":`)
 		w.timestamp(t)
 		w.raw(`,"result":[`)

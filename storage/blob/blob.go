@@ -147,11 +147,94 @@ func DecodeHLL(b []byte) (sk hll.HllSketch, err error) {
 			sk, err = nil, fmt.Errorf("%w: hll: %v", ErrCorrupt, r)
 		}
 	}()
+	if err := checkHLLHeader(b); err != nil {
+		return nil, err
+	}
 	sk, err = hll.NewHllSketchFromSlice(b, true)
 	if err != nil {
 		return nil, fmt.Errorf("%w: hll: %v", ErrCorrupt, err)
 	}
 	return sk, nil
+}
+
+// checkHLLHeader checks an HLL image's declared sizes against its length
+// before the library sees it. The library allocates arrays sized from the
+// header (2^lgK registers, 2^lgArr ints, coupon and aux-entry counts), so a
+// hostile header could make it allocate gigabytes and crash the process,
+// which no recover catches; and it silently decodes truncated images. An
+// image must have exactly the size its header implies (updatable HLL_4
+// images: at least that).
+func checkHLLHeader(b []byte) error {
+	if len(b) < 8 {
+		return nil // the library rejects it
+	}
+	lgK, lgArr, compact := int(b[3]), int(b[4]), b[5]&8 != 0
+	if lgK < 4 || lgK > 21 {
+		return fmt.Errorf("%w: hll: lgK %d out of range [4, 21]", ErrCorrupt, lgK)
+	}
+	if !compact && lgArr > 26 {
+		return fmt.Errorf("%w: hll: lgArr %d out of range", ErrCorrupt, lgArr)
+	}
+	u32 := func(off int) uint64 {
+		if len(b) < off+4 {
+			return math.MaxUint32
+		}
+		return uint64(binary.LittleEndian.Uint32(b[off:]))
+	}
+	var need uint64
+	switch mode := b[7] & 3; mode {
+	case 0: // list: 8-byte preamble, then 4-byte coupons
+		need = 8 + 4*uint64(b[6])
+		if !compact {
+			need = 8 + 4<<lgArr
+		}
+	case 1: // set: 12-byte preamble, then 4-byte coupons
+		count := u32(8)
+		if 12+4*count > uint64(len(b)) {
+			return fmt.Errorf("%w: hll: %d coupons in a %d-byte image", ErrCorrupt, count, len(b))
+		}
+		need = 12 + 4*count
+		if !compact {
+			// The table has 2^lgArr slots; below 2^5 the library sizes it
+			// from the count instead (bounded above).
+			if lgArr < 5 {
+				return nil
+			}
+			need = 12 + 4<<lgArr
+		}
+	case 2: // hll: 40-byte preamble, registers, then (HLL_4) aux entries
+		k := uint64(1) << lgK
+		switch tgt := b[7] >> 2 & 3; tgt {
+		case 0:
+			need = 40 + k/2
+			if compact {
+				need += 4 * u32(36)
+			} else {
+				// Updatable: an aux table of 2^lgArr ints is read when the aux
+				// count is not 0; its size otherwise depends on library tables.
+				aux := u32(36)
+				if aux > 0 && (4<<lgArr < 4*aux || uint64(len(b)) < need+4<<lgArr) {
+					return fmt.Errorf("%w: hll: aux table does not fit the image", ErrCorrupt)
+				}
+				if uint64(len(b)) < need {
+					return fmt.Errorf("%w: hll: %d-byte image too short", ErrCorrupt, len(b))
+				}
+				return nil
+			}
+		case 1:
+			need = 40 + 3*k/4 + 1
+		case 2:
+			need = 40 + k
+		default:
+			return fmt.Errorf("%w: hll: unknown type %d", ErrCorrupt, tgt)
+		}
+	default:
+		return fmt.Errorf("%w: hll: unknown mode %d", ErrCorrupt, mode)
+	}
+	if uint64(len(b)) != need {
+		return fmt.Errorf("%w: hll: %d-byte image, header implies %d", ErrCorrupt, len(b), need)
+	}
+	return nil
 }
 
 // DecodeTheta deserializes a theta sketch blob (default seed).
@@ -161,6 +244,12 @@ func DecodeTheta(b []byte) (sk *theta.CompactSketch, err error) {
 			sk, err = nil, fmt.Errorf("%w: theta: %v", ErrCorrupt, r)
 		}
 	}()
+	// Serial version 4 packs entries with a width from the header; the
+	// library trusts a width of 0 with any entry count and would allocate
+	// up to 32 GiB. A real width bounds the count by the image size.
+	if len(b) >= 8 && b[1] == 4 && (b[3] == 0 || b[3] > 64) {
+		return nil, fmt.Errorf("%w: theta: entry width %d", ErrCorrupt, b[3])
+	}
 	sk, err = theta.Decode(b, theta.DefaultSeed)
 	if err != nil {
 		return nil, fmt.Errorf("%w: theta: %v", ErrCorrupt, err)

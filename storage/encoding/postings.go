@@ -145,16 +145,16 @@ func DecodePosting(src []byte, numRows int) (bm *roaring.Bitmap, err error) {
 	if len(rows) <= 16 {
 		return roaring.BitmapOf(rows...), nil
 	}
-	return rowsToBitmap(rows), nil
+	return RowsToBitmap(rows), nil
 }
 
 var rowPool = sync.Pool{New: func() any { s := make([]uint32, 0, 1024); return &s }}
 
-// rowsToBitmap builds a roaring bitmap from strictly increasing rows by
+// RowsToBitmap builds a roaring bitmap from strictly increasing rows by
 // writing its portable serialization (array containers, and bitmap
 // containers above 4096 rows) and reading that back without copying:
 // several times faster than adding the rows one at a time.
-func rowsToBitmap(rows []uint32) *roaring.Bitmap {
+func RowsToBitmap(rows []uint32) *roaring.Bitmap {
 	bm := roaring.New()
 	if len(rows) == 0 {
 		return bm

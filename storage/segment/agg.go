@@ -78,7 +78,9 @@ type aggregator interface {
 	reset()
 }
 
-func newAggregator(m Metric) (aggregator, error) {
+// newAggregator returns the aggregator of m; rollup tells whether rows may
+// be folded (without it, sketches are serialized as rows arrive).
+func newAggregator(m Metric, rollup bool) (aggregator, error) {
 	switch m.Type {
 	case "count":
 		return &countAgg{}, nil
@@ -95,9 +97,9 @@ func newAggregator(m Metric) (aggregator, error) {
 		return &pairAgg{typ: info.complexType, last: last, maxBytes: m.MaxStringBytes}, nil
 	case "HLLSketchBuild", "HLLSketchMerge":
 		t, _ := hllType(m.TgtHllType)
-		return &hllAgg{lgK: m.LgK, tgt: t, merge: m.Type == "HLLSketchMerge"}, nil
+		return &hllAgg{lgK: m.LgK, tgt: t, merge: m.Type == "HLLSketchMerge", perRow: !rollup}, nil
 	case "thetaSketch":
-		return &thetaAgg{lgK: uint8(bits.TrailingZeros(uint(m.Size))), input: m.IsInputThetaSketch}, nil
+		return &thetaAgg{lgK: uint8(bits.TrailingZeros(uint(m.Size))), input: m.IsInputThetaSketch, perRow: !rollup}, nil
 	}
 	return nil, fmt.Errorf("segment: unknown aggregator %q", m.Type)
 }
@@ -361,51 +363,127 @@ func sketchBytes(in Value) ([]byte, bool, error) {
 	return nil, false, nil
 }
 
+// blobArena keeps one serialized value per row, back to back.
+type blobArena struct {
+	data []byte
+	ends []int
+}
+
+func (b *blobArena) add(v []byte) {
+	b.data = append(b.data, v...)
+	b.ends = push(b.ends, len(b.data))
+}
+
+func (b *blobArena) at(row int32) []byte {
+	start := 0
+	if row > 0 {
+		start = b.ends[row-1]
+	}
+	return b.data[start:b.ends[row]]
+}
+
+func (b *blobArena) reset() { b.data, b.ends = b.data[:0], b.ends[:0] }
+
+// truncate keeps the first n rows.
+func (b *blobArena) truncate(n int) {
+	if n < len(b.ends) {
+		b.ends = b.ends[:n]
+		if n == 0 {
+			b.data = b.data[:0]
+		} else {
+			b.data = b.data[:b.ends[n-1]]
+		}
+	}
+}
+
 // hllAgg is HLLSketchBuild (hash raw values) or HLLSketchMerge (union of
 // serialized sketches). Strings are hashed as their UTF-8 bytes, longs as
 // UpdateInt64 and doubles as the bits of the value with -0 folded into +0
-// (see blob.UpdateHLL). Null inputs are skipped.
+// (see blob.UpdateHLLDouble). Null inputs are skipped. Without rollup each
+// row's sketch is serialized at once into an arena (a sketch object per
+// row would cost hundreds of bytes); with rollup the sketches stay live
+// until the segment is written.
 type hllAgg struct {
 	lgK      int
 	tgt      hll.TgtHllType
 	merge    bool
+	perRow   bool
 	sketches []hll.HllSketch
 	unions   []hll.Union
+	arena    blobArena
+	sk       hll.HllSketch // perRow scratch
+	u        hll.Union
 }
 
-func (a *hllAgg) init(in Value, t int64) error {
+func (a *hllAgg) newState() (hll.HllSketch, hll.Union, error) {
 	if a.merge {
 		u, err := hll.NewUnion(a.lgK)
+		return nil, u, err
+	}
+	sk, err := hll.NewHllSketch(a.lgK, a.tgt)
+	return sk, nil, err
+}
+
+func (a *hllAgg) init(in Value, _ int64) error {
+	if a.perRow {
+		if a.sk == nil && a.u == nil {
+			var err error
+			if a.sk, a.u, err = a.newState(); err != nil {
+				return err
+			}
+		} else if a.merge {
+			if err := a.u.Reset(); err != nil {
+				return err
+			}
+		} else if err := a.sk.Reset(); err != nil {
+			return err
+		}
+		if err := a.add(a.sk, a.u, in); err != nil {
+			return err
+		}
+		b, err := a.serialize(a.sk, a.u)
 		if err != nil {
 			return err
 		}
+		a.arena.add(b)
+		return nil
+	}
+	sk, u, err := a.newState()
+	if err != nil {
+		return err
+	}
+	if err := a.add(sk, u, in); err != nil {
+		return err
+	}
+	if a.merge {
 		a.unions = append(a.unions, u)
 	} else {
-		sk, err := hll.NewHllSketch(a.lgK, a.tgt)
-		if err != nil {
-			return err
-		}
 		a.sketches = append(a.sketches, sk)
 	}
-	return a.fold(int32(max(len(a.unions), len(a.sketches))-1), in, t)
+	return nil
 }
 
 func (a *hllAgg) fold(row int32, in Value, _ int64) error {
+	if a.merge {
+		return a.add(nil, a.unions[row], in)
+	}
+	return a.add(a.sketches[row], nil, in)
+}
+
+// add adds one input value to a sketch (build) or a union (merge).
+func (a *hllAgg) add(sk hll.HllSketch, u hll.Union, in Value) error {
 	if a.merge {
 		b, ok, err := sketchBytes(in)
 		if err != nil || !ok {
 			return err
 		}
-		sk, err := blob.DecodeHLL(b)
+		in, err := blob.DecodeHLL(b)
 		if err != nil {
 			return err
 		}
-		return a.unions[row].UpdateSketch(sk)
+		return u.UpdateSketch(in)
 	}
-	sk := a.sketches[row]
 	switch in.kind {
-	case vNull:
-		return nil
 	case vString:
 		return blob.UpdateHLLString(sk, in.s)
 	case vStrings:
@@ -414,7 +492,6 @@ func (a *hllAgg) fold(row int32, in Value, _ int64) error {
 				return err
 			}
 		}
-		return nil
 	case vLong:
 		return sk.UpdateInt64(int64(in.n))
 	case vDouble:
@@ -425,65 +502,117 @@ func (a *hllAgg) fold(row int32, in Value, _ int64) error {
 	return nil
 }
 
+func (a *hllAgg) serialize(sk hll.HllSketch, u hll.Union) ([]byte, error) {
+	if a.merge {
+		var err error
+		if sk, err = u.GetResult(a.tgt); err != nil {
+			return nil, err
+		}
+	}
+	return sk.ToCompactSlice()
+}
+
 func (a *hllAgg) reset() {
 	clear(a.sketches)
 	clear(a.unions)
 	a.sketches, a.unions = a.sketches[:0], a.unions[:0]
+	a.arena.reset()
 }
 
 func (a *hllAgg) appendBlob(dst []byte, row int32) ([]byte, bool, error) {
-	var sk hll.HllSketch = nil
+	if a.perRow {
+		return append(dst, a.arena.at(row)...), true, nil
+	}
+	var sk hll.HllSketch
+	var u hll.Union
 	if a.merge {
-		var err error
-		if sk, err = a.unions[row].GetResult(a.tgt); err != nil {
-			return dst, false, err
-		}
+		u = a.unions[row]
 	} else {
 		sk = a.sketches[row]
 	}
-	b, err := sk.ToCompactSlice()
+	b, err := a.serialize(sk, u)
 	return append(dst, b...), true, err
 }
 
 // thetaAgg is thetaSketch: an update sketch over raw values, or a union of
-// serialized sketches when the input holds sketches.
+// serialized sketches when the input holds sketches. Like hllAgg it
+// serializes each row at once when there is no rollup.
 type thetaAgg struct {
 	lgK      uint8
 	input    bool
+	perRow   bool
 	sketches []*theta.QuickSelectUpdateSketch
 	unions   []*theta.Union
+	arena    blobArena
+	sk       *theta.QuickSelectUpdateSketch // perRow scratch
+	u        *theta.Union
 }
 
-func (a *thetaAgg) init(in Value, t int64) error {
+func (a *thetaAgg) newState() (*theta.QuickSelectUpdateSketch, *theta.Union, error) {
 	if a.input {
 		u, err := theta.NewUnion(theta.WithUnionLgK(a.lgK))
+		return nil, u, err
+	}
+	sk, err := theta.NewQuickSelectUpdateSketch(theta.WithUpdateSketchLgK(a.lgK))
+	return sk, nil, err
+}
+
+func (a *thetaAgg) init(in Value, _ int64) error {
+	if a.perRow {
+		if a.sk == nil && a.u == nil {
+			var err error
+			if a.sk, a.u, err = a.newState(); err != nil {
+				return err
+			}
+		} else if a.input {
+			a.u.Reset()
+		} else {
+			a.sk.Reset()
+		}
+		if err := a.add(a.sk, a.u, in); err != nil {
+			return err
+		}
+		b, err := a.serialize(a.sk, a.u)
 		if err != nil {
 			return err
 		}
+		a.arena.add(b)
+		return nil
+	}
+	sk, u, err := a.newState()
+	if err != nil {
+		return err
+	}
+	if err := a.add(sk, u, in); err != nil {
+		return err
+	}
+	if a.input {
 		a.unions = append(a.unions, u)
 	} else {
-		sk, err := theta.NewQuickSelectUpdateSketch(theta.WithUpdateSketchLgK(a.lgK))
-		if err != nil {
-			return err
-		}
 		a.sketches = append(a.sketches, sk)
 	}
-	return a.fold(int32(max(len(a.unions), len(a.sketches))-1), in, t)
+	return nil
 }
 
 func (a *thetaAgg) fold(row int32, in Value, _ int64) error {
+	if a.input {
+		return a.add(nil, a.unions[row], in)
+	}
+	return a.add(a.sketches[row], nil, in)
+}
+
+func (a *thetaAgg) add(sk *theta.QuickSelectUpdateSketch, u *theta.Union, in Value) error {
 	if a.input {
 		b, ok, err := sketchBytes(in)
 		if err != nil || !ok {
 			return err
 		}
-		sk, err := blob.DecodeTheta(b)
+		in, err := blob.DecodeTheta(b)
 		if err != nil {
 			return err
 		}
-		return a.unions[row].Update(sk)
+		return u.Update(in)
 	}
-	sk := a.sketches[row]
 	switch in.kind {
 	case vString:
 		blob.UpdateTheta(sk, in.s)
@@ -501,23 +630,38 @@ func (a *thetaAgg) fold(row int32, in Value, _ int64) error {
 	return nil
 }
 
+func (a *thetaAgg) serialize(sk *theta.QuickSelectUpdateSketch, u *theta.Union) ([]byte, error) {
+	var cs *theta.CompactSketch
+	if a.input {
+		var err error
+		if cs, err = u.OrderedResult(); err != nil {
+			return nil, err
+		}
+	} else {
+		cs = sk.CompactOrdered()
+	}
+	return cs.MarshalBinary()
+}
+
 func (a *thetaAgg) reset() {
 	clear(a.sketches)
 	clear(a.unions)
 	a.sketches, a.unions = a.sketches[:0], a.unions[:0]
+	a.arena.reset()
 }
 
 func (a *thetaAgg) appendBlob(dst []byte, row int32) ([]byte, bool, error) {
-	var cs *theta.CompactSketch
-	if a.input {
-		var err error
-		if cs, err = a.unions[row].OrderedResult(); err != nil {
-			return dst, false, err
-		}
-	} else {
-		cs = a.sketches[row].CompactOrdered()
+	if a.perRow {
+		return append(dst, a.arena.at(row)...), true, nil
 	}
-	b, err := cs.MarshalBinary()
+	var sk *theta.QuickSelectUpdateSketch
+	var u *theta.Union
+	if a.input {
+		u = a.unions[row]
+	} else {
+		sk = a.sketches[row]
+	}
+	b, err := a.serialize(sk, u)
 	return append(dst, b...), true, err
 }
 

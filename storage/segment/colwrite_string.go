@@ -140,8 +140,7 @@ func (fw *fileWriter) writeStrings(c *columnMeta, comp Compression, d *stringDim
 		rows := byID[start:next[id]]
 		start = next[id]
 		if len(rows) >= roaringMinRows || (len(rows) >= 64 && len(rows)*denseFraction >= fw.numRows) {
-			bm := roaring.New()
-			bm.AddMany(rows)
+			bm := encoding.RowsToBitmap(rows)
 			bm.RunOptimize()
 			var err error
 			if postings, err = encoding.AppendPostingBitmap(postings, bm); err != nil {

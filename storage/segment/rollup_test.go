@@ -385,3 +385,57 @@ func TestBuilderPartitions(t *testing.T) {
 		t.Fatalf("empty builder: %v %v", parts, err)
 	}
 }
+
+// TestSketchMergeWithoutRollup covers the per-row (serialize at once) path
+// of the sketch-merging aggregators, which reuses one union for all rows.
+func TestSketchMergeWithoutRollup(t *testing.T) {
+	spec := Spec{
+		Fields: []Field{{Name: "h", Kind: KindComplex}, {Name: "t", Kind: KindComplex}},
+		Metrics: []Metric{
+			{Type: "HLLSketchMerge", Name: "hm", FieldName: "h"},
+			{Type: "thetaSketch", Name: "tm", FieldName: "t", IsInputThetaSketch: true},
+		},
+		Interval: Interval{Start: 0, End: day},
+	}
+	var rows []Row
+	var wantH, wantT []float64
+	for i := 0; i < 50; i++ {
+		hs, _ := hll.NewHllSketch(12, hll.TgtHllTypeHll4)
+		ts, _ := theta.NewQuickSelectUpdateSketch()
+		for k := 0; k <= i; k++ {
+			hs.UpdateInt64(int64(k))
+			blob.UpdateTheta(ts, int64(k))
+		}
+		hb, _ := hs.ToCompactSlice()
+		tb, _ := ts.CompactOrdered().MarshalBinary()
+		rows = append(rows, Row{Time: int64(i), Values: []Value{Bytes(hb), Bytes(tb)}})
+		e, _ := hs.GetEstimate()
+		wantH = append(wantH, e)
+		wantT = append(wantT, ts.Estimate())
+	}
+	path, _ := writeSegment(t, spec, rows)
+	seg := mustOpen(t, path)
+	hc, _ := seg.Complex("hm")
+	tc, _ := seg.Complex("tm")
+	for r := range rows {
+		hb, err := hc.Blob(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sk, err := blob.DecodeHLL(hb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, _ := sk.GetEstimate(); math.Abs(e-wantH[r]) > 1e-9*wantH[r]+1e-9 {
+			t.Fatalf("row %d: hll estimate %g, want %g", r, e, wantH[r])
+		}
+		tb, _ := tc.Blob(r)
+		th, err := blob.DecodeTheta(tb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if th.Estimate() != wantT[r] {
+			t.Fatalf("row %d: theta estimate %g, want %g", r, th.Estimate(), wantT[r])
+		}
+	}
+}

@@ -601,3 +601,47 @@ func TestNumericConversions(t *testing.T) {
 		t.Fatalf("stats with NaN: %+v", st)
 	}
 }
+
+func TestRowRangesAcrossBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	rows := make([]Row, 700)
+	for i := range rows {
+		rows[i] = randRow(rng, int64(i))
+	}
+	path, _ := writeSegment(t, allKindsSpec(50), rows)
+	seg := mustOpen(t, path)
+	s, _ := seg.Strings("s")
+	mv, _ := seg.Strings("mv")
+	allS, err := s.IDs(0, seg.NumRows(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allOffs, allIDs, err := mv.MultiIDs(0, seg.NumRows(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, offs, ids := make([]int32, 0, 8), make([]int32, 0, 8), make([]int32, 0, 8)
+	for k := 0; k < 200; k++ {
+		from := rng.IntN(seg.NumRows() + 1)
+		to := from + rng.IntN(seg.NumRows()-from+1)
+		if buf, err = s.IDs(from, to, buf); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(buf, allS[from:to]) {
+			t.Fatalf("IDs(%d, %d) differ", from, to)
+		}
+		if offs, ids, err = mv.MultiIDs(from, to, offs, ids); err != nil {
+			t.Fatal(err)
+		}
+		if len(offs) != to-from+1 {
+			t.Fatalf("MultiIDs(%d, %d): %d offsets", from, to, len(offs))
+		}
+		for r := from; r < to; r++ {
+			got := ids[offs[r-from]:offs[r-from+1]]
+			want := allIDs[allOffs[r]:allOffs[r+1]]
+			if !slices.Equal(got, want) {
+				t.Fatalf("MultiIDs(%d, %d) row %d: %v, want %v", from, to, r, got, want)
+			}
+		}
+	}
+}

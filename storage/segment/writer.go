@@ -57,7 +57,7 @@ func NewWriter(spec Spec) (*Writer, error) {
 		}
 	}
 	for _, m := range r.spec.Metrics {
-		a, err := newAggregator(m)
+		a, err := newAggregator(m, r.spec.Rollup)
 		if err != nil {
 			return nil, err
 		}
@@ -175,9 +175,11 @@ func truncateAgg(a aggregator, n int) {
 	case *hllAgg:
 		a.sketches = a.sketches[:min(n, len(a.sketches))]
 		a.unions = a.unions[:min(n, len(a.unions))]
+		a.arena.truncate(n)
 	case *thetaAgg:
 		a.sketches = a.sketches[:min(n, len(a.sketches))]
 		a.unions = a.unions[:min(n, len(a.unions))]
+		a.arena.truncate(n)
 	}
 }
 

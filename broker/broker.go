@@ -1,0 +1,181 @@
+// Package broker is the broker role: it keeps a view of which historicals
+// serve which segments (polling each historical's announcement), resolves
+// each native query against the timeline of available segments, sends one
+// sub-query per server with the segments it is to read, retries the
+// segments of a failed server on a replica, merges the partial results and
+// renders the final JSON.
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"strata/interval"
+)
+
+// Config configures a Broker.
+type Config struct {
+	// Name is this broker's host:port (the "host" of errors it raises).
+	Name string
+	// Historicals are the base URLs of the historicals to poll.
+	Historicals []string
+	// PollPeriod is the time between announcement polls (default 1 s).
+	PollPeriod time.Duration
+	// DefaultTimeout applies when the query context has no timeout
+	// (default 300 s); MaxTimeout, when positive, rejects larger ones.
+	DefaultTimeout time.Duration
+	MaxTimeout     time.Duration
+	// MaxConcurrent bounds running queries; more get 429 (0: no bound).
+	MaxConcurrent int
+	// DefaultHistory is the window of the datasource metadata endpoints
+	// when no interval is given (svc.query.segmentMetadata.defaultHistory,
+	// default P1W).
+	DefaultHistory interval.Period
+	Client         *http.Client
+	Logger         hclog.Logger
+	// Now is the clock of the metadata endpoints (tests); default time.Now.
+	Now func() time.Time
+}
+
+// Broker is a running broker.
+type Broker struct {
+	cfg    Config
+	log    hclog.Logger
+	view   *view
+	merger *merger
+	client *http.Client
+	slots  chan struct{} // nil: unbounded
+
+	mu      sync.Mutex
+	running map[string][]*runningQuery
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+type runningQuery struct {
+	cancel context.CancelCauseFunc
+}
+
+// New validates cfg.
+func New(cfg Config) (*Broker, error) {
+	if cfg.Name == "" {
+		return nil, fmt.Errorf("broker: no server name")
+	}
+	if cfg.PollPeriod <= 0 {
+		cfg.PollPeriod = time.Second
+	}
+	if cfg.DefaultTimeout <= 0 {
+		cfg.DefaultTimeout = 300 * time.Second
+	}
+	if cfg.DefaultHistory.IsZero() {
+		cfg.DefaultHistory = interval.Period{Weeks: 1}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Transport: &http.Transport{
+			Proxy:               nil,
+			DialContext:         (&net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConnsPerHost: 64,
+			IdleConnTimeout:     90 * time.Second,
+		}}
+	}
+	b := &Broker{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		view:    newView(cfg.Historicals),
+		merger:  newMerger(),
+		client:  cfg.Client,
+		running: map[string][]*runningQuery{},
+	}
+	if cfg.MaxConcurrent > 0 {
+		b.slots = make(chan struct{}, cfg.MaxConcurrent)
+	}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	return b, nil
+}
+
+// Start begins polling the historicals.
+func (b *Broker) Start() {
+	b.once.Do(func() {
+		for _, s := range b.view.servers {
+			b.wg.Add(1)
+			go b.poll(s)
+		}
+	})
+}
+
+// Close stops polling and cancels running queries.
+func (b *Broker) Close() error {
+	b.cancel()
+	b.wg.Wait()
+	// A poll cancelled while dialing leaves a fresh connection in the pool,
+	// which would hold up the historical's graceful shutdown.
+	b.client.CloseIdleConnections()
+	b.mu.Lock()
+	for _, list := range b.running {
+		for _, rq := range list {
+			rq.cancel(errShutdown)
+		}
+	}
+	b.mu.Unlock()
+	return nil
+}
+
+// Ready reports whether every configured historical has been polled once
+// (Druid's inventoryInitialized).
+func (b *Broker) Ready() bool { return b.view.initialized() }
+
+// Name returns the broker's host:port.
+func (b *Broker) Name() string { return b.cfg.Name }
+
+// Cancel cancels every running query with the id (DELETE /svc/v2/{id});
+// unknown ids are ignored.
+func (b *Broker) Cancel(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, rq := range b.running[id] {
+		rq.cancel(errCancelled)
+	}
+}
+
+func (b *Broker) register(id string, cancel context.CancelCauseFunc) func() {
+	rq := &runningQuery{cancel: cancel}
+	b.mu.Lock()
+	b.running[id] = append(b.running[id], rq)
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		list := slices.DeleteFunc(b.running[id], func(x *runningQuery) bool { return x == rq })
+		if len(list) == 0 {
+			delete(b.running, id)
+		} else {
+			b.running[id] = list
+		}
+		b.mu.Unlock()
+	}
+}
+
+// newQueryID returns a random (version 4) UUID, Druid's query id form.
+func newQueryID() string {
+	var u [16]byte
+	rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}

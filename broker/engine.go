@@ -1,0 +1,118 @@
+package broker
+
+// Every call into the query engine (packages querynode/query and
+// querynode/engine) is in this file, so a change of the engine's API is a
+// one-file fix.
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"strata/interval"
+	"strata/querynode/engine"
+	"strata/querynode/query"
+)
+
+// nativeQuery is a parsed native query.
+type nativeQuery = query.Query
+
+// parseQuery parses a native query body. Bodies that are not JSON fail
+// with the legacy "Json parse failed" code, as Druid's query endpoint does.
+func parseQuery(body []byte, host string) (*nativeQuery, error) {
+	if t := bytes.TrimSpace(body); len(t) > 0 && !json.Valid(t) {
+		var v any
+		err := json.Unmarshal(t, &v)
+		return nil, Legacy(CodeJSONParse, host, "%v", err)
+	}
+	q, err := query.Parse(body)
+	if err != nil {
+		return nil, ErrorFrom(err, host)
+	}
+	return q, nil
+}
+
+// queryFacts are the members of a parsed query the broker plans with.
+type queryFacts struct {
+	id          string
+	timeoutMs   int64 // -1: server default, 0: none
+	dataSources []string
+	intervals   []interval.Interval
+	specific    []specificSegment // {"type":"segments"} intervals
+}
+
+type specificSegment struct {
+	interval  interval.Interval
+	version   string
+	partition int32
+}
+
+func factsOf(q *nativeQuery) queryFacts {
+	f := queryFacts{id: q.Context.QueryID, timeoutMs: q.Context.Timeout, dataSources: q.DataSources, intervals: q.Intervals}
+	if f.timeoutMs < 0 {
+		f.timeoutMs = -1
+	}
+	for _, s := range q.Segments {
+		f.specific = append(f.specific, specificSegment{interval: s.Interval, version: s.Version, partition: int32(s.Partition)})
+	}
+	return f
+}
+
+// condense sorts intervals and merges overlapping and abutting ones.
+func condense(ivs []interval.Interval) []interval.Interval { return query.Condense(ivs) }
+
+// ErrorFrom classifies any error of the query path as a client error.
+func ErrorFrom(err error, host string) *Error {
+	if e, ok := err.(*Error); ok {
+		return e
+	}
+	qe := query.AsError(err)
+	switch qe.Kind {
+	case query.InvalidInput:
+		// Druid raises these two as legacy bad-query exceptions.
+		for _, code := range []string{CodeJSONParse, CodeContextParse} {
+			if strings.HasPrefix(qe.Message, code) {
+				return Legacy(code, host, "%s", strings.TrimLeft(strings.TrimPrefix(qe.Message, code), ": "))
+			}
+		}
+		return InvalidInput("%s", qe.Message)
+	case query.ResourceLimit:
+		return Legacy(CodeResourceLimit, host, "%s", qe.Message)
+	case query.Timeout:
+		return Legacy(CodeTimeout, host, "%s", qe.Message)
+	case query.Cancelled:
+		return Legacy(CodeCancelled, host, "%s", qe.Message)
+	case query.Unsupported:
+		return Legacy(CodeUnsupported, host, "%s", qe.Message)
+	}
+	return Legacy(CodeUnknown, host, "%s", qe.Message)
+}
+
+// partial is a data server's partial result, decoded and bound to its query.
+type partial = engine.Partial
+
+// merger merges partial results and renders the final JSON.
+type merger struct {
+	e *engine.Engine
+}
+
+func newMerger() *merger { return &merger{e: engine.New(engine.Options{})} }
+
+func (m *merger) decode(q *nativeQuery, raw json.RawMessage) (*partial, error) {
+	var p engine.Partial
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, query.Errorf(query.Internal, "cannot decode a partial result: %v", err)
+	}
+	if err := p.Attach(q); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+func (m *merger) mergeAndRender(q *nativeQuery, parts []*partial) ([]byte, error) {
+	p, err := m.e.Merge(q, parts)
+	if err != nil {
+		return nil, err
+	}
+	return m.e.Finalize(q, p)
+}

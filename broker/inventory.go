@@ -1,0 +1,272 @@
+package broker
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"strata/historical"
+	"strata/interval"
+	"strata/segment"
+)
+
+// server is one historical the broker polls.
+type server struct {
+	url  string // base URL, e.g. http://127.0.0.1:8083
+	host string // host:port of url; url and host never change
+	// The rest is guarded by view.mu.
+	meta       historical.ServerMetadata
+	version    string
+	segs       map[segment.ID]*segment.DataSegment
+	tried      bool // polled at least once
+	lastLogged string
+}
+
+// entry is an available segment and the servers holding it. servers is
+// copied on write, so a query may keep the slice it read.
+type entry struct {
+	seg     *segment.DataSegment
+	id      string // seg.ID().String()
+	iv      string // seg.Interval.String()
+	servers []*server
+}
+
+// view is the broker's picture of the cluster: which servers hold which
+// segments, and the timeline of available segments (segment.Index), in
+// which a version only counts once all its core partitions are available.
+type view struct {
+	mu      sync.RWMutex
+	servers []*server
+	entries map[segment.ID]*entry
+	index   *segment.Index
+}
+
+func newView(urls []string) *view {
+	v := &view{entries: map[segment.ID]*entry{}, index: segment.NewIndex()}
+	for _, u := range urls {
+		u = strings.TrimRight(u, "/")
+		host := strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://")
+		v.servers = append(v.servers, &server{url: u, host: host, meta: historical.ServerMetadata{Name: host, Host: host, Type: "historical", Tier: "_default_tier"}})
+	}
+	return v
+}
+
+// initialized reports whether every configured server was polled once.
+func (v *view) initialized() bool {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	for _, s := range v.servers {
+		if !s.tried {
+			return false
+		}
+	}
+	return true
+}
+
+// apply replaces a server's segment set (nil: the server is unreachable
+// and serves nothing) and updates entries and timeline incrementally.
+func (v *view) apply(s *server, ann *historical.Announcement, pollErr error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	s.tried = true
+	var next map[segment.ID]*segment.DataSegment
+	if pollErr != nil {
+		s.version = ""
+	} else {
+		s.meta = ann.Server
+		if ann.Unchanged {
+			return
+		}
+		s.version = ann.Version
+		next = make(map[segment.ID]*segment.DataSegment, len(ann.Segments))
+		for _, seg := range ann.Segments {
+			if seg != nil {
+				next[seg.ID()] = seg
+			}
+		}
+	}
+	var gone []segment.ID
+	for id := range s.segs {
+		if _, ok := next[id]; ok {
+			continue
+		}
+		e := v.entries[id]
+		if e == nil {
+			continue
+		}
+		e.servers = slices.DeleteFunc(slices.Clone(e.servers), func(x *server) bool { return x == s })
+		if len(e.servers) == 0 {
+			delete(v.entries, id)
+			gone = append(gone, id)
+		}
+	}
+	var added []*segment.DataSegment
+	for id, seg := range next {
+		if _, ok := s.segs[id]; ok {
+			continue
+		}
+		e := v.entries[id]
+		if e == nil {
+			e = &entry{seg: seg, id: id.String(), iv: seg.Interval.String()}
+			v.entries[id] = e
+			added = append(added, seg)
+		}
+		e.servers = append(slices.Clip(e.servers), s)
+	}
+	s.segs = next
+	if len(gone) > 0 {
+		v.index.Remove(gone)
+	}
+	if len(added) > 0 {
+		if _, err := v.index.Add(added); err != nil { // unreachable: decoded segments are valid
+			for _, seg := range added {
+				delete(v.entries, seg.ID())
+			}
+		}
+	}
+}
+
+// unit is one piece of work of a query: a segment and the part of it that
+// is visible in the query's intervals, with the servers that hold it.
+type unit struct {
+	ref     historical.SegmentRef
+	servers []*server
+}
+
+// resolve finds the visible segments of the query in the timeline. Union
+// members without segments are skipped silently.
+func (v *view) resolve(f queryFacts) []unit {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	var out []unit
+	add := func(seg *segment.DataSegment, clip interval.Interval) {
+		if seg.IsTombstone() {
+			return
+		}
+		e := v.entries[seg.ID()]
+		if e == nil || len(e.servers) == 0 {
+			return
+		}
+		ivs := e.iv
+		if clip != seg.Interval {
+			ivs = clip.String()
+		}
+		out = append(out, unit{ref: historical.SegmentRef{ID: e.id, Interval: ivs}, servers: e.servers})
+	}
+	for _, ds := range f.dataSources {
+		tl := v.index.Timeline(ds)
+		if tl == nil {
+			continue
+		}
+		if len(f.specific) > 0 {
+			for _, sp := range f.specific {
+				tl.LookupFunc(sp.interval, func(h segment.Holder) bool {
+					if h.Version != sp.version {
+						return true
+					}
+					for _, seg := range h.Segments {
+						if seg.ShardSpec.PartitionNum == sp.partition {
+							add(seg, h.Interval)
+						}
+					}
+					return true
+				})
+			}
+			continue
+		}
+		for _, iv := range f.intervals {
+			tl.LookupFunc(iv, func(h segment.Holder) bool {
+				if h.HasData {
+					for _, seg := range h.Segments {
+						add(seg, h.Interval)
+					}
+				}
+				return true
+			})
+		}
+	}
+	return out
+}
+
+// dataSources lists the datasources with available segments.
+func (v *view) dataSources() []string {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.index.DataSources()
+}
+
+// poller keeps one server's entry in the view current.
+func (b *Broker) poll(s *server) {
+	defer b.wg.Done()
+	for {
+		ann, err := b.fetchAnnouncement(s)
+		b.view.apply(s, ann, err)
+		b.logPoll(s, err)
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-time.After(b.cfg.PollPeriod):
+		}
+	}
+}
+
+func (b *Broker) fetchAnnouncement(s *server) (*historical.Announcement, error) {
+	b.view.mu.RLock()
+	since := s.version
+	b.view.mu.RUnlock()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url+historical.AnnouncePath+"?since="+since, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: HTTP %d: %.200s", s.url, resp.StatusCode, body)
+	}
+	var ann historical.Announcement
+	if err := json.Unmarshal(body, &ann); err != nil {
+		return nil, fmt.Errorf("%s: bad announcement: %w", s.url, err)
+	}
+	return &ann, nil
+}
+
+// logPoll logs a server going down or coming back, once per change.
+func (b *Broker) logPoll(s *server, err error) {
+	b.view.mu.Lock()
+	defer b.view.mu.Unlock()
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	if msg == s.lastLogged {
+		return
+	}
+	if err != nil && b.ctx.Err() == nil {
+		b.log.Warn("historical unreachable; its segments are unavailable", "server", s.url, "error", msg)
+	} else if s.lastLogged != "" {
+		b.log.Info("historical reachable again", "server", s.url)
+	}
+	s.lastLogged = msg
+}
+
+// byPriority orders servers for candidate lists: higher priority first,
+// then by name.
+func byPriority(a, b *server) int {
+	return cmp.Or(cmp.Compare(b.meta.Priority, a.meta.Priority), strings.Compare(a.meta.Name, b.meta.Name))
+}

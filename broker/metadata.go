@@ -1,0 +1,165 @@
+package broker
+
+import (
+	"slices"
+
+	"strata/historical"
+	"strata/interval"
+	"strata/segment"
+)
+
+// Candidate is the candidate record of a segment for a query (spec 2.5):
+// the timeline piece, its segment's version, partition and size, and the
+// servers that hold it.
+type Candidate struct {
+	Interval        string                      `json:"interval"`
+	Version         string                      `json:"version"`
+	PartitionNumber int32                       `json:"partitionNumber"`
+	Size            int64                       `json:"size"`
+	Locations       []historical.ServerMetadata `json:"locations"`
+}
+
+// Candidates lists the candidate records of the datasources over the
+// intervals (condensed first). numCandidates > 0 limits the locations of
+// each record to that many servers, highest priority first.
+func (b *Broker) Candidates(dataSources []string, ivs []interval.Interval, numCandidates int) []Candidate {
+	ivs = condense(ivs)
+	v := b.view
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	out := []Candidate{}
+	for _, ds := range dataSources {
+		tl := v.index.Timeline(ds)
+		if tl == nil {
+			continue
+		}
+		for _, iv := range ivs {
+			tl.LookupFunc(iv, func(h segment.Holder) bool {
+				for _, seg := range h.Segments {
+					c := Candidate{Interval: h.Interval.String(), Version: h.Version, PartitionNumber: seg.ShardSpec.PartitionNum,
+						Size: seg.Size, Locations: []historical.ServerMetadata{}}
+					if e := v.entries[seg.ID()]; e != nil {
+						servers := slices.Clone(e.servers)
+						slices.SortFunc(servers, byPriority)
+						if numCandidates > 0 && len(servers) > numCandidates {
+							servers = servers[:numCandidates]
+						}
+						for _, s := range servers {
+							c.Locations = append(c.Locations, s.meta)
+						}
+					}
+					out = append(out, c)
+				}
+				return true
+			})
+		}
+	}
+	return out
+}
+
+// QueryCandidates answers POST /svc/v2/candidates: the candidate records
+// of the query's datasources and intervals.
+func (b *Broker) QueryCandidates(body []byte, numCandidates int) ([]Candidate, *Error) {
+	q, err := parseQuery(body, b.cfg.Name)
+	if err != nil {
+		return nil, ErrorFrom(err, b.cfg.Name)
+	}
+	f := factsOf(q)
+	return b.Candidates(f.dataSources, f.intervals, numCandidates), nil
+}
+
+// DataSources lists the queryable datasources, sorted.
+func (b *Broker) DataSources() []string { return b.view.dataSources() }
+
+// Columns are the dimensions and metrics of a datasource, sorted.
+type Columns struct {
+	Dimensions []string `json:"dimensions"`
+	Metrics    []string `json:"metrics"`
+}
+
+// IntervalColumns are the columns of the segments serving one interval.
+type IntervalColumns struct {
+	Interval interval.Interval
+	Columns
+}
+
+// defaultWindow is the metadata endpoints' interval when none is given:
+// the configured history up to now.
+func (b *Broker) defaultWindow() interval.Interval {
+	now := b.cfg.Now().UnixMilli()
+	return interval.Interval{Start: b.cfg.DefaultHistory.AddMillis(now, -1, nil), End: now}
+}
+
+// DataSourceColumns returns the union of the dimensions and metrics of the
+// datasource's available segments overlapping iv (nil: the default window).
+func (b *Broker) DataSourceColumns(ds string, iv *interval.Interval) Columns {
+	w := b.defaultWindow()
+	if iv != nil {
+		w = *iv
+	}
+	dims, mets := map[string]bool{}, map[string]bool{}
+	v := b.view
+	v.mu.RLock()
+	if tl := v.index.Timeline(ds); tl != nil {
+		tl.Segments(func(seg *segment.DataSegment) bool {
+			if seg.Interval.Overlaps(w) {
+				for _, d := range seg.Dimensions {
+					dims[d] = true
+				}
+				for _, m := range seg.Metrics {
+					mets[m] = true
+				}
+			}
+			return true
+		})
+	}
+	v.mu.RUnlock()
+	return Columns{Dimensions: sortedKeys(dims), Metrics: sortedKeys(mets)}
+}
+
+// DataSourceColumnsByInterval returns the columns per visible timeline
+// piece in iv (nil: the default window), abutting pieces with the same
+// columns merged, in time order (the `full` form).
+func (b *Broker) DataSourceColumnsByInterval(ds string, iv *interval.Interval) []IntervalColumns {
+	w := b.defaultWindow()
+	if iv != nil {
+		w = *iv
+	}
+	var out []IntervalColumns
+	v := b.view
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	tl := v.index.Timeline(ds)
+	if tl == nil {
+		return out
+	}
+	tl.LookupFunc(w, func(h segment.Holder) bool {
+		dims, mets := map[string]bool{}, map[string]bool{}
+		for _, seg := range h.Segments {
+			for _, d := range seg.Dimensions {
+				dims[d] = true
+			}
+			for _, m := range seg.Metrics {
+				mets[m] = true
+			}
+		}
+		c := Columns{Dimensions: sortedKeys(dims), Metrics: sortedKeys(mets)}
+		if n := len(out); n > 0 && out[n-1].Interval.End == h.Interval.Start &&
+			slices.Equal(out[n-1].Dimensions, c.Dimensions) && slices.Equal(out[n-1].Metrics, c.Metrics) {
+			out[n-1].Interval.End = h.Interval.End
+			return true
+		}
+		out = append(out, IntervalColumns{Interval: h.Interval, Columns: c})
+		return true
+	})
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,298 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"strata/historical"
+)
+
+// Causes of a query context's end.
+var (
+	errCancelled = errors.New("query cancelled")
+	errTimeout   = errors.New("query timed out")
+	errShutdown  = errors.New("broker shutting down")
+)
+
+// Query runs a native query given as its JSON body and returns the query id
+// (from the context, or generated) and the rendered JSON result. Errors are
+// *Error, ready to be answered to the client.
+func (b *Broker) Query(ctx context.Context, body []byte) (string, []byte, *Error) {
+	q, err := parseQuery(body, b.cfg.Name)
+	if err != nil {
+		return newQueryID(), nil, ErrorFrom(err, b.cfg.Name)
+	}
+	f := factsOf(q)
+	id := f.id
+	if id == "" {
+		id = newQueryID()
+	}
+	timeout, qerr := b.timeoutOf(f)
+	if qerr != nil {
+		return id, nil, qerr
+	}
+	if b.slots != nil {
+		select {
+		case b.slots <- struct{}{}:
+			defer func() { <-b.slots }()
+		default:
+			return id, nil, Legacy(CodeCapacity, b.cfg.Name, "Total query capacity exceeded")
+		}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer b.register(id, cancel)()
+	if timeout > 0 {
+		var cancelT context.CancelFunc
+		ctx, cancelT = context.WithTimeoutCause(ctx, timeout, errTimeout)
+		defer cancelT()
+	}
+	units := b.view.resolve(f)
+	if len(units) == 0 { // no segment to read: every query type answers an empty array
+		return id, []byte("[]"), nil
+	}
+	parts, err := b.scatter(ctx, q, body, units)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return id, nil, b.failure(ctx, id, timeout, err)
+	}
+	out, err := b.merger.mergeAndRender(q, parts)
+	if err != nil {
+		return id, nil, ErrorFrom(err, b.cfg.Name)
+	}
+	return id, out, nil
+}
+
+// timeoutOf applies the server default and limit to the context timeout.
+func (b *Broker) timeoutOf(f queryFacts) (time.Duration, *Error) {
+	var d time.Duration
+	switch {
+	case f.timeoutMs < 0:
+		d = b.cfg.DefaultTimeout
+	case f.timeoutMs > 0:
+		d = time.Duration(f.timeoutMs) * time.Millisecond
+	}
+	if max := b.cfg.MaxTimeout; max > 0 {
+		if d == 0 {
+			d = max
+		}
+		if d > max {
+			return 0, Legacy(CodeContextParse, b.cfg.Name, "Configured timeout = %d is more than enforced limit of %d.", d.Milliseconds(), max.Milliseconds())
+		}
+	}
+	return d, nil
+}
+
+// failure turns an error into the client error, naming why the query's
+// context ended when it did.
+func (b *Broker) failure(ctx context.Context, id string, timeout time.Duration, err error) *Error {
+	if ctx.Err() != nil {
+		switch context.Cause(ctx) {
+		case errTimeout:
+			return Legacy(CodeTimeout, b.cfg.Name, "Query [%s] timed out after %d ms.", id, timeout.Milliseconds())
+		case errShutdown:
+			return Legacy(CodeInterrupted, b.cfg.Name, "Query [%s] was interrupted: the broker is shutting down.", id)
+		default: // DELETE /svc/v2/{id}, or the client went away
+			return Legacy(CodeCancelled, b.cfg.Name, "Query [%s] was cancelled.", id)
+		}
+	}
+	return ErrorFrom(err, b.cfg.Name)
+}
+
+// reply is the outcome of one sub-query.
+type reply struct {
+	srv     *server
+	units   []int
+	part    *partial
+	missing map[string]bool
+	err     error
+}
+
+// transportError marks a failure to talk to a server (connection refused
+// or lost, 502/503): its segments are retried on another replica.
+type transportError struct {
+	srv *server
+	err error
+}
+
+func (e *transportError) Error() string { return e.srv.host + ": " + e.err.Error() }
+
+// scatter sends the query's units to their servers and collects the
+// partial results, retrying the units of failed servers (or the segments a
+// server no longer has) on the remaining replicas.
+func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units []unit) ([]*partial, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	tried := make([]map[*server]bool, len(units))
+	why := make([]string, len(units)) // the last failure per unit
+	load := map[*server]int{}
+	replies := make(chan reply)
+	inflight := 0
+	defer func() { // let abandoned senders finish
+		if inflight > 0 {
+			go func(n int) {
+				for range n {
+					<-replies
+				}
+			}(inflight)
+		}
+	}()
+	dispatch := func(idx []int) error {
+		groups := map[*server][]int{}
+		var order []*server
+		for _, i := range idx {
+			if tried[i] == nil {
+				tried[i] = map[*server]bool{}
+			}
+			var best *server
+			for _, s := range units[i].servers {
+				if !tried[i][s] && (best == nil || load[s] < load[best]) {
+					best = s
+				}
+			}
+			if best == nil {
+				return b.unavailable(units[i], tried[i], why[i])
+			}
+			tried[i][best] = true
+			load[best]++
+			if groups[best] == nil {
+				order = append(order, best)
+			}
+			groups[best] = append(groups[best], i)
+		}
+		for _, s := range order {
+			inflight++
+			go func(s *server, g []int) { replies <- b.send(ctx, q, body, s, units, g) }(s, groups[s])
+		}
+		return nil
+	}
+	all := make([]int, len(units))
+	for i := range all {
+		all[i] = i
+	}
+	if err := dispatch(all); err != nil {
+		return nil, err
+	}
+	var parts []*partial
+	for inflight > 0 {
+		r := <-replies
+		inflight--
+		var te *transportError
+		switch {
+		case r.err == nil:
+			parts = append(parts, r.part)
+			var again []int
+			for _, i := range r.units {
+				if r.missing[units[i].ref.ID] {
+					why[i] = r.srv.host + " no longer serves it"
+					again = append(again, i)
+				}
+			}
+			if len(again) > 0 {
+				if err := dispatch(again); err != nil {
+					return nil, err
+				}
+			}
+		case errors.As(r.err, &te) && ctx.Err() == nil:
+			b.log.Warn("sub-query failed; retrying its segments on replicas", "server", r.srv.url, "segments", len(r.units), "error", te.err)
+			for _, i := range r.units {
+				why[i] = te.Error()
+			}
+			if err := dispatch(r.units); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, r.err
+		}
+	}
+	return parts, nil
+}
+
+// unavailable is the error of a unit no server could read.
+func (b *Broker) unavailable(u unit, tried map[*server]bool, why string) *Error {
+	var names []string
+	for s := range tried {
+		names = append(names, s.host)
+	}
+	if why == "" {
+		why = "no server holds it"
+	}
+	return Legacy(CodeUnknown, b.cfg.Name, "segment %s could not be read: %s; no other replica is available (tried: %s)",
+		u.ref.ID, why, strings.Join(names, ", "))
+}
+
+// send runs one sub-query on s.
+func (b *Broker) send(ctx context.Context, q *nativeQuery, body []byte, s *server, units []unit, idx []int) reply {
+	r := reply{srv: s, units: idx}
+	sq := historical.SubQuery{Query: json.RawMessage(bytes.TrimSpace(body)), Segments: make([]historical.SegmentRef, len(idx))}
+	for k, i := range idx {
+		sq.Segments[k] = units[i].ref
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		sq.TimeoutMs = max(time.Until(dl).Milliseconds(), 1)
+	}
+	payload, err := json.Marshal(sq)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url+historical.QueryPath, bytes.NewReader(payload))
+	if err != nil {
+		r.err = err
+		return r
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := b.client.Do(req)
+	if err != nil {
+		r.err = b.transport(ctx, s, err)
+		return r
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		r.err = b.transport(ctx, s, err)
+		return r
+	}
+	switch {
+	case resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusServiceUnavailable:
+		r.err = &transportError{srv: s, err: fmt.Errorf("HTTP %d", resp.StatusCode)}
+		return r
+	case resp.StatusCode != http.StatusOK:
+		r.err = ParseErrorBody(resp.StatusCode, data, s.host)
+		return r
+	}
+	var res historical.SubQueryResult
+	if err := json.Unmarshal(data, &res); err != nil {
+		r.err = Legacy(CodeUnknown, s.host, "bad sub-query response from %s: %v", s.host, err)
+		return r
+	}
+	if r.part, err = b.merger.decode(q, res.Partial); err != nil {
+		r.err = ErrorFrom(err, s.host)
+		return r
+	}
+	if len(res.Missing) > 0 {
+		r.missing = make(map[string]bool, len(res.Missing))
+		for _, id := range res.Missing {
+			r.missing[id] = true
+		}
+	}
+	return r
+}
+
+// transport classifies a failed exchange: the query's own end is not the
+// server's fault; anything else is.
+func (b *Broker) transport(ctx context.Context, s *server, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return &transportError{srv: s, err: err}
+}

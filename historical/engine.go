@@ -1,0 +1,87 @@
+package historical
+
+// Every call into the query engine (packages querynode/query and
+// querynode/engine) is in this file, so a change of the engine's API is a
+// one-file fix.
+
+import (
+	"context"
+	"encoding/json"
+
+	"strata/interval"
+	"strata/querynode/engine"
+	"strata/querynode/query"
+	stseg "strata/storage/segment"
+)
+
+// nativeQuery is a parsed native query.
+type nativeQuery = query.Query
+
+// parseQuery parses a native query body (errors are *query.Error with kind
+// InvalidInput or Unsupported).
+func parseQuery(body []byte) (*nativeQuery, error) { return query.Parse(body) }
+
+// queryEngine runs sub-queries over loaded segments.
+type queryEngine struct {
+	e *engine.Engine
+}
+
+func newQueryEngine(parallelism int) *queryEngine {
+	return &queryEngine{e: engine.New(engine.Options{Parallelism: parallelism})}
+}
+
+// engineSegment is the engine's handle of a loaded segment; it carries the
+// per-segment caches (dictionaries) shared by all queries.
+type engineSegment = engine.Segment
+
+func newEngineSegment(id string, data *stseg.Segment) *engineSegment {
+	return engine.NewSegment(id, data)
+}
+
+// readSpec is one segment to read, with the timeline piece it contributes.
+type readSpec struct {
+	seg  *engineSegment
+	clip interval.Interval
+}
+
+// run executes q over the segments and returns the merged partial as JSON.
+// A piece that covers everything the query intervals select from the
+// segment reuses the shared handle; a narrower piece (a partly
+// overshadowed segment) gets a clipped handle of its own.
+func (qe *queryEngine) run(ctx context.Context, q *nativeQuery, specs []readSpec) (json.RawMessage, error) {
+	segs := make([]*engine.Segment, 0, len(specs))
+	for _, sp := range specs {
+		s := sp.seg
+		if needsClip(q.Intervals, s.Data.Interval(), sp.clip) {
+			c := engine.NewSegment(s.ID, s.Data)
+			c.Clip = sp.clip
+			s = c
+		}
+		segs = append(segs, s)
+	}
+	p, err := qe.e.Run(ctx, q, segs)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(p)
+}
+
+// needsClip reports whether reading the segment under the query intervals
+// would include rows outside clip.
+func needsClip(qivs []interval.Interval, segIv stseg.Interval, clip interval.Interval) bool {
+	siv := interval.Interval{Start: segIv.Start, End: segIv.End}
+	for _, qi := range qivs {
+		if x, ok := qi.Intersect(siv); ok && !clip.Contains(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// queryError classifies an engine failure for the HTTP layer.
+func queryError(err error) *query.Error { return query.AsError(err) }
+
+// cancelledError and timeoutError are what a sub-query reports when its
+// context ends.
+func cancelledError(msg string) error { return query.Errorf(query.Cancelled, "%s", msg) }
+func timeoutError(msg string) error   { return query.Errorf(query.Timeout, "%s", msg) }

@@ -1,0 +1,375 @@
+// Package historical is the historical role: it keeps a local cache of the
+// segments the cluster should serve (downloaded from deep storage and
+// memory-mapped), announces what it serves to brokers, and answers their
+// sub-queries over named segments with partial results.
+//
+// Until the coordinator assigns segments to servers, every historical loads
+// every used, non-overshadowed segment: it polls the coordinator's metadata
+// listing, loads what is missing and drops what is no longer listed.
+package historical
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"strata/interval"
+	"strata/segment"
+	"strata/storage/deep"
+)
+
+// DeepStorage fetches the segment file a loadSpec names to localPath
+// (deep.DeepStorage has this method).
+type DeepStorage interface {
+	Get(ctx context.Context, spec deep.LoadSpec, localPath string) error
+}
+
+// Config configures a Node.
+type Config struct {
+	// Name is the host:port brokers and clients know this server by.
+	Name string
+	// Locations are the segment cache directories.
+	Locations []Location
+	// Coordinators are base URLs of coordinator nodes (any node: followers
+	// redirect to the leader).
+	Coordinators []string
+	Storage      DeepStorage
+	// PollPeriod is the time between coordinator polls (default 1 s).
+	PollPeriod time.Duration
+	// DropDelay keeps a dropped segment queryable (but unannounced) this
+	// long, for brokers whose view is a poll behind (0: drop at once;
+	// processes use 30 s, Druid's default).
+	DropDelay time.Duration
+	// LoadThreads bounds concurrent downloads and verifications (default 4).
+	LoadThreads int
+	// QueryThreads bounds the segments one sub-query reads at once
+	// (default GOMAXPROCS).
+	QueryThreads int
+	Tier         string // default "_default_tier"
+	Priority     int
+	Client       *http.Client
+	Logger       hclog.Logger
+}
+
+// Node is a running historical.
+type Node struct {
+	cfg      Config
+	log      hclog.Logger
+	qe       *queryEngine
+	instance string
+
+	mu       sync.Mutex
+	served   map[string]*loaded // announced
+	dropping map[string]*loaded // unannounced, still queryable until dropAt
+	loading  map[string]bool
+	retryAt  map[string]time.Time
+	failures map[string]int
+	want     map[string]*segment.DataSegment // the last coordinator listing
+	locs     []*location
+	version  uint64
+	lastList [32]byte
+	pollErr  string
+
+	ready   atomic.Bool
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	loadSem chan struct{}
+	started atomic.Bool
+}
+
+// loaded is a segment in the cache. refs counts running sub-queries; a
+// segment removed while read is closed by the last reader.
+type loaded struct {
+	seg    *segment.DataSegment
+	dir    string
+	loc    *location
+	size   int64
+	es     *engineSegment // nil for tombstones (no data)
+	refs   int
+	dropAt time.Time
+	gone   bool
+}
+
+// New validates cfg and prepares the cache directories; Start begins work.
+func New(cfg Config) (*Node, error) {
+	if cfg.Name == "" {
+		return nil, errors.New("historical: no server name")
+	}
+	if len(cfg.Locations) == 0 {
+		return nil, errors.New("historical: no segment cache location")
+	}
+	if cfg.Storage == nil {
+		return nil, errors.New("historical: no deep storage")
+	}
+	if cfg.PollPeriod <= 0 {
+		cfg.PollPeriod = time.Second
+	}
+	if cfg.DropDelay < 0 {
+		cfg.DropDelay = 0
+	}
+	if cfg.LoadThreads <= 0 {
+		cfg.LoadThreads = 4
+	}
+	if cfg.Tier == "" {
+		cfg.Tier = "_default_tier"
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: 30 * time.Second}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	var id [6]byte
+	rand.Read(id[:])
+	n := &Node{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		qe:       newQueryEngine(cfg.QueryThreads),
+		instance: hex.EncodeToString(id[:]),
+		served:   map[string]*loaded{},
+		dropping: map[string]*loaded{},
+		loading:  map[string]bool{},
+		retryAt:  map[string]time.Time{},
+		failures: map[string]int{},
+		loadSem:  make(chan struct{}, cfg.LoadThreads),
+	}
+	for _, l := range cfg.Locations {
+		if err := os.MkdirAll(l.Path, 0o755); err != nil {
+			return nil, fmt.Errorf("historical: segment cache %s: %w", l.Path, err)
+		}
+		n.locs = append(n.locs, &location{Location: l})
+	}
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+	return n, nil
+}
+
+// Start loads the segment cache in the background, then polls the
+// coordinator until Close.
+func (n *Node) Start() {
+	if n.started.Swap(true) {
+		return
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.loadCache()
+		n.ready.Store(true)
+		n.syncLoop()
+	}()
+}
+
+// Close stops polling and loading, waits for them, and unmaps every
+// segment once its running queries have finished.
+func (n *Node) Close() error {
+	n.cancel()
+	n.wg.Wait()
+	n.cfg.Client.CloseIdleConnections()
+	n.mu.Lock()
+	var closeNow []*loaded
+	for _, m := range []map[string]*loaded{n.served, n.dropping} {
+		for id, l := range m {
+			delete(m, id)
+			l.gone = true
+			if l.refs == 0 {
+				closeNow = append(closeNow, l)
+			}
+		}
+	}
+	n.mu.Unlock()
+	for _, l := range closeNow {
+		if l.es != nil {
+			l.es.Data.Close()
+		}
+	}
+	return nil
+}
+
+// Ready reports whether the segments in the local cache at start-up are
+// loaded (Druid's cacheInitialized).
+func (n *Node) Ready() bool { return n.ready.Load() }
+
+// Name returns the server name.
+func (n *Node) Name() string { return n.cfg.Name }
+
+// Metadata describes this server.
+func (n *Node) Metadata() ServerMetadata {
+	var maxSize int64
+	for _, l := range n.cfg.Locations {
+		maxSize += l.MaxSize
+	}
+	return ServerMetadata{Name: n.cfg.Name, Host: n.cfg.Name, MaxSize: maxSize, Type: "historical", Tier: n.cfg.Tier, Priority: n.cfg.Priority}
+}
+
+// Announce returns the served segments, or just Unchanged when since is the
+// current version.
+func (n *Node) Announce(since string) Announcement {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	a := Announcement{Server: n.Metadata(), Version: n.instance + "-" + strconv.FormatUint(n.version, 10)}
+	for _, l := range n.served {
+		a.CurrSize += l.size
+	}
+	if since == a.Version {
+		a.Unchanged = true
+		return a
+	}
+	a.Segments = make([]*segment.DataSegment, 0, len(n.served))
+	for _, l := range n.served {
+		a.Segments = append(a.Segments, l.seg)
+	}
+	slices.SortFunc(a.Segments, func(x, y *segment.DataSegment) int { return x.ID().Compare(y.ID()) })
+	return a
+}
+
+// Query answers a broker's sub-query: it runs the query over the requested
+// segments it serves and lists the others as missing.
+func (n *Node) Query(ctx context.Context, sq *SubQuery) (*SubQueryResult, error) {
+	q, err := parseQuery(sq.Query)
+	if err != nil {
+		return nil, err
+	}
+	if sq.TimeoutMs > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(sq.TimeoutMs)*time.Millisecond)
+		defer cancel()
+	}
+	clips := make([]interval.Interval, len(sq.Segments))
+	for i, ref := range sq.Segments {
+		iv, err := interval.Parse(ref.Interval)
+		if err != nil {
+			return nil, fmt.Errorf("sub-query segment %s: %w", ref.ID, err)
+		}
+		clips[i] = iv
+	}
+	var held []*loaded
+	var specs []readSpec
+	res := &SubQueryResult{}
+	n.mu.Lock()
+	for i, ref := range sq.Segments {
+		l := n.served[ref.ID]
+		if l == nil {
+			l = n.dropping[ref.ID]
+		}
+		if l == nil {
+			res.Missing = append(res.Missing, ref.ID)
+			continue
+		}
+		l.refs++
+		held = append(held, l)
+		if l.es != nil {
+			specs = append(specs, readSpec{seg: l.es, clip: clips[i]})
+		}
+	}
+	n.mu.Unlock()
+	defer n.release(held)
+	part, err := n.qe.run(ctx, q, specs)
+	if err != nil {
+		switch {
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return nil, timeoutError(fmt.Sprintf("sub-query on %s timed out", n.cfg.Name))
+		case ctx.Err() != nil:
+			return nil, cancelledError(fmt.Sprintf("sub-query on %s was cancelled", n.cfg.Name))
+		}
+		return nil, err
+	}
+	res.Partial = part
+	return res, nil
+}
+
+func (n *Node) release(held []*loaded) {
+	var closeNow []*loaded
+	n.mu.Lock()
+	for _, l := range held {
+		l.refs--
+		if l.gone && l.refs == 0 {
+			closeNow = append(closeNow, l)
+		}
+	}
+	n.mu.Unlock()
+	for _, l := range closeNow {
+		n.destroy(l)
+	}
+}
+
+// destroy unmaps a removed segment and deletes its cache directory; it must
+// not be reachable from the maps and have no readers.
+func (n *Node) destroy(l *loaded) {
+	if l.es != nil {
+		l.es.Data.Close()
+	}
+	if l.dir != "" && n.ctx.Err() == nil {
+		os.RemoveAll(l.dir)
+	}
+	if l.loc != nil {
+		n.mu.Lock()
+		l.loc.used -= l.size
+		n.mu.Unlock()
+	}
+}
+
+// loadCache opens the segments already in the cache locations (a restart),
+// verifying each file; damaged ones are deleted and downloaded again later.
+func (n *Node) loadCache() {
+	type found struct {
+		c   cached
+		loc *location
+	}
+	var all []found
+	seen := map[string]bool{}
+	for _, loc := range n.locs {
+		list, problems := scanLocation(loc.Path)
+		for _, p := range problems {
+			n.log.Warn("segment cache", "problem", p.Error())
+		}
+		for _, c := range list {
+			id := c.seg.ID().String()
+			if seen[id] {
+				os.RemoveAll(c.dir)
+				continue
+			}
+			seen[id] = true
+			all = append(all, found{c, loc})
+		}
+	}
+	var wg sync.WaitGroup
+	for _, f := range all {
+		n.loadSem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-n.loadSem }()
+			l := &loaded{seg: f.c.seg, dir: f.c.dir, loc: f.loc}
+			if !f.c.seg.IsTombstone() {
+				data, size, err := openVerified(f.c.dir, f.c.seg)
+				if err != nil {
+					n.log.Warn("cached segment is damaged; it will be downloaded again", "segment", f.c.seg.ID().String(), "error", err)
+					os.RemoveAll(f.c.dir)
+					return
+				}
+				l.size = size
+				l.es = newEngineSegment(f.c.seg.ID().String(), data)
+			}
+			n.mu.Lock()
+			f.loc.used += l.size
+			n.served[f.c.seg.ID().String()] = l
+			n.version++
+			n.mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if len(all) > 0 {
+		n.log.Info("segment cache loaded", "segments", len(n.served))
+	}
+}

@@ -1,0 +1,305 @@
+package historical
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"strata/segment"
+	"strata/storage/deep"
+)
+
+// listingPath is the coordinator's metadata listing of used segments with
+// their overshadowed status.
+const listingPath = "/svc/coordinator/v1/metadata/segments?includeOvershadowedStatus"
+
+// syncLoop polls the coordinator every PollPeriod until Close.
+func (n *Node) syncLoop() {
+	for {
+		n.syncOnce()
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-time.After(n.cfg.PollPeriod):
+		}
+	}
+}
+
+// syncOnce fetches the listing and reconciles the cache with it. Failures
+// are logged once per distinct error, not every second.
+func (n *Node) syncOnce() {
+	want, err := n.fetchListing()
+	if err != nil {
+		if msg := err.Error(); msg != n.pollErr {
+			n.pollErr = msg
+			n.log.Warn("cannot read the segment listing from the coordinator; serving what is loaded", "error", msg)
+		}
+		n.reconcile(nil)
+		return
+	}
+	if n.pollErr != "" {
+		n.pollErr = ""
+		n.log.Info("coordinator reachable again")
+	}
+	n.reconcile(want)
+}
+
+// fetchListing returns the used, non-overshadowed segments, or nil when the
+// listing is unchanged since the last poll (so a steady cluster costs one
+// hash per poll, not a parse).
+func (n *Node) fetchListing() (map[string]*segment.DataSegment, error) {
+	var errs []error
+	for _, base := range n.cfg.Coordinators {
+		body, err := n.get(strings.TrimRight(base, "/") + listingPath)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		sum := sha256.Sum256(body)
+		if sum == n.lastList && n.want != nil {
+			return n.want, nil
+		}
+		want, err := parseListing(body)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", base, err)
+		}
+		n.lastList = sum
+		return want, nil
+	}
+	if len(errs) == 0 {
+		return nil, errors.New("no coordinator configured (svc.historical.coordinatorUrls)")
+	}
+	return nil, errors.Join(errs...)
+}
+
+func (n *Node) get(url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(n.ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := n.cfg.Client.Do(req) // follows the followers' 307 to the leader
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s: %.200s", url, resp.Status, body)
+	}
+	return body, nil
+}
+
+// parseListing keeps the segments that are not overshadowed.
+func parseListing(body []byte) (map[string]*segment.DataSegment, error) {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(body, &raws); err != nil {
+		return nil, fmt.Errorf("segment listing: %w", err)
+	}
+	want := make(map[string]*segment.DataSegment, len(raws))
+	for _, raw := range raws {
+		var st struct {
+			Overshadowed bool `json:"overshadowed"`
+		}
+		if err := json.Unmarshal(raw, &st); err != nil {
+			return nil, fmt.Errorf("segment listing: %w", err)
+		}
+		if st.Overshadowed {
+			continue
+		}
+		seg := new(segment.DataSegment)
+		if err := json.Unmarshal(raw, seg); err != nil {
+			return nil, fmt.Errorf("segment listing: %w", err)
+		}
+		want[seg.ID().String()] = seg
+	}
+	return want, nil
+}
+
+// reconcile unannounces segments no longer wanted (keeping them queryable
+// for DropDelay), removes those whose delay has passed, and starts loads of
+// wanted segments it lacks. want nil means "unknown": nothing is dropped or
+// loaded, only expired drops are finished.
+func (n *Node) reconcile(want map[string]*segment.DataSegment) {
+	now := time.Now()
+	var destroyNow []*loaded
+	var toLoad []*segment.DataSegment
+	n.mu.Lock()
+	if want != nil {
+		n.want = want
+		for id, l := range n.served {
+			if want[id] == nil {
+				delete(n.served, id)
+				l.dropAt = now.Add(n.cfg.DropDelay)
+				n.dropping[id] = l
+				n.version++
+			}
+		}
+		for id, seg := range want {
+			if n.served[id] != nil || n.loading[id] || now.Before(n.retryAt[id]) {
+				continue
+			}
+			if l := n.dropping[id]; l != nil { // wanted again
+				delete(n.dropping, id)
+				n.served[id] = l
+				n.version++
+				continue
+			}
+			n.loading[id] = true
+			toLoad = append(toLoad, seg)
+		}
+	}
+	for id, l := range n.dropping {
+		if now.Before(l.dropAt) {
+			continue
+		}
+		delete(n.dropping, id)
+		l.gone = true
+		if l.refs == 0 {
+			destroyNow = append(destroyNow, l)
+		}
+	}
+	n.mu.Unlock()
+	for _, l := range destroyNow {
+		n.destroy(l)
+	}
+	for _, seg := range toLoad {
+		n.wg.Add(1)
+		go n.load(seg)
+	}
+}
+
+// load downloads, verifies and opens one segment.
+func (n *Node) load(seg *segment.DataSegment) {
+	defer n.wg.Done()
+	select {
+	case n.loadSem <- struct{}{}:
+	case <-n.ctx.Done():
+		n.mu.Lock()
+		delete(n.loading, seg.ID().String())
+		n.mu.Unlock()
+		return
+	}
+	l, err := n.fetch(seg)
+	<-n.loadSem
+	id := seg.ID().String()
+	n.mu.Lock()
+	delete(n.loading, id)
+	if err != nil {
+		n.failures[id]++
+		backoff := min(time.Second<<min(n.failures[id]-1, 6), time.Minute)
+		n.retryAt[id] = time.Now().Add(backoff)
+		n.mu.Unlock()
+		if n.ctx.Err() == nil {
+			n.log.Warn("cannot load segment; will retry", "segment", id, "retryIn", backoff.String(), "error", err)
+		}
+		return
+	}
+	delete(n.failures, id)
+	delete(n.retryAt, id)
+	if n.want[id] == nil || n.ctx.Err() != nil { // dropped (or closing) while loading
+		n.mu.Unlock()
+		l.gone = true
+		if n.ctx.Err() != nil {
+			if l.es != nil {
+				l.es.Data.Close()
+			}
+			return
+		}
+		n.destroy(l)
+		return
+	}
+	n.served[id] = l
+	n.version++
+	n.mu.Unlock()
+	n.log.Debug("segment loaded", "segment", id, "bytes", l.size)
+}
+
+// fetch brings a segment into the cache: download into a temporary
+// directory, move it into place, verify every checksum, then write the
+// descriptor that marks it complete. Tombstones have no file.
+func (n *Node) fetch(seg *segment.DataSegment) (*loaded, error) {
+	if seg.IsTombstone() {
+		return &loaded{seg: seg}, nil
+	}
+	if seg.LoadSpec == "" || seg.LoadSpec == "null" {
+		return nil, errors.New("the segment has no loadSpec")
+	}
+	var spec deep.LoadSpec
+	if err := json.Unmarshal([]byte(seg.LoadSpec), &spec); err != nil {
+		return nil, fmt.Errorf("loadSpec %s: %w", seg.LoadSpec, err)
+	}
+	loc, err := n.reserve(seg.Size)
+	if err != nil {
+		return nil, err
+	}
+	reserved := seg.Size
+	ok := false
+	defer func() {
+		if !ok {
+			n.mu.Lock()
+			loc.used -= reserved
+			n.mu.Unlock()
+		}
+	}()
+	id := seg.ID().String()
+	name := dirName(id)
+	tmp := filepath.Join(loc.Path, fmt.Sprintf("%s%s-%08x", tmpPrefix, name, rand.Uint32()))
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := n.cfg.Storage.Get(n.ctx, spec, filepath.Join(tmp, segmentFile)); err != nil {
+		return nil, fmt.Errorf("download: %w", err)
+	}
+	final := filepath.Join(loc.Path, name)
+	if err := os.RemoveAll(final); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return nil, err
+	}
+	data, size, err := openVerified(final, seg)
+	if err != nil {
+		os.RemoveAll(final)
+		return nil, err
+	}
+	if err := writeDescriptor(final, seg); err != nil {
+		data.Close()
+		os.RemoveAll(final)
+		return nil, err
+	}
+	n.mu.Lock()
+	loc.used += size - reserved
+	n.mu.Unlock()
+	ok = true
+	return &loaded{seg: seg, dir: final, loc: loc, size: size, es: newEngineSegment(id, data)}, nil
+}
+
+// reserve picks the location with the most free space that fits size.
+func (n *Node) reserve(size int64) (*location, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var best *location
+	for _, l := range n.locs {
+		free := l.MaxSize - l.used
+		if free >= size && (best == nil || free > best.MaxSize-best.used) {
+			best = l
+		}
+	}
+	if best == nil {
+		return nil, fmt.Errorf("no segment cache location has %d bytes free (svc.segmentCache.locations)", size)
+	}
+	best.used += size
+	return best, nil
+}

@@ -1,0 +1,66 @@
+package historical
+
+import (
+	"encoding/json"
+
+	"strata/segment"
+)
+
+// Internal endpoints of a historical (served by package server):
+//
+//	GET  /svc-internal/v1/historical/segments?since=<version>  → Announcement
+//	POST /svc-internal/v1/query                                 SubQuery → SubQueryResult
+const (
+	AnnouncePath = "/svc-internal/v1/historical/segments"
+	QueryPath    = "/svc-internal/v1/query"
+)
+
+// ServerMetadata describes a data server the way Druid's DruidServerMetadata
+// does; it is the "locations" entry of a candidate record (spec 2.5).
+type ServerMetadata struct {
+	Name           string  `json:"name"`
+	Host           string  `json:"host"`
+	HostAndTLSPort *string `json:"hostAndTlsPort"`
+	MaxSize        int64   `json:"maxSize"`
+	Type           string  `json:"type"`
+	Tier           string  `json:"tier"`
+	Priority       int     `json:"priority"`
+}
+
+// Announcement is what a historical serves. Version changes whenever the
+// served set changes (it embeds a per-start instance id, so it never repeats
+// across restarts); a poll that names the current version gets Unchanged
+// and no segments.
+type Announcement struct {
+	Server    ServerMetadata         `json:"server"`
+	CurrSize  int64                  `json:"currSize"`
+	Version   string                 `json:"version"`
+	Unchanged bool                   `json:"unchanged,omitempty"`
+	Segments  []*segment.DataSegment `json:"segments"`
+}
+
+// SegmentRef names one segment of a sub-query and the part of it to read:
+// Interval is the clipped timeline piece (ISO-8601 "start/end"), so a
+// partially overshadowed segment only contributes the rows still visible.
+type SegmentRef struct {
+	ID       string `json:"id"`
+	Interval string `json:"interval"`
+}
+
+// SubQuery is a broker's request to one historical: the native query as the
+// client sent it and the segments this historical is to read.
+type SubQuery struct {
+	Query    json.RawMessage `json:"query"`
+	Segments []SegmentRef    `json:"segments"`
+	// TimeoutMs is the time left of the query's timeout (0: none).
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+}
+
+// SubQueryResult is the historical's answer: the merged partial result over
+// the segments it read, and the ids of requested segments it does not
+// serve (dropped since the broker's last poll), which the broker retries
+// elsewhere.
+type SubQueryResult struct {
+	Partial json.RawMessage `json:"partial"`
+	Missing []string        `json:"missing,omitempty"`
+}

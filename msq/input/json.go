@@ -1,0 +1,749 @@
+package input
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+
+	"strata/expr"
+	"strata/javanum"
+)
+
+// jsonFormat is Druid's "json" input format. Each record is one JSON object;
+// objects may span lines and several may share a line.
+type jsonFormat struct {
+	discovery bool // flattenSpec.useFieldDiscovery (default true)
+	fields    []flattenField
+	spec      map[string]any
+}
+
+// flattenField is one flattenSpec field: root (a top-level key), path
+// (JSONPath), jq (a simple jq path, translated to JSONPath) or tree (a list
+// of keys to walk).
+type flattenField struct {
+	name string
+	key  string    // root: the top-level key
+	path *jsonPath // path, jq and tree
+}
+
+func parseJSONFormat(raw []byte) (Format, error) {
+	var s struct {
+		FlattenSpec *struct {
+			UseFieldDiscovery *bool `json:"useFieldDiscovery"`
+			Fields            []struct {
+				Type  string   `json:"type"`
+				Name  string   `json:"name"`
+				Expr  string   `json:"expr"`
+				Nodes []string `json:"nodes"`
+			} `json:"fields"`
+		} `json:"flattenSpec"`
+		FeatureSpec            map[string]any `json:"featureSpec"`
+		KeepNullColumns        bool           `json:"keepNullColumns"`
+		AssumeNewlineDelimited bool           `json:"assumeNewlineDelimited"`
+		UseJSONNodeReader      bool           `json:"useJsonNodeReader"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, errorf("invalid json inputFormat: %v", err)
+	}
+	f := &jsonFormat{discovery: true}
+	spec := map[string]any{"type": "json", "keepNullColumns": s.KeepNullColumns,
+		"assumeNewlineDelimited": s.AssumeNewlineDelimited, "useJsonNodeReader": s.UseJSONNodeReader}
+	if s.FeatureSpec != nil {
+		spec["featureSpec"] = s.FeatureSpec
+	}
+	if fs := s.FlattenSpec; fs != nil {
+		if fs.UseFieldDiscovery != nil {
+			f.discovery = *fs.UseFieldDiscovery
+		}
+		var fields []any
+		seen := map[string]bool{}
+		for _, fd := range fs.Fields {
+			if fd.Name == "" {
+				return nil, errorf("flattenSpec field without a name")
+			}
+			if seen[fd.Name] {
+				return nil, errorf("flattenSpec field %q defined twice", fd.Name)
+			}
+			seen[fd.Name] = true
+			ff := flattenField{name: fd.Name}
+			entry := map[string]any{"type": fd.Type, "name": fd.Name}
+			switch fd.Type {
+			case "root":
+				ff.key = fd.Expr
+				if ff.key == "" {
+					ff.key = fd.Name
+				}
+			case "path":
+				p, err := compileJSONPath(fd.Expr)
+				if err != nil {
+					return nil, errorf("flattenSpec field %q: %v", fd.Name, err)
+				}
+				ff.path = p
+				entry["expr"] = fd.Expr
+			case "jq":
+				p, err := jqToPath(fd.Expr)
+				if err != nil {
+					return nil, errorf("flattenSpec field %q: %v", fd.Name, err)
+				}
+				ff.path = p
+				entry["expr"] = fd.Expr
+			case "tree":
+				if len(fd.Nodes) == 0 {
+					return nil, errorf("flattenSpec field %q: tree needs nodes", fd.Name)
+				}
+				p := &jsonPath{src: "tree"}
+				for _, n := range fd.Nodes {
+					p.steps = append(p.steps, pathStep{kind: stepField, name: n})
+				}
+				ff.path = p
+				entry["nodes"] = fd.Nodes
+			default:
+				return nil, errorf("flattenSpec field %q: unsupported type %q (root, path, jq, tree)", fd.Name, fd.Type)
+			}
+			f.fields = append(f.fields, ff)
+			fields = append(fields, entry)
+		}
+		spec["flattenSpec"] = map[string]any{"useFieldDiscovery": f.discovery, "fields": fields}
+	}
+	f.spec = spec
+	return f, nil
+}
+
+// jqToPath accepts the jq paths flattenSpec users write (.a.b, .a[0],
+// .["a"]) by rewriting them as JSONPath.
+func jqToPath(src string) (*jsonPath, error) {
+	s := strings.TrimSpace(src)
+	if !strings.HasPrefix(s, ".") {
+		return nil, fmt.Errorf("jq expression %q must start with '.'", src)
+	}
+	if strings.ContainsAny(s, "|() ") {
+		return nil, fmt.Errorf("jq expression %q: only plain paths are supported", src)
+	}
+	if s == "." {
+		return compileJSONPath("$")
+	}
+	s = strings.ReplaceAll(s, ".[", "[")
+	return compileJSONPath("$" + s)
+}
+
+func (f *jsonFormat) Type() string         { return "json" }
+func (f *jsonFormat) Spec() map[string]any { return f.spec }
+
+func (f *jsonFormat) NewReader(r io.Reader, cols []Column, source string) (Reader, error) {
+	jr := &jsonReader{br: bufio.NewReaderSize(r, 256<<10), cols: cols, source: source}
+	// Decide per column where its value comes from.
+	byName := map[string]*flattenField{}
+	for i := range f.fields {
+		byName[f.fields[i].name] = &f.fields[i]
+	}
+	jr.keys = map[string]int{}
+	jr.keyOf = make([]string, len(cols))
+	jr.colPath = make([]*jsonPath, len(cols))
+	for i, c := range cols {
+		key := ""
+		if ff, ok := byName[c.Name]; ok {
+			if ff.path != nil {
+				jr.colPath[i] = ff.path
+				jr.slow = true
+				continue
+			}
+			key = ff.key
+		} else if f.discovery {
+			key = c.Name
+		}
+		if key == "" {
+			continue
+		}
+		jr.keyOf[i] = key
+		if _, dup := jr.keys[key]; dup {
+			jr.slow = true // the scanner fills one column per key
+		}
+		jr.keys[key] = i
+	}
+	return jr, nil
+}
+
+// jsonReader reads JSON objects. Without path fields it scans each object
+// once, converting only the wanted top-level keys; with path fields it
+// decodes the whole object and evaluates the paths.
+type jsonReader struct {
+	br      *bufio.Reader
+	cols    []Column
+	source  string
+	keys    map[string]int // top-level key → column
+	keyOf   []string       // column → its top-level key ("" when none)
+	colPath []*jsonPath    // column → path (slow mode)
+	slow    bool
+	byPos   []int    // column of the key seen at each position of earlier records
+	posKey  []string // that key
+	record  int64
+	buf     []byte // current input; objects are parsed from buf[pos:]
+	pos     int
+	eof     bool
+}
+
+const maxRecordBytes = 64 << 20
+
+var errIncomplete = errors.New("incomplete JSON")
+
+// fill appends the next line of input to buf. It returns false at EOF.
+func (r *jsonReader) fill() (bool, error) {
+	if r.eof {
+		return false, nil
+	}
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		r.buf = append(r.buf, chunk...)
+		if err == bufio.ErrBufferFull {
+			if len(r.buf)-r.pos > maxRecordBytes {
+				return false, fmt.Errorf("JSON record exceeds %d bytes", maxRecordBytes)
+			}
+			continue
+		}
+		if err == io.EOF {
+			r.eof = true
+			return len(chunk) > 0, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+}
+
+func (r *jsonReader) Next(row []expr.Value) error {
+	for {
+		r.pos = skipWS(r.buf, r.pos)
+		if r.pos >= len(r.buf) {
+			// Start over with an empty buffer: values of the previous record
+			// alias it, which the Reader contract allows to end here.
+			r.buf, r.pos = r.buf[:0], 0
+			ok, err := r.fill()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return io.EOF
+			}
+			continue
+		}
+		start := r.pos
+		var end int
+		var err error
+		for {
+			end, err = r.record1(row, start)
+			if err != errIncomplete {
+				break
+			}
+			ok, ferr := r.fill()
+			if ferr != nil {
+				return ferr
+			}
+			if !ok {
+				break
+			}
+		}
+		r.record++
+		if err != nil {
+			if err == errIncomplete {
+				err = errors.New("unexpected end of input inside a JSON object")
+			}
+			// Resynchronize at the next line.
+			if nl := bytes.IndexByte(r.buf[start:], '\n'); nl >= 0 {
+				r.pos = start + nl + 1
+			} else {
+				r.pos = len(r.buf)
+			}
+			return &ParseError{Source: r.source, Record: r.record, Msg: err.Error()}
+		}
+		r.pos = end
+		return nil
+	}
+}
+
+// record1 parses the object at buf[start:] into row and returns where it ends.
+func (r *jsonReader) record1(row []expr.Value, start int) (int, error) {
+	b := r.buf
+	if b[start] != '{' {
+		return 0, fmt.Errorf("expected a JSON object, found %q", b[start])
+	}
+	if r.slow {
+		end, err := skipValue(b, start)
+		if err != nil {
+			return 0, err
+		}
+		return end, r.decodeSlow(row, b[start:end])
+	}
+	for i := range row {
+		row[i] = nullValue(r.cols[i].Kind)
+	}
+	i := skipWS(b, start+1)
+	if i >= len(b) {
+		return 0, errIncomplete
+	}
+	if b[i] == '}' {
+		return i + 1, nil
+	}
+	for pos := 0; ; pos++ {
+		if i >= len(b) {
+			return 0, errIncomplete
+		}
+		if b[i] != '"' {
+			return 0, fmt.Errorf("expected a field name at offset %d", i-start)
+		}
+		key, next, err := scanString(b, i)
+		if err != nil {
+			return 0, err
+		}
+		i = skipWS(b, next)
+		if i >= len(b) {
+			return 0, errIncomplete
+		}
+		if b[i] != ':' {
+			return 0, fmt.Errorf("expected ':' at offset %d", i-start)
+		}
+		i = skipWS(b, i+1)
+		if i >= len(b) {
+			return 0, errIncomplete
+		}
+		col := r.lookup(pos, key)
+		if col >= 0 { // a repeated key overrides, as when Jackson builds a map
+			v, next, err := parseValue(b, i, r.cols[col].Name, r.cols[col].Kind)
+			if err != nil {
+				return 0, err
+			}
+			row[col] = v
+			i = next
+		} else {
+			next, err := skipValue(b, i)
+			if err != nil {
+				return 0, err
+			}
+			i = next
+		}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return 0, errIncomplete
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case '}':
+			return i + 1, nil
+		default:
+			return 0, fmt.Errorf("expected ',' or '}' at offset %d", i-start)
+		}
+	}
+}
+
+// lookup finds the column of a key. Records of one file usually list their
+// keys in the same order, so the key seen at the same position last time is
+// compared first and the map is consulted only on a mismatch.
+func (r *jsonReader) lookup(pos int, key string) int {
+	if pos < len(r.byPos) && r.posKey[pos] == key {
+		return r.byPos[pos]
+	}
+	c, ok := r.keys[key]
+	if !ok {
+		c = -1
+	}
+	for len(r.byPos) <= pos {
+		r.byPos = append(r.byPos, -1)
+		r.posKey = append(r.posKey, "")
+	}
+	r.byPos[pos] = c
+	r.posKey[pos] = strings.Clone(key) // key may alias the input buffer
+	return c
+}
+
+// decodeSlow decodes the whole object and evaluates flattenSpec paths.
+func (r *jsonReader) decodeSlow(row []expr.Value, obj []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return err
+	}
+	for i, c := range r.cols {
+		var v any
+		if p := r.colPath[i]; p != nil {
+			v = p.eval(doc)
+		} else if k := r.keyOf[i]; k != "" {
+			v = doc[k]
+		}
+		x, err := anyValue(v, c.Name, c.Kind)
+		if err != nil {
+			return err
+		}
+		row[i] = x
+	}
+	return nil
+}
+
+// anyValue converts a decoded JSON value to kind k.
+func anyValue(v any, col string, k Kind) (expr.Value, error) {
+	switch t := v.(type) {
+	case nil:
+		return nullValue(k), nil
+	case string:
+		return stringValue(t, col, k)
+	case json.Number:
+		return numberValue(string(t), col, k)
+	case float64:
+		if k == KindString || k == KindStringArray {
+			return stringValue(javanum.FormatDouble(t), col, k)
+		}
+		return numberValue(javanum.FormatDouble(t), col, k)
+	case bool:
+		return boolValue(t, col, k)
+	case []any:
+		ek := elemKind(k)
+		elems := make([]expr.Value, 0, len(t))
+		for _, e := range t {
+			if _, nested := e.([]any); nested {
+				b, _ := json.Marshal(e)
+				e = string(b)
+			} else if _, obj := e.(map[string]any); obj {
+				b, _ := json.Marshal(e)
+				e = string(b)
+			}
+			x, err := anyValue(e, col, ek)
+			if err != nil {
+				return expr.Value{}, err
+			}
+			elems = append(elems, x)
+		}
+		return listValue(elems, col, k)
+	case map[string]any:
+		if k == KindString {
+			b, _ := json.Marshal(t)
+			return expr.String(string(b)), nil
+		}
+		return expr.Value{}, &convError{msg: fmt.Sprintf("Unable to parse an object for field[%s] as %s", col, kindName(k))}
+	}
+	return expr.Value{}, &convError{msg: fmt.Sprintf("unexpected value for field[%s]", col)}
+}
+
+// --- scanning helpers ------------------------------------------------------
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// scanString reads the string literal at b[i] (which is '"'). Strings
+// without escapes alias b.
+func scanString(b []byte, i int) (string, int, error) {
+	j := i + 1
+	for j < len(b) {
+		c := b[j]
+		if c == '"' {
+			if j == i+1 {
+				return "", j + 1, nil
+			}
+			return unsafe.String(&b[i+1], j-i-1), j + 1, nil
+		}
+		if c == '\\' {
+			return unescape(b, i)
+		}
+		if c < 0x20 {
+			return "", 0, fmt.Errorf("control character in string")
+		}
+		j++
+	}
+	return "", 0, errIncomplete
+}
+
+func unescape(b []byte, i int) (string, int, error) {
+	out := make([]byte, 0, 32)
+	j := i + 1
+	for j < len(b) {
+		c := b[j]
+		switch {
+		case c == '"':
+			return string(out), j + 1, nil
+		case c < 0x20:
+			return "", 0, fmt.Errorf("control character in string")
+		case c != '\\':
+			out = append(out, c)
+			j++
+			continue
+		}
+		if j+1 >= len(b) {
+			return "", 0, errIncomplete
+		}
+		e := b[j+1]
+		j += 2
+		switch e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, n, err := hex4(b, j)
+			if err != nil {
+				return "", 0, err
+			}
+			j = n
+			if utf16.IsSurrogate(r) {
+				if j+6 <= len(b) && b[j] == '\\' && b[j+1] == 'u' {
+					if r2, n2, err := hex4(b, j+2); err == nil {
+						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+							r, j = d, n2
+						}
+					}
+				}
+				if utf16.IsSurrogate(r) {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return "", 0, fmt.Errorf("invalid escape \\%c", e)
+		}
+	}
+	return "", 0, errIncomplete
+}
+
+func hex4(b []byte, i int) (rune, int, error) {
+	if i+4 > len(b) {
+		return 0, 0, errIncomplete
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, 0, fmt.Errorf("bad \\u escape")
+		}
+	}
+	return r, i + 4, nil
+}
+
+// scanNumber returns the end of the JSON number at b[i].
+func scanNumber(b []byte, i int) (int, error) {
+	j := i
+	if j < len(b) && b[j] == '-' {
+		j++
+	}
+	digits := j
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	if j == digits {
+		if j >= len(b) {
+			return 0, errIncomplete
+		}
+		return 0, fmt.Errorf("invalid number")
+	}
+	if j < len(b) && b[j] == '.' {
+		j++
+		d := j
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if j == d {
+			return 0, fmt.Errorf("invalid number")
+		}
+	}
+	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
+		j++
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
+		}
+		d := j
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if j == d {
+			return 0, fmt.Errorf("invalid number")
+		}
+	}
+	return j, nil
+}
+
+func scanLiteral(b []byte, i int, lit string) (int, error) {
+	if len(b)-i < len(lit) {
+		if string(b[i:]) == lit[:len(b)-i] {
+			return 0, errIncomplete
+		}
+		return 0, fmt.Errorf("invalid literal")
+	}
+	if string(b[i:i+len(lit)]) != lit {
+		return 0, fmt.Errorf("invalid literal")
+	}
+	return i + len(lit), nil
+}
+
+// skipValue returns the end of the JSON value at b[i].
+func skipValue(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return 0, errIncomplete
+	}
+	switch c := b[i]; {
+	case c == '"':
+		_, n, err := scanString(b, i)
+		return n, err
+	case c == '{' || c == '[':
+		depth := 0
+		j := i
+		for j < len(b) {
+			switch b[j] {
+			case '{', '[':
+				depth++
+				j++
+			case '}', ']':
+				depth--
+				j++
+				if depth == 0 {
+					return j, nil
+				}
+			case '"':
+				_, n, err := scanString(b, j)
+				if err != nil {
+					return 0, err
+				}
+				j = n
+			default:
+				j++
+			}
+		}
+		return 0, errIncomplete
+	case c == 't':
+		return scanLiteral(b, i, "true")
+	case c == 'f':
+		return scanLiteral(b, i, "false")
+	case c == 'n':
+		return scanLiteral(b, i, "null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return scanNumber(b, i)
+	}
+	return 0, fmt.Errorf("unexpected character %q", b[i])
+}
+
+// parseValue converts the JSON value at b[i] to kind k.
+func parseValue(b []byte, i int, col string, k Kind) (expr.Value, int, error) {
+	switch c := b[i]; {
+	case c == '"':
+		s, n, err := scanString(b, i)
+		if err != nil {
+			return expr.Value{}, 0, err
+		}
+		v, err := stringValue(s, col, k)
+		return v, n, err
+	case c == '-' || (c >= '0' && c <= '9'):
+		n, err := scanNumber(b, i)
+		if err != nil {
+			return expr.Value{}, 0, err
+		}
+		if n == len(b) {
+			return expr.Value{}, 0, errIncomplete // the number may go on in the next line
+		}
+		v, err := numberValue(unsafe.String(&b[i], n-i), col, k)
+		return v, n, err
+	case c == 't' || c == 'f':
+		lit := "true"
+		if c == 'f' {
+			lit = "false"
+		}
+		n, err := scanLiteral(b, i, lit)
+		if err != nil {
+			return expr.Value{}, 0, err
+		}
+		v, err := boolValue(c == 't', col, k)
+		return v, n, err
+	case c == 'n':
+		n, err := scanLiteral(b, i, "null")
+		return nullValue(k), n, err
+	case c == '[':
+		return parseList(b, i, col, k)
+	case c == '{':
+		n, err := skipValue(b, i)
+		if err != nil {
+			return expr.Value{}, 0, err
+		}
+		if k == KindString {
+			var buf bytes.Buffer
+			if json.Compact(&buf, b[i:n]) == nil {
+				return expr.String(buf.String()), n, nil
+			}
+			return expr.String(string(b[i:n])), n, nil
+		}
+		return expr.Value{}, 0, &convError{msg: fmt.Sprintf("Unable to parse an object for field[%s] as %s", col, kindName(k))}
+	}
+	return expr.Value{}, 0, fmt.Errorf("unexpected character %q", b[i])
+}
+
+func parseList(b []byte, i int, col string, k Kind) (expr.Value, int, error) {
+	ek := elemKind(k)
+	var elems []expr.Value
+	j := skipWS(b, i+1)
+	if j >= len(b) {
+		return expr.Value{}, 0, errIncomplete
+	}
+	if b[j] == ']' {
+		v, err := listValue(elems, col, k)
+		return v, j + 1, err
+	}
+	for {
+		if j >= len(b) {
+			return expr.Value{}, 0, errIncomplete
+		}
+		var v expr.Value
+		var err error
+		var n int
+		if b[j] == '[' || b[j] == '{' {
+			// nested containers become their JSON text
+			n, err = skipValue(b, j)
+			if err == nil {
+				v, err = stringValue(string(b[j:n]), col, ek)
+			}
+		} else {
+			v, n, err = parseValue(b, j, col, ek)
+		}
+		if err != nil {
+			return expr.Value{}, 0, err
+		}
+		if v.Type() == expr.TypeString && !v.IsNull() {
+			s, _ := v.AsString()
+			v = expr.String(strings.Clone(s)) // elements outlive the record in some callers
+		}
+		elems = append(elems, v)
+		j = skipWS(b, n)
+		if j >= len(b) {
+			return expr.Value{}, 0, errIncomplete
+		}
+		switch b[j] {
+		case ',':
+			j = skipWS(b, j+1)
+		case ']':
+			v, err := listValue(elems, col, k)
+			return v, j + 1, err
+		default:
+			return expr.Value{}, 0, fmt.Errorf("expected ',' or ']' in list")
+		}
+	}
+}

@@ -1,0 +1,252 @@
+package process
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strata/ingest"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"strata/broker"
+	"strata/historical"
+	"strata/interval"
+	"strata/props"
+	"strata/server"
+	"strata/storage/deep"
+)
+
+// Quickstart ports of the data plane (spec: default local ports).
+const (
+	QuickstartBroker     = "127.0.0.1:8082"
+	QuickstartHistorical = "127.0.0.1:8083"
+)
+
+// Data-plane properties and their defaults:
+//
+//	svc.historical.coordinatorUrls          coordinator URLs to poll (default: the quickstart coordinator)
+//	svc.historical.pollPeriod               time between polls (default 1s)
+//	svc.segmentCache.locations              cache dirs: `[{"path":"/x","maxSize":"300g"}]` or `/x,/y`
+//	                                        (default <svc.data.dir>/segment-cache)
+//	svc.server.maxSize                      bytes per cache location without its own maxSize (default 300g)
+//	svc.segmentCache.dropSegmentDelayMillis how long a dropped segment stays queryable (default 30000)
+//	svc.segmentCache.numLoadingThreads      concurrent segment downloads (default 4)
+//	svc.server.tier, svc.server.priority    tier (default _default_tier) and priority (default 0)
+//	svc.broker.historicalUrls               historical URLs to poll (default the quickstart historical)
+//	svc.broker.pollPeriod                   time between polls (default 1s)
+//	svc.server.http.defaultQueryTimeout     ms, default 300000
+//	svc.server.http.maxQueryTimeout         ms, 0 (default) = no limit
+//	svc.query.scheduler.numThreads          concurrent queries, more get 429 (default 0 = unbounded)
+//	svc.query.segmentMetadata.defaultHistory window of the broker datasource endpoints (default P1W)
+//	svc.storage.*                           deep storage (package storage/deep); a local storage
+//	                                        without storageDirectory uses <svc.data.dir>/deep-storage
+
+// dataPlane holds the historical and broker of a process.
+type dataPlane struct {
+	historical *historical.Node
+	broker     *broker.Broker
+}
+
+// newDataPlane builds the historical and broker for the roles of p (either
+// may be nil); start begins their work.
+func newDataPlane(p *props.Properties, roles []string, logger hclog.Logger) (*dataPlane, error) {
+	dp := &dataPlane{}
+	name, err := advertisedHost(p)
+	if err != nil {
+		return nil, err
+	}
+	if contains(roles, server.RoleHistorical) {
+		cfg, err := HistoricalConfig(p, name, logger.Named("historical"))
+		if err != nil {
+			return nil, err
+		}
+		if dp.historical, err = historical.New(cfg); err != nil {
+			return nil, err
+		}
+	}
+	if contains(roles, server.RoleBroker) {
+		cfg, err := BrokerConfig(p, name, logger.Named("broker"))
+		if err != nil {
+			return nil, err
+		}
+		if dp.broker, err = broker.New(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return dp, nil
+}
+
+// start starts the nodes and stops them when the process's last HTTP
+// server (the one serving them) shuts down.
+func (dp *dataPlane) start(proc *Process) {
+	if dp.historical == nil && dp.broker == nil {
+		return
+	}
+	if dp.historical != nil {
+		dp.historical.Start()
+	}
+	if dp.broker != nil {
+		dp.broker.Start()
+	}
+	proc.servers[len(proc.servers)-1].RegisterOnShutdown(func() {
+		if dp.broker != nil {
+			dp.broker.Close()
+		}
+		if dp.historical != nil {
+			dp.historical.Close()
+		}
+	})
+}
+
+func advertisedHost(p *props.Properties) (string, error) {
+	u, err := url.Parse(AdvertisedURL(p))
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("advertised URL %q: cannot find host:port", AdvertisedURL(p))
+	}
+	return u.Host, nil
+}
+
+// HistoricalConfig builds a historical's configuration from properties.
+func HistoricalConfig(p *props.Properties, name string, logger hclog.Logger) (historical.Config, error) {
+	var errs []error
+	dur := func(k string, def time.Duration) time.Duration {
+		d, err := p.Duration(k, def)
+		errs = append(errs, err)
+		return d
+	}
+	num := func(k string, def int64) int64 {
+		n, err := p.Int(k, def)
+		errs = append(errs, err)
+		return n
+	}
+	cfg := historical.Config{
+		Name:         name,
+		Coordinators: props.ParseList(p.String("svc.historical.coordinatorUrls")),
+		PollPeriod:   dur("svc.historical.pollPeriod", time.Second),
+		DropDelay:    time.Duration(num("svc.segmentCache.dropSegmentDelayMillis", 30000)) * time.Millisecond,
+		LoadThreads:  int(num("svc.segmentCache.numLoadingThreads", 4)),
+		Tier:         p.String("svc.server.tier"),
+		Priority:     int(num("svc.server.priority", 0)),
+		Logger:       logger,
+	}
+	if err := errors.Join(errs...); err != nil {
+		return cfg, err
+	}
+	if len(cfg.Coordinators) == 0 {
+		cfg.Coordinators = []string{"http://" + QuickstartCoordinator}
+	}
+	maxSize := int64(300_000_000_000)
+	if v := p.String("svc.server.maxSize"); v != "" {
+		n, err := historical.ParseBytes(v)
+		if err != nil {
+			return cfg, fmt.Errorf("svc.server.maxSize: %w", err)
+		}
+		maxSize = n
+	}
+	locs := p.String("svc.segmentCache.locations")
+	if locs == "" {
+		dir := p.String("svc.data.dir")
+		if dir == "" {
+			return cfg, errors.New("svc.data.dir is empty: pass --data DIR or set svc.segmentCache.locations")
+		}
+		locs = filepath.Join(dir, "segment-cache")
+	}
+	var err error
+	if cfg.Locations, err = historical.ParseLocations(locs, maxSize); err != nil {
+		return cfg, fmt.Errorf("svc.segmentCache.locations: %w", err)
+	}
+	if cfg.Storage, err = DeepStorage(p); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// DeepStorage opens the deep storage svc.storage.* configures; a local
+// storage without a directory lives under the data dir.
+func DeepStorage(p *props.Properties) (deep.DeepStorage, error) {
+	return ingest.DeepStorageFromProps(p)
+}
+
+// BrokerConfig builds a broker's configuration from properties.
+func BrokerConfig(p *props.Properties, name string, logger hclog.Logger) (broker.Config, error) {
+	var errs []error
+	num := func(k string, def int64) int64 {
+		n, err := p.Int(k, def)
+		errs = append(errs, err)
+		return n
+	}
+	poll, err := p.Duration("svc.broker.pollPeriod", time.Second)
+	errs = append(errs, err)
+	cfg := broker.Config{
+		Name:           name,
+		Historicals:    props.ParseList(p.String("svc.broker.historicalUrls")),
+		PollPeriod:     poll,
+		DefaultTimeout: time.Duration(num("svc.server.http.defaultQueryTimeout", 300000)) * time.Millisecond,
+		MaxTimeout:     time.Duration(num("svc.server.http.maxQueryTimeout", 0)) * time.Millisecond,
+		MaxConcurrent:  int(num("svc.query.scheduler.numThreads", 0)),
+		Logger:         logger,
+	}
+	if err := errors.Join(errs...); err != nil {
+		return cfg, err
+	}
+	if len(cfg.Historicals) == 0 {
+		cfg.Historicals = []string{"http://" + QuickstartHistorical}
+	}
+	if v := p.String("svc.query.segmentMetadata.defaultHistory"); v != "" {
+		per, err := interval.ParsePeriod(v)
+		if err != nil {
+			return cfg, fmt.Errorf("svc.query.segmentMetadata.defaultHistory: %w", err)
+		}
+		cfg.DefaultHistory = per
+	}
+	return cfg, nil
+}
+
+// startQuickstartDataPlane runs a historical and a broker on their own
+// ports next to the quickstart control node.
+func (proc *Process) startQuickstartDataPlane(p *props.Properties, logger hclog.Logger) error {
+	for _, role := range []struct{ name, addr string }{
+		{server.RoleHistorical, QuickstartHistorical},
+		{server.RoleBroker, QuickstartBroker},
+	} {
+		rp := props.New()
+		rp.Merge(p)
+		rp.Set("svc.node.roles", role.name)
+		rp.Set("svc.http.address", role.addr)
+		rp.Set("svc.http.advertisedUrl", "")
+		if rp.String("svc.historical.coordinatorUrls") == "" {
+			rp.Set("svc.historical.coordinatorUrls", "http://"+p.String("svc.http.address"))
+		}
+		dp, err := newDataPlane(rp, []string{role.name}, logger)
+		if err != nil {
+			return err
+		}
+		srv, err := server.New(server.Options{Roles: []string{role.name}, Props: rp, Logger: logger.Named(role.name),
+			Historical: dp.historical, Broker: dp.broker})
+		if err != nil {
+			return err
+		}
+		if err := proc.listen(role.addr, srv.Handler()); err != nil {
+			return err
+		}
+		dp.start(proc)
+	}
+	return nil
+}
+
+// routerDataPlane returns the broker and historical URLs the router proxies
+// to (svc.router.brokerUrls, svc.router.historicalUrls; by default the
+// quickstart ones).
+func routerDataPlane(p *props.Properties) (brokers, historicals []string) {
+	brokers = props.ParseList(p.String("svc.router.brokerUrls"))
+	if len(brokers) == 0 {
+		brokers = []string{"http://" + QuickstartBroker}
+	}
+	historicals = props.ParseList(p.String("svc.router.historicalUrls"))
+	if len(historicals) == 0 {
+		historicals = []string{"http://" + QuickstartHistorical}
+	}
+	return brokers, historicals
+}

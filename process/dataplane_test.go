@@ -1,0 +1,151 @@
+package process
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"strata/interval"
+	"strata/props"
+	"strata/segment"
+	"strata/storage/deep"
+	stseg "strata/storage/segment"
+)
+
+// startRole starts a one-role process with the given properties.
+func startRole(t *testing.T, role, addr string, set map[string]string) *Process {
+	t.Helper()
+	p := props.Defaults()
+	p.Set("svc.node.roles", role)
+	p.Set("svc.http.address", addr)
+	p.Set("svc.data.dir", t.TempDir())
+	for k, v := range set {
+		p.Set(k, v)
+	}
+	proc, err := StartServer(p, hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: io.Discard}))
+	if err != nil {
+		t.Fatalf("start %s: %v", role, err)
+	}
+	t.Cleanup(func() { proc.Close() })
+	return proc
+}
+
+// Three control nodes, a historical (polling a follower, which redirects it
+// to the leader), a broker and a router as separate processes: a published
+// segment is loaded, and a query through the router is answered.
+func TestDataPlaneProcesses(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	leader := c.leader()
+	follower := (leader + 1) % 3
+	ports := freePorts(t, 3)
+	deepDir := t.TempDir()
+	hist := startRole(t, "historical", ports[0], map[string]string{
+		"svc.historical.coordinatorUrls": c.url(follower), "svc.historical.pollPeriod": "20ms",
+		"svc.storage.storageDirectory": deepDir, "svc.segmentCache.dropSegmentDelayMillis": "0",
+	})
+	brk := startRole(t, "broker", ports[1], map[string]string{
+		"svc.broker.historicalUrls": "http://" + ports[0], "svc.broker.pollPeriod": "20ms",
+	})
+	startRole(t, "router", ports[2], map[string]string{
+		"svc.router.coordinatorUrls": c.url(0) + "," + c.url(1) + "," + c.url(2), "svc.router.brokerUrls": "http://" + ports[1],
+		"svc.router.historicalUrls": "http://" + ports[0],
+	})
+	router := "http://" + ports[2]
+
+	// A segment written by the storage writer into the deep storage the
+	// historical reads, published on the control node.
+	iv, _ := interval.Parse("2013-08-31/2013-09-01")
+	w, err := stseg.NewWriter(stseg.Spec{Fields: []stseg.Field{{Name: "page", Kind: stseg.KindString}, {Name: "n", Kind: stseg.KindLong}},
+		Dimensions: []stseg.Dimension{{Name: "page"}}, Metrics: []stseg.Metric{{Type: "longSum", Name: "n", FieldName: "n"}},
+		Interval: stseg.Interval{Start: iv.Start, End: iv.End}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		w.Add(stseg.Row{Time: iv.Start + int64(i)*1000, Values: []stseg.Value{stseg.String(fmt.Sprint("p", i%2)), stseg.Long(int64(i))}})
+	}
+	file := filepath.Join(t.TempDir(), "index.seg")
+	info, err := w.WriteFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := deep.NewLocal(deepDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := store.Put(context.Background(), "wiki/x/v1/0", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, _ := json.Marshal(spec)
+	seg := &segment.DataSegment{DataSource: "wiki", Interval: iv, Version: "v1", LoadSpec: segment.RawJSON(ls),
+		Dimensions: []string{"page"}, Metrics: []string{"n"}, ShardSpec: segment.NumberedShard(0, 1), Size: info.Bytes}
+	code, _, body := do(t, "POST", c.url(leader)+"/svc-internal/v1/segments/publish", "application/json",
+		`{"dataSource":"wiki","segments":[`+string(seg.AppendJSON(nil))+`]}`, nil)
+	if code != 200 {
+		t.Fatalf("publish: %d %s", code, body)
+	}
+
+	q := `{"queryType":"timeseries","dataSource":"wiki","intervals":["2013-08-31/2013-09-01"],"granularity":"all","aggregations":[{"type":"longSum","name":"n","fieldName":"n"}]}`
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		code, hdr, body := do(t, "POST", router+"/svc/v2/", "application/json", q, nil)
+		if code == 200 && body == `[{"timestamp":"2013-08-31T00:00:00.000Z","result":{"n":10}}]` {
+			if hdr.Get("X-Druid-Query-Id") == "" {
+				t.Fatal("no query id header through the router")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("query through the router: %d %s", code, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for path, want := range map[string]string{
+		"/svc/broker/v1/loadstatus":     `{"inventoryInitialized":true}`,
+		"/svc/historical/v1/loadstatus": `{"cacheInitialized":true}`,
+		"/svc/v2/datasources":           `["wiki"]`,
+	} {
+		if code, _, body := do(t, "GET", router+path, "", "", nil); code != 200 || body != want {
+			t.Errorf("GET %s through the router: %d %s", path, code, body)
+		}
+	}
+
+	// The nodes stop with their processes, promptly.
+	start := time.Now()
+	brk.Close()
+	hist.Close()
+	if el := time.Since(start); el > 3*time.Second {
+		t.Fatalf("closing the data plane took %v", el)
+	}
+	if code, _, body := do(t, "POST", router+"/svc/v2/", "application/json", q, nil); code != 503 || !strings.Contains(body, "no backend answered") {
+		t.Fatalf("query with the broker gone: %d %s", code, body)
+	}
+}
+
+func TestDataPlaneConfigErrors(t *testing.T) {
+	p := props.Defaults()
+	p.Set("svc.node.roles", "historical")
+	p.Set("svc.http.address", "127.0.0.1:0")
+	p.Set("svc.data.dir", t.TempDir())
+	p.Set("svc.segmentCache.locations", `[{"path":"/x","maxSize":"lots"}]`)
+	if _, err := StartServer(p, hclog.NewNullLogger()); err == nil || !strings.Contains(err.Error(), "svc.segmentCache.locations") {
+		t.Fatalf("bad cache locations: %v", err)
+	}
+	p.Set("svc.node.roles", "broker")
+	p.Set("svc.query.segmentMetadata.defaultHistory", "a week")
+	if _, err := StartServer(p, hclog.NewNullLogger()); err == nil || !strings.Contains(err.Error(), "defaultHistory") {
+		t.Fatalf("bad default history: %v", err)
+	}
+	cfg, err := BrokerConfig(props.Defaults(), "b:1", hclog.NewNullLogger())
+	if err != nil || cfg.DefaultTimeout != 300*time.Second || cfg.Historicals[0] != "http://"+QuickstartHistorical {
+		t.Fatalf("broker defaults: %+v %v", cfg, err)
+	}
+}

@@ -1,0 +1,78 @@
+package process
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"strata/fsm"
+	"strata/ingest"
+)
+
+// Kill deletes metadata first, then the leader's sweeper deletes the files and
+// drains the queue; files of segments that were not killed stay.
+func TestKillSweepsDeepStorage(t *testing.T) {
+	ports := freePorts(t, 2)
+	dir := t.TempDir()
+	p := nodeProps("solo", ports[0], ports[1], dir, "")
+	proc, err := StartServer(p, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proc.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for !proc.Node.IsLeader() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	store, err := ingest.DeepStorageFromProps(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(src, []byte("segment bytes"), 0o644)
+	var segs []string
+	var paths []string
+	for day := 1; day <= 2; day++ {
+		iv := fmt.Sprintf("2024-01-0%dT00:00:00.000Z/2024-01-0%dT00:00:00.000Z", day, day+1)
+		ls, err := store.Put(context.Background(), fmt.Sprintf("wiki/d%d/v1/0", day), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, ls.Path)
+		lsJSON, _ := json.Marshal(ls)
+		segs = append(segs, fmt.Sprintf(`{"dataSource":"wiki","interval":%q,"version":"v1","loadSpec":%s,"dimensions":"","metrics":"","shardSpec":{"type":"numbered","partitionNum":0,"partitions":1},"binaryVersion":9,"size":13}`, iv, lsJSON))
+	}
+	url := "http://" + ports[0]
+	if code, _, body := do(t, "POST", url+"/svc-internal/v1/segments/publish", "application/json", `{"dataSource":"wiki","segments":[`+strings.Join(segs, ",")+`]}`, nil); code != 200 {
+		t.Fatalf("publish: %d %s", code, body)
+	}
+	if code, _, body := do(t, "POST", url+"/svc/coordinator/v1/datasources/wiki/markUnused", "application/json", `{"interval":"2024-01-01/2024-01-02"}`, nil); code != 200 {
+		t.Fatalf("markUnused: %d %s", code, body)
+	}
+	if code, _, body := do(t, "DELETE", url+"/svc/coordinator/v1/datasources/wiki/intervals/2024-01-01_2024-01-05", "", "", nil); code != 200 {
+		t.Fatalf("kill: %d %s", code, body)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		var pending int
+		proc.Node.FSM().Read(func(s *fsm.State) { pending = len(s.PendingFileDeletions()) })
+		_, err := os.Stat(paths[0])
+		if pending == 0 && os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sweeper did not finish: %d pending, stat %v", pending, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := os.Stat(paths[1]); err != nil {
+		t.Fatalf("file of a used segment was deleted: %v", err)
+	}
+}

@@ -1,0 +1,92 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"strata/commands"
+	"strata/middlemanager"
+	"strata/sqltask"
+)
+
+// structuredError is Druid's newer error shape (ADMIN-API §1.2, shape E).
+type structuredError struct {
+	Error        string            `json:"error"`
+	ErrorCode    string            `json:"errorCode"`
+	Persona      string            `json:"persona"`
+	Category     string            `json:"category"`
+	ErrorMessage string            `json:"errorMessage"`
+	Context      map[string]string `json:"context"`
+}
+
+func writeInvalidInput(w http.ResponseWriter, msg string) {
+	writeJSON(w, http.StatusBadRequest, structuredError{Error: "svcException", ErrorCode: "invalidInput", Persona: "USER",
+		Category: "INVALID_INPUT", ErrorMessage: msg, Context: map[string]string{}})
+}
+
+func (t *taskAPI) sqlTaskRoutes(r *mux.Router) {
+	r.HandleFunc("/svc/v2/sql/task", t.s.leaderOnly(t.submitSQL)).Methods(http.MethodPost)
+	r.HandleFunc("/svc/v2/sql/task/", t.s.leaderOnly(t.submitSQL)).Methods(http.MethodPost)
+}
+
+// submitSQL implements POST /svc/v2/sql/task: the statement is checked before any
+// task exists (syntax errors come back as 400 invalidInput with line and column),
+// then a query_controller task is submitted. resultFormat, header, typesHeader and
+// sqlTypesHeader are accepted and ignored, as Druid does.
+func (t *taskAPI) submitSQL(w http.ResponseWriter, r *http.Request) {
+	body, ok := t.s.readJSONBody(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		Query      *string         `json:"query"`
+		Context    map[string]any  `json:"context"`
+		Parameters json.RawMessage `json:"parameters"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeInvalidInput(w, "Malformed SQL task request: "+err.Error())
+		return
+	}
+	if req.Query == nil || *req.Query == "" {
+		writeInvalidInput(w, "Query must be specified: the request needs a non-empty \"query\"")
+		return
+	}
+	if _, err := sqltask.Target(*req.Query); err != nil {
+		writeInvalidInput(w, err.Error())
+		return
+	}
+	id := "query-" + newUUID()
+	task := map[string]any{"type": sqltask.TaskType, "id": id, "sqlQuery": *req.Query, "sqlQueryContext": req.Context}
+	if len(req.Parameters) > 0 && string(req.Parameters) != "null" {
+		task["sqlParameters"] = req.Parameters
+	}
+	payload, _ := json.Marshal(task)
+	parsed, locks, err := middlemanager.ParseTask(payload, time.Now())
+	if err != nil {
+		writeInvalidInput(w, err.Error())
+		return
+	}
+	cmd := commands.SubmitTask{ID: parsed.ID, Type: parsed.Type, GroupID: parsed.GroupID, DataSource: parsed.DataSource, Payload: parsed.Payload}
+	for _, iv := range locks {
+		cmd.Locks = append(cmd.Locks, iv.String())
+	}
+	if _, ok := t.s.propose(w, r, cmd); !ok {
+		return
+	}
+	t.o.Submitted()
+	writeJSON(w, http.StatusOK, map[string]string{"taskId": id, "state": "RUNNING"})
+}
+
+// newUUID returns a random RFC 4122 version-4 UUID.
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
