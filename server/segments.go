@@ -17,6 +17,8 @@ import (
 	"strata/commands"
 	"strata/fsm"
 	"strata/interval"
+	"strata/middlemanager"
+	"strata/overlord"
 	"strata/segment"
 )
 
@@ -281,17 +283,42 @@ func (s *Server) killInterval(w http.ResponseWriter, r *http.Request) {
 	s.kill(w, r, ds, mux.Vars(r)["interval"])
 }
 
-// kill deletes the metadata of the unused segments fully inside the interval and
-// queues their files for deletion. Druid submits a kill task to the overlord;
-// here the deletion is one replicated command, recorded under the task id Druid
-// would have given the task.
+// kill starts a kill task (Druid's api-issued kill) that deletes the metadata of
+// the unused segments fully inside the interval and queues their files for
+// deletion; the 200 comes once the task is accepted. The task locks the interval,
+// so it is ordered with ingestion into it. Where no middle manager has ever
+// registered (Druid answers "no indexing service found"), the deletion is done
+// directly as one replicated command recorded under the same task id.
 func (s *Server) kill(w http.ResponseWriter, r *http.Request, ds, rawInterval string) {
 	iv, err := interval.ParsePath(rawInterval)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	cmd := commands.KillSegments{DataSource: ds, Interval: iv.String(), TaskID: killTaskID(ds, iv, time.Now().UnixMilli())}
+	id := killTaskID(ds, iv, time.Now().UnixMilli())
+	workers := 0
+	s.node.FSM().Read(func(st *fsm.State) { workers = len(st.Workers()) })
+	if s.roles[RoleOverlord] && workers > 0 {
+		spec, _ := json.Marshal(map[string]any{"type": "kill", "id": id, "dataSource": ds, "interval": iv.String(),
+			"markAsUnused": false, "batchSize": nil, "limit": nil, "maxUsedStatusLastUpdatedTime": nil})
+		task, locks, err := middlemanager.ParseTask(spec, time.Now())
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		cmd := commands.SubmitTask{ID: task.ID, Type: task.Type, GroupID: task.GroupID, DataSource: task.DataSource, Payload: task.Payload}
+		for _, l := range locks {
+			cmd.Locks = append(cmd.Locks, l.String())
+		}
+		if _, ok := s.propose(w, r, cmd); ok {
+			if o := overlord.For(s.node); o != nil {
+				o.Submitted()
+			}
+			writeEmpty(w, http.StatusOK)
+		}
+		return
+	}
+	cmd := commands.KillSegments{DataSource: ds, Interval: iv.String(), TaskID: id}
 	if _, ok := s.propose(w, r, cmd); ok {
 		writeEmpty(w, http.StatusOK)
 	}
