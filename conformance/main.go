@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -63,7 +64,19 @@ func main() {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
+// quickstartPorts are the fixed ports of `strata quickstart`.
+var quickstartPorts = []string{"127.0.0.1:8888", "127.0.0.1:8081", "127.0.0.1:8082", "127.0.0.1:8083", "127.0.0.1:8091", "127.0.0.1:8300"}
+
 func startQuickstart(bin string) (func(), error) {
+	// Refuse to run against whatever else holds the ports: results would mix with
+	// that cluster's data.
+	for _, addr := range quickstartPorts {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("port %s is in use (another strata running?): stop it or pass --url", addr)
+		}
+		l.Close()
+	}
 	data, err := os.MkdirTemp("", "strata-conformance-")
 	if err != nil {
 		return nil, err
@@ -74,13 +87,21 @@ func startQuickstart(bin string) (func(), error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
 	stop := func() {
 		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
+		<-exited
 		os.RemoveAll(data)
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			b, _ := os.ReadFile(filepath.Join(data, "quickstart.log"))
+			return nil, fmt.Errorf("quickstart exited: %s", trim(b))
+		default:
+		}
 		if code, _, err := get("/svc/broker/v1/readiness"); err == nil && code == 200 {
 			if code, _, err := get("/svc/indexer/v1/isLeader"); err == nil && code == 200 {
 				return stop, nil

@@ -1,0 +1,549 @@
+package nativebatch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"strata/expr"
+	"strata/ingest"
+	"strata/interval"
+	"strata/msq/input"
+	"strata/segment"
+	stseg "strata/storage/segment"
+)
+
+// RowStats counts input rows as Druid's buildSegments row stats do.
+type RowStats struct {
+	Processed          int64 `json:"processed"`
+	ProcessedBytes     int64 `json:"processedBytes"`
+	ProcessedWithError int64 `json:"processedWithError"`
+	ThrownAway         int64 `json:"thrownAway"`
+	Unparseable        int64 `json:"unparseable"`
+}
+
+// BuildOptions is what Build needs besides the spec.
+type BuildOptions struct {
+	Version  string          // version of the segments written
+	TempDir  string          // scratch space ("" = a new temp dir)
+	Uploader ingest.Uploader // stores finished segment files
+	// Logf receives parse exceptions and progress; nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// ParseExceptionsError is the failure of a task whose unparseable rows
+// exceeded tuningConfig.maxParseExceptions.
+type ParseExceptionsError struct {
+	Max  int64
+	Last string
+}
+
+func (e *ParseExceptionsError) Error() string {
+	return fmt.Sprintf("Max parse exceptions[%d] exceeded; last: %s", e.Max, e.Last)
+}
+
+// layout places every column a row needs in a slot: the input fields first
+// (read from the files), then one slot per transform. A transform named like
+// an input field shadows it for the filter, the dimensions and the metrics.
+type layout struct {
+	inputs     []input.Column
+	tsSlot     int
+	view       map[string]int // column name as seen after transforms → slot
+	transforms []compiledTransform
+	timeSlot   int // slot of a "__time" transform, or -1
+	filter     rowFilter
+	fields     []stseg.Field
+	fieldSlot  []int // per segment field, its slot
+	dims       []stseg.Dimension
+}
+
+type compiledTransform struct {
+	x    *expr.Expr
+	bind slotBindings // over the input slots
+	slot int
+}
+
+// Build reads the input of s and writes its segments; it does not publish
+// them. Rows are dropped (thrownAway) by the transform filter or when outside
+// granularitySpec.intervals; unparseable rows count until maxParseExceptions.
+func Build(ctx context.Context, s *Spec, opts BuildOptions) ([]*segment.DataSegment, RowStats, error) {
+	var stats RowStats
+	logf := opts.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	splits, err := s.Source.Splits(ctx)
+	if err != nil {
+		return nil, stats, fmt.Errorf("list input: %w", err)
+	}
+	dims := s.Dimensions
+	if s.Discover {
+		if dims, err = discover(ctx, s, splits); err != nil {
+			return nil, stats, err
+		}
+		logf("Discovered dimensions %v", dimNames(dims))
+	}
+	lay, err := newLayout(s, dims)
+	if err != nil {
+		return nil, stats, err
+	}
+	b, err := ingest.NewBuilder(ingest.Spec{
+		DataSource:         s.DataSource,
+		Fields:             lay.fields,
+		Dimensions:         lay.dims,
+		Metrics:            s.Metrics,
+		Rollup:             s.Rollup,
+		SegmentGranularity: s.SegmentGranularity,
+		QueryGranularity:   s.QueryGranularity,
+		RowsPerSegment:     s.MaxRowsPerSegment,
+		Version:            opts.Version,
+		TempDir:            opts.TempDir,
+	})
+	if err != nil {
+		return nil, stats, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			b.Abort()
+		}
+	}()
+	row := make([]expr.Value, len(lay.inputs)+len(lay.transforms))
+	out := stseg.Row{Values: make([]stseg.Value, len(lay.fields))}
+	strs := make([][]string, len(lay.fields)) // per field, reused multi-value buffers
+	unparseable := func(msg string) error {
+		stats.Unparseable++
+		logf("Encountered parse exception: %s", msg)
+		if stats.Unparseable > s.MaxParseExceptions {
+			return &ParseExceptionsError{Max: s.MaxParseExceptions, Last: msg}
+		}
+		return nil
+	}
+	for _, sp := range splits {
+		fr, err := input.Open(ctx, sp, s.Format, lay.inputs, s.Source.SystemFields())
+		if err != nil {
+			return nil, stats, fmt.Errorf("open %s: %w", sp.URI, err)
+		}
+		rec := int64(0)
+		for {
+			if rec++; rec&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					fr.Close()
+					return nil, stats, err
+				}
+			}
+			err := fr.Next(row[:len(lay.inputs)])
+			if err == io.EOF {
+				break
+			}
+			var pe *input.ParseError
+			if errors.As(err, &pe) {
+				if err := unparseable(pe.Error()); err != nil {
+					fr.Close()
+					return nil, stats, err
+				}
+				continue
+			}
+			if err != nil {
+				fr.Close()
+				return nil, stats, fmt.Errorf("read %s: %w", sp.URI, err)
+			}
+			t, msg := lay.process(s, row)
+			if msg != "" {
+				if err := unparseable(fmt.Sprintf("%s (Path: %s, Record: %d)", msg, sp.URI, rec)); err != nil {
+					fr.Close()
+					return nil, stats, err
+				}
+				continue
+			}
+			if (lay.filter != nil && !lay.filter(row)) || !inIntervals(s.Intervals, t) {
+				stats.ThrownAway++
+				continue
+			}
+			out.Time = t
+			for i, sl := range lay.fieldSlot {
+				out.Values[i] = toStorage(row[sl], &strs[i])
+			}
+			if err := b.Add(out); err != nil {
+				fr.Close()
+				return nil, stats, fmt.Errorf("%s record %d: %w", sp.URI, rec, err)
+			}
+			stats.Processed++
+		}
+		stats.ProcessedBytes += fr.Bytes()
+		fr.Close()
+	}
+	if opts.Uploader == nil {
+		return nil, stats, fmt.Errorf("no deep storage to upload segments to")
+	}
+	segs, err := b.Finish(ctx, opts.Uploader)
+	ok = true
+	if err != nil {
+		return nil, stats, err
+	}
+	return segs, stats, nil
+}
+
+// process parses the time and applies the transforms of one row; it returns
+// a message when the row is unparseable.
+func (l *layout) process(s *Spec, row []expr.Value) (int64, string) {
+	for i := range l.transforms {
+		tr := &l.transforms[i]
+		tr.bind.row = row
+		v, err := tr.x.Eval(tr.bind)
+		if err != nil {
+			return 0, fmt.Sprintf("transform %s: %v", tr.x.Source(), err)
+		}
+		row[tr.slot] = v
+	}
+	if l.timeSlot >= 0 {
+		v := row[l.timeSlot]
+		if ms, ok := v.AsLong(); ok && !v.IsNull() {
+			return ms, ""
+		}
+		return 0, "transform __time produced no time"
+	}
+	v := row[l.tsSlot]
+	if v.IsNull() {
+		if s.TimestampMissing != nil {
+			return *s.TimestampMissing, ""
+		}
+		return 0, fmt.Sprintf("Timestamp[null] is unparseable! Event: missing %s", s.TimestampColumn)
+	}
+	var arg any
+	switch v.Type() {
+	case expr.TypeLong:
+		arg = v.Long()
+	case expr.TypeDouble:
+		arg = v.Double()
+	default:
+		str, _ := v.AsString()
+		arg = str
+	}
+	ms, err := s.TimestampParse(arg)
+	if err != nil {
+		return 0, fmt.Sprintf("Timestamp[%s] is unparseable! (%v)", v, err)
+	}
+	return ms, ""
+}
+
+func inIntervals(ivs []interval.Interval, t int64) bool {
+	if len(ivs) == 0 {
+		return true
+	}
+	for _, iv := range ivs {
+		if t >= iv.Start && t < iv.End {
+			return true
+		}
+	}
+	return false
+}
+
+// toStorage converts an expression value into a storage value; buf is reused
+// for multi-value strings (the writer copies what it keeps).
+func toStorage(v expr.Value, buf *[]string) stseg.Value {
+	if v.IsNull() {
+		return stseg.Null()
+	}
+	switch t := v.Type(); {
+	case t == expr.TypeLong:
+		return stseg.Long(v.Long())
+	case t == expr.TypeDouble:
+		return stseg.Double(v.Double())
+	case t == expr.TypeString:
+		return stseg.String(v.Str())
+	case t.IsArray():
+		ss := (*buf)[:0]
+		for _, e := range v.Elems() {
+			s, ok := e.AsString()
+			if !ok || e.IsNull() {
+				continue
+			}
+			ss = append(ss, s)
+		}
+		*buf = ss
+		if len(ss) == 1 {
+			return stseg.String(ss[0])
+		}
+		return stseg.Strings(ss)
+	}
+	if s, ok := v.AsString(); ok {
+		return stseg.String(s)
+	}
+	return stseg.Null()
+}
+
+func readKind(k stseg.Kind) input.Kind {
+	switch k {
+	case stseg.KindLong:
+		return input.KindLong
+	case stseg.KindDouble, stseg.KindFloat:
+		return input.KindDouble
+	}
+	return input.KindString
+}
+
+func metricInputKind(typ string) input.Kind {
+	switch {
+	case typ == "longSum" || typ == "longMin" || typ == "longMax" || typ == "longFirst" || typ == "longLast":
+		return input.KindLong
+	case strings.HasPrefix(typ, "double") || strings.HasPrefix(typ, "float"):
+		return input.KindDouble
+	}
+	return input.KindString
+}
+
+func newLayout(s *Spec, dims []stseg.Dimension) (*layout, error) {
+	l := &layout{view: map[string]int{}, timeSlot: -1, dims: dims}
+	inSlot := map[string]int{}
+	// want records the read kind of each input field; a field wanted with
+	// two different kinds is read as a string and coerced by the writer.
+	want := func(name string, k input.Kind) {
+		if i, ok := inSlot[name]; ok {
+			if l.inputs[i].Kind != k {
+				l.inputs[i].Kind = input.KindString
+			}
+			return
+		}
+		inSlot[name] = len(l.inputs)
+		l.inputs = append(l.inputs, input.Column{Name: name, Kind: k})
+	}
+	want(s.TimestampColumn, input.KindString)
+	l.tsSlot = 0
+	trNames := map[string]bool{}
+	for _, tr := range s.Transforms {
+		trNames[tr.Name] = true
+		for _, c := range tr.Expr.RequiredColumns() {
+			want(c, input.KindString)
+		}
+	}
+	for _, d := range dims {
+		if !trNames[d.Name] {
+			want(d.Name, readKind(d.Kind))
+		}
+	}
+	for _, m := range s.Metrics {
+		if m.FieldName != "" && !trNames[m.FieldName] {
+			want(m.FieldName, metricInputKind(m.Type))
+		}
+	}
+	if s.Filter != nil {
+		for _, c := range filterColumns(s.Filter, nil) {
+			if !trNames[c] {
+				want(c, input.KindString)
+			}
+		}
+	}
+	for name, i := range inSlot {
+		l.view[name] = i
+	}
+	next := len(l.inputs)
+	for _, tr := range s.Transforms {
+		cols := tr.Expr.RequiredColumns()
+		idx := make([]int, len(cols))
+		for k, c := range cols {
+			idx[k] = inSlot[c]
+		}
+		l.transforms = append(l.transforms, compiledTransform{x: tr.Expr, bind: slotBindings{names: cols, idx: idx}, slot: next})
+		l.view[tr.Name] = next
+		if tr.Name == "__time" {
+			l.timeSlot = next
+		}
+		next++
+	}
+	if s.Filter != nil {
+		f, err := compileFilter(s.Filter, func(name string) int { return l.view[name] })
+		if err != nil {
+			return nil, err
+		}
+		l.filter = f
+	}
+	// Segment fields: each dimension and metric input by name, once.
+	fieldIdx := map[string]bool{}
+	addField := func(name string, k stseg.Kind) {
+		if fieldIdx[name] {
+			return
+		}
+		fieldIdx[name] = true
+		l.fields = append(l.fields, stseg.Field{Name: name, Kind: k})
+		l.fieldSlot = append(l.fieldSlot, l.view[name])
+	}
+	for _, d := range dims {
+		addField(d.Name, d.Kind)
+	}
+	for _, m := range s.Metrics {
+		if m.FieldName != "" {
+			k := stseg.KindString
+			switch metricInputKind(m.Type) {
+			case input.KindLong:
+				k = stseg.KindLong
+			case input.KindDouble:
+				k = stseg.KindDouble
+			}
+			addField(m.FieldName, k)
+		}
+	}
+	return l, nil
+}
+
+func dimNames(dims []stseg.Dimension) []string {
+	out := make([]string, len(dims))
+	for i, d := range dims {
+		out[i] = d.Name
+	}
+	return out
+}
+
+// discoverFormat reads each JSON record whole, as text, so that its keys can
+// be listed in document order.
+var discoverFormat = func() input.Format {
+	f, err := input.ParseFormat([]byte(`{"type":"json","flattenSpec":{"useFieldDiscovery":false,"fields":[{"type":"path","name":"doc","expr":"$"}]}}`))
+	if err != nil {
+		panic(err) // a constant spec
+	}
+	return f
+}()
+
+// discover lists the dimensions of a schemaless spec: every input field in
+// first-seen order, then every transform, except the timestamp column, the
+// exclusions, the metrics and the fields the metrics read. Classic discovery
+// stores strings; typed discovery (useSchemaDiscovery) keeps whole numbers as
+// longs and other numbers as doubles.
+func discover(ctx context.Context, s *Spec, splits []input.Split) ([]stseg.Dimension, error) {
+	skip := map[string]bool{s.TimestampColumn: true, "__time": true}
+	for k := range s.Exclusions {
+		skip[k] = true
+	}
+	for _, m := range s.Metrics {
+		skip[m.Name] = true
+		if m.FieldName != "" {
+			skip[m.FieldName] = true
+		}
+	}
+	var order []string
+	kinds := map[string]stseg.Kind{}
+	note := func(name string, k stseg.Kind) {
+		if skip[name] {
+			return
+		}
+		old, seen := kinds[name]
+		if !seen {
+			order = append(order, name)
+			kinds[name] = k
+			return
+		}
+		if old != k && old != 0 && k != 0 {
+			if (old == stseg.KindLong && k == stseg.KindDouble) || (old == stseg.KindDouble && k == stseg.KindLong) {
+				kinds[name] = stseg.KindDouble
+			} else {
+				kinds[name] = stseg.KindString
+			}
+		} else if old == 0 {
+			kinds[name] = k
+		}
+	}
+	if s.Format.Type() == "json" {
+		row := make([]expr.Value, 1)
+		for _, sp := range splits {
+			fr, err := input.Open(ctx, sp, discoverFormat, []input.Column{{Name: "doc"}}, nil)
+			if err != nil {
+				return nil, fmt.Errorf("open %s: %w", sp.URI, err)
+			}
+			for {
+				err := fr.Next(row)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					continue // counted as unparseable by the ingesting pass
+				}
+				if err := objectKeys(row[0].Str(), note); err != nil {
+					continue
+				}
+			}
+			fr.Close()
+		}
+		// flattenSpec fields are fields too, even when no record has the key.
+		if fs, ok := s.Format.Spec()["flattenSpec"].(map[string]any); ok {
+			if fields, ok := fs["fields"].([]any); ok {
+				for _, f := range fields {
+					if m, ok := f.(map[string]any); ok {
+						if n, ok := m["name"].(string); ok {
+							note(n, 0)
+						}
+					}
+				}
+			}
+		}
+	} else {
+		cols, _ := s.Format.Spec()["columns"].([]string)
+		if len(cols) == 0 {
+			if anyCols, ok := s.Format.Spec()["columns"].([]any); ok {
+				for _, c := range anyCols {
+					if n, ok := c.(string); ok {
+						cols = append(cols, n)
+					}
+				}
+			}
+		}
+		if len(cols) == 0 {
+			return nil, fmt.Errorf("schemaless ingestion of %s input needs inputFormat.columns", s.Format.Type())
+		}
+		for _, c := range cols {
+			note(c, stseg.KindString)
+		}
+	}
+	for _, tr := range s.Transforms {
+		note(tr.Name, stseg.KindString)
+	}
+	dims := make([]stseg.Dimension, 0, len(order))
+	for _, n := range order {
+		d := stseg.Dimension{Name: n, Kind: stseg.KindString, MultiValue: true}
+		if k := kinds[n]; s.TypedDiscovery && (k == stseg.KindLong || k == stseg.KindDouble) {
+			d.Kind, d.MultiValue = k, false
+		}
+		dims = append(dims, d)
+	}
+	if len(dims) == 0 {
+		return nil, fmt.Errorf("schemaless ingestion found no dimensions in the input")
+	}
+	return dims, nil
+}
+
+// objectKeys calls note for each top-level key of a JSON object with the
+// kind of its value (0 for null, objects and booleans count as strings).
+func objectKeys(doc string, note func(string, stseg.Kind)) error {
+	dec := json.NewDecoder(bytes.NewReader([]byte(doc)))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fmt.Errorf("not an object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return err
+		}
+		switch x := v.(type) {
+		case nil:
+			note(key, 0)
+		case json.Number:
+			if _, err := x.Int64(); err == nil && !strings.ContainsAny(string(x), ".eE") {
+				note(key, stseg.KindLong)
+			} else {
+				note(key, stseg.KindDouble)
+			}
+		default:
+			note(key, stseg.KindString)
+		}
+	}
+	return nil
+}
