@@ -484,10 +484,16 @@ var segmentTables = []table{
 			return err
 		},
 	},
-	{
-		name: "datasource_metadata",
+	kvTable("datasource_metadata", func(s *State) map[string]string { return s.segments.metadata }),
+	kvTable("pending_file_deletions", func(s *State) map[string]string { return s.segments.pending }),
+}
+
+// kvTable snapshots a string map of the segments table as sorted key/value records.
+func kvTable(name string, m func(s *State) map[string]string) table {
+	return table{
+		name: name,
 		freeze: func(s *State) (int, func(*recordWriter) error) {
-			kvs := sortedKV(s.segments.metadata)
+			kvs := sortedKV(m(s))
 			return len(kvs), func(w *recordWriter) error {
 				for _, e := range kvs {
 					if err := w.write(e); err != nil {
@@ -499,41 +505,17 @@ var segmentTables = []table{
 		},
 		restore: func(s *State, r *recordReader, n int) error {
 			s.segments.init()
+			dst := m(s)
 			for i := 0; i < n; i++ {
 				var e kv
 				if err := r.read(&e); err != nil {
 					return err
 				}
-				s.segments.metadata[e.K] = e.V
+				dst[e.K] = e.V
 			}
 			return nil
 		},
-	},
-	{
-		name: "pending_file_deletions",
-		freeze: func(s *State) (int, func(*recordWriter) error) {
-			kvs := sortedKV(s.segments.pending)
-			return len(kvs), func(w *recordWriter) error {
-				for _, e := range kvs {
-					if err := w.write(e); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-		},
-		restore: func(s *State, r *recordReader, n int) error {
-			s.segments.init()
-			for i := 0; i < n; i++ {
-				var e kv
-				if err := r.read(&e); err != nil {
-					return err
-				}
-				s.segments.pending[e.K] = e.V
-			}
-			return nil
-		},
-	},
+	}
 }
 
 func init() {
