@@ -12,6 +12,7 @@ import (
 
 	"strata/commands"
 	"strata/middlemanager"
+	"strata/nativebatch"
 	"strata/props"
 	"strata/server"
 	"strata/sqltask"
@@ -94,6 +95,9 @@ func (proc *Process) startMiddleManager(p *props.Properties, logger hclog.Logger
 	}
 	if err := sqltask.Configure(sp); err != nil {
 		return fmt.Errorf("SQL tasks: %w", err)
+	}
+	if err := nativebatch.Configure(sp); err != nil {
+		return fmt.Errorf("native batch tasks: %w", err)
 	}
 	middlemanager.Attach(p, w)
 	w.Start()

@@ -6,16 +6,11 @@
 package sqltask
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -26,7 +21,6 @@ import (
 	"strata/props"
 	"strata/segment"
 	"strata/sql"
-	"strata/storage/deep"
 	stseg "strata/storage/segment"
 )
 
@@ -71,43 +65,21 @@ func lastName(name []sql.Ident) (string, error) {
 	return name[len(name)-1].Name, nil
 }
 
-// Config is how query_controller tasks reach the cluster. Configure sets it
-// when a middle manager starts.
-type Config struct {
-	Coordinator string // control-plane URL (leader or any node; redirects are followed)
-	Broker      string // broker URL, to wait for segments to be loaded
-	Storage     deep.DeepStorage
-	LoadTimeout time.Duration
-}
-
 var (
-	cfgMu sync.RWMutex
-	cfg   Config
+	cfgMu   sync.RWMutex
+	cluster *ingest.Cluster
 )
 
 // Configure sets the cluster access of SQL tasks from properties.
 func Configure(p *props.Properties) error {
-	ds, err := ingest.DeepStorageFromProps(p)
+	c, err := ingest.ClusterFromProps(p)
 	if err != nil {
 		return err
 	}
-	c := Config{
-		Coordinator: firstURL(p.String("svc.indexer.coordinatorUrls"), "http://127.0.0.1:8081"),
-		Broker:      firstURL(p.String("svc.router.brokerUrls"), "http://127.0.0.1:8082"),
-		Storage:     ds,
-		LoadTimeout: 5 * time.Minute,
-	}
 	cfgMu.Lock()
-	cfg = c
+	cluster = c
 	cfgMu.Unlock()
 	return nil
-}
-
-func firstURL(list, def string) string {
-	for _, u := range props.ParseList(list) {
-		return strings.TrimRight(u, "/")
-	}
-	return def
 }
 
 type runner struct{}
@@ -141,9 +113,9 @@ func (runner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.E
 		return nil, err
 	}
 	cfgMu.RLock()
-	c := cfg
+	c := cluster
 	cfgMu.RUnlock()
-	if c.Storage == nil {
+	if c == nil {
 		return nil, fmt.Errorf("SQL tasks are not configured on this worker (no deep storage)")
 	}
 	version := interval.FormatMillis(time.Now().UnixMilli())
@@ -160,7 +132,7 @@ func (runner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.E
 		}
 	}
 	env.Logf("running SQL task %s (version %s)", t.ID, version)
-	ce := &clusterEnv{cfg: c, dir: filepath.Join(env.Dir(), "segments"), http: &http.Client{Timeout: 5 * time.Minute}}
+	ce := &clusterEnv{c: c, dir: filepath.Join(env.Dir(), "segments")}
 	defer os.RemoveAll(ce.dir)
 	req := msq.Request{SQL: p.SQL, Context: p.Context, Parameters: p.Parameters, TaskID: t.ID, Version: version, TempDir: env.Dir()}
 	rep, err := msq.Run(ctx, req, ce, nil)
@@ -176,164 +148,29 @@ func (runner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.E
 	return middlemanager.Report(b), nil
 }
 
-// clusterEnv is msq.Env over the cluster's HTTP APIs and deep storage.
+// clusterEnv is msq.Env over the shared ingestion cluster access.
 type clusterEnv struct {
-	cfg  Config
-	dir  string
-	http *http.Client
+	c   *ingest.Cluster
+	dir string
 }
 
-func (e *clusterEnv) do(ctx context.Context, method, u string, body []byte) ([]byte, int, error) {
-	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
-	if err != nil {
-		return nil, 0, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := e.http.Do(req)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return b, resp.StatusCode, err
-}
-
-// UsedSegments asks the coordinator for the used segments overlapping iv.
 func (e *clusterEnv) UsedSegments(ctx context.Context, ds string, iv interval.Interval) ([]*segment.DataSegment, error) {
-	body, _ := json.Marshal([]string{iv.String()})
-	b, code, err := e.do(ctx, http.MethodPost, e.cfg.Coordinator+"/svc/coordinator/v1/metadata/datasources/"+url.PathEscape(ds)+"/segments?full", body)
-	if err != nil {
-		return nil, fmt.Errorf("list segments of %s: %w", ds, err)
-	}
-	if code == http.StatusNotFound || code == http.StatusNoContent {
-		return nil, nil
-	}
-	if code != 200 {
-		return nil, fmt.Errorf("list segments of %s: HTTP %d %s", ds, code, b)
-	}
-	var segs []*segment.DataSegment
-	if err := json.Unmarshal(b, &segs); err != nil {
-		return nil, fmt.Errorf("list segments of %s: %w", ds, err)
-	}
-	return segs, nil
+	return e.c.UsedSegments(ctx, ds, iv)
 }
 
-// OpenSegment downloads a segment from deep storage into the task's directory.
 func (e *clusterEnv) OpenSegment(ctx context.Context, seg *segment.DataSegment) (*stseg.Segment, func(), error) {
-	var ls deep.LoadSpec
-	if err := json.Unmarshal([]byte(seg.LoadSpec), &ls); err != nil {
-		return nil, nil, fmt.Errorf("segment %s: bad loadSpec: %v", seg.ID(), err)
-	}
-	if err := os.MkdirAll(e.dir, 0o755); err != nil {
-		return nil, nil, err
-	}
-	f, err := os.CreateTemp(e.dir, "seg-*.seg")
-	if err != nil {
-		return nil, nil, err
-	}
-	path := f.Name()
-	f.Close()
-	if err := e.cfg.Storage.Get(ctx, ls, path); err != nil {
-		os.Remove(path)
-		return nil, nil, fmt.Errorf("fetch segment %s: %w", seg.ID(), err)
-	}
-	s, err := stseg.Open(path)
-	if err != nil {
-		os.Remove(path)
-		return nil, nil, fmt.Errorf("open segment %s: %w", seg.ID(), err)
-	}
-	return s, func() { s.Close(); os.Remove(path) }, nil
+	return e.c.OpenSegment(ctx, e.dir, seg)
 }
 
-// Uploader stores segment files in deep storage.
-func (e *clusterEnv) Uploader() ingest.Uploader { return ingest.DeepUploader{Storage: e.cfg.Storage} }
+func (e *clusterEnv) Uploader() ingest.Uploader { return e.c.Uploader() }
 
-// Publish publishes the segments in one atomic command through the coordinator.
-// REPLACE's segments carry the lock's newer version, so the timeline makes them
-// overshadow what they replace (tombstones included) in one step.
-func (e *clusterEnv) Publish(ctx context.Context, ds string, segs []*segment.DataSegment, replace []interval.Interval) error {
-	if len(segs) == 0 {
-		return nil
-	}
-	var buf bytes.Buffer
-	dsJSON, _ := json.Marshal(ds)
-	buf.WriteString(`{"dataSource":`)
-	buf.Write(dsJSON)
-	buf.WriteString(`,"segments":[`)
-	for i, s := range segs {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(s.AppendJSON(nil))
-	}
-	buf.WriteString("]}")
-	b, code, err := e.do(ctx, http.MethodPost, e.cfg.Coordinator+"/svc-internal/v1/segments/publish", buf.Bytes())
-	if err != nil {
-		return fmt.Errorf("publish: %w", err)
-	}
-	if code != 200 {
-		return fmt.Errorf("publish: HTTP %d %s", code, b)
-	}
-	return nil
+// Publish publishes atomically. REPLACE's segments carry the lock's newer
+// version, so the timeline makes them overshadow what they replace (tombstones
+// included) in one step; replaceIntervals need no further action.
+func (e *clusterEnv) Publish(ctx context.Context, ds string, segs []*segment.DataSegment, _ []interval.Interval) error {
+	return e.c.Publish(ctx, ds, segs)
 }
 
-// WaitLoaded waits until the broker lists every published data segment among
-// its candidates (tombstones are never loaded).
 func (e *clusterEnv) WaitLoaded(ctx context.Context, segs []*segment.DataSegment) error {
-	want := map[string]bool{}
-	byDS := map[string][]string{}
-	for _, s := range segs {
-		if s.IsTombstone() {
-			continue
-		}
-		key := fmt.Sprintf("%s|%s|%d", s.Interval.String(), s.Version, s.ShardSpec.PartitionNum)
-		want[s.DataSource+"|"+key] = true
-		byDS[s.DataSource] = append(byDS[s.DataSource], s.Interval.String())
-	}
-	if len(want) == 0 {
-		return nil
-	}
-	deadline := time.Now().Add(e.cfg.LoadTimeout)
-	for {
-		missing := 0
-		for ds, ivs := range byDS {
-			u := e.cfg.Broker + "/svc/v2/datasources/" + url.PathEscape(ds) + "/candidates?intervals=" + url.QueryEscape(strings.Join(ivs, ","))
-			b, code, err := e.do(ctx, http.MethodGet, u, nil)
-			var cands []struct {
-				Interval        string            `json:"interval"`
-				Version         string            `json:"version"`
-				PartitionNumber int32             `json:"partitionNumber"`
-				Locations       []json.RawMessage `json:"locations"`
-			}
-			seen := map[string]bool{}
-			if err == nil && code == 200 && json.Unmarshal(b, &cands) == nil {
-				for _, c := range cands {
-					if len(c.Locations) > 0 {
-						iv, perr := interval.Parse(c.Interval)
-						if perr == nil {
-							seen[fmt.Sprintf("%s|%s|%s|%d", ds, iv.String(), c.Version, c.PartitionNumber)] = true
-						}
-					}
-				}
-			}
-			for k := range want {
-				if strings.HasPrefix(k, ds+"|") && !seen[k] {
-					missing++
-				}
-			}
-		}
-		if missing == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d published segments were not loaded within %s", missing, e.cfg.LoadTimeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	return e.c.WaitLoaded(ctx, segs, e.c.LoadTimeout)
 }

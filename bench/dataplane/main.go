@@ -194,15 +194,23 @@ func runAnchor(kit string, rows, runs int) (*anchorResult, error) {
 	return res, nil
 }
 
+// waitReady waits for the broker, the overlord leader and a registered worker.
 func waitReady() error {
 	deadline := time.Now().Add(60 * time.Second)
+	ok := func(url string, check func([]byte) bool) bool {
+		resp, err := client.Get(url)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode == 200 && (check == nil || check(b))
+	}
 	for time.Now().Before(deadline) {
-		resp, err := client.Get("http://127.0.0.1:8082/svc/broker/v1/readiness")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return nil
-			}
+		if ok("http://127.0.0.1:8082/svc/broker/v1/readiness", nil) &&
+			ok("http://127.0.0.1:8888/svc/indexer/v1/isLeader", nil) &&
+			ok("http://127.0.0.1:8888/svc/indexer/v1/workers", func(b []byte) bool { return len(bytes.TrimSpace(b)) > 2 }) {
+			return nil
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -1,0 +1,208 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"strata/interval"
+	"strata/props"
+	"strata/segment"
+	"strata/storage/deep"
+	stseg "strata/storage/segment"
+)
+
+// Cluster is how an ingestion task reaches the cluster: segment metadata and
+// atomic publishing through the coordinator, segment files in deep storage, and
+// the broker's view to wait until published segments are served.
+type Cluster struct {
+	Coordinator string // control-plane URL (any node; redirects are followed)
+	Broker      string
+	Storage     deep.DeepStorage
+	LoadTimeout time.Duration // 0: do not wait for loading
+	HTTP        *http.Client
+}
+
+// ClusterFromProps builds a Cluster from svc.indexer.coordinatorUrls,
+// svc.router.brokerUrls and the svc.storage.* settings.
+func ClusterFromProps(p *props.Properties) (*Cluster, error) {
+	ds, err := DeepStorageFromProps(p)
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{
+		Coordinator: firstURL(p.String("svc.indexer.coordinatorUrls"), "http://127.0.0.1:8081"),
+		Broker:      firstURL(p.String("svc.router.brokerUrls"), "http://127.0.0.1:8082"),
+		Storage:     ds,
+		LoadTimeout: 5 * time.Minute,
+		HTTP:        &http.Client{Timeout: 5 * time.Minute},
+	}, nil
+}
+
+func firstURL(list, def string) string {
+	for _, u := range props.ParseList(list) {
+		return strings.TrimRight(u, "/")
+	}
+	return def
+}
+
+func (c *Cluster) do(ctx context.Context, method, u string, body []byte) ([]byte, int, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, 0, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return b, resp.StatusCode, err
+}
+
+// UsedSegments lists the used segments of ds overlapping iv (overshadowed ones included).
+func (c *Cluster) UsedSegments(ctx context.Context, ds string, iv interval.Interval) ([]*segment.DataSegment, error) {
+	body, _ := json.Marshal([]string{iv.String()})
+	b, code, err := c.do(ctx, http.MethodPost, c.Coordinator+"/svc/coordinator/v1/metadata/datasources/"+url.PathEscape(ds)+"/segments?full", body)
+	if err != nil {
+		return nil, fmt.Errorf("list segments of %s: %w", ds, err)
+	}
+	if code == http.StatusNotFound || code == http.StatusNoContent {
+		return nil, nil
+	}
+	if code != 200 {
+		return nil, fmt.Errorf("list segments of %s: HTTP %d %s", ds, code, b)
+	}
+	var segs []*segment.DataSegment
+	if err := json.Unmarshal(b, &segs); err != nil {
+		return nil, fmt.Errorf("list segments of %s: %w", ds, err)
+	}
+	return segs, nil
+}
+
+// OpenSegment downloads a segment into dir and opens it; release closes and removes it.
+func (c *Cluster) OpenSegment(ctx context.Context, dir string, seg *segment.DataSegment) (*stseg.Segment, func(), error) {
+	var ls deep.LoadSpec
+	if err := json.Unmarshal([]byte(seg.LoadSpec), &ls); err != nil {
+		return nil, nil, fmt.Errorf("segment %s: bad loadSpec: %v", seg.ID(), err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	f, err := os.CreateTemp(dir, "seg-*.seg")
+	if err != nil {
+		return nil, nil, err
+	}
+	path := f.Name()
+	f.Close()
+	if err := c.Storage.Get(ctx, ls, path); err != nil {
+		os.Remove(path)
+		return nil, nil, fmt.Errorf("fetch segment %s: %w", seg.ID(), err)
+	}
+	s, err := stseg.Open(path)
+	if err != nil {
+		os.Remove(path)
+		return nil, nil, fmt.Errorf("open segment %s: %w", seg.ID(), err)
+	}
+	return s, func() { s.Close(); os.Remove(path) }, nil
+}
+
+// Uploader stores segment files in deep storage.
+func (c *Cluster) Uploader() Uploader { return DeepUploader{Storage: c.Storage} }
+
+// Publish publishes segments in one atomic command through the coordinator.
+func (c *Cluster) Publish(ctx context.Context, ds string, segs []*segment.DataSegment) error {
+	if len(segs) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	dsJSON, _ := json.Marshal(ds)
+	buf.WriteString(`{"dataSource":`)
+	buf.Write(dsJSON)
+	buf.WriteString(`,"segments":[`)
+	for i, s := range segs {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(s.AppendJSON(nil))
+	}
+	buf.WriteString("]}")
+	b, code, err := c.do(ctx, http.MethodPost, c.Coordinator+"/svc-internal/v1/segments/publish", buf.Bytes())
+	if err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	if code != 200 {
+		return fmt.Errorf("publish: HTTP %d %s", code, b)
+	}
+	return nil
+}
+
+// WaitLoaded waits until the broker lists every published data segment (not
+// tombstones, which are never loaded) with a location, for at most timeout.
+func (c *Cluster) WaitLoaded(ctx context.Context, segs []*segment.DataSegment, timeout time.Duration) error {
+	want := map[string]bool{}
+	byDS := map[string][]string{}
+	for _, s := range segs {
+		if s.IsTombstone() {
+			continue
+		}
+		want[fmt.Sprintf("%s|%s|%s|%d", s.DataSource, s.Interval.String(), s.Version, s.ShardSpec.PartitionNum)] = true
+		byDS[s.DataSource] = append(byDS[s.DataSource], s.Interval.String())
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		seen := map[string]bool{}
+		for ds, ivs := range byDS {
+			u := c.Broker + "/svc/v2/datasources/" + url.PathEscape(ds) + "/candidates?intervals=" + url.QueryEscape(strings.Join(ivs, ","))
+			b, code, err := c.do(ctx, http.MethodGet, u, nil)
+			var cands []struct {
+				Interval        string            `json:"interval"`
+				Version         string            `json:"version"`
+				PartitionNumber int32             `json:"partitionNumber"`
+				Locations       []json.RawMessage `json:"locations"`
+			}
+			if err != nil || code != 200 || json.Unmarshal(b, &cands) != nil {
+				continue
+			}
+			for _, cd := range cands {
+				if iv, perr := interval.Parse(cd.Interval); perr == nil && len(cd.Locations) > 0 {
+					seen[fmt.Sprintf("%s|%s|%s|%d", ds, iv.String(), cd.Version, cd.PartitionNumber)] = true
+				}
+			}
+		}
+		missing := 0
+		for k := range want {
+			if !seen[k] {
+				missing++
+			}
+		}
+		if missing == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d published segments were not loaded within %s: %w", missing, timeout, context.DeadlineExceeded)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
