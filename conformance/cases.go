@@ -213,6 +213,68 @@ PARTITIONED BY DAY`, strconv.Quote(filepath.Join(dir, "data/tiny_wiki_1.json")))
 				runQueries(n, "wikipedia_msq_select_query1.json", map[string]string{"%%DATASOURCE%%": "dst"}, nil)
 			}
 		}},
+		{"N10n native index task (P6, specs/wikipedia_merge_index_task.json)", func(n string) {
+			// The spec reads %%DATA_DIRECTORY%%/json/tiny_wiki*: lay WIKI10 out that way in a temp dir.
+			tmp, err := os.MkdirTemp("", "conformance-data-")
+			if err != nil {
+				record(n, "FAIL", err.Error())
+				return
+			}
+			defer os.RemoveAll(tmp)
+			os.MkdirAll(filepath.Join(tmp, "json"), 0o755)
+			for i, f := range wikiFiles() {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					record(n, "FAIL", err.Error())
+					return
+				}
+				os.WriteFile(filepath.Join(tmp, "json", fmt.Sprintf("tiny_wiki_%d.json", i+1)), b, 0o644)
+			}
+			spec, err := os.ReadFile(filepath.Join(dir, "specs/wikipedia_merge_index_task.json"))
+			if err != nil {
+				record(n, "FAIL", err.Error())
+				return
+			}
+			text := strings.ReplaceAll(strings.ReplaceAll(string(spec), "%%DATASOURCE%%", "wiki_p6n"), "%%DATA_DIRECTORY%%", tmp)
+			if _, err := nativeTask([]byte(text)); err != nil {
+				record(n+" (ingest)", "FAIL", err.Error())
+				return
+			}
+			if err := waitQueryable("wiki_p6n"); err != nil {
+				record(n+" (ingest)", "FAIL", err.Error())
+				return
+			}
+			runQueries(n, "wikipedia_merge_index_queries.json", map[string]string{"%%DATASOURCE%%": "wiki_p6n"}, nil)
+		}},
+		{"S2n native index_parallel task (P14, specs/rollup-index.json)", func(n string) {
+			b, err := os.ReadFile(filepath.Join(dir, "specs/rollup-index.json"))
+			if err != nil {
+				record(n, "FAIL", err.Error())
+				return
+			}
+			var spec map[string]any
+			json.Unmarshal(b, &spec)
+			inner, _ := spec["spec"].(map[string]any)
+			schema, _ := inner["dataSchema"].(map[string]any)
+			io, _ := inner["ioConfig"].(map[string]any)
+			src, _ := io["inputSource"].(map[string]any)
+			if schema == nil || src == nil {
+				record(n, "FAIL", "rollup-index.json changed shape")
+				return
+			}
+			schema["dataSource"] = "rollup_native"
+			src["baseDir"] = filepath.Join(dir, "data")
+			text, _ := json.Marshal(spec)
+			if _, err := nativeTask(text); err != nil {
+				record(n+" (ingest)", "FAIL", err.Error())
+				return
+			}
+			if err := waitQueryable("rollup_native"); err != nil {
+				record(n+" (ingest)", "FAIL", err.Error())
+				return
+			}
+			runTutorialSelect(n, "derived/tutorial_rollup.json", `SELECT * FROM "rollup_native"`)
+		}},
 		{"S2 tutorial rollup (P14)", func(n string) { runTutorial(n, "derived/tutorial_rollup.json") }},
 		{"S3 tutorial transform", func(n string) { runTutorial(n, "derived/tutorial_transform.json") }},
 		{"S4 tutorial update data", func(n string) { runTutorial(n, "derived/tutorial_update_data.json") }},
@@ -312,4 +374,56 @@ func runTutorial(name, file string) {
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// runTutorialSelect runs sql and compares it with the expected rows of the
+// first select step of a derived tutorial file.
+func runTutorialSelect(name, file, sql string) {
+	b, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		record(name, "FAIL", err.Error())
+		return
+	}
+	var t struct {
+		Steps []struct {
+			Kind         string           `json:"kind"`
+			ExpectedRows []map[string]any `json:"expectedRows"`
+		} `json:"steps"`
+	}
+	d := json.NewDecoder(strings.NewReader(string(b)))
+	d.UseNumber()
+	if err := d.Decode(&t); err != nil {
+		record(name, "FAIL", err.Error())
+		return
+	}
+	for _, st := range t.Steps {
+		if st.Kind != "select" {
+			continue
+		}
+		rows, err := runSQLQuery(mustJSON(sql))
+		if err != nil {
+			record(name, "FAIL", err.Error())
+			return
+		}
+		var want []any
+		for _, r := range st.ExpectedRows {
+			m := map[string]any{}
+			for k, v := range r {
+				m[k] = v
+			}
+			m["__time"] = m["__time_millis"]
+			delete(m, "__time_millis")
+			want = append(want, m)
+		}
+		got := rows.([]any)
+		sortRows(got)
+		sortRows(want)
+		if err := compareRows(want, got, nil); err != nil {
+			record(name, "FAIL", err.Error())
+			return
+		}
+		record(name, "PASS", "")
+		return
+	}
+	record(name, "FAIL", "no select step in "+file)
 }

@@ -196,6 +196,31 @@ func sqlTask(sql string, qctx map[string]any) (map[string]any, error) {
 	if err := json.Unmarshal(body, &sub); err != nil || sub.TaskID == "" {
 		return nil, fmt.Errorf("submit: unexpected answer %s", trim(body))
 	}
+	return waitTask(sub.TaskID)
+}
+
+// nativeTask submits a native task spec (POST /svc/indexer/v1/task) and waits for it.
+func nativeTask(spec []byte) (map[string]any, error) {
+	var v any
+	if err := json.Unmarshal(spec, &v); err != nil {
+		return nil, err
+	}
+	code, body, err := post("/svc/indexer/v1/task", v)
+	if err != nil {
+		return nil, err
+	}
+	var sub struct {
+		Task string `json:"task"`
+	}
+	if code != 200 || json.Unmarshal(body, &sub) != nil || sub.Task == "" {
+		return nil, fmt.Errorf("submit: HTTP %d: %s", code, trim(body))
+	}
+	return waitTask(sub.Task)
+}
+
+// waitTask polls a task until it ends and returns its report.
+func waitTask(id string) (map[string]any, error) {
+	sub := struct{ TaskID string }{id}
 	deadline := time.Now().Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
 		code, body, err := get("/svc/indexer/v1/task/" + sub.TaskID + "/status")
