@@ -49,17 +49,19 @@ func main() {
 		os.Exit(2)
 	}
 	dir = abs
+	stop := func() {}
 	if *url != "" {
 		router = strings.TrimRight(*url, "/")
 	} else {
-		stop, err := startQuickstart(*bin)
-		if err != nil {
+		var err error
+		if stop, err = startQuickstart(*bin); err != nil {
 			fmt.Fprintln(os.Stderr, "conformance:", err)
 			os.Exit(2)
 		}
-		defer stop()
 	}
-	os.Exit(run(*only))
+	code := run(*only)
+	stop() // before os.Exit, which skips deferred calls: never leave the quickstart behind
+	os.Exit(code)
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
