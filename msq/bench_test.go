@@ -67,7 +67,7 @@ PARTITIONED BY DAY`
 	var ingested int64
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		r, err := Run(context.Background(), Request{SQL: q, Context: map[string]any{"maxNumTasks": 3},
+		r, err := Run(context.Background(), Request{SQL: q, Context: map[string]any{"maxNumTasks": 2},
 			TaskID: fmt.Sprintf("query-bench%d", i), Version: fmt.Sprintf("2030-01-01T00:00:00.%03dZ", i%1000), TempDir: tmp}, env, nil)
 		if err != nil {
 			b.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -240,8 +241,35 @@ func (c *workerCounters) input(i int, src source) *inputCounter {
 	return in
 }
 
-// runWorker processes the splits of one worker.
+// runWorker processes the splits of one worker. A segment generating worker
+// with several chunks builds them on parallel lanes (one per core): chunks
+// are independent, and their segments are sorted before publishing.
 func (x *executor) runWorker(ctx context.Context, st *stage, w int, work []split, pw *partWriter, wc *workerCounters) error {
+	lanes := min(runtime.GOMAXPROCS(0), len(work))
+	if st.kind != procSegGen || pw != nil || lanes < 2 {
+		return x.runSplits(ctx, st, w, work, pw, wc)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	var firstErr error
+	var once sync.Once
+	for _, l := range assign(work, lanes) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := x.runSplits(ctx, st, w, l, nil, wc); err != nil {
+				once.Do(func() { firstErr = err })
+				cancel(err)
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// runSplits processes splits in order with one processor.
+func (x *executor) runSplits(ctx context.Context, st *stage, w int, work []split, pw *partWriter, wc *workerCounters) error {
 	out := newOutWriter(x, st, pw)
 	proc, err := x.newProc(st, w, out, wc)
 	if err != nil {
@@ -295,7 +323,8 @@ func (x *executor) readSplit(ctx context.Context, st *stage, sp *split, wc *work
 			return newFault(CodeUnknownError, "cannot read %s: %v", sp.ext.URI, err).with("message", err.Error())
 		}
 		defer fr.Close()
-		row := make([]expr.Value, len(es.cols))
+		pf := newPrefetcher(fr, len(es.cols))
+		defer pf.Close() // runs before fr.Close
 		var rows int64
 		flush := func() {
 			wc.mu.Lock()
@@ -309,7 +338,7 @@ func (x *executor) readSplit(ctx context.Context, st *stage, sp *split, wc *work
 					return err
 				}
 			}
-			err := fr.Next(row)
+			row, err := pf.Next(ctx, len(es.cols))
 			if err == io.EOF {
 				break
 			}

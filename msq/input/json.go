@@ -187,7 +187,17 @@ type jsonReader struct {
 	buf     []byte // current input; objects are parsed from buf[pos:]
 	pos     int
 	eof     bool
+	keep    bool // never overwrite input that values may point at
 }
+
+// Buffer sizes when values are kept: a record goes into the free end of the
+// current array, or into a fresh one when little is left.
+const (
+	keepBufSize = 256 << 10
+	keepMinFree = 16 << 10
+)
+
+func (r *jsonReader) keepValues() { r.keep = true }
 
 const maxRecordBytes = 64 << 20
 
@@ -224,7 +234,15 @@ func (r *jsonReader) Next(row []expr.Value) error {
 		if r.pos >= len(r.buf) {
 			// Start over with an empty buffer: values of the previous record
 			// alias it, which the Reader contract allows to end here.
-			r.buf, r.pos = r.buf[:0], 0
+			r.pos = 0
+			switch {
+			case !r.keep:
+				r.buf = r.buf[:0]
+			case cap(r.buf)-len(r.buf) < keepMinFree:
+				r.buf = make([]byte, 0, keepBufSize)
+			default:
+				r.buf = r.buf[len(r.buf):] // after the bytes values point at
+			}
 			ok, err := r.fill()
 			if err != nil {
 				return err

@@ -80,6 +80,17 @@ func (fr *FileReader) Next(row []expr.Value) error {
 	return err
 }
 
+// KeepValues asks the reader to leave the values of earlier rows intact, so
+// that rows may be held past the next call. It reports whether the format
+// can; when it cannot, values still alias the reader's buffers.
+func (fr *FileReader) KeepValues() bool {
+	k, ok := fr.Reader.(interface{ keepValues() })
+	if ok {
+		k.keepValues()
+	}
+	return ok
+}
+
 // Bytes is the number of (compressed) bytes read from the file so far.
 func (fr *FileReader) Bytes() int64 { return fr.count.n }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"strata/querynode/query"
@@ -23,6 +24,20 @@ func FuzzPartial(f *testing.F) {
 	f.Add([]byte(`{"type":"groupBy"}`))
 	f.Add([]byte(`{"type":"groupBy","times":[0],"dims":[null],"aggs":[null,null,null,null]}`))
 	f.Add([]byte(`{"type":"groupBy","times":[1],"dims":[{"type":"LONG","longs":[],"null":[false]}]}`))
+	// A partial long enough for the packed column forms.
+	big := &Partial{Type: q.Type, SortedKeys: true, Dims: []*DimCol{newDimCol("STRING")}}
+	for _, a := range q.Aggregations {
+		big.Aggs = append(big.Aggs, newAggState(a, packMin))
+	}
+	for i := range packMin {
+		big.Times = append(big.Times, int64(i))
+		big.Dims[0].Append(Str(fmt.Sprintf("v%03d", i)))
+	}
+	if b, err := json.Marshal(big); err == nil {
+		f.Add(b)
+	} else {
+		f.Fatal(err)
+	}
 	e := New(Options{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var p Partial

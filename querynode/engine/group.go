@@ -125,6 +125,10 @@ func (rc *runCtx) runGrouped(budget int64) (*Partial, error) {
 	}
 	for k, d := range dims {
 		col := newDimCol(d.OutputType)
+		col.Null = make([]bool, 0, len(g.gkeys[k]))
+		if col.Type == "STRING" {
+			col.Strs = make([]string, 0, len(g.gkeys[k]))
+		}
 		ks := g.keys[k]
 		for _, id := range g.gkeys[k] {
 			if id < 0 {
@@ -491,8 +495,18 @@ func (g *grouper) sortedOrder() []int {
 		return nil
 	}
 	n := len(g.p.Times)
-	keys := make([]uint64, 0, n)
 	out := make([]int, 0, n)
+	if n > 0 && g.p.Times[0] == g.p.Times[n-1] && len(g.touched) == n && len(g.slot) <= 8*n {
+		// One bucket grouped through the slot table (indexed by id+1):
+		// reading it in id order lists the groups sorted, no sort needed.
+		for _, s := range g.slot {
+			if s >= 0 {
+				out = append(out, int(s))
+			}
+		}
+		return out
+	}
+	keys := make([]uint64, 0, n)
 	ids := g.gkeys[0]
 	for lo := 0; lo < n; {
 		hi := lo

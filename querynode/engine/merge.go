@@ -120,10 +120,10 @@ func (e *Engine) mergeGrouped(q *query.Query, parts []*Partial, out *Partial) er
 		}
 	}
 	if m.sortedInputs(q, parts) {
-		if err := m.mergeSorted(parts, out); err != nil {
-			return err
+		if total >= parallelMergeRows && e.opts.Parallelism > 1 && m.all {
+			return m.mergeSortedParallel(parts, e.opts.Parallelism, out)
 		}
-		return nil
+		return m.mergeSorted(parts, out)
 	}
 	shards := 1
 	if total >= parallelMergeRows {
@@ -439,6 +439,18 @@ func (m *mergeSpec) mergeSorted(parts []*Partial, out *Partial) error {
 	}
 	out.Dims = []*DimCol{newDimCol("STRING")}
 	out.SortedKeys = true
+	if m.soleSorted(parts, out) {
+		return nil
+	}
+	// Room for every input row (an upper bound of the output) avoids
+	// regrowing the output columns.
+	total := 0
+	for _, p := range parts {
+		total += p.Len()
+	}
+	out.Times = make([]int64, 0, total)
+	dim := out.Dims[0]
+	dim.Strs, dim.Null = make([]string, 0, total), make([]bool, 0, total)
 	h := &cursorHeap{all: m.all}
 	for _, p := range parts {
 		if p.Len() > 0 {
@@ -458,7 +470,8 @@ func (m *mergeSpec) mergeSorted(parts []*Partial, out *Partial) error {
 			last = len(out.Times)
 			lastKey = *c
 			out.Times = append(out.Times, p.Times[i])
-			out.Dims[0].Append(p.Dims[0].Value(i))
+			dim.Strs = append(dim.Strs, c.s)
+			dim.Null = append(dim.Null, c.null)
 			for _, a := range out.Aggs {
 				a.grow(1)
 			}
@@ -476,12 +489,167 @@ func (m *mergeSpec) mergeSorted(parts []*Partial, out *Partial) error {
 		}
 		if c.i++; c.i < p.Len() {
 			c.load()
-			heap.Fix(h, 0)
 		} else {
-			heap.Pop(h)
+			last := len(h.cs) - 1
+			h.cs[0] = h.cs[last]
+			h.cs = h.cs[:last]
 		}
+		h.down()
 	}
 	return nil
+}
+
+// soleSorted handles the merge of a single sorted partial whose keys are
+// already distinct (what a data server sends a broker): the output shares
+// its columns, with a copy of the row times (which the caller rewrites).
+// It reports false, leaving out alone, when that does not apply.
+func (m *mergeSpec) soleSorted(parts []*Partial, out *Partial) bool {
+	var only *Partial
+	for _, p := range parts {
+		if p.Len() == 0 {
+			continue
+		}
+		if only != nil {
+			return false
+		}
+		only = p
+	}
+	if only == nil || len(only.Aggs) != len(m.aggs) {
+		return false
+	}
+	d := only.Dims[0]
+	h := &cursorHeap{all: m.all}
+	var prev, cur cursor
+	var used int64
+	for i := range only.Len() {
+		cur = cursor{t: only.Times[i], null: d.Null[i], s: d.Strs[i]}
+		if i > 0 && h.cmp(&prev, &cur) >= 0 {
+			return false
+		}
+		prev = cur
+		used += int64(len(cur.s)) + rowOverhead(1, len(m.aggs))
+	}
+	if m.budget > 0 && used > m.budget {
+		return false // mergeSorted reports the limit
+	}
+	for k, a := range only.Aggs {
+		if a.Kind != out.Aggs[k].Kind || a.Op != out.Aggs[k].Op {
+			return false
+		}
+	}
+	out.Times = append([]int64(nil), only.Times...)
+	out.Dims = only.Dims
+	out.Aggs = only.Aggs
+	return true
+}
+
+// mergeSortedParallel merges sorted partials of one time bucket on n
+// cores: pivot values from the largest partial cut every partial into n
+// key ranges, each range is merged on its own, and the sorted results are
+// concatenated (ranges are disjoint and in key order).
+func (m *mergeSpec) mergeSortedParallel(parts []*Partial, n int, out *Partial) error {
+	big := parts[0]
+	for _, p := range parts {
+		if p.Len() > big.Len() {
+			big = p
+		}
+	}
+	nonEmpty := 0
+	for _, p := range parts {
+		if p.Len() > 0 {
+			nonEmpty++
+		}
+	}
+	if nonEmpty < 2 {
+		return m.mergeSorted(parts, out) // maybe nothing to merge
+	}
+	// Pivots: non-null values of big at even quantiles, strictly
+	// increasing; range r holds keys in [pivot r-1, pivot r).
+	var pivots []string
+	d := big.Dims[0]
+	for r := 1; r < n; r++ {
+		i := big.Len() * r / n
+		if d.Null[i] || len(pivots) > 0 && d.Strs[i] <= pivots[len(pivots)-1] {
+			continue
+		}
+		pivots = append(pivots, d.Strs[i])
+	}
+	ranges := make([][]*Partial, len(pivots)+1)
+	for _, p := range parts {
+		if p.Len() == 0 {
+			continue
+		}
+		lo := 0
+		for r := range ranges {
+			hi := p.Len()
+			if r < len(pivots) {
+				pv := pivots[r]
+				pd := p.Dims[0]
+				hi = lo + sort.Search(p.Len()-lo, func(k int) bool { return !pd.Null[lo+k] && pd.Strs[lo+k] >= pv })
+			}
+			if hi > lo {
+				ranges[r] = append(ranges[r], p.slice(lo, hi))
+			}
+			lo = hi
+		}
+	}
+	outs := make([]*Partial, len(ranges))
+	errs := make([]error, len(ranges))
+	var wg sync.WaitGroup
+	for r := range ranges {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[r] = &Partial{Type: out.Type}
+			errs[r] = m.mergeSorted(ranges[r], outs[r])
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	*out = *concatPartials(out.Type, outs)
+	out.SortedKeys = true
+	// Each range checked the budget alone; the whole must fit too.
+	var used int64
+	for _, v := range out.Dims[0].Strs {
+		used += int64(len(v)) + rowOverhead(1, len(m.aggs))
+	}
+	if m.budget > 0 && used > m.budget {
+		return resourceLimit()
+	}
+	return nil
+}
+
+// slice returns a view of rows [lo, hi) of a grouped partial.
+func (p *Partial) slice(lo, hi int) *Partial {
+	out := &Partial{Type: p.Type, SortedKeys: p.SortedKeys, Times: p.Times[lo:hi]}
+	if p.Matched != nil {
+		out.Matched = p.Matched[lo:hi]
+	}
+	for _, d := range p.Dims {
+		out.Dims = append(out.Dims, &DimCol{Type: d.Type, Strs: sliceRows(d.Strs, p.Len(), lo, hi),
+			Longs: sliceRows(d.Longs, p.Len(), lo, hi), Doubles: sliceRows(d.Doubles, p.Len(), lo, hi), Null: d.Null[lo:hi]})
+	}
+	for _, a := range p.Aggs {
+		n := p.Len()
+		out.Aggs = append(out.Aggs, &AggState{Kind: a.Kind, Op: a.Op, spec: a.spec,
+			Longs: sliceRows(a.Longs, n, lo, hi), Doubles: sliceRows(a.Doubles, n, lo, hi), Strs: sliceRows(a.Strs, n, lo, hi),
+			Null: sliceRows(a.Null, n, lo, hi), Times: sliceRows(a.Times, n, lo, hi), HLL: sliceRows(a.HLL, n, lo, hi),
+			Theta: sliceRows(a.Theta, n, lo, hi)})
+	}
+	return out
+}
+
+// sliceRows cuts rows [lo, hi) of a column of n rows (nil when the column
+// is unused).
+func sliceRows[T any](x []T, n, lo, hi int) []T {
+	if len(x) != n {
+		return nil
+	}
+	return x[lo:hi]
 }
 
 // cursor is a position in a sorted partial with its key cached.
@@ -526,6 +694,28 @@ func cmpBool(a, b bool) int {
 		return 1
 	}
 	return -1
+}
+
+// down restores the heap order after the top cursor changed (heap.Fix
+// without the interface calls: this is the merge's inner loop).
+func (h *cursorHeap) down() {
+	cs := h.cs
+	i, n := 0, len(cs)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		j := l
+		if r := l + 1; r < n && h.cmp(cs[r], cs[l]) < 0 {
+			j = r
+		}
+		if h.cmp(cs[j], cs[i]) >= 0 {
+			return
+		}
+		cs[i], cs[j] = cs[j], cs[i]
+		i = j
+	}
 }
 
 func (h *cursorHeap) Len() int           { return len(h.cs) }

@@ -344,40 +344,61 @@ func (s *AggState) gather(idx []int) *AggState {
 // aggStateJSON is the wire form of an AggState: sketches serialized,
 // doubles as Floats (non-finite values as strings).
 type aggStateJSON struct {
-	Kind    string   `json:"kind"`
-	Op      string   `json:"op,omitempty"`
-	Longs   []int64  `json:"longs,omitempty"`
-	Doubles Floats   `json:"doubles,omitempty"`
-	Strs    []string `json:"strs,omitempty"`
-	Null    []bool   `json:"null"`
-	Times   []int64  `json:"times,omitempty"`
-	Sketch  [][]byte `json:"sketches,omitempty"`
+	Kind    string      `json:"kind"`
+	Op      string      `json:"op,omitempty"`
+	Longs   wireLongs   `json:"longs,omitempty"`
+	Doubles Floats      `json:"doubles,omitempty"`
+	Strs    wireStrings `json:"strs,omitempty"`
+	Null    wireBools   `json:"null"`
+	Times   wireLongs   `json:"times,omitempty"`
+	Sketch  [][]byte    `json:"sketches,omitempty"`
 }
 
 // MarshalJSON implements json.Marshaler.
 func (s *AggState) MarshalJSON() ([]byte, error) {
 	j := aggStateJSON{Kind: s.Kind, Op: s.Op, Longs: s.Longs, Doubles: s.Doubles, Strs: s.Strs, Null: s.Null, Times: s.Times}
 	if s.Null == nil {
-		j.Null = []bool{}
+		j.Null = wireBools{}
 	}
-	if s.sketch() {
-		n := max(len(s.HLL), len(s.Theta))
-		j.Null = make([]bool, n)
-		j.Sketch = make([][]byte, n)
-		for i := range n {
-			var b []byte
-			var err error
-			if s.Kind == query.KindHLL && s.HLL[i] != nil {
-				b, err = s.HLL[i].ToCompactSlice()
-			} else if s.Kind == query.KindTheta && s.Theta[i] != nil {
-				b, err = s.thetaBytes(i)
-			}
-			if err != nil {
-				return nil, err
-			}
-			j.Sketch[i] = b
-			j.Null[i] = b == nil
+	if !s.sketch() {
+		// Written directly: a nested json.Marshal would re-scan the packed
+		// columns once more.
+		b := append([]byte(`{"kind":`), appendJSONString(nil, s.Kind)...)
+		if s.Op != "" {
+			b = append(b, `,"op":`...)
+			b = appendJSONString(b, s.Op)
 		}
+		b, err := appendField(b, "longs", j.Longs)
+		if err == nil {
+			b, err = appendField(b, "doubles", j.Doubles)
+		}
+		if err == nil {
+			b, err = appendField(b, "strs", j.Strs)
+		}
+		if err == nil {
+			b, err = appendField(b, "null", j.Null, true)
+		}
+		if err == nil {
+			b, err = appendField(b, "times", j.Times)
+		}
+		return append(b, '}'), err
+	}
+	n := max(len(s.HLL), len(s.Theta))
+	j.Null = make([]bool, n)
+	j.Sketch = make([][]byte, n)
+	for i := range n {
+		var b []byte
+		var err error
+		if s.Kind == query.KindHLL && s.HLL[i] != nil {
+			b, err = s.HLL[i].ToCompactSlice()
+		} else if s.Kind == query.KindTheta && s.Theta[i] != nil {
+			b, err = s.thetaBytes(i)
+		}
+		if err != nil {
+			return nil, err
+		}
+		j.Sketch[i] = b
+		j.Null[i] = b == nil
 	}
 	return json.Marshal(j)
 }
