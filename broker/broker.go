@@ -171,8 +171,8 @@ func (b *Broker) register(id string, cancel context.CancelCauseFunc) func() {
 	}
 }
 
-// newQueryID returns a random (version 4) UUID, Druid's query id form.
-func newQueryID() string {
+// NewUUID returns a random (version 4) UUID, the form of Druid's query and SQL task ids.
+func NewUUID() string {
 	var u [16]byte
 	rand.Read(u[:])
 	u[6] = u[6]&0x0f | 0x40

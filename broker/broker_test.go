@@ -138,7 +138,7 @@ func TestViewTracksServersAndCompleteness(t *testing.T) {
 func TestQueryIDsAreUUIDs(t *testing.T) {
 	seen := map[string]bool{}
 	for range 100 {
-		id := newQueryID()
+		id := NewUUID()
 		if len(id) != 36 || id[14] != '4' || strings.Count(id, "-") != 4 || seen[id] {
 			t.Fatalf("bad or repeated id %q", id)
 		}

@@ -27,12 +27,12 @@ var (
 func (b *Broker) Query(ctx context.Context, body []byte) (string, []byte, *Error) {
 	q, err := parseQuery(body, b.cfg.Name)
 	if err != nil {
-		return newQueryID(), nil, ErrorFrom(err, b.cfg.Name)
+		return NewUUID(), nil, ErrorFrom(err, b.cfg.Name)
 	}
 	f := factsOf(q)
 	id := f.id
 	if id == "" {
-		id = newQueryID()
+		id = NewUUID()
 	}
 	timeout, qerr := b.timeoutOf(f)
 	if qerr != nil {

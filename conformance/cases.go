@@ -344,29 +344,7 @@ func runTutorial(name, file string) {
 				return
 			}
 		case "select":
-			rows, err := runSQLQuery(mustJSON(st.SQL))
-			if err != nil {
-				record(label, "FAIL", err.Error())
-				continue
-			}
-			var want []any
-			for _, r := range st.ExpectedRows {
-				m := map[string]any{}
-				for k, v := range r {
-					m[k] = v
-				}
-				m["__time"] = m["__time_millis"]
-				delete(m, "__time_millis")
-				want = append(want, m)
-			}
-			got := rows.([]any)
-			sortRows(got)
-			sortRows(want)
-			if err := compareRows(want, got, nil); err != nil {
-				record(label, "FAIL", err.Error())
-				continue
-			}
-			record(label, "PASS", "")
+			checkSelect(label, st.SQL, st.ExpectedRows)
 		}
 	}
 }
@@ -400,30 +378,36 @@ func runTutorialSelect(name, file, sql string) {
 		if st.Kind != "select" {
 			continue
 		}
-		rows, err := runSQLQuery(mustJSON(sql))
-		if err != nil {
-			record(name, "FAIL", err.Error())
-			return
-		}
-		var want []any
-		for _, r := range st.ExpectedRows {
-			m := map[string]any{}
-			for k, v := range r {
-				m[k] = v
-			}
-			m["__time"] = m["__time_millis"]
-			delete(m, "__time_millis")
-			want = append(want, m)
-		}
-		got := rows.([]any)
-		sortRows(got)
-		sortRows(want)
-		if err := compareRows(want, got, nil); err != nil {
-			record(name, "FAIL", err.Error())
-			return
-		}
-		record(name, "PASS", "")
+		checkSelect(name, sql, st.ExpectedRows)
 		return
 	}
 	record(name, "FAIL", "no select step in "+file)
+}
+
+// checkSelect runs a SELECT as an MSQ task and compares its rows, as unordered
+// maps, with a tutorial's printed rows (whose __time_millis is the report's __time).
+func checkSelect(label, sql string, expected []map[string]any) {
+	rows, err := runSQLQuery(mustJSON(sql))
+	if err != nil {
+		record(label, "FAIL", err.Error())
+		return
+	}
+	var want []any
+	for _, r := range expected {
+		m := map[string]any{}
+		for k, v := range r {
+			m[k] = v
+		}
+		m["__time"] = m["__time_millis"]
+		delete(m, "__time_millis")
+		want = append(want, m)
+	}
+	got := rows.([]any)
+	sortRows(got)
+	sortRows(want)
+	if err := compareRows(want, got, nil); err != nil {
+		record(label, "FAIL", err.Error())
+		return
+	}
+	record(label, "PASS", "")
 }

@@ -126,8 +126,15 @@ func (c *Cluster) Uploader() Uploader { return DeepUploader{Storage: c.Storage} 
 
 // Publish publishes segments in one atomic command through the coordinator.
 func (c *Cluster) Publish(ctx context.Context, ds string, segs []*segment.DataSegment) error {
+	_, err := c.PublishCount(ctx, ds, segs)
+	return err
+}
+
+// PublishCount is Publish that also returns how many segments were new (ids
+// already published are skipped).
+func (c *Cluster) PublishCount(ctx context.Context, ds string, segs []*segment.DataSegment) (int, error) {
 	if len(segs) == 0 {
-		return nil
+		return 0, nil
 	}
 	var buf bytes.Buffer
 	dsJSON, _ := json.Marshal(ds)
@@ -143,12 +150,16 @@ func (c *Cluster) Publish(ctx context.Context, ds string, segs []*segment.DataSe
 	buf.WriteString("]}")
 	b, code, err := c.do(ctx, http.MethodPost, c.Coordinator+"/svc-internal/v1/segments/publish", buf.Bytes())
 	if err != nil {
-		return fmt.Errorf("publish: %w", err)
+		return 0, fmt.Errorf("publish: %w", err)
 	}
 	if code != 200 {
-		return fmt.Errorf("publish: HTTP %d %s", code, b)
+		return 0, fmt.Errorf("publish: coordinator answered %d: %s", code, b)
 	}
-	return nil
+	var out struct {
+		Published int `json:"published"`
+	}
+	json.Unmarshal(b, &out)
+	return out.Published, nil
 }
 
 // WaitLoaded waits until the broker lists every published data segment (not

@@ -1,14 +1,13 @@
 package server
 
 import (
-	"crypto/rand"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/gorilla/mux"
 
+	"strata/broker"
 	"strata/commands"
 	"strata/middlemanager"
 	"strata/sqltask"
@@ -60,7 +59,7 @@ func (t *taskAPI) submitSQL(w http.ResponseWriter, r *http.Request) {
 		writeInvalidInput(w, err.Error())
 		return
 	}
-	id := "query-" + newUUID()
+	id := "query-" + broker.NewUUID()
 	task := map[string]any{"type": sqltask.TaskType, "id": id, "sqlQuery": *req.Query, "sqlQueryContext": req.Context}
 	if len(req.Parameters) > 0 && string(req.Parameters) != "null" {
 		task["sqlParameters"] = req.Parameters
@@ -80,13 +79,4 @@ func (t *taskAPI) submitSQL(w http.ResponseWriter, r *http.Request) {
 	}
 	t.o.Submitted()
 	writeJSON(w, http.StatusOK, map[string]string{"taskId": id, "state": "RUNNING"})
-}
-
-// newUUID returns a random RFC 4122 version-4 UUID.
-func newUUID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/signal"
@@ -18,7 +16,6 @@ import (
 	"strata/ingest"
 	"strata/interval"
 	"strata/props"
-	"strata/segment"
 	stseg "strata/storage/segment"
 )
 
@@ -131,7 +128,8 @@ func runSegment(args []string) error {
 	if len(segs) == 0 {
 		return errors.New("no rows: nothing to publish")
 	}
-	n, err := publish(*coordinator, *ds, segs)
+	cl := &ingest.Cluster{Coordinator: strings.TrimRight(*coordinator, "/")}
+	n, err := cl.PublishCount(ctx, *ds, segs)
 	if err != nil {
 		return err
 	}
@@ -218,36 +216,6 @@ func storageSettings(coordinator, config string) (*props.Properties, error) {
 		p.Merge(f)
 	}
 	return p, nil
-}
-
-// publish sends the segments to the control plane in one atomic command.
-func publish(coordinator, ds string, segs []*segment.DataSegment) (int, error) {
-	var buf bytes.Buffer
-	buf.WriteString(`{"dataSource":`)
-	dsJSON, _ := json.Marshal(ds)
-	buf.Write(dsJSON)
-	buf.WriteString(`,"segments":[`)
-	for i, s := range segs {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(s.AppendJSON(nil))
-	}
-	buf.WriteString("]}")
-	resp, err := http.Post(strings.TrimRight(coordinator, "/")+"/svc-internal/v1/segments/publish", "application/json", bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		return 0, fmt.Errorf("publish: %w", err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		return 0, fmt.Errorf("publish: coordinator answered %d: %s", resp.StatusCode, body)
-	}
-	var out struct {
-		Published int `json:"published"`
-	}
-	json.Unmarshal(body, &out)
-	return out.Published, nil
 }
 
 // progress prints a one-line bar on stderr at most twice a second.
