@@ -135,7 +135,7 @@ func (a *numAgg) state() *AggState { return a.st }
 func (a *numAgg) grow(n int)       { a.st.grow(n) }
 func (a *numAgg) finish() error    { return nil }
 
-func (a *numAgg) add(b, from, to int, sel []int32, g int32, groups []int32) error {
+func (a *numAgg) add(b, from, to int, sel []int32, g0 int32, groups []int32) error {
 	nulls, err := a.src.nulls(b)
 	if err != nil {
 		return err
@@ -147,19 +147,37 @@ func (a *numAgg) add(b, from, to int, sel []int32, g int32, groups []int32) erro
 		return nil
 	}
 	st := a.st
+	if g, ok := a.src.(gatherer); ok && sel != nil && sparse(len(sel), a.rc.blockLen(b)) {
+		// Few rows of this block pass the filter: read just those, then
+		// aggregate them densely (groups stays parallel to sel).
+		if st.Kind == query.KindLong {
+			vals, err := g.longsAt(b, sel)
+			if err != nil {
+				return err
+			}
+			aggregate(st.Longs, st.Null, st.Op, vals, 0, len(vals), nil, g0, groups)
+			return nil
+		}
+		vals, err := g.doublesAt(b, sel)
+		if err != nil {
+			return err
+		}
+		aggregate(st.Doubles, st.Null, st.Op, vals, 0, len(vals), nil, g0, groups)
+		return nil
+	}
 	if st.Kind == query.KindLong {
 		vals, err := a.src.longs(b)
 		if err != nil {
 			return err
 		}
-		aggregate(st.Longs, st.Null, st.Op, vals, from, to, sel, g, groups)
+		aggregate(st.Longs, st.Null, st.Op, vals, from, to, sel, g0, groups)
 		return nil
 	}
 	vals, err := a.src.doubles(b)
 	if err != nil {
 		return err
 	}
-	aggregate(st.Doubles, st.Null, st.Op, vals, from, to, sel, g, groups)
+	aggregate(st.Doubles, st.Null, st.Op, vals, from, to, sel, g0, groups)
 	return nil
 }
 

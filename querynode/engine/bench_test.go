@@ -69,13 +69,12 @@ func benchSegments(b *testing.B, rows, days int) []*Segment {
 	countries, cities := newZipf(200, 1.3), newZipf(5_000, 1.1)
 	span := int64(days) * 86400
 	start := mustTime("2024-01-01T00:00:00Z")
+	// One writer per day: the ±30 s jitter moves rows across midnight, and
+	// a writer per run of days would cut hundreds of tiny segments there.
 	var out []*Segment
-	var w *seg.Writer
-	var cur int64 = -1
-	flush := func() {
-		if w == nil {
-			return
-		}
+	writers := map[int64]*seg.Writer{}
+	var order []int64
+	flush := func(d int64, w *seg.Writer) {
 		path := filepath.Join(dir, fmt.Sprintf("d%d", len(out)))
 		if _, err := w.WriteFile(path); err != nil {
 			b.Fatal(err)
@@ -85,7 +84,7 @@ func benchSegments(b *testing.B, rows, days int) []*Segment {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { data.Close() })
-		iv := interval.Interval{Start: cur, End: cur + day}
+		iv := interval.Interval{Start: d, End: d + day}
 		out = append(out, NewSegment("wiki_"+iv.PathString()+"_v1", data))
 	}
 	vals := make([]seg.Value, len(fields))
@@ -94,15 +93,16 @@ func benchSegments(b *testing.B, rows, days int) []*Segment {
 		sec = max(0, min(sec, span-1))
 		ts := start + sec*1000
 		d := start + (ts-start)/day*day
-		if d != cur {
-			flush()
-			cur = d
+		w := writers[d]
+		if w == nil {
 			var err error
 			w, err = seg.NewWriter(seg.Spec{Fields: fields, Dimensions: dims, Metrics: mets,
 				Interval: seg.Interval{Start: d, End: d + day}})
 			if err != nil {
 				b.Fatal(err)
 			}
+			writers[d] = w
+			order = append(order, d)
 		}
 		added := int64(-math.Log(1-fl()) * 300)
 		deleted := int64(-math.Log(1-fl()) * 80)
@@ -124,7 +124,9 @@ func benchSegments(b *testing.B, rows, days int) []*Segment {
 			b.Fatal(err)
 		}
 	}
-	flush()
+	for _, d := range order {
+		flush(d, writers[d])
+	}
 	return out
 }
 

@@ -182,6 +182,8 @@ type physNum struct {
 	d      []float64
 	nb     int
 	nbits  []uint64
+	gl     []int64 // gathered rows (longsAt, doublesAt)
+	gd     []float64
 }
 
 func (p *physNum) kind() seg.Kind { return p.k }
@@ -209,6 +211,46 @@ func (p *physNum) doubles(b int) ([]float64, error) {
 }
 
 func (p *physNum) stats(b int) (seg.BlockStats, bool) { return p.col.BlockStats(b), true }
+
+// gatherer is a numSource that can read a few rows of a block without
+// decoding the whole block.
+type gatherer interface {
+	longsAt(b int, sel []int32) ([]int64, error)
+	doublesAt(b int, sel []int32) ([]float64, error)
+}
+
+// sparse reports whether reading n selected rows of a block of size rows one
+// by one beats decoding the block: a random read costs a few times a
+// sequential unpack.
+func sparse(n, rows int) bool { return n*4 < rows }
+
+// longsAt returns the values of the rows sel of block b, in sel's order; the
+// block decoded whole when it already is.
+func (p *physNum) longsAt(b int, sel []int32) ([]int64, error) {
+	if p.lb == b {
+		p.gl = resize(p.gl, len(sel))
+		for k, i := range sel {
+			p.gl[k] = p.l[i]
+		}
+		return p.gl, nil
+	}
+	var err error
+	p.gl, err = p.col.LongsAt(b, sel, p.gl)
+	return p.gl, err
+}
+
+func (p *physNum) doublesAt(b int, sel []int32) ([]float64, error) {
+	if p.db == b {
+		p.gd = resize(p.gd, len(sel))
+		for k, i := range sel {
+			p.gd[k] = p.d[i]
+		}
+		return p.gd, nil
+	}
+	var err error
+	p.gd, err = p.col.DoublesAt(b, sel, p.gd)
+	return p.gd, err
+}
 
 func (p *physNum) nulls(b int) ([]uint64, error) {
 	if p.nullBM == nil {

@@ -1,0 +1,193 @@
+package encoding
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+)
+
+// Selective decoding: a filtered scan that keeps a few rows of a block only
+// needs those rows. Frame-of-reference and raw blocks are addressable value
+// by value, so reading k rows costs O(k) instead of O(block). Delta blocks
+// depend on every earlier value and are decoded whole.
+
+// GatherInts decodes the values at the positions idx (each below the block's
+// value count, in any order) of an integer block into dst, resized to
+// len(idx) and returned with the block's value count n.
+func GatherInts(dst []int64, src []byte, idx []int32) (out []int64, n int, err error) {
+	r := NewReader(src)
+	enc := r.Byte()
+	n = r.Int(MaxBlockValues)
+	if r.Err() != nil {
+		return dst, 0, r.Err()
+	}
+	if err := checkIdx(idx, n); err != nil {
+		return dst, n, err
+	}
+	dst = resizeInts(dst, len(idx))
+	if len(idx) == 0 {
+		return dst, n, nil
+	}
+	switch enc {
+	case IntFOR:
+		mn := r.Varint()
+		g := r.Uvarint()
+		width := int(r.Byte())
+		if r.Err() != nil {
+			return dst, n, r.Err()
+		}
+		if width > 64 {
+			return dst, n, corrupt("bit width out of range")
+		}
+		packed := r.Bytes(PackedLen(n, width))
+		if r.Err() != nil {
+			return dst, n, r.Err()
+		}
+		for k, i := range idx {
+			dst[k] = mn + int64(Get(packed, int(i), width)*g)
+		}
+	case IntDelta:
+		sp := intScratch.Get().(*[]int64)
+		defer intScratch.Put(sp)
+		all, err := DecodeInts((*sp)[:0], src)
+		if err != nil {
+			return dst, n, err
+		}
+		*sp = all[:0]
+		for k, i := range idx {
+			dst[k] = all[i]
+		}
+	default:
+		return dst, n, corrupt("unknown integer encoding")
+	}
+	return dst, n, nil
+}
+
+// GatherFloat64s is GatherInts for a block written by AppendFloat64s.
+func GatherFloat64s(dst []float64, src []byte, idx []int32) (out []float64, n int, err error) {
+	r := NewReader(src)
+	enc := r.Byte()
+	n = r.Int(MaxBlockValues)
+	if r.Err() != nil {
+		return dst, 0, r.Err()
+	}
+	if err := checkIdx(idx, n); err != nil {
+		return dst, n, err
+	}
+	if cap(dst) < len(idx) {
+		dst = make([]float64, len(idx))
+	}
+	dst = dst[:len(idx)]
+	switch enc {
+	case Float64Raw:
+		raw := r.Bytes(8 * n)
+		if r.Err() != nil {
+			return dst, n, r.Err()
+		}
+		for k, i := range idx {
+			dst[k] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*int(i):]))
+		}
+	case Float64Decimal:
+		e := int(r.Byte())
+		if r.Err() != nil {
+			return dst, n, r.Err()
+		}
+		if e > MaxDecimalExponent {
+			return dst, n, corrupt("decimal exponent out of range")
+		}
+		if n == 0 {
+			return dst, n, nil
+		}
+		sp := intScratch.Get().(*[]int64)
+		defer intScratch.Put(sp)
+		ms, m, err := GatherInts((*sp)[:0], src[r.Offset():], idx)
+		if err != nil {
+			return dst, n, err
+		}
+		*sp = ms[:0]
+		if m != n {
+			return dst, n, corrupt("decimal block count mismatch")
+		}
+		p := pow10[e]
+		for k, v := range ms {
+			dst[k] = float64(v) / p
+		}
+	default:
+		return dst, n, corrupt("unknown float64 encoding")
+	}
+	return dst, n, nil
+}
+
+// GatherFloat32s is GatherInts for a block written by AppendFloat32s.
+func GatherFloat32s(dst []float32, src []byte, idx []int32) (out []float32, n int, err error) {
+	r := NewReader(src)
+	enc := r.Byte()
+	n = r.Int(MaxBlockValues)
+	if r.Err() != nil {
+		return dst, 0, r.Err()
+	}
+	if err := checkIdx(idx, n); err != nil {
+		return dst, n, err
+	}
+	if cap(dst) < len(idx) {
+		dst = make([]float32, len(idx))
+	}
+	dst = dst[:len(idx)]
+	switch enc {
+	case Float32Raw:
+		raw := r.Bytes(4 * n)
+		if r.Err() != nil {
+			return dst, n, r.Err()
+		}
+		for k, i := range idx {
+			dst[k] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*int(i):]))
+		}
+	case Float32Decimal:
+		e := int(r.Byte())
+		if r.Err() != nil {
+			return dst, n, r.Err()
+		}
+		if e > MaxDecimalExponent {
+			return dst, n, corrupt("decimal exponent out of range")
+		}
+		if n == 0 {
+			return dst, n, nil
+		}
+		sp := intScratch.Get().(*[]int64)
+		defer intScratch.Put(sp)
+		ms, m, err := GatherInts((*sp)[:0], src[r.Offset():], idx)
+		if err != nil {
+			return dst, n, err
+		}
+		*sp = ms[:0]
+		if m != n {
+			return dst, n, corrupt("decimal block count mismatch")
+		}
+		p := pow10[e]
+		for k, v := range ms {
+			dst[k] = float32(float64(v) / p)
+		}
+	default:
+		return dst, n, corrupt("unknown float32 encoding")
+	}
+	return dst, n, nil
+}
+
+// errPosition is a caller's mistake, not a corrupt block.
+var errPosition = errors.New("encoding: row position outside the block")
+
+func checkIdx(idx []int32, n int) error {
+	for _, i := range idx {
+		if i < 0 || int(i) >= n {
+			return errPosition
+		}
+	}
+	return nil
+}
+
+func resizeInts(b []int64, n int) []int64 {
+	if cap(b) < n {
+		return make([]int64, n)
+	}
+	return b[:n]
+}
