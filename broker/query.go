@@ -58,12 +58,15 @@ func (b *Broker) Query(ctx context.Context, body []byte) (string, []byte, *Error
 	if len(units) == 0 { // no segment to read: every query type answers an empty array
 		return id, []byte("[]"), nil
 	}
-	parts, err := b.scatter(ctx, q, body, units)
+	parts, final, err := b.scatter(ctx, q, body, units)
 	if err == nil {
 		err = ctx.Err()
 	}
 	if err != nil {
 		return id, nil, b.failure(ctx, id, timeout, err)
+	}
+	if final != nil {
+		return id, final, nil
 	}
 	out, err := b.merger.mergeAndRender(q, parts)
 	if err != nil {
@@ -113,6 +116,7 @@ type reply struct {
 	srv     *server
 	units   []int
 	part    *partial
+	final   []byte // the final result, when the server finalized
 	missing map[string]bool
 	err     error
 }
@@ -128,8 +132,10 @@ func (e *transportError) Error() string { return e.srv.host + ": " + e.err.Error
 
 // scatter sends the query's units to their servers and collects the
 // partial results, retrying the units of failed servers (or the segments a
-// server no longer has) on the remaining replicas.
-func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units []unit) ([]*partial, error) {
+// server no longer has) on the remaining replicas. When the first dispatch
+// sends every unit to one server, that server finalizes the result itself
+// and scatter returns it as final.
+func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units []unit) (parts []*partial, final []byte, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	tried := make([]map[*server]bool, len(units))
@@ -146,6 +152,7 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 			}(inflight)
 		}
 	}()
+	first := true
 	dispatch := func(idx []int) error {
 		groups := map[*server][]int{}
 		var order []*server
@@ -169,9 +176,11 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 			}
 			groups[best] = append(groups[best], i)
 		}
+		finalize := first && len(order) == 1
+		first = false
 		for _, s := range order {
 			inflight++
-			go func(s *server, g []int) { replies <- b.send(ctx, q, body, s, units, g) }(s, groups[s])
+			go func(s *server, g []int) { replies <- b.send(ctx, q, body, s, units, g, finalize) }(s, groups[s])
 		}
 		return nil
 	}
@@ -180,14 +189,15 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 		all[i] = i
 	}
 	if err := dispatch(all); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var parts []*partial
 	for inflight > 0 {
 		r := <-replies
 		inflight--
 		var te *transportError
 		switch {
+		case r.err == nil && r.final != nil:
+			return nil, r.final, nil // the only server had every segment
 		case r.err == nil:
 			parts = append(parts, r.part)
 			var again []int
@@ -199,7 +209,7 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 			}
 			if len(again) > 0 {
 				if err := dispatch(again); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 		case errors.As(r.err, &te) && ctx.Err() == nil:
@@ -208,13 +218,13 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 				why[i] = te.Error()
 			}
 			if err := dispatch(r.units); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		default:
-			return nil, r.err
+			return nil, nil, r.err
 		}
 	}
-	return parts, nil
+	return parts, nil, nil
 }
 
 // unavailable is the error of a unit no server could read.
@@ -231,9 +241,9 @@ func (b *Broker) unavailable(u unit, tried map[*server]bool, why string) *Error 
 }
 
 // send runs one sub-query on s.
-func (b *Broker) send(ctx context.Context, q *nativeQuery, body []byte, s *server, units []unit, idx []int) reply {
+func (b *Broker) send(ctx context.Context, q *nativeQuery, body []byte, s *server, units []unit, idx []int, finalize bool) reply {
 	r := reply{srv: s, units: idx}
-	sq := historical.SubQuery{Query: json.RawMessage(bytes.TrimSpace(body)), Segments: make([]historical.SegmentRef, len(idx))}
+	sq := historical.SubQuery{Query: json.RawMessage(bytes.TrimSpace(body)), Segments: make([]historical.SegmentRef, len(idx)), Finalize: finalize}
 	for k, i := range idx {
 		sq.Segments[k] = units[i].ref
 	}
@@ -268,6 +278,9 @@ func (b *Broker) send(ctx context.Context, q *nativeQuery, body []byte, s *serve
 		return r
 	case resp.StatusCode != http.StatusOK:
 		r.err = ParseErrorBody(resp.StatusCode, data, s.host)
+		return r
+	case finalize && resp.Header.Get(historical.FinalHeader) == "true":
+		r.final = data
 		return r
 	}
 	var res historical.SubQueryResult

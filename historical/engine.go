@@ -44,11 +44,12 @@ type readSpec struct {
 	clip interval.Interval
 }
 
-// run executes q over the segments and returns the merged partial as JSON.
-// A piece that covers everything the query intervals select from the
+// run executes q over the segments and returns the merged partial as JSON,
+// or with final the query's final result, made exactly as a broker makes it
+// from a single partial (merge, then finalize). A piece that covers everything the query intervals select from the
 // segment reuses the shared handle; a narrower piece (a partly
 // overshadowed segment) gets a clipped handle of its own.
-func (qe *queryEngine) run(ctx context.Context, q *nativeQuery, specs []readSpec) (json.RawMessage, error) {
+func (qe *queryEngine) run(ctx context.Context, q *nativeQuery, specs []readSpec, final bool) (json.RawMessage, error) {
 	segs := make([]*engine.Segment, 0, len(specs))
 	for _, sp := range specs {
 		s := sp.seg
@@ -62,6 +63,12 @@ func (qe *queryEngine) run(ctx context.Context, q *nativeQuery, specs []readSpec
 	p, err := qe.e.Run(ctx, q, segs)
 	if err != nil {
 		return nil, err
+	}
+	if final {
+		if p, err = qe.e.Merge(q, []*engine.Partial{p}); err != nil {
+			return nil, err
+		}
+		return qe.e.Finalize(q, p)
 	}
 	return json.Marshal(p)
 }

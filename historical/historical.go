@@ -274,7 +274,8 @@ func (n *Node) Query(ctx context.Context, sq *SubQuery) (*SubQueryResult, error)
 	}
 	n.mu.Unlock()
 	defer n.release(held)
-	part, err := n.qe.run(ctx, q, specs)
+	final := sq.Finalize && len(res.Missing) == 0
+	part, err := n.qe.run(ctx, q, specs, final)
 	if err != nil {
 		switch {
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -284,7 +285,11 @@ func (n *Node) Query(ctx context.Context, sq *SubQuery) (*SubQueryResult, error)
 		}
 		return nil, err
 	}
-	res.Partial = part
+	if final {
+		res.Final = part
+	} else {
+		res.Partial = part
+	}
 	return res, nil
 }
 

@@ -54,7 +54,16 @@ type SubQuery struct {
 	Segments []SegmentRef    `json:"segments"`
 	// TimeoutMs is the time left of the query's timeout (0: none).
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// Finalize asks for the final result instead of a partial: the broker
+	// sets it when this server holds every segment of the query, so the
+	// (possibly large) partial need not cross the wire to be merged with
+	// nothing. A server missing a segment answers a partial anyway.
+	Finalize bool `json:"finalize,omitempty"`
 }
+
+// FinalHeader marks a sub-query response whose body is the query's final
+// result (the client's JSON), not a SubQueryResult.
+const FinalHeader = "X-Strata-Final"
 
 // SubQueryResult is the historical's answer: the merged partial result over
 // the segments it read, and the ids of requested segments it does not
@@ -63,4 +72,7 @@ type SubQuery struct {
 type SubQueryResult struct {
 	Partial json.RawMessage `json:"partial"`
 	Missing []string        `json:"missing,omitempty"`
+	// Final is the final result of a Finalize sub-query that found every
+	// segment; it travels as the response body itself (see FinalHeader).
+	Final []byte `json:"-"`
 }

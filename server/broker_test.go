@@ -59,6 +59,19 @@ func subQueryCounter(n *atomic.Int64) func(http.Handler) http.Handler {
 	}
 }
 
+// finalCounter counts the sub-query responses a historical finalized.
+func finalCounter(n *atomic.Int64, next func(http.Handler) http.Handler) func(http.Handler) http.Handler {
+	return func(h http.Handler) http.Handler {
+		h = next(h)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(w, r)
+			if w.Header().Get(historical.FinalHeader) == "true" {
+				n.Add(1)
+			}
+		})
+	}
+}
+
 var mergeQueries = []string{
 	`{"queryType":"timeseries","dataSource":"wiki","intervals":["2013-08-31/2013-09-04"],"granularity":"day",
 	  "aggregations":[{"type":"longSum","name":"added","fieldName":"added"},{"type":"count","name":"rows"}]}`,
@@ -73,13 +86,20 @@ var mergeQueries = []string{
 	`{"queryType":"search","dataSource":"wiki","intervals":["2013-08-31/2013-09-04"],"granularity":"all",
 	  "query":{"type":"insensitive_contains","value":"an"}}`,
 	`{"queryType":"scan","dataSource":"wiki","intervals":["2013-08-31/2013-09-04"],"columns":["__time","page","added"],"limit":5,"order":"ascending"}`,
+	`{"queryType":"groupBy","dataSource":"wiki","intervals":["2013-08-31/2013-09-04"],"granularity":"day","dimensions":["page"],
+	  "aggregations":[{"type":"longSum","name":"added","fieldName":"added"},{"type":"count","name":"rows"},
+	                  {"type":"cardinality","name":"u","fields":["page"]}],
+	  "postAggregations":[{"type":"arithmetic","name":"avg","fn":"/","fields":[{"type":"fieldAccess","fieldName":"added"},{"type":"fieldAccess","fieldName":"rows"}]}],
+	  "having":{"type":"greaterThan","aggregation":"added","value":5}}`,
+	`{"queryType":"segmentMetadata","dataSource":"wiki","intervals":["2013-08-31/2013-09-04"],"merge":true}`,
+	`{"queryType":"dataSourceMetadata","dataSource":"wiki"}`,
 }
 
 func TestBrokerMergesAcrossHistoricalsAsOnOne(t *testing.T) {
 	f := newDPFixture(t)
 	publishWiki(f, "wiki")
-	var n1, n2 atomic.Int64
-	h1 := f.startHistorical(t.TempDir(), subQueryCounter(&n1))
+	var n1, n2, finals atomic.Int64
+	h1 := f.startHistorical(t.TempDir(), finalCounter(&finals, subQueryCounter(&n1)))
 	h2 := f.startHistorical(t.TempDir(), subQueryCounter(&n2))
 	h1.node.Start()
 	h2.node.Start()
@@ -114,10 +134,19 @@ func TestBrokerMergesAcrossHistoricalsAsOnOne(t *testing.T) {
 		if id := hdr.Get("X-Druid-Query-Id"); len(id) != 36 {
 			t.Errorf("query id header %q is not a UUID", id)
 		}
+		if finals.Load() != 0 {
+			t.Errorf("a historical finalized a query whose segments two servers share")
+		}
+		// One historical holds everything: it finalizes, and the result
+		// must be byte for byte the broker's merge of partials.
 		code, want, _ := one.query(t, q)
 		if code != 200 || got != want {
 			t.Errorf("query %s\n two historicals: %s\n one historical:  %s", q, got, want)
 		}
+		if finals.Load() != 1 {
+			t.Errorf("query %s: the only historical did not finalize (%d)", q, finals.Load())
+		}
+		finals.Store(0)
 	}
 	// Values, independently of the comparison.
 	_, body, _ := both.query(t, mergeQueries[0])

@@ -51,6 +51,11 @@ func (s *Server) subQuery(w http.ResponseWriter, r *http.Request) {
 		writeQueryError(w, broker.ErrorFrom(err, h.Name()))
 		return
 	}
+	if res.Final != nil {
+		w.Header().Set(historical.FinalHeader, "true")
+		writeRawJSON(w, http.StatusOK, res.Final)
+		return
+	}
 	out, err := json.Marshal(res)
 	if err != nil {
 		writeQueryError(w, broker.Legacy(broker.CodeUnknown, h.Name(), "cannot encode the partial result: %v", err))
