@@ -140,13 +140,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("raft config: %w", err)
 	}
 
-	store, err := raftboltdb.New(raftboltdb.Options{
-		Path: filepath.Join(raftDir, "raft.db"),
-		// The freelist is rebuilt on open instead of written on every commit: smaller
-		// writes per fsync on the hot path of every proposal.
-		BoltOptions: &bolt.Options{Timeout: 2 * time.Second, NoSync: cfg.NoSync, NoFreelistSync: true, FreelistType: bolt.FreelistMapType},
-		NoSync:      cfg.NoSync,
-	})
+	store, err := openLogStore(filepath.Join(raftDir, "raft.db"), cfg.NoSync)
 	if err != nil {
 		return nil, fmt.Errorf("open raft log %s (is another strata using this --data dir?): %w", raftDir, err)
 	}
@@ -232,6 +226,17 @@ func Start(cfg Config) (*Node, error) {
 	n.wg.Add(1)
 	go n.watchLeadership()
 	return n, nil
+}
+
+// openLogStore opens the bbolt file that is both the Raft log and stable store.
+func openLogStore(path string, noSync bool) (*raftboltdb.BoltStore, error) {
+	return raftboltdb.New(raftboltdb.Options{
+		Path: path,
+		// The freelist is rebuilt on open instead of written on every commit: smaller
+		// writes per fsync on the hot path of every proposal.
+		BoltOptions: &bolt.Options{Timeout: 2 * time.Second, NoSync: noSync, NoFreelistSync: true, FreelistType: bolt.FreelistMapType},
+		NoSync:      noSync,
+	})
 }
 
 func setDur(dst *time.Duration, v time.Duration) {

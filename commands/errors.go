@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 )
 
 func asErr[T error](err error, target *T) bool { return errors.As(err, target) }
@@ -19,9 +20,7 @@ func decodeFields(body []byte, dst any) error {
 		return describeJSONError(err)
 	}
 	v := reflect.ValueOf(dst).Elem()
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	for i, name := range jsonFieldNames(v.Type()) {
 		raw, ok := fields[name]
 		if !ok || name == "" || name == "-" {
 			continue
@@ -40,6 +39,22 @@ func decodeFields(body []byte, dst any) error {
 		}
 	}
 	return nil
+}
+
+// fieldNames caches, per struct type, the JSON name of each field (by index):
+// parsing the tags on every request showed up in the write path's profile.
+var fieldNames sync.Map // reflect.Type -> []string
+
+func jsonFieldNames(t reflect.Type) []string {
+	if names, ok := fieldNames.Load(t); ok {
+		return names.([]string)
+	}
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	fieldNames.Store(t, names)
+	return names
 }
 
 func jsonKind(t reflect.Type) string {

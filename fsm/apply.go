@@ -43,7 +43,7 @@ func applySetCoordinatorConfig(s *State, m Meta, c commands.SetCoordinatorConfig
 	if err != nil {
 		return nil, Invalid("%s", err.Error())
 	}
-	payload, err := json.Marshal(next)
+	payload, err := next.AppendJSON(make([]byte, 0, 1024))
 	if err != nil {
 		return nil, Invalid("cannot encode config: %v", err)
 	}

@@ -58,6 +58,7 @@ var defaultValues = map[string]string{
 	"svc.audit.manager.auditHistoryMillis": "604800000",
 	"svc.storage.type":                     "local",
 	"svc.storage.storageDirectory":         "",
+	"svc.debug.pprof":                      "false",
 }
 
 // Load reads a properties file in java.util.Properties syntax: `key=value`,

@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"time"
 
@@ -62,6 +63,7 @@ type Server struct {
 	router   *mux.Router
 	started  time.Time
 	proposeT time.Duration
+	pprof    bool // svc.debug.pprof: serve /debug/pprof/
 }
 
 // New builds the handler tree for the given roles.
@@ -76,7 +78,12 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	pprofOn, err := o.Props.Bool("svc.debug.pprof", false)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
+		pprof:    pprofOn,
 		opts:     o,
 		node:     o.Node,
 		props:    o.Props,
@@ -123,6 +130,12 @@ func (s *Server) routes() {
 	}
 	for _, m := range s.opts.Mount {
 		m(r)
+	}
+	if s.pprof {
+		// Go's profiler for performance work (off by default: profiles expose internals).
+		r.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		r.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		r.PathPrefix("/debug/pprof/").HandlerFunc(pprof.Index)
 	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (see the README for the API)", r.Method, r.URL.Path))

@@ -270,3 +270,32 @@ func TestNotDiscoveredYet(t *testing.T) {
 		t.Fatalf("isLeader: %d %s", code, body)
 	}
 }
+
+// The Go profiler is served only when svc.debug.pprof is on.
+func TestPprofEndpoint(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  int
+	}{{"", 404}, {"false", 404}, {"true", 200}} {
+		p := props.Defaults()
+		if tc.value != "" {
+			p.Set("svc.debug.pprof", tc.value)
+		}
+		s, err := New(Options{Roles: []string{RoleRouter}, Props: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(s.Handler())
+		for _, path := range []string{"/debug/pprof/", "/debug/pprof/goroutine?debug=1"} {
+			if code, body, _ := call(t, "GET", ts.URL+path, "", ""); code != tc.want || (code == 200 && !strings.Contains(body, "goroutine")) {
+				t.Errorf("svc.debug.pprof=%q: GET %s = %d %.60s", tc.value, path, code, body)
+			}
+		}
+		ts.Close()
+	}
+	p := props.Defaults()
+	p.Set("svc.debug.pprof", "maybe")
+	if _, err := New(Options{Roles: []string{RoleRouter}, Props: p}); err == nil {
+		t.Error("svc.debug.pprof=maybe accepted")
+	}
+}

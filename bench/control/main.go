@@ -4,9 +4,16 @@
 // acknowledged write on the new leader). When an etcd binary is installed, the
 // same write loads run against a 3-member etcd cluster in the same run, as the
 // anchor.
+//
+// Each load writer keeps one HTTP/1.1 keep-alive connection and parses responses
+// on its own goroutine (--std-client uses net/http's client instead, which costs
+// the load generator about twice the CPU per request on the servers' two cores).
+// After each load phase the servers' CPU time per write is printed, read from
+// /proc; --profile DIR also saves the servers' CPU profiles and traces.
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"flag"
@@ -16,8 +23,10 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,13 +39,19 @@ func main() {
 	dur := flag.Duration("duration", 5*time.Second, "duration of each load phase")
 	trials := flag.Int("trials", 5, "failover trials")
 	clients := flag.Int("clients", 64, "concurrent clients of the parallel phase")
-	etcdBin := flag.String("etcd", "", "etcd binary for the anchor (default: etcd on PATH, skipped if absent)")
+	flag.BoolVar(&stdClient, "std-client", false, "load with net/http's client instead of one raw keep-alive connection per writer")
+	etcdBin := flag.String("etcd", "", "etcd binary for the anchor (default: etcd on PATH, skipped if absent; \"off\" skips it)")
+	flag.StringVar(&profileDir, "profile", "", "save CPU profiles and execution traces of the leader and a follower during each load phase to this directory")
 	flag.Parse()
+	killOnInterrupt()
 	if err := run(*bin, *dur, *trials, *clients, *etcdBin); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-control:", err)
 		os.Exit(1)
 	}
 }
+
+// profileDir, when set, enables the servers' pprof endpoint and collects profiles.
+var profileDir string
 
 type node struct {
 	id, http, raft, data string
@@ -61,12 +76,63 @@ func freePort() string {
 func (c *cluster) start(n *node) error {
 	n.cmd = exec.Command(c.bin, "server", "--id", n.id, "--roles", "coordinator,overlord", "--http", n.http,
 		"--raft", n.raft, "--data", n.data, "--peers", c.peers, "--set", "svc.log.level=warn")
+	if profileDir != "" {
+		n.cmd.Args = append(n.cmd.Args, "--set", "svc.debug.pprof=true")
+	}
 	logf, err := os.OpenFile(n.data+".log", os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
 	n.cmd.Stdout, n.cmd.Stderr = logf, logf
-	return n.cmd.Start()
+	return startChild(n.cmd)
+}
+
+// children are the server processes started so far, killed if the benchmark is
+// interrupted so that none is left running on the shared machine.
+var (
+	childMu  sync.Mutex
+	children = map[*exec.Cmd]bool{}
+	tempDirs []string
+)
+
+// tempDir makes a data directory that is also removed on interrupt.
+func tempDir(pattern string) (string, error) {
+	dir, err := os.MkdirTemp("", pattern)
+	if err == nil {
+		childMu.Lock()
+		tempDirs = append(tempDirs, dir)
+		childMu.Unlock()
+	}
+	return dir, err
+}
+
+func startChild(cmd *exec.Cmd) error {
+	childMu.Lock()
+	defer childMu.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	children[cmd] = true
+	return nil
+}
+
+func killOnInterrupt() {
+	// A closed stdout (| head) must not kill the benchmark before its cleanup.
+	signal.Ignore(syscall.SIGPIPE)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		<-ch
+		childMu.Lock()
+		for cmd := range children {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		for _, dir := range tempDirs {
+			os.RemoveAll(dir)
+		}
+		os.Exit(1)
+	}()
 }
 
 func (c *cluster) kill(n *node) {
@@ -115,10 +181,15 @@ func (c *cluster) waitLeader(timeout time.Duration) (*node, error) {
 
 var seq atomic.Int64
 
-// write posts one config change to url; returns the HTTP status.
+// configBody is the next config change: a partial update of one field.
+func configBody() []byte {
+	return fmt.Appendf(nil, `{"maxSegmentsToMove":%d}`, seq.Add(1)%1000)
+}
+
+// write posts one config change to url through net/http's client (failover
+// probing); returns the HTTP status.
 func write(url string) (int, string, error) {
-	body := fmt.Sprintf(`{"maxSegmentsToMove":%d}`, seq.Add(1)%1000)
-	resp, err := httpc.Post(url+"/svc/coordinator/v1/config", "application/json", strings.NewReader(body))
+	resp, err := httpc.Post(url+"/svc/coordinator/v1/config", "application/json", bytes.NewReader(configBody()))
 	if err != nil {
 		return 0, "", err
 	}
@@ -128,10 +199,18 @@ func write(url string) (int, string, error) {
 }
 
 type loadResult struct {
-	n        int
-	elapsed  time.Duration
-	lat      []time.Duration
-	failures int
+	n         int
+	elapsed   time.Duration
+	lat       []time.Duration
+	failures  int
+	cpu       []nodeCPU
+	clientCPU time.Duration // this benchmark process
+}
+
+// nodeCPU is the CPU time one server spent during a load phase.
+type nodeCPU struct {
+	leader bool
+	d      time.Duration
 }
 
 func (r loadResult) pct(p float64) time.Duration {
@@ -152,8 +231,8 @@ func (r loadResult) mean() time.Duration {
 	return s / time.Duration(len(r.lat))
 }
 
-// load runs `clients` closed-loop writers for d.
-func load(clients int, d time.Duration, op func() error) loadResult {
+// load runs `clients` closed-loop writers for d; each has its own connection.
+func load(clients int, d time.Duration, op func(cl *client) error) loadResult {
 	var mu sync.Mutex
 	var all []time.Duration
 	var fails atomic.Int64
@@ -164,10 +243,12 @@ func load(clients int, d time.Duration, op func() error) loadResult {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			cl := &client{}
+			defer cl.close()
 			var mine []time.Duration
 			for time.Now().Before(stop) {
 				t0 := time.Now()
-				if err := op(); err != nil {
+				if err := op(cl); err != nil {
 					fails.Add(1)
 					continue
 				}
@@ -183,6 +264,75 @@ func load(clients int, d time.Duration, op func() error) loadResult {
 	return loadResult{n: len(all), elapsed: time.Since(start), lat: all, failures: int(fails.Load())}
 }
 
+// client is one load writer's keep-alive HTTP/1.1 connection. With stdClient
+// set it goes through net/http's client instead (shared pool, same keep-alive).
+type client struct {
+	host string
+	conn net.Conn
+	br   *bufio.Reader
+	buf  []byte
+}
+
+// stdClient selects net/http's client for the load phases (--std-client).
+var stdClient bool
+
+// post sends one JSON POST to http://host+path and returns the status. The
+// request is written with one syscall and the response parsed on the calling
+// goroutine: net/http's client adds two goroutine handoffs per request (its
+// per-connection reader and writer), CPU that the load generator would take
+// from the servers on the same two cores.
+func (c *client) post(host, path string, body []byte) (int, error) {
+	if stdClient {
+		resp, err := httpc.Post("http://"+host+path, "application/json", bytes.NewReader(body))
+		if err != nil {
+			return 0, err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	if c.conn == nil || c.host != host {
+		c.close()
+		conn, err := net.DialTimeout("tcp", host, 5*time.Second)
+		if err != nil {
+			return 0, err
+		}
+		c.conn, c.host = conn, host
+		c.br = bufio.NewReaderSize(conn, 4096)
+	}
+	c.buf = append(c.buf[:0], "POST "...)
+	c.buf = append(c.buf, path...)
+	c.buf = append(c.buf, " HTTP/1.1\r\nHost: "...)
+	c.buf = append(c.buf, host...)
+	c.buf = append(c.buf, "\r\nUser-Agent: bench-control\r\nContent-Type: application/json\r\nContent-Length: "...)
+	c.buf = strconv.AppendInt(c.buf, int64(len(body)), 10)
+	c.buf = append(c.buf, "\r\n\r\n"...)
+	c.buf = append(c.buf, body...)
+	c.conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.conn.Write(c.buf); err != nil {
+		c.close()
+		return 0, err
+	}
+	resp, err := http.ReadResponse(c.br, nil)
+	if err != nil {
+		c.close()
+		return 0, err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.Close {
+		c.close()
+	}
+	return resp.StatusCode, err
+}
+
+func (c *client) close() {
+	if c.conn != nil {
+		c.conn.Close()
+		c.conn = nil
+	}
+}
+
 func report(name string, r loadResult) {
 	fmt.Printf("%-34s %8.0f writes/s  p50 %6.3f ms  p99 %6.3f ms  mean %6.3f ms  (%d writes, %d failed)\n",
 		name, float64(r.n)/r.elapsed.Seconds(), ms(r.pct(0.5)), ms(r.pct(0.99)), ms(r.mean()), r.n, r.failures)
@@ -195,7 +345,7 @@ func run(bin string, dur time.Duration, trials, clients int, etcdBin string) err
 		return fmt.Errorf("%s not found: run make build", bin)
 	}
 	abs, _ := filepath.Abs(bin)
-	dir, err := os.MkdirTemp("", "strata-bench-control-")
+	dir, err := tempDir("strata-bench-control-")
 	if err != nil {
 		return err
 	}
@@ -223,9 +373,8 @@ func run(bin string, dur time.Duration, trials, clients int, etcdBin string) err
 		return err
 	}
 	fmt.Printf("strata control plane: 3 nodes on loopback, fsync on, data in %s\n", dir)
-	leaderURL := "http://" + l.http
-	op := func() error {
-		code, _, err := write(leaderURL)
+	op := func(cl *client) error {
+		code, err := cl.post(l.http, "/svc/coordinator/v1/config", configBody())
 		if err != nil {
 			return err
 		}
@@ -235,10 +384,12 @@ func run(bin string, dur time.Duration, trials, clients int, etcdBin string) err
 		return nil
 	}
 	load(8, time.Second, op) // warm-up
-	one := load(1, dur, op)
+	one := c.phase(l, "1client", dur, func() loadResult { return load(1, dur, op) })
 	report("strata config write, 1 client", one)
-	many := load(clients, dur, op)
+	c.reportCPU(one)
+	many := c.phase(l, fmt.Sprintf("%dclients", clients), dur, func() loadResult { return load(clients, dur, op) })
 	report(fmt.Sprintf("strata config write, %d clients", clients), many)
+	c.reportCPU(many)
 
 	var fo []time.Duration
 	for t := 0; t < trials; t++ {
@@ -263,6 +414,9 @@ func run(bin string, dur time.Duration, trials, clients int, etcdBin string) err
 	fmt.Printf("%-34s median %.0f ms  max %.0f ms  (%d trials; kill -9 of the leader to first acknowledged write)\n",
 		"strata leader failover", ms(fo[len(fo)/2]), ms(fo[len(fo)-1]), len(fo))
 
+	if etcdBin == "off" {
+		return nil
+	}
 	if etcdBin == "" {
 		etcdBin, _ = exec.LookPath("etcd")
 	}
@@ -271,6 +425,131 @@ func run(bin string, dur time.Duration, trials, clients int, etcdBin string) err
 		return nil
 	}
 	return etcdAnchor(etcdBin, dur, clients)
+}
+
+// phase runs fn while recording the CPU time each node spends and, with
+// --profile, CPU profiles of the leader and one follower.
+func (c *cluster) phase(leader *node, name string, d time.Duration, fn func() loadResult) loadResult {
+	var wg sync.WaitGroup
+	if profileDir != "" {
+		follower := false // one follower is enough
+		for _, n := range c.nodes {
+			role := "leader"
+			if n != leader {
+				if follower {
+					continue
+				}
+				role, follower = "follower", true
+			}
+			wg.Add(2)
+			go func(n *node, file string) {
+				defer wg.Done()
+				if err := fetchProfile(n, "profile", 0, d-500*time.Millisecond, file); err != nil {
+					fmt.Fprintln(os.Stderr, "profile:", err)
+				}
+			}(n, filepath.Join(profileDir, role+"-"+name+".pprof"))
+			go func(n *node, file string) { // a one-second execution trace mid-phase
+				defer wg.Done()
+				if err := fetchProfile(n, "trace", d/2, time.Second, file); err != nil {
+					fmt.Fprintln(os.Stderr, "trace:", err)
+				}
+			}(n, filepath.Join(profileDir, role+"-"+name+".trace"))
+		}
+	}
+	before, self0 := c.cpuTimes(), selfCPU()
+	r := fn()
+	after, self1 := c.cpuTimes(), selfCPU()
+	r.clientCPU = self1 - self0
+	wg.Wait()
+	for i, n := range c.nodes {
+		r.cpu = append(r.cpu, nodeCPU{leader: n == leader, d: after[i] - before[i]})
+	}
+	return r
+}
+
+// fetchProfile saves n's /debug/pprof/<kind> over d seconds, starting after delay.
+func fetchProfile(n *node, kind string, delay, d time.Duration, file string) error {
+	time.Sleep(delay)
+	secs := int(d.Seconds())
+	if secs < 1 {
+		secs = 1
+	}
+	cl := &http.Client{Timeout: d + 10*time.Second}
+	resp, err := cl.Get(fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", n.http, kind, secs))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("%s: status %d", n.id, resp.StatusCode)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// cpuTimes returns each node's process CPU time (user+system) so far, from
+// /proc (zero where unavailable).
+func (c *cluster) cpuTimes() []time.Duration {
+	out := make([]time.Duration, len(c.nodes))
+	for i, n := range c.nodes {
+		if n.cmd == nil || n.cmd.Process == nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n.cmd.Process.Pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesised command name: state is the first, utime
+		// and stime the 12th and 13th, in clock ticks (100 per second on Linux).
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 13 {
+			continue
+		}
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		out[i] = time.Duration(ut+st) * 10 * time.Millisecond
+	}
+	return out
+}
+
+// selfCPU is this process's CPU time (user+system) so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU prints the servers' CPU time per acknowledged write.
+func (c *cluster) reportCPU(r loadResult) {
+	if r.n == 0 {
+		return
+	}
+	var lead, fol time.Duration
+	nf := 0
+	for _, x := range r.cpu {
+		if x.leader {
+			lead += x.d
+		} else {
+			fol += x.d
+			nf++
+		}
+	}
+	if nf > 0 {
+		fol /= time.Duration(nf)
+	}
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(r.n) }
+	fmt.Printf("%-34s leader %4.0f µs, each follower %4.0f µs, bench client %4.0f µs per write\n", "  CPU time (user+sys)",
+		per(lead), per(fol), per(r.clientCPU))
 }
 
 // firstWrite polls the surviving nodes until one acknowledges a write.
@@ -293,7 +572,7 @@ func firstWrite(c *cluster, t0 time.Time) (time.Duration, error) {
 // etcdAnchor runs a 3-member etcd cluster on loopback and measures 256-byte puts
 // through its JSON gateway with the same load shapes.
 func etcdAnchor(bin string, dur time.Duration, clients int) error {
-	dir, err := os.MkdirTemp("", "etcd-anchor-")
+	dir, err := tempDir("etcd-anchor-")
 	if err != nil {
 		return err
 	}
@@ -318,27 +597,27 @@ func etcdAnchor(bin string, dur time.Duration, clients int) error {
 			"--listen-client-urls", m.client, "--advertise-client-urls", m.client,
 			"--listen-peer-urls", m.peer, "--initial-advertise-peer-urls", m.peer,
 			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new", "--log-level", "error")
-		if err := cmd.Start(); err != nil {
+		if err := startChild(cmd); err != nil {
 			return err
 		}
 		cmds = append(cmds, cmd)
 	}
 	val := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("v"), 256))
-	put := func() error {
+	put := func(cl *client) error {
 		key := base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("k%d", seq.Add(1)%1000)))
-		resp, err := httpc.Post(ms[0].client+"/v3/kv/put", "application/json", strings.NewReader(`{"key":"`+key+`","value":"`+val+`"}`))
+		code, err := cl.post(strings.TrimPrefix(ms[0].client, "http://"), "/v3/kv/put", []byte(`{"key":"`+key+`","value":"`+val+`"}`))
 		if err != nil {
 			return err
 		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			return fmt.Errorf("etcd status %d", resp.StatusCode)
+		if code != 200 {
+			return fmt.Errorf("etcd status %d", code)
 		}
 		return nil
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for put() != nil {
+	probe := &client{}
+	defer probe.close()
+	for put(probe) != nil {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("etcd anchor did not start (is %s etcd 3.4+?)", bin)
 		}
