@@ -94,64 +94,23 @@ func gatherFOR(dst []int64, packed []byte, idx []int32, mn int64, g uint64, widt
 
 // GatherFloat64s is GatherInts for a block written by AppendFloat64s.
 func GatherFloat64s(dst []float64, src []byte, idx []int32) (out []float64, n int, err error) {
-	r := NewReader(src)
-	enc := r.Byte()
-	n = r.Int(MaxBlockValues)
-	if r.Err() != nil {
-		return dst, 0, r.Err()
-	}
-	if err := checkIdx(idx, n); err != nil {
-		return dst, n, err
-	}
-	if cap(dst) < len(idx) {
-		dst = make([]float64, len(idx))
-	}
-	dst = dst[:len(idx)]
-	switch enc {
-	case Float64Raw:
-		raw := r.Bytes(8 * n)
-		if r.Err() != nil {
-			return dst, n, r.Err()
-		}
-		for k, i := range idx {
-			dst[k] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*int(i):]))
-		}
-	case Float64Decimal:
-		e := int(r.Byte())
-		if r.Err() != nil {
-			return dst, n, r.Err()
-		}
-		if e > MaxDecimalExponent {
-			return dst, n, corrupt("decimal exponent out of range")
-		}
-		if n == 0 {
-			return dst, n, nil
-		}
-		sp := intScratch.Get().(*[]int64)
-		defer intScratch.Put(sp)
-		ms, m, err := GatherInts((*sp)[:0], src[r.Offset():], idx)
-		if err != nil {
-			return dst, n, err
-		}
-		*sp = ms[:0]
-		if m != n {
-			return dst, n, corrupt("decimal block count mismatch")
-		}
-		p := pow10[e]
-		for k, v := range ms {
-			dst[k] = float64(v) / p
-		}
-	default:
-		return dst, n, corrupt("unknown float64 encoding")
-	}
-	return dst, n, nil
+	return gatherFloats(dst, src, idx, Float64Raw, Float64Decimal, 8,
+		func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) })
 }
 
 // GatherFloat32s is GatherInts for a block written by AppendFloat32s.
 func GatherFloat32s(dst []float32, src []byte, idx []int32) (out []float32, n int, err error) {
+	return gatherFloats(dst, src, idx, Float32Raw, Float32Decimal, 4,
+		func(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) })
+}
+
+// gatherFloats reads a raw block (size bytes per value, load decodes one)
+// or a decimal block, whose value is T(m / 10^e) computed in double
+// precision, exactly as the whole-block decoders do.
+func gatherFloats[T float32 | float64](dst []T, src []byte, idx []int32, rawEnc, decEnc byte, size int, load func([]byte) T) ([]T, int, error) {
 	r := NewReader(src)
 	enc := r.Byte()
-	n = r.Int(MaxBlockValues)
+	n := r.Int(MaxBlockValues)
 	if r.Err() != nil {
 		return dst, 0, r.Err()
 	}
@@ -159,19 +118,19 @@ func GatherFloat32s(dst []float32, src []byte, idx []int32) (out []float32, n in
 		return dst, n, err
 	}
 	if cap(dst) < len(idx) {
-		dst = make([]float32, len(idx))
+		dst = make([]T, len(idx))
 	}
 	dst = dst[:len(idx)]
 	switch enc {
-	case Float32Raw:
-		raw := r.Bytes(4 * n)
+	case rawEnc:
+		raw := r.Bytes(size * n)
 		if r.Err() != nil {
 			return dst, n, r.Err()
 		}
 		for k, i := range idx {
-			dst[k] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*int(i):]))
+			dst[k] = load(raw[size*int(i):])
 		}
-	case Float32Decimal:
+	case decEnc:
 		e := int(r.Byte())
 		if r.Err() != nil {
 			return dst, n, r.Err()
@@ -194,10 +153,10 @@ func GatherFloat32s(dst []float32, src []byte, idx []int32) (out []float32, n in
 		}
 		p := pow10[e]
 		for k, v := range ms {
-			dst[k] = float32(float64(v) / p)
+			dst[k] = T(float64(v) / p)
 		}
 	default:
-		return dst, n, corrupt("unknown float32 encoding")
+		return dst, n, corrupt("unknown float encoding")
 	}
 	return dst, n, nil
 }
