@@ -292,6 +292,78 @@ func TestPostings(t *testing.T) {
 	}
 }
 
+// TestAppendPostingRows checks that the direct roaring posting is byte for
+// byte what the roaring library writes after RunOptimize, for sparse,
+// dense (bitmap containers), run-heavy and mixed row sets, and that
+// appending keeps what dst held (also over stale bytes in its capacity).
+func TestAppendPostingRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	gen := map[string]func() []uint32{
+		"empty": func() []uint32 { return nil },
+		"one":   func() []uint32 { return []uint32{7} },
+		"sparse": func() []uint32 {
+			return randomRows(rng, 3000, 1<<22)
+		},
+		"dense": func() []uint32 { // bitmap containers
+			return randomRows(rng, 150_000, 1<<18)
+		},
+		"runs": func() []uint32 {
+			var rows []uint32
+			for r := uint32(0); r < 300_000; r += 1000 {
+				for k := uint32(0); k < 400; k++ {
+					rows = append(rows, r+k)
+				}
+			}
+			return rows
+		},
+		"mixed": func() []uint32 { // a container of runs among others
+			rows := randomRows(rng, 2000, 1<<16)
+			for r := uint32(2 << 16); r < 2<<16+5000; r++ {
+				rows = append(rows, r)
+			}
+			for _, r := range randomRows(rng, 9000, 1<<16) {
+				rows = append(rows, 3<<16+r)
+			}
+			return rows
+		},
+	}
+	for name, g := range gen {
+		rows := g()
+		bm := RowsToBitmap(rows)
+		bm.RunOptimize()
+		want, err := AppendPostingBitmap([]byte("prefix"), bm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := bytes.Repeat([]byte{0xff}, 1<<20)[:6] // stale bytes beyond len
+		copy(dst, "prefix")
+		got, err := AppendPostingRows(dst, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s: %d bytes differ from the library's %d", name, len(got), len(want))
+		}
+		dec, err := DecodePosting(got[6:], 1<<22)
+		if err != nil || !slices.Equal(dec.ToArray(), rows) && len(rows) > 0 {
+			t.Fatalf("%s: does not decode to the rows: %v", name, err)
+		}
+	}
+}
+
+func randomRows(rng *rand.Rand, n int, limit uint32) []uint32 {
+	set := map[uint32]bool{}
+	for len(set) < n {
+		set[rng.Uint32N(limit)] = true
+	}
+	rows := make([]uint32, 0, n)
+	for r := range set {
+		rows = append(rows, r)
+	}
+	slices.Sort(rows)
+	return rows
+}
+
 func TestCorruptErrorsWrapSentinel(t *testing.T) {
 	_, err := DecodeInts(nil, []byte{9, 1})
 	if !errors.Is(err, ErrCorrupt) {

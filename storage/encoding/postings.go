@@ -159,21 +159,67 @@ func RowsToBitmap(rows []uint32) *roaring.Bitmap {
 	if len(rows) == 0 {
 		return bm
 	}
-	// Container boundaries: rows[bounds[i]:bounds[i+1]] share the high 16 bits.
+	buf, _ := appendRoaring(nil, rows)
+	if _, err := bm.FromBuffer(buf); err != nil {
+		// Impossible: the buffer was built to the format above.
+		panic("encoding: building roaring bitmap: " + err.Error())
+	}
+	return bm
+}
+
+// AppendPostingRows appends strictly increasing rows as a roaring posting,
+// exactly as AppendPostingBitmap of RowsToBitmap(rows) after RunOptimize.
+// When no container of the bitmap is smaller as runs, the usual case for
+// the rows of a value that is not a leading sort key, that serialization is
+// the one RowsToBitmap writes, and it is appended directly instead of
+// being built, parsed, optimized and serialized again.
+func AppendPostingRows(dst []byte, rows []uint32) ([]byte, error) {
+	if len(rows) > 0 {
+		start := len(dst)
+		dst = AppendUvarint(dst, uint64(len(rows))<<1|1)
+		var runs bool
+		if dst, runs = appendRoaring(dst, rows); !runs {
+			return dst, nil
+		}
+		dst = dst[:start]
+	}
+	bm := RowsToBitmap(rows)
+	bm.RunOptimize()
+	return AppendPostingBitmap(dst, bm)
+}
+
+// appendRoaring appends the portable serialization of strictly increasing
+// rows with array and bitmap containers only (cookie 12346: no run
+// containers). runs reports whether RunOptimize would turn some container
+// into runs, in which case what was appended is not what the roaring
+// library would serialize after it.
+func appendRoaring(dst []byte, rows []uint32) (_ []byte, runs bool) {
+	// Container boundaries: rows[bounds[i]:bounds[i+1]] share the high 16
+	// bits. A container becomes runs when 2+4*runs bytes are fewer than
+	// both its array (2 per row) and bitmap (8 KB, plus the library's
+	// 32-byte header) forms.
 	bounds := make([]int, 0, 1+int(rows[len(rows)-1]>>16-rows[0]>>16))
 	size := 8
 	for i := 0; i < len(rows); {
-		j := i + 1
+		j, nruns := i+1, 1
 		for j < len(rows) && rows[j]>>16 == rows[i]>>16 {
+			if rows[j] != rows[j-1]+1 {
+				nruns++
+			}
 			j++
 		}
 		bounds = append(bounds, i)
 		size += 8 + min(2*(j-i), 8192)
+		if 2+4*nruns < min(2*(j-i), 8192+32) {
+			runs = true
+		}
 		i = j
 	}
 	bounds = append(bounds, len(rows))
 	nc := len(bounds) - 1
-	buf := make([]byte, size)
+	start := len(dst)
+	dst = grow(dst, size)[:start+size]
+	buf := dst[start:]
 	binary.LittleEndian.PutUint32(buf, 12346) // cookie: arrays and bitmaps only
 	binary.LittleEndian.PutUint32(buf[4:], uint32(nc))
 	off := 8 + 8*nc
@@ -189,6 +235,7 @@ func RowsToBitmap(rows []uint32) *roaring.Bitmap {
 			}
 		} else {
 			words := buf[off : off+8192]
+			clear(words)
 			for _, r := range part {
 				lo := uint16(r)
 				words[lo>>3] |= 1 << (lo & 7)
@@ -196,11 +243,7 @@ func RowsToBitmap(rows []uint32) *roaring.Bitmap {
 			off += 8192
 		}
 	}
-	if _, err := bm.FromBuffer(buf); err != nil {
-		// Impossible: the buffer was built to the format above.
-		panic("encoding: building roaring bitmap: " + err.Error())
-	}
-	return bm
+	return dst, runs
 }
 
 func checkEnd(r *Reader) error {

@@ -485,9 +485,9 @@ func (a *hllAgg) add(sk hll.HllSketch, u hll.Union, in Value) error {
 	}
 	switch in.kind {
 	case vString:
-		return blob.UpdateHLLString(sk, in.s)
+		return blob.UpdateHLLString(sk, in.str())
 	case vStrings:
-		for _, s := range in.ss {
+		for _, s := range in.strs() {
 			if err := blob.UpdateHLLString(sk, s); err != nil {
 				return err
 			}
@@ -497,7 +497,7 @@ func (a *hllAgg) add(sk hll.HllSketch, u hll.Union, in Value) error {
 	case vDouble:
 		return blob.UpdateHLLDouble(sk, math.Float64frombits(in.n))
 	case vBytes:
-		return sk.UpdateSlice(in.b)
+		return sk.UpdateSlice(in.bin())
 	}
 	return nil
 }
@@ -615,9 +615,9 @@ func (a *thetaAgg) add(sk *theta.QuickSelectUpdateSketch, u *theta.Union, in Val
 	}
 	switch in.kind {
 	case vString:
-		blob.UpdateTheta(sk, in.s)
+		blob.UpdateTheta(sk, in.str())
 	case vStrings:
-		for _, s := range in.ss {
+		for _, s := range in.strs() {
 			blob.UpdateTheta(sk, s)
 		}
 	case vLong:
@@ -625,7 +625,7 @@ func (a *thetaAgg) add(sk *theta.QuickSelectUpdateSketch, u *theta.Union, in Val
 	case vDouble:
 		blob.UpdateTheta(sk, math.Float64frombits(in.n))
 	case vBytes:
-		blob.UpdateTheta(sk, in.b)
+		blob.UpdateTheta(sk, in.bin())
 	}
 	return nil
 }
@@ -673,6 +673,17 @@ func push[T any](s []T, v T) []T {
 		return append(s, v)
 	}
 	return growPush(s, v)
+}
+
+// extend lengthens s by k elements (unspecified values), growing it as
+// push does.
+func extend[T any](s []T, k int) []T {
+	if len(s)+k > cap(s) {
+		ns := make([]T, len(s), max(2*cap(s), len(s)+k, 1024))
+		copy(ns, s)
+		s = ns
+	}
+	return s[:len(s)+k]
 }
 
 func growPush[T any](s []T, v T) []T {

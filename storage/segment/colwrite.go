@@ -20,6 +20,22 @@ type fileWriter struct {
 	rowsPerBlock int
 	raw          []byte // encoded block scratch
 	comp         []byte // compressed block scratch
+	// Scratch reused by the columns of a file.
+	longs   []int64
+	doubles []float64
+	floats  []float32
+	ids     []uint32
+	counts  []uint32
+	byID    []uint32
+}
+
+// scratch returns s resized to n elements, reusing its storage; the
+// contents are unspecified.
+func scratch[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 func (fw *fileWriter) write(b []byte) error {
@@ -102,7 +118,8 @@ func (fw *fileWriter) nullRegion(c *columnMeta, nulls *bitset, perm []int32) err
 }
 
 func (fw *fileWriter) writeLongs(c *columnMeta, comp Compression, src *longSource, perm []int32, tryDelta bool) error {
-	buf := make([]int64, 0, fw.rowsPerBlock)
+	fw.longs = scratch(fw.longs, fw.rowsPerBlock)
+	buf := fw.longs[:0]
 	first := true
 	for b := range fw.numBlocks() {
 		start, end := fw.blockRange(b)
@@ -150,7 +167,8 @@ func (fw *fileWriter) writeLongs(c *columnMeta, comp Compression, src *longSourc
 }
 
 func (fw *fileWriter) writeDoubles(c *columnMeta, comp Compression, src *doubleSource, perm []int32) error {
-	buf := make([]float64, 0, fw.rowsPerBlock)
+	fw.doubles = scratch(fw.doubles, fw.rowsPerBlock)
+	buf := fw.doubles[:0]
 	first := true
 	for b := range fw.numBlocks() {
 		start, end := fw.blockRange(b)
@@ -197,7 +215,8 @@ func (fw *fileWriter) writeDoubles(c *columnMeta, comp Compression, src *doubleS
 }
 
 func (fw *fileWriter) writeFloats(c *columnMeta, comp Compression, src *floatSource, perm []int32) error {
-	buf := make([]float32, 0, fw.rowsPerBlock)
+	fw.floats = scratch(fw.floats, fw.rowsPerBlock)
+	buf := fw.floats[:0]
 	first := true
 	for b := range fw.numBlocks() {
 		start, end := fw.blockRange(b)

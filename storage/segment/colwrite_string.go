@@ -30,7 +30,12 @@ func (fw *fileWriter) writeStrings(c *columnMeta, comp Compression, d *stringDim
 	}
 
 	// Count the rows of each id (multi-value: rows holding it at least once).
-	counts := make([]int, card+1)
+	// 32-bit counters: next below is written at random for every row, and
+	// at half the size it stays in the second-level cache for columns of a
+	// few hundred thousand values.
+	fw.counts = scratch(fw.counts, card+1)
+	counts := fw.counts
+	clear(counts)
 	if !d.multi {
 		for _, id := range d.ids {
 			counts[id+1]++
@@ -46,18 +51,20 @@ func (fw *fileWriter) writeStrings(c *columnMeta, comp Compression, d *stringDim
 		}
 	}
 	// counts[id+1] becomes the start of id's rows in byID (prefix sums).
-	total := 0
+	total := uint32(0)
 	for i := 1; i <= card; i++ {
 		n := counts[i]
 		counts[i] = total
 		total += n
 	}
-	byID := make([]uint32, total)
+	fw.byID = scratch(fw.byID, int(total))
+	byID := fw.byID
 	next := counts[1:] // next free slot per id
 
 	var empty *roaring.Bitmap
 	if !d.multi {
-		ids := make([]uint32, 0, fw.rowsPerBlock)
+		fw.ids = scratch(fw.ids, fw.rowsPerBlock)
+		ids := fw.ids[:0]
 		for b := range fw.numBlocks() {
 			start, end := fw.blockRange(b)
 			ids = ids[:0]
@@ -77,7 +84,7 @@ func (fw *fileWriter) writeStrings(c *columnMeta, comp Compression, d *stringDim
 		}
 		c.totalValues = fw.numRows
 		if d.hasNull {
-			c.nullCount = next[0] // all of id 0's rows have been placed
+			c.nullCount = int(next[0]) // all of id 0's rows have been placed
 		}
 	} else {
 		cnts := make([]uint32, 0, fw.rowsPerBlock)
@@ -118,7 +125,7 @@ func (fw *fileWriter) writeStrings(c *columnMeta, comp Compression, d *stringDim
 		}
 		c.totalValues = len(d.mv)
 		if d.hasNull {
-			c.nullCount = next[0]
+			c.nullCount = int(next[0])
 		}
 		if empty != nil {
 			c.nullCount += int(empty.GetCardinality())
@@ -134,16 +141,14 @@ func (fw *fileWriter) writeStrings(c *columnMeta, comp Compression, d *stringDim
 	// Postings and their offsets.
 	var postings []byte
 	offsets := make([]uint64, 0, card+1)
-	start := 0
+	start := uint32(0)
 	for id := range card {
 		offsets = append(offsets, uint64(len(postings)))
 		rows := byID[start:next[id]]
 		start = next[id]
 		if len(rows) >= roaringMinRows || (len(rows) >= 64 && len(rows)*denseFraction >= fw.numRows) {
-			bm := encoding.RowsToBitmap(rows)
-			bm.RunOptimize()
 			var err error
-			if postings, err = encoding.AppendPostingBitmap(postings, bm); err != nil {
+			if postings, err = encoding.AppendPostingRows(postings, rows); err != nil {
 				return err
 			}
 		} else {

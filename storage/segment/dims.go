@@ -38,62 +38,137 @@ type stringDim struct {
 	hasNull bool // some row holds null
 	// single-value rows
 	ids []int32
+	// Without rollup (batched), rows are committed to pend and reach ids
+	// a batch at a time, so that the dictionary lookups of values of at
+	// most 16 bytes are done together (see internTable.internShort). An
+	// entry is such a value's key, or, with length skipKey, a row whose id
+	// is known (in k0): null or a longer value, interned at once. pend has
+	// capacity pendBatch: stage writes the row's entry at pend[len(pend)],
+	// and commit extends pend over it. With rollup, the rollup key needs
+	// the id at once, and rows go to ids directly.
+	batched bool
+	pend    []ikey
 	// multi-value rows: row i holds mv[offs[i]:offs[i+1]]
 	offs []int32
 	mv   []int32
 	// staged row
-	sid  int32
-	smv  []int32
-	snul bool
+	sid int32
+	smv []int32
 	// after finish
 	sorted []string // dictionary in sorted order, without null
 }
 
-func newStringDim(multi bool) *stringDim {
+// pendBatch is the number of lookups batched: their slots (one cache line
+// each) stay in the first-level cache between the two passes.
+const pendBatch = 256
+
+// newStringDim returns an empty dimension; rollup tells whether rows are
+// staged with a rollup key.
+func newStringDim(multi, rollup bool) *stringDim {
 	d := &stringDim{multi: multi, values: newInternTable()}
-	if multi {
+	switch {
+	case multi:
 		d.offs = []int32{0}
+	case !rollup:
+		d.batched = true
+		d.pend = make([]ikey, 0, pendBatch)
 	}
 	return d
 }
 
+// room checks that n more bytes of distinct values and a full batch of
+// waiting lookups (at most 16 bytes each) keep the arena within 4 GiB: a
+// batch then needs no check per row.
+func (d *stringDim) room(n int) error {
+	if len(d.values.arena)+16*pendBatch+n > math.MaxUint32 {
+		return fmt.Errorf("segment: more than 4 GiB of distinct values in one column")
+	}
+	return nil
+}
+
 func (d *stringDim) intern(s string) (int32, error) {
-	if len(d.values.arena)+len(s) > math.MaxUint32 {
-		return 0, fmt.Errorf("segment: more than 4 GiB of distinct values in one column")
+	if err := d.room(len(s)); err != nil {
+		return 0, err
 	}
 	return d.values.intern(s), nil
 }
 
+// singleString is the value of a single-value string dimension: ok=false
+// means null.
+func singleString(v Value) (s string, ok bool, err error) {
+	switch v.kind {
+	case vString:
+		return v.str(), true, nil
+	case vNull:
+		return "", false, nil
+	case vStrings:
+		switch v.n {
+		case 0:
+			return "", false, nil
+		case 1:
+			return v.strs()[0], true, nil
+		}
+		return "", false, fmt.Errorf("segment: %d values for a single-value dimension", v.n)
+	}
+	s, ok = v.AsString()
+	return s, ok, nil
+}
+
 func (d *stringDim) stage(v Value, key []byte) ([]byte, error) {
 	var err error
+	if d.batched {
+		e := &d.pend[:len(d.pend)+1][len(d.pend)]
+		if v.kind == vString && v.n <= 16 && len(d.pend) > 0 {
+			// The common case, in short (room for a whole batch was
+			// checked when it started).
+			e.k0, e.k1 = words(v.str())
+			e.n = uint32(v.n)
+			return nil, nil
+		}
+		s, ok, err := singleString(v)
+		if err != nil {
+			return nil, err
+		}
+		id := int32(nullID)
+		switch {
+		case !ok:
+		case len(s) <= 16:
+			if len(d.pend) == 0 {
+				if err := d.room(0); err != nil {
+					return nil, err
+				}
+			}
+			e.k0, e.k1 = words(s)
+			e.n = uint32(len(s))
+			return nil, nil
+		default:
+			if id, err = d.intern(s); err != nil {
+				return nil, err
+			}
+		}
+		e.k0, e.n = uint64(uint32(id)), skipKey
+		return nil, nil
+	}
 	if !d.multi {
 		d.sid = nullID
-		switch v.kind {
-		case vString:
-			d.sid, err = d.intern(v.s)
-		case vNull:
-		case vStrings:
-			switch len(v.ss) {
-			case 0:
-			case 1:
-				d.sid, err = d.intern(v.ss[0])
-			default:
-				return key, fmt.Errorf("segment: %d values for a single-value dimension", len(v.ss))
-			}
-		default:
-			if s, ok := v.AsString(); ok {
-				d.sid, err = d.intern(s)
+		s, ok, err := singleString(v)
+		if err != nil {
+			return key, err
+		}
+		if ok {
+			if d.sid, err = d.intern(s); err != nil {
+				return key, err
 			}
 		}
 		if key == nil {
-			return nil, err
+			return nil, nil
 		}
-		return binary.LittleEndian.AppendUint32(key, uint32(d.sid)), err
+		return binary.LittleEndian.AppendUint32(key, uint32(d.sid)), nil
 	}
 	d.smv = d.smv[:0]
 	switch v.kind {
 	case vStrings:
-		for _, s := range v.ss {
+		for _, s := range v.strs() {
 			var id int32
 			if id, err = d.intern(s); err != nil {
 				return key, err
@@ -122,7 +197,14 @@ func (d *stringDim) stage(v Value, key []byte) ([]byte, error) {
 }
 
 func (d *stringDim) commit() {
-	if !d.multi {
+	switch {
+	case d.batched:
+		d.pend = d.pend[:len(d.pend)+1]
+		if len(d.pend) == pendBatch {
+			d.flush()
+		}
+		return
+	case !d.multi:
 		d.ids = push(d.ids, d.sid)
 		if d.sid == nullID {
 			d.hasNull = true
@@ -140,10 +222,31 @@ func (d *stringDim) commit() {
 	d.offs = push(d.offs, int32(len(d.mv)))
 }
 
+// flush moves the batch of rows in pend to ids, looking up their values.
+func (d *stringDim) flush() {
+	if len(d.pend) == 0 {
+		return
+	}
+	n := len(d.ids)
+	d.ids = extend(d.ids, len(d.pend))
+	ids := d.ids[n:]
+	d.values.internShort(d.pend, ids)
+	for i, e := range d.pend {
+		if e.n == skipKey {
+			ids[i] = int32(uint32(e.k0))
+			if ids[i] == nullID {
+				d.hasNull = true
+			}
+		}
+	}
+	d.pend = d.pend[:0]
+}
+
 func (d *stringDim) reset() {
 	d.values.reset()
 	d.hasNull = false
 	d.ids = d.ids[:0]
+	d.pend = d.pend[:0]
 	d.mv = d.mv[:0]
 	if d.multi {
 		d.offs = append(d.offs[:0], 0)
@@ -154,6 +257,7 @@ func (d *stringDim) reset() {
 // finish sorts the dictionary and rewrites all ids to sorted ids, with null
 // as id 0 when some row holds null.
 func (d *stringDim) finish() {
+	d.flush()
 	order := d.values.sortedIDs()
 	remap := make([]int32, len(order))
 	base := int32(0)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/maphash"
+	"math"
 	"math/bits"
 	"slices"
 	"unsafe"
@@ -21,6 +22,9 @@ type internTable struct {
 	mask  uint32
 	arena []byte
 	ends  []uint32 // ends[id] is the end of value id in arena
+	// touched sums the slots internShort preloads, so that the compiler
+	// keeps the loads.
+	touched uint32
 }
 
 type islot struct {
@@ -87,30 +91,83 @@ func (t *internTable) hash(s string, k0, k1 uint64) uint32 {
 	if len(s) > 16 {
 		return uint32(maphash.String(t.seed, s))
 	}
-	hi, lo := bits.Mul64(k0^t.s0^0xa0761d6478bd642f, k1^uint64(len(s))^0xe7037ed1a0b428db)
+	return t.hashShort(k0, k1, len(s))
+}
+
+func (t *internTable) hashShort(k0, k1 uint64, n int) uint32 {
+	hi, lo := bits.Mul64(k0^t.s0^0xa0761d6478bd642f, k1^uint64(n)^0xe7037ed1a0b428db)
 	return uint32(hi ^ lo ^ (hi >> 32))
 }
 
-func (t *internTable) intern(s string) int32 {
+// ikey is a value prepared for lookup: its first 16 bytes as two
+// little-endian words (zero-padded), its length and its hash. A key of at
+// most 16 bytes is complete without the string, so it can be looked up
+// after the caller's bytes are gone.
+type ikey struct {
+	k0, k1 uint64
+	n, h   uint32
+}
+
+func (t *internTable) key(s string) ikey {
 	k0, k1 := words(s)
-	h := t.hash(s, k0, k1)
-	for i := h & t.mask; ; i = (i + 1) & t.mask {
+	return ikey{k0: k0, k1: k1, n: uint32(len(s)), h: t.hash(s, k0, k1)}
+}
+
+func (t *internTable) intern(s string) int32 { return t.find(s, t.key(s)) }
+
+// find returns the id of key k of value s, adding it if new. s is only
+// read for keys longer than 16 bytes.
+func (t *internTable) find(s string, k ikey) int32 {
+	for i := k.h & t.mask; ; i = (i + 1) & t.mask {
 		sl := &t.slots[i]
 		if sl.id1 == 0 {
-			return t.insert(sl, h, s, k0, k1)
+			return t.insert(sl, s, k)
 		}
-		if sl.hash == h && sl.k0 == k0 && sl.k1 == k1 && sl.n == uint32(len(s)) &&
-			(len(s) <= 16 || t.value(int32(sl.id1-1)) == s) {
+		if sl.hash == k.h && sl.k0 == k.k0 && sl.k1 == k.k1 && sl.n == k.n &&
+			(k.n <= 16 || t.value(int32(sl.id1-1)) == s) {
 			return int32(sl.id1 - 1)
 		}
 	}
 }
 
-func (t *internTable) insert(sl *islot, h uint32, s string, k0, k1 uint64) int32 {
+// internShort interns a batch of keys of at most 16 bytes whose hash is
+// not set yet, writing their ids to ids (same length), skipping the
+// entries whose length is skipKey. A first pass hashes the keys and loads
+// their home slots: the loads are independent, so their cache misses
+// overlap instead of costing a full memory latency each (the table of a
+// high-cardinality column takes megabytes, and most of its lookups miss);
+// the lookups proper then run from cache.
+func (t *internTable) internShort(keys []ikey, ids []int32) {
+	var sum uint32
+	for i := range keys {
+		k := &keys[i]
+		k.h = t.hashShort(k.k0, k.k1, int(k.n))
+		sum += t.slots[k.h&t.mask].id1
+	}
+	t.touched += sum // keeps the loads
+	for i := range keys {
+		if keys[i].n != skipKey {
+			ids[i] = t.find("", keys[i])
+		}
+	}
+}
+
+// skipKey marks an entry of a batch that internShort leaves alone.
+const skipKey = math.MaxUint32
+
+func (t *internTable) insert(sl *islot, s string, k ikey) int32 {
 	id := int32(len(t.ends))
-	t.arena = append(t.arena, s...)
+	if k.n <= 16 {
+		// The words hold the whole value.
+		start := len(t.arena)
+		t.arena = binary.LittleEndian.AppendUint64(t.arena, k.k0)
+		t.arena = binary.LittleEndian.AppendUint64(t.arena, k.k1)
+		t.arena = t.arena[:start+int(k.n)]
+	} else {
+		t.arena = append(t.arena, s...)
+	}
 	t.ends = append(t.ends, uint32(len(t.arena)))
-	*sl = islot{hash: h, id1: uint32(id + 1), n: uint32(len(s)), k0: k0, k1: k1}
+	*sl = islot{hash: k.h, id1: uint32(id + 1), n: k.n, k0: k.k0, k1: k.k1}
 	if uint32(len(t.ends))*4 > uint32(len(t.slots))*3 {
 		t.grow()
 	}

@@ -163,12 +163,12 @@ func TestRollupMatchesIndependentComputation(t *testing.T) {
 func modelKey(t int64, s, mv Value) string {
 	sk := "null"
 	if !s.IsNull() {
-		sk = fmt.Sprintf("%q", s.s)
+		sk = fmt.Sprintf("%q", s.str())
 	}
 	mk := "[<null>]"
 	if !mv.IsNull() {
-		parts := make([]string, len(mv.ss))
-		for i, x := range mv.ss {
+		parts := make([]string, len(mv.strs()))
+		for i, x := range mv.strs() {
 			parts[i] = fmt.Sprintf("%q", x)
 		}
 		mk = "[" + strings.Join(parts, ",") + "]"
@@ -234,8 +234,8 @@ func (g *group) add(row Row) {
 	pick(&g.flast, false, fltFill)
 	pick(&g.sfirst, true, func(p *blob.Pair) {
 		// A multi-value input is a string only when it has one element.
-		if len(mv.ss) == 1 {
-			p.String = mv.ss[0]
+		if len(mv.strs()) == 1 {
+			p.String = mv.strs()[0]
 			if len(p.String) > 3 {
 				p.String = p.String[:3]
 			}
@@ -247,14 +247,14 @@ func (g *group) add(row Row) {
 		if s.IsNull() {
 			p.Null = true
 		} else {
-			p.String = s.s
+			p.String = s.str()
 		}
 	})
 	if b, ok := sk.AsBytes(); ok {
 		in, _ := hll.NewHllSketchFromSlice(b, true)
 		g.hllMerge.UpdateSketch(in)
 	}
-	for _, x := range mv.ss {
+	for _, x := range mv.strs() {
 		g.theta.UpdateString(x)
 	}
 }

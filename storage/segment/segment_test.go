@@ -123,10 +123,10 @@ func expected(t *testing.T, spec Spec, rows []Row) (map[string]*colData, []strin
 					c.strs = append(c.strs, []*string{nil})
 					c.nulls[i] = true
 				case d.MultiValue && v.kind == vString:
-					c.strs = append(c.strs, []*string{strp(v.s)})
+					c.strs = append(c.strs, []*string{strp(v.str())})
 				case d.MultiValue:
 					vals := []*string{}
-					for _, s := range v.ss {
+					for _, s := range v.strs() {
 						vals = append(vals, strp(s))
 					}
 					if len(vals) == 0 {
@@ -134,7 +134,7 @@ func expected(t *testing.T, spec Spec, rows []Row) (map[string]*colData, []strin
 					}
 					c.strs = append(c.strs, vals)
 				default:
-					c.strs = append(c.strs, []*string{strp(v.s)})
+					c.strs = append(c.strs, []*string{strp(v.str())})
 				}
 			case KindLong:
 				x, ok := v.AsLong()
@@ -205,11 +205,11 @@ func expected(t *testing.T, spec Spec, rows []Row) (map[string]*colData, []strin
 				c.blobs = append(c.blobs, b)
 			case "thetaSketch":
 				sk, _ := theta.NewQuickSelectUpdateSketch(theta.WithUpdateSketchLgK(14))
-				for _, s := range in.ss {
+				for _, s := range in.strs() {
 					sk.UpdateString(s)
 				}
 				if in.kind == vString {
-					sk.UpdateString(in.s)
+					sk.UpdateString(in.str())
 				}
 				b, _ := sk.CompactOrdered().MarshalBinary()
 				c.blobs = append(c.blobs, b)

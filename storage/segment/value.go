@@ -3,6 +3,7 @@ package segment
 import (
 	"math"
 	"strconv"
+	"unsafe"
 )
 
 // Field is one input field of the rows given to a Writer or Builder. A row's
@@ -33,11 +34,13 @@ const (
 
 // Value is one typed input value. The zero Value is null. Values are small
 // and passed by value; constructing one does not allocate.
+//
+// A Value is 24 bytes: a row holds one per field and every Add copies and
+// reads them, so the text, []string and []byte forms share one data
+// pointer and length instead of each having its own header (80 bytes).
 type Value struct {
-	s    string
-	ss   []string
-	b    []byte
-	n    uint64 // int64 or float64 bits
+	p    unsafe.Pointer // data of the string, []string or []byte
+	n    uint64         // their length, or the int64 / float64 bits
 	kind valueKind
 }
 
@@ -52,11 +55,15 @@ func Double(v float64) Value { return Value{n: math.Float64bits(v), kind: vDoubl
 
 // String returns a string value. The empty string is a value, distinct
 // from null.
-func String(v string) Value { return Value{s: v, kind: vString} }
+func String(v string) Value {
+	return Value{p: unsafe.Pointer(unsafe.StringData(v)), n: uint64(len(v)), kind: vString}
+}
 
 // Strings returns a multi-value string. An empty (or nil) slice is a row
 // with no values, distinct from null.
-func Strings(v []string) Value { return Value{ss: v, kind: vStrings} }
+func Strings(v []string) Value {
+	return Value{p: unsafe.Pointer(unsafe.SliceData(v)), n: uint64(len(v)), kind: vStrings}
+}
 
 // Bytes returns a binary value: a serialized sketch for the sketch-merging
 // aggregators.
@@ -64,8 +71,14 @@ func Bytes(v []byte) Value {
 	if v == nil {
 		return Value{}
 	}
-	return Value{b: v, kind: vBytes}
+	return Value{p: unsafe.Pointer(unsafe.SliceData(v)), n: uint64(len(v)), kind: vBytes}
 }
+
+// str, strs and bin return the text, the multi-value and the bytes of a
+// value of kind vString, vStrings and vBytes respectively.
+func (v Value) str() string    { return unsafe.String((*byte)(v.p), int(v.n)) }
+func (v Value) strs() []string { return unsafe.Slice((*string)(v.p), int(v.n)) }
+func (v Value) bin() []byte    { return unsafe.Slice((*byte)(v.p), int(v.n)) }
 
 // IsNull reports whether v is null.
 func (v Value) IsNull() bool { return v.kind == vNull }
@@ -80,10 +93,10 @@ func (v Value) AsLong() (int64, bool) {
 	case vDouble:
 		return doubleToLong(math.Float64frombits(v.n)), true
 	case vString:
-		return parseLong(v.s)
+		return parseLong(v.str())
 	case vStrings:
-		if len(v.ss) == 1 {
-			return parseLong(v.ss[0])
+		if v.n == 1 {
+			return parseLong(v.strs()[0])
 		}
 	}
 	return 0, false
@@ -97,10 +110,10 @@ func (v Value) AsDouble() (float64, bool) {
 	case vDouble:
 		return math.Float64frombits(v.n), true
 	case vString:
-		return parseDouble(v.s)
+		return parseDouble(v.str())
 	case vStrings:
-		if len(v.ss) == 1 {
-			return parseDouble(v.ss[0])
+		if v.n == 1 {
+			return parseDouble(v.strs()[0])
 		}
 	}
 	return 0, false
@@ -112,14 +125,14 @@ func (v Value) AsDouble() (float64, bool) {
 func (v Value) AsString() (string, bool) {
 	switch v.kind {
 	case vString:
-		return v.s, true
+		return v.str(), true
 	case vLong:
 		return strconv.FormatInt(int64(v.n), 10), true
 	case vDouble:
 		return strconv.FormatFloat(math.Float64frombits(v.n), 'g', -1, 64), true
 	case vStrings:
-		if len(v.ss) == 1 {
-			return v.ss[0], true
+		if v.n == 1 {
+			return v.strs()[0], true
 		}
 	}
 	return "", false
@@ -128,7 +141,7 @@ func (v Value) AsString() (string, bool) {
 // AsBytes returns the bytes of a binary value.
 func (v Value) AsBytes() ([]byte, bool) {
 	if v.kind == vBytes {
-		return v.b, true
+		return v.bin(), true
 	}
 	return nil, false
 }

@@ -47,7 +47,7 @@ func NewWriter(spec Spec) (*Writer, error) {
 	for _, d := range r.spec.Dimensions {
 		switch d.Kind {
 		case KindString:
-			w.dims = append(w.dims, newStringDim(d.MultiValue))
+			w.dims = append(w.dims, newStringDim(d.MultiValue, r.spec.Rollup))
 		case KindLong:
 			w.dims = append(w.dims, &longDim{})
 		case KindFloat:
@@ -407,38 +407,81 @@ func (w *Writer) sortRows() []int32 {
 	return perm
 }
 
-// radixSort sorts keys ascending (LSD, 8 bits per pass, stable), applying
-// the same permutation to perm. Only the low `bits` bits are examined.
+// radixSort sorts keys ascending (stable), applying the same permutation
+// to perm. Only the low `bits` bits are examined.
+//
+// It is a most-significant-digit radix sort: each level distributes by the
+// next 8 or 11 bits, then sorts every bucket on its own, and small buckets
+// by insertion. Keys lead with the time, so the first level already splits
+// a segment into short time windows that later levels sort in cache; a
+// least-significant-digit sort would stream the whole permutation through
+// memory once per digit.
 func radixSort(keys []uint64, perm []int32, bits int) {
-	n := len(keys)
-	if n < 2 {
+	if len(keys) < 2 || bits <= 0 {
 		return
 	}
-	srcK, srcP := keys, perm
-	dstK, dstP := make([]uint64, n), make([]int32, n)
-	for shift := 0; shift < bits; shift += 8 {
-		var count [257]int
-		for _, k := range srcK {
-			count[((k>>uint(shift))&0xff)+1]++
-		}
-		if count[((srcK[0]>>uint(shift))&0xff)+1] == n {
-			continue // every key has the same digit: the pass would be a no-op
-		}
-		for i := 1; i < 257; i++ {
-			count[i] += count[i-1]
-		}
-		for i, k := range srcK {
-			d := (k >> uint(shift)) & 0xff
-			dstK[count[d]] = k
-			dstP[count[d]] = srcP[i]
-			count[d]++
-		}
-		srcK, dstK = dstK, srcK
-		srcP, dstP = dstP, srcP
+	msdSort(keys, perm, make([]uint64, len(keys)), make([]int32, len(keys)), bits)
+}
+
+// msdSort sorts keys whose bits from `bits` up are all equal; tmpK and
+// tmpP are scratch of the same length.
+func msdSort(keys []uint64, perm []int32, tmpK []uint64, tmpP []int32, bits int) {
+	n := len(keys)
+	if n <= 32 {
+		insertionSort(keys, perm)
+		return
 	}
-	if &srcK[0] != &keys[0] {
-		copy(keys, srcK)
-		copy(perm, srcP)
+	var count [1 << 11]uint32
+	for bits > 0 {
+		width := 8
+		if n > 1<<14 {
+			width = 11
+		}
+		width = min(width, bits)
+		shift := uint(bits - width)
+		mask := uint64(1)<<uint(width) - 1
+		bits -= width
+		c := count[:1<<uint(width)]
+		clear(c)
+		for _, k := range keys {
+			c[k>>shift&mask]++
+		}
+		if c[keys[0]>>shift&mask] == uint32(n) {
+			continue // one bucket: go on with the next digit
+		}
+		sum := uint32(0)
+		for i, x := range c {
+			c[i] = sum
+			sum += x
+		}
+		for i, k := range keys {
+			d := k >> shift & mask
+			tmpK[c[d]] = k
+			tmpP[c[d]] = perm[i]
+			c[d]++
+		}
+		copy(keys, tmpK)
+		copy(perm, tmpP)
+		// c[d] is now the end of bucket d.
+		start := uint32(0)
+		for _, end := range c {
+			if end-start > 1 {
+				msdSort(keys[start:end], perm[start:end], tmpK[start:end], tmpP[start:end], bits)
+			}
+			start = end
+		}
+		return
+	}
+}
+
+func insertionSort(keys []uint64, perm []int32) {
+	for i := 1; i < len(keys); i++ {
+		k, p := keys[i], perm[i]
+		j := i
+		for ; j > 0 && keys[j-1] > k; j-- {
+			keys[j], perm[j] = keys[j-1], perm[j-1]
+		}
+		keys[j], perm[j] = k, p
 	}
 }
 
