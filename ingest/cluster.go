@@ -213,7 +213,7 @@ func (c *Cluster) WaitLoaded(ctx context.Context, segs []*segment.DataSegment, t
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(50 * time.Millisecond): // a cheap query; loading is what is waited for
 		}
 	}
 }

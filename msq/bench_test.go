@@ -73,6 +73,11 @@ PARTITIONED BY DAY`
 			b.Fatal(err)
 		}
 		total += time.Since(start)
+		for _, st := range r.MultiStageQuery.Payload.Stages {
+			if st.Duration != nil {
+				b.Logf("stage %d: %d ms", st.StageNumber, *st.Duration)
+			}
+		}
 		g := r.MultiStageQuery.Payload.Counters
 		for _, w := range g[strconv.Itoa(len(r.MultiStageQuery.Payload.Stages)-1)] {
 			ingested += w["segmentGenerationProgress"].(map[string]any)["rowsPushed"].(int64)

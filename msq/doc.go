@@ -8,7 +8,10 @@
 //   - scan stages read splits (files of an EXTERN input source, visible
 //     segments of a datasource, or partitions of an earlier stage) and apply
 //     row operators: WHERE filters and projections, which stay inside the
-//     stage across sub-queries and UNION ALL branches;
+//     stage across sub-queries and UNION ALL branches. A large local file
+//     is decoded in newline-aligned byte ranges by one goroutine per core,
+//     which also apply the operators and encode the rows; the worker takes
+//     the ranges in file order, so results are those of a single reader;
 //   - GROUP BY is a pre-shuffle stage (partial aggregation per worker,
 //     hash-partitioned by the group key) and a post-shuffle stage (merge,
 //     HAVING, projection);

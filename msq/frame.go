@@ -33,38 +33,64 @@ const (
 const frameTarget = 1 << 20
 
 func appendValue(dst []byte, v expr.Value) []byte {
+	return appendValueAt(dst, &v)
+}
+
+// appendValueAt is appendValue reading the value in place (a Value passed
+// by value is copied around the stack at every method call).
+func appendValueAt(dst []byte, v *expr.Value) []byte {
 	if v.IsNull() {
 		return append(dst, tagNull)
 	}
 	switch v.Type() {
 	case expr.TypeLong:
-		n, _ := v.AsLong()
-		dst = append(dst, tagLong)
-		return binary.AppendVarint(dst, n)
+		return binary.AppendVarint(append(dst, tagLong), v.Long())
 	case expr.TypeDouble:
-		f, _ := v.AsDouble()
-		dst = append(dst, tagDouble)
-		return binary.LittleEndian.AppendUint64(dst, math.Float64bits(f))
+		return binary.LittleEndian.AppendUint64(append(dst, tagDouble), math.Float64bits(v.Double()))
 	case expr.TypeString:
-		s, _ := v.AsString()
-		dst = append(dst, tagString)
-		dst = binary.AppendUvarint(dst, uint64(len(s)))
+		s := v.Str()
+		if len(s) < 0x80 {
+			dst = append(dst, tagString, byte(len(s)))
+		} else {
+			dst = binary.AppendUvarint(append(dst, tagString), uint64(len(s)))
+		}
 		return append(dst, s...)
 	}
 	elems := v.Elems()
 	dst = append(dst, tagArray, byte(v.Type()))
 	dst = binary.AppendUvarint(dst, uint64(len(elems)))
-	for _, e := range elems {
-		dst = appendValue(dst, e)
+	for i := range elems {
+		dst = appendValueAt(dst, &elems[i])
 	}
 	return dst
 }
 
 func appendRow(dst []byte, row []expr.Value) []byte {
-	for _, v := range row {
-		dst = appendValue(dst, v)
+	for i := range row {
+		dst = appendValueAt(dst, &row[i])
 	}
 	return dst
+}
+
+// appendRowMarking is appendRow that also marks in *arrays the columns
+// holding arrays.
+func appendRowMarking(dst []byte, row []expr.Value, arrays *[]bool) []byte {
+	for i := range row {
+		dst = appendValueMarking(dst, &row[i], i, arrays)
+	}
+	return dst
+}
+
+// appendValueMarking appends the value of column i, marking the column in
+// *arrays when the value is an array.
+func appendValueMarking(dst []byte, v *expr.Value, i int, arrays *[]bool) []byte {
+	if !v.IsNull() && v.Type().IsArray() {
+		for len(*arrays) <= i {
+			*arrays = append(*arrays, false)
+		}
+		(*arrays)[i] = true
+	}
+	return appendValueAt(dst, v)
 }
 
 var errBadFrame = errors.New("msq: corrupt frame")
@@ -180,17 +206,22 @@ func (s *spiller) write(data []byte) (int64, error) {
 }
 
 func (s *spiller) read(off int64, n int) ([]byte, error) {
+	buf := make([]byte, n)
+	return buf, s.readInto(buf, off)
+}
+
+// readInto reads len(buf) bytes of the spill file at off.
+func (s *spiller) readInto(buf []byte, off int64) error {
 	s.mu.Lock()
 	f := s.file
 	s.mu.Unlock()
 	if f == nil {
-		return nil, errBadFrame
+		return errBadFrame
 	}
-	buf := make([]byte, n)
 	if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
-		return nil, err
+		return err
 	}
-	return buf, nil
+	return nil
 }
 
 // spilled is a frame written to the spill file.
@@ -213,14 +244,16 @@ type partition struct {
 }
 
 // add stores a finished frame, spilling it when the budget is exhausted.
-// arrays marks the columns that held arrays in the frame.
-func (p *partition) add(sp *spiller, f frame, arrays []bool) error {
+// arrays marks the columns that held arrays in the frame. It reports whether
+// the frame was spilled: its buffer is then free again.
+func (p *partition) add(sp *spiller, f frame, arrays []bool) (bool, error) {
 	n := int64(len(f.data))
-	if sp.inMem.Add(n) > sp.budget {
+	spill := sp.inMem.Add(n) > sp.budget
+	if spill {
 		sp.inMem.Add(-n)
 		off, err := sp.write(f.data)
 		if err != nil {
-			return err
+			return false, err
 		}
 		p.mu.Lock()
 		p.spills = append(p.spills, spilled{off: off, n: len(f.data), rows: f.rows})
@@ -240,7 +273,7 @@ func (p *partition) add(sp *spiller, f frame, arrays []bool) error {
 		}
 	}
 	p.mu.Unlock()
-	return nil
+	return spill, nil
 }
 
 // each calls fn with every frame of the partition. Frames read back from the
@@ -257,6 +290,42 @@ func (p *partition) each(sp *spiller, fn func(f frame) error) error {
 			return err
 		}
 		if err := fn(frame{data: data, rows: s.rows}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// consume calls fn with every frame of a partition that is read only once,
+// letting go of each frame after fn: in-memory frames go back to the budget
+// at once, and frames read back from the spill file share one buffer, so fn
+// must not keep what it decodes.
+func (p *partition) consume(sp *spiller, fn func(f frame) error) error {
+	p.mu.Lock()
+	frames, spills := p.frames, p.spills
+	p.frames, p.spills = nil, nil
+	p.mu.Unlock()
+	for i, f := range frames {
+		err := fn(f)
+		frames[i] = frame{}
+		sp.inMem.Add(-int64(len(f.data)))
+		if err != nil {
+			for _, g := range frames[i+1:] {
+				sp.inMem.Add(-int64(len(g.data)))
+			}
+			return err
+		}
+	}
+	var buf []byte
+	for _, s := range spills {
+		if cap(buf) < s.n {
+			buf = make([]byte, s.n)
+		}
+		buf = buf[:s.n]
+		if err := sp.readInto(buf, s.off); err != nil {
+			return err
+		}
+		if err := fn(frame{data: buf, rows: s.rows}); err != nil {
 			return err
 		}
 	}
@@ -393,15 +462,7 @@ func (w *partWriter) buf(key int64) *frameBuf {
 func (w *partWriter) write(key int64, row []expr.Value) error {
 	b := w.buf(key)
 	n := len(b.data)
-	for i, v := range row {
-		if !v.IsNull() && v.Type().IsArray() {
-			for len(b.arrays) <= i {
-				b.arrays = append(b.arrays, false)
-			}
-			b.arrays[i] = true
-		}
-	}
-	b.data = appendRow(b.data, row)
+	b.data = appendRowMarking(b.data, row, &b.arrays)
 	b.rows++
 	b.st.rows++
 	b.st.bytes += int64(len(b.data) - n)
@@ -411,14 +472,58 @@ func (w *partWriter) write(key int64, row []expr.Value) error {
 	return nil
 }
 
+// writeEncoded appends rows encoded elsewhere to their partition, cutting
+// frames after the same rows as write would.
+func (w *partWriter) writeEncoded(p *encodedPart) error {
+	b := w.buf(p.key)
+	for i, a := range p.arrays {
+		if a {
+			for len(b.arrays) <= i {
+				b.arrays = append(b.arrays, false)
+			}
+			b.arrays[i] = true
+		}
+	}
+	start, r := 0, 0
+	for r < len(p.ends) {
+		// The frame is cut after the first row that brings it to frameTarget.
+		room := frameTarget - len(b.data)
+		e := r
+		for e < len(p.ends) && p.ends[e]-start < room {
+			e++
+		}
+		cut := e < len(p.ends)
+		if !cut {
+			e--
+		}
+		b.data = append(b.data, p.data[start:p.ends[e]]...)
+		b.rows += e - r + 1
+		b.st.rows += int64(e - r + 1)
+		b.st.bytes += int64(p.ends[e] - start)
+		start, r = p.ends[e], e+1
+		if cut {
+			if err := w.flushBuf(b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func (w *partWriter) flushBuf(b *frameBuf) error {
 	if b.rows == 0 {
 		return nil
 	}
 	f := frame{data: b.data, rows: b.rows}
-	b.data, b.rows = make([]byte, 0, min(2*len(f.data), frameTarget+frameTarget/4)), 0
+	b.rows = 0
 	b.st.frames++
-	return b.p.add(w.set.sp, f, b.arrays)
+	spilled, err := b.p.add(w.set.sp, f, b.arrays)
+	if spilled {
+		b.data = f.data[:0] // written out: the buffer takes the next frame
+	} else {
+		b.data = make([]byte, 0, min(2*len(f.data), frameTarget+frameTarget/4))
+	}
+	return err
 }
 
 // flush hands every partly filled frame to its partition.

@@ -3,6 +3,7 @@ package msq
 import (
 	"context"
 	"errors"
+	"io"
 	"sync"
 	"unsafe"
 
@@ -10,10 +11,15 @@ import (
 	"strata/msq/input"
 )
 
-// prefetcher decodes the rows of one external file on a goroutine of its own,
-// a batch at a time, so that parsing runs on one core while the worker's
-// operators and output run on another. Rows come out in file order, parse
-// errors in their place among them.
+// prefetcher decodes the rows of one external file on goroutines of its own,
+// so that parsing runs on other cores than the worker's operators and output.
+// Rows come out in file order, parse errors in their place among them.
+//
+// An undivided file is decoded by one goroutine a batch at a time. A large
+// local file whose format can read byte ranges is decoded by several
+// (rangeRunner), each range's rows encoded as in frames until the consumer
+// gets to them; record numbers of parse errors then still count from the
+// start of the file.
 //
 // A reader's values may alias its buffers until its next call: readers that
 // can are asked to keep them (input.FileReader.KeepValues); for the others
@@ -21,13 +27,29 @@ import (
 // that belongs to the batch. A batch is reused only once the consumer asks
 // for the one after it.
 type prefetcher struct {
+	ncols int
+	// An undivided file.
+	fr   *input.FileReader
 	full chan *rowBatch
 	free chan *rowBatch
 	done chan struct{}
 	wg   sync.WaitGroup
 	cur  *rowBatch
 	next int
-	end  error // io.EOF or the error that stopped reading
+	// A file read in ranges.
+	rr     *rangeRunner[rowRange]
+	rng    *rowRange
+	rngEnd int64 // where the current range ends
+	rngErr error // the error that ended it early
+	base   int64 // records before the current range
+	nbytes int64 // bytes of the ranges consumed
+	types  []expr.Type
+	row    []expr.Value
+	at     int // offset of the next row in rng.data
+	ri     int // next row of the range
+	ei     int // next parse error of the range
+	// Both.
+	end error // io.EOF or the error that stopped reading
 }
 
 // rowBatch is a run of decoded rows; errs[i] is the parse error of record i
@@ -40,24 +62,105 @@ type rowBatch struct {
 	end   error // set on the last batch
 }
 
+// rowRange is the rows of one byte range, encoded, and its parse errors
+// (each after the rows before it).
+type rowRange struct {
+	buf  []byte // input buffer, reused
+	data []byte
+	n    int
+	errs []rowError
+}
+
+type rowError struct {
+	at  int // rows before the error
+	err *input.ParseError
+}
+
 const (
 	prefetchRows    = 512
 	prefetchBatches = 4
 )
 
+func newBatch(ncols int) *rowBatch {
+	return &rowBatch{vals: make([]expr.Value, prefetchRows*ncols), errs: make([]error, prefetchRows)}
+}
+
+// newPrefetcher decodes an opened file on one goroutine.
 func newPrefetcher(fr *input.FileReader, ncols int) *prefetcher {
 	p := &prefetcher{
-		full: make(chan *rowBatch, prefetchBatches),
-		free: make(chan *rowBatch, prefetchBatches+1),
-		done: make(chan struct{}),
+		ncols: ncols,
+		fr:    fr,
+		full:  make(chan *rowBatch, prefetchBatches),
+		free:  make(chan *rowBatch, prefetchBatches+1),
+		done:  make(chan struct{}),
 	}
 	for range prefetchBatches + 1 {
-		p.free <- &rowBatch{vals: make([]expr.Value, prefetchRows*ncols), errs: make([]error, prefetchRows)}
+		p.free <- newBatch(ncols)
 	}
 	own := !fr.KeepValues()
 	p.wg.Add(1)
 	go p.decode(fr, ncols, own)
 	return p
+}
+
+// openPrefetcher reads a file in parallel ranges when it can be divided, or
+// whole otherwise.
+func openPrefetcher(ctx context.Context, src fileSource) (*prefetcher, error) {
+	ranges, err := fileRanges(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	if ranges == nil {
+		fr, err := input.Open(ctx, src.split, src.format, src.cols, src.sys)
+		if err != nil {
+			return nil, err
+		}
+		return newPrefetcher(fr, len(src.cols)), nil
+	}
+	ncols := len(src.cols)
+	p := &prefetcher{ncols: ncols, types: make([]expr.Type, ncols), row: make([]expr.Value, ncols)}
+	for i, c := range src.cols {
+		p.types[i] = fromInputKind(c.Kind).exprType()
+	}
+	work := func() rangeWork[rowRange] {
+		row := make([]expr.Value, ncols)
+		return func(rg input.Range, res *rowRange) rangeSpan {
+			return decodeRowRange(ctx, src, rg, res, row)
+		}
+	}
+	size := int(rangeSize(ncols)) + rangeSlack
+	p.rr = newRangeRunner(ranges, work, func() *rowRange { return &rowRange{buf: make([]byte, 0, size)} })
+	return p, nil
+}
+
+// rangeSlack is room in a range's buffer for the record that straddles
+// its end.
+const rangeSlack = 128 << 10
+
+// decodeRowRange decodes the rows of one range into res.
+func decodeRowRange(ctx context.Context, src fileSource, rg input.Range, res *rowRange, row []expr.Value) rangeSpan {
+	res.data, res.n, res.errs = res.data[:0], 0, res.errs[:0]
+	fr, err := rangeReader(ctx, src, rg, res.buf, false)
+	if err != nil {
+		return rangeSpan{first: -1, stop: -1, err: err}
+	}
+	defer fr.Close()
+	for {
+		err := fr.Next(row)
+		switch {
+		case err == nil:
+			res.data = appendRow(res.data, row)
+			res.n++
+			continue
+		case err == io.EOF:
+			return spanOf(fr, nil)
+		}
+		var pe *input.ParseError
+		if !errors.As(err, &pe) {
+			return spanOf(fr, err)
+		}
+		res.errs = append(res.errs, rowError{at: res.n, err: pe})
+	}
 }
 
 func (p *prefetcher) decode(fr *input.FileReader, ncols int, own bool) {
@@ -100,17 +203,21 @@ func (p *prefetcher) decode(fr *input.FileReader, ncols int, own bool) {
 // end it returns io.EOF or the error that stopped reading. The row is valid
 // until the next call.
 func (p *prefetcher) Next(ctx context.Context, ncols int) ([]expr.Value, error) {
+	if p.rr != nil {
+		return p.nextInRange(ctx)
+	}
 	for p.cur == nil || p.next >= p.cur.n {
-		if p.cur != nil {
-			p.end = p.cur.end
-			p.free <- p.cur
-			p.cur = nil
-		}
 		if p.end != nil {
 			return nil, p.end
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if p.cur != nil {
+			p.end = p.cur.end
+			p.free <- p.cur
+			p.cur = nil
+			continue
 		}
 		select {
 		case p.cur = <-p.full:
@@ -127,11 +234,65 @@ func (p *prefetcher) Next(ctx context.Context, ncols int) ([]expr.Value, error) 
 	return p.cur.vals[i*ncols : (i+1)*ncols], nil
 }
 
-// Close stops the decoding goroutine and waits for it, so that the file can
-// be closed afterwards.
+// nextInRange returns the next row or parse error of a file read in ranges.
+func (p *prefetcher) nextInRange(ctx context.Context) ([]expr.Value, error) {
+	for {
+		if p.end != nil {
+			return nil, p.end
+		}
+		if r := p.rng; r != nil {
+			if p.ei < len(r.errs) && r.errs[p.ei].at == p.ri {
+				pe := r.errs[p.ei].err
+				p.ei++
+				pe.Record += p.base
+				return nil, pe
+			}
+			if p.ri < r.n {
+				rest, err := decodeRow(p.row, p.types, r.data[p.at:])
+				if err != nil {
+					return nil, err
+				}
+				p.at = len(r.data) - len(rest)
+				p.ri++
+				return p.row, nil
+			}
+			if p.rngErr != nil {
+				p.end = p.rngErr // after the rows before it
+				continue
+			}
+			p.nbytes = p.rngEnd
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		it, err := p.rr.Next(ctx)
+		if err != nil {
+			p.end = err
+			continue
+		}
+		p.rng, p.base, p.rngEnd, p.rngErr = it.res, it.base, it.rg.End, it.err
+		p.at, p.ri, p.ei = 0, 0, 0
+	}
+}
+
+// Bytes is the number of bytes of the file read so far: the compressed bytes
+// of an undivided file, the bytes of the ranges read otherwise.
+func (p *prefetcher) Bytes() int64 {
+	if p.fr != nil {
+		return p.fr.Bytes()
+	}
+	return p.nbytes
+}
+
+// Close stops the decoding goroutines, waits for them and closes the file.
 func (p *prefetcher) Close() {
+	if p.rr != nil {
+		p.rr.Close()
+		return
+	}
 	close(p.done)
 	p.wg.Wait()
+	p.fr.Close()
 }
 
 // ownStrings copies the string payloads of row into arena and points the

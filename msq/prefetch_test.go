@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -85,7 +88,6 @@ func comparePrefetch(t *testing.T, format, data string) {
 		got = append(got, render(r, err))
 	}
 	pf.Close()
-	fr.Close()
 	if len(got) != len(want) {
 		t.Fatalf("got %d records, want %d", len(got), len(want))
 	}
@@ -117,7 +119,6 @@ func TestPrefetcherStopsEarly(t *testing.T) {
 		}
 	}
 	pf.Close()
-	fr.Close()
 }
 
 // TestOwnStrings checks that strings and string array elements are copied
@@ -131,5 +132,66 @@ func TestOwnStrings(t *testing.T) {
 	copy(buf, "ZZZZZZ")
 	if got := fmt.Sprint(row); got != fmt.Sprint([]expr.Value{expr.String("abc"), expr.Long(7), expr.StringArray("def", "x"), expr.Null}) {
 		t.Fatalf("row after overwrite = %s", got)
+	}
+}
+
+// TestPrefetcherRangesMatchReader checks that a file read in parallel ranges
+// yields the rows and parse errors (with their record numbers) of a single
+// reader, for records on one line and records spanning lines.
+func TestPrefetcherRangesMatchReader(t *testing.T) {
+	var b strings.Builder
+	for i := range 3000 {
+		switch {
+		case i%97 == 5:
+			b.WriteString("{not json\n")
+		case i > 2500 && i%4 == 0:
+			fmt.Fprintf(&b, "{\"s\":\n \"v%d\",\n \"n\": %d}\n", i, i)
+		case i%7 == 2:
+			fmt.Fprintf(&b, `{"s":null,"n":%d,"m":["a%d",null,"b"],"f":%d.5}`+"\n", i, i, i)
+		default:
+			fmt.Fprintf(&b, `{"s":"v%d","n":%d,"m":"x","f":%d}`+"\n", i, i, -i)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "rows.json")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, _ := input.ParseSource([]byte(`{"type":"local","files":[` + strconv.Quote(path) + `]}`))
+	splits, _ := src.Splits(context.Background())
+	f, _ := input.ParseFormat([]byte(`{"type":"json"}`))
+	cols := []input.Column{{Name: "s", Kind: input.KindString}, {Name: "n", Kind: input.KindLong},
+		{Name: "m", Kind: input.KindStringArray}, {Name: "f", Kind: input.KindFloat}}
+	fs := fileSource{split: splits[0], format: f, cols: cols}
+	read := func() []string {
+		pf, err := openPrefetcher(context.Background(), fs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pf.Close()
+		var out []string
+		for {
+			r, err := pf.Next(context.Background(), len(cols))
+			if err == io.EOF {
+				if pf.Bytes() != int64(b.Len()) {
+					t.Fatalf("read %d bytes of %d", pf.Bytes(), b.Len())
+				}
+				return out
+			}
+			var pe *input.ParseError
+			if err != nil && !errors.As(err, &pe) {
+				t.Fatal(err)
+			}
+			if err != nil {
+				out = append(out, err.Error())
+			} else {
+				out = append(out, fmt.Sprint(r))
+			}
+		}
+	}
+	var want, got []string
+	withRanges(0, func() { want = read() })
+	withRanges(1000, func() { got = read() })
+	if len(want) != 3000 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got %d records, want %d (of 3000), or they differ", len(got), len(want))
 	}
 }

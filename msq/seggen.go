@@ -2,12 +2,15 @@ package msq
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"strata/expr"
 	"strata/granularity"
@@ -523,4 +526,145 @@ func (x *executor) tombstones(ctx context.Context, g *segGenPlan, version string
 		}
 	}
 	return out, nil
+}
+
+// readPartitionDirect adds the rows of one chunk partition to the segment
+// builder straight from their frames: values of the usual types (long,
+// double and string columns, the long __time) become writer values without
+// going through expr values; the others convert as add does.
+func (x *executor) readPartitionDirect(ctx context.Context, st *stage, sp *split, wc *workerCounters, p *segGenProc) error {
+	in := wc.input(sp.branch, st.inputs[sp.branch].src)
+	src := st.inputs[sp.branch].src.(*stageSource)
+	types := src.st.out.types
+	g := p.g
+	// What becomes of each column: a writer field, the time, or nothing.
+	cols := make([]directCol, len(types))
+	for c := range cols {
+		cols[c] = directCol{field: -1, time: c == g.timeCol, t: types[c]}
+	}
+	for i, f := range g.fields {
+		cols[f.col].field, cols[f.col].conv = i, f.conv
+	}
+	if cap(p.out.Values) < len(g.fields) {
+		p.out.Values = make([]stseg.Value, len(g.fields))
+	}
+	p.out.Values = p.out.Values[:len(g.fields)]
+	var rows int64
+	// The writer copies what it keeps: frames can go as soon as they are read.
+	err := sp.part.consume(x.sp, func(f frame) error {
+		b := f.data
+		for range f.rows {
+			if rows&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			rows++
+			p.rows++
+			p.out.Time = 0
+			for c := range cols {
+				var err error
+				if b, err = p.directValue(b, &cols[c]); err != nil {
+					return err
+				}
+			}
+			if err := p.builder.Add(p.out); err != nil {
+				return newFault(CodeUnknownError, "writing segment: %v", err).with("message", err.Error())
+			}
+		}
+		return nil
+	})
+	wc.mu.Lock()
+	s := in.byPart[sp.pidx]
+	if s == nil {
+		s = &chanStats{}
+		in.byPart[sp.pidx] = s
+	}
+	s.rows += rows
+	s.bytes += sp.part.bytes
+	s.frames += sp.part.nframes
+	wc.mu.Unlock()
+	return err
+}
+
+// directCol says what becomes of a column of the frames: writer field
+// field (-1: none) converted by conv, or the row time.
+type directCol struct {
+	field int
+	conv  convKind
+	time  bool
+	t     expr.Type
+}
+
+// directValue decodes the value of column c at the start of b into p.out.
+func (p *segGenProc) directValue(b []byte, c *directCol) ([]byte, error) {
+	if len(b) == 0 {
+		return nil, errBadFrame
+	}
+	fi := c.field
+	if fi < 0 && !c.time {
+		_, rest, err := decodeValue(b, c.t)
+		return rest, err
+	}
+	switch tag := b[0]; {
+	case tag == tagNull && !c.time:
+		p.out.Values[fi] = stseg.Null()
+		return b[1:], nil
+	case tag == tagLong && (c.time || c.conv == convLong):
+		var n int64
+		k := 1
+		if len(b) > 1 && b[1] < 0x80 { // one byte: small numbers
+			n = int64(b[1]>>1) ^ -int64(b[1]&1)
+		} else if n, k = binary.Varint(b[1:]); k <= 0 {
+			return nil, errBadFrame
+		}
+		if c.time {
+			p.out.Time = n
+		} else {
+			p.out.Values[fi] = stseg.Long(n)
+		}
+		return b[1+k:], nil
+	case tag == tagDouble && !c.time && c.conv == convDouble:
+		if len(b) < 9 {
+			return nil, errBadFrame
+		}
+		p.out.Values[fi] = stseg.Double(math.Float64frombits(binary.LittleEndian.Uint64(b[1:])))
+		return b[9:], nil
+	case tag == tagString && !c.time && c.conv == convString:
+		var n uint64
+		k := 1
+		if len(b) > 1 && b[1] < 0x80 { // one byte: short strings
+			n = uint64(b[1])
+		} else if n, k = binary.Uvarint(b[1:]); k <= 0 {
+			return nil, errBadFrame
+		}
+		if uint64(len(b)-1-k) < n {
+			return nil, errBadFrame
+		}
+		b = b[1+k:]
+		if n == 0 {
+			p.out.Values[fi] = stseg.String("")
+			return b, nil
+		}
+		p.out.Values[fi] = stseg.String(unsafe.String(&b[0], int(n)))
+		return b[n:], nil
+	}
+	v, rest, err := decodeValue(b, c.t)
+	if err != nil {
+		return nil, err
+	}
+	if c.time {
+		n, ok := v.AsLong()
+		if !ok {
+			return nil, newFault(CodeInsertTimeNull, "Encountered a null timestamp in the __time field during INSERT or REPLACE")
+		}
+		p.out.Time = n
+		return rest, nil
+	}
+	sv, err := storageValue(v, p.g.fields[fi])
+	if err != nil {
+		return nil, err
+	}
+	p.out.Values[fi] = sv
+	return rest, nil
 }

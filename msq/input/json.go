@@ -1,12 +1,13 @@
 package input
 
 import (
-	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -137,7 +138,18 @@ func (f *jsonFormat) Type() string         { return "json" }
 func (f *jsonFormat) Spec() map[string]any { return f.spec }
 
 func (f *jsonFormat) NewReader(r io.Reader, cols []Column, source string) (Reader, error) {
-	jr := &jsonReader{br: bufio.NewReaderSize(r, 256<<10), cols: cols, source: source}
+	return f.newReader(r, cols, source, -1), nil
+}
+
+// newRangeReader returns a reader that stops before the first record that
+// starts at or after offset limit of r (reading on past limit to finish
+// the record that straddles it).
+func (f *jsonFormat) newRangeReader(r io.Reader, cols []Column, source string, limit int64) Reader {
+	return f.newReader(r, cols, source, limit)
+}
+
+func (f *jsonFormat) newReader(r io.Reader, cols []Column, source string, limit int64) *jsonReader {
+	jr := &jsonReader{src: r, cols: cols, source: source, limit: limit, first: -1, stop: -1}
 	// Decide per column where its value comes from.
 	byName := map[string]*flattenField{}
 	for i := range f.fields {
@@ -167,90 +179,156 @@ func (f *jsonFormat) NewReader(r io.Reader, cols []Column, source string) (Reade
 		}
 		jr.keys[key] = i
 	}
-	return jr, nil
+	return jr
 }
 
 // jsonReader reads JSON objects. Without path fields it scans each object
 // once, converting only the wanted top-level keys; with path fields it
 // decodes the whole object and evaluates the paths.
+//
+// Input is read in blocks straight into buf; objects are parsed from
+// buf[pos:], and an object cut by the end of a block is parsed again once
+// the next block is in.
 type jsonReader struct {
-	br      *bufio.Reader
-	cols    []Column
-	source  string
-	keys    map[string]int // top-level key → column
-	keyOf   []string       // column → its top-level key ("" when none)
-	colPath []*jsonPath    // column → path (slow mode)
-	slow    bool
-	byPos   []int    // column of the key seen at each position of earlier records
-	posKey  []string // that key
-	record  int64
-	buf     []byte // current input; objects are parsed from buf[pos:]
-	pos     int
-	eof     bool
-	keep    bool // never overwrite input that values may point at
+	src      io.Reader
+	cols     []Column
+	source   string
+	keys     map[string]int // top-level key → column
+	keyOf    []string       // column → its top-level key ("" when none)
+	colPath  []*jsonPath    // column → path (slow mode)
+	slow     bool
+	byPos    []int    // column of the key seen at each position of earlier records
+	posKey   []string // that key
+	posPlain []bool   // the key is written without escapes
+	record   int64
+	buf      []byte // input from stream offset base; objects are parsed from buf[pos:]
+	pos      int
+	base     int64
+	limit    int64 // records starting at or after this offset are not read; -1: none
+	first    int64 // offset of the first record (or of the end), -1 until known
+	stop     int64 // offset of the first record not read (or of the end), -1 until known
+	eof      bool
+	keep     bool     // never overwrite input that values may point at
+	setGen   []uint32 // per column: the record (gen) that last set it
+	gen      uint32
 }
 
-// Buffer sizes when values are kept: a record goes into the free end of the
-// current array, or into a fresh one when little is left.
+// Buffer sizes. Without keepValues one array of readBlock bytes is reused;
+// with it a record goes into the free end of the current array, or into a
+// fresh one when little is left.
 const (
+	readBlock   = 256 << 10
 	keepBufSize = 256 << 10
 	keepMinFree = 16 << 10
+	// minRead is the least read once past a range's limit, where only the
+	// record that straddles the limit is still wanted.
+	minRead = 4 << 10
 )
 
 func (r *jsonReader) keepValues() { r.keep = true }
+
+// useBuffer has the reader read into buf while it fits (before the first Next).
+func (r *jsonReader) useBuffer(buf []byte) {
+	if r.buf == nil && r.base == 0 {
+		r.buf = buf[:0]
+	}
+}
+
+// span reports the offsets of the first record and of where reading stopped.
+func (r *jsonReader) span() (first, stop int64) { return r.first, r.stop }
+
+// records is the number of records read (parse errors included).
+func (r *jsonReader) records() int64 { return r.record }
 
 const maxRecordBytes = 64 << 20
 
 var errIncomplete = errors.New("incomplete JSON")
 
-// fill appends the next line of input to buf. It returns false at EOF.
-func (r *jsonReader) fill() (bool, error) {
+// fill drops buf[:from], which the caller no longer needs, and reads more
+// input after the rest. It returns how far the kept bytes moved towards the
+// start of buf (callers subtract it from their indexes) and false at EOF.
+func (r *jsonReader) fill(from int) (int, bool, error) {
 	if r.eof {
-		return false, nil
+		return 0, false, nil
+	}
+	tail := len(r.buf) - from
+	if tail > maxRecordBytes {
+		return 0, false, fmt.Errorf("JSON record exceeds %d bytes", maxRecordBytes)
+	}
+	switch {
+	case !r.keep:
+		if r.buf == nil {
+			r.buf = make([]byte, 0, readBlock)
+		}
+		n := copy(r.buf[:cap(r.buf)], r.buf[from:])
+		r.buf = r.buf[:n]
+		if cap(r.buf)-n < minRead {
+			nb := make([]byte, n, 2*cap(r.buf))
+			copy(nb, r.buf)
+			r.buf = nb
+		}
+	case cap(r.buf)-len(r.buf) < keepMinFree:
+		// Values of earlier records point into the old array: leave it be.
+		nb := make([]byte, tail, max(keepBufSize, 2*tail))
+		copy(nb, r.buf[from:])
+		r.buf = nb
+	default:
+		r.buf = r.buf[from:]
+	}
+	r.base += int64(from)
+	want := cap(r.buf) - len(r.buf)
+	if r.limit >= 0 {
+		// Near the limit read only what the range still needs.
+		rem := r.limit - r.base - int64(len(r.buf))
+		want = int(min(int64(want), max(rem, minRead)))
 	}
 	for {
-		chunk, err := r.br.ReadSlice('\n')
-		r.buf = append(r.buf, chunk...)
-		if err == bufio.ErrBufferFull {
-			if len(r.buf)-r.pos > maxRecordBytes {
-				return false, fmt.Errorf("JSON record exceeds %d bytes", maxRecordBytes)
-			}
-			continue
-		}
+		n, err := r.src.Read(r.buf[len(r.buf) : len(r.buf)+want])
+		r.buf = r.buf[:len(r.buf)+n]
 		if err == io.EOF {
 			r.eof = true
-			return len(chunk) > 0, nil
+			return from, n > 0, nil
 		}
 		if err != nil {
-			return false, err
+			return from, false, err
 		}
-		return true, nil
+		if n > 0 {
+			return from, true, nil
+		}
 	}
+}
+
+// atEnd records where reading stopped.
+func (r *jsonReader) atEnd(off int64) error {
+	r.stop = off
+	if r.first < 0 {
+		r.first = off
+	}
+	return io.EOF
 }
 
 func (r *jsonReader) Next(row []expr.Value) error {
 	for {
 		r.pos = skipWS(r.buf, r.pos)
 		if r.pos >= len(r.buf) {
-			// Start over with an empty buffer: values of the previous record
-			// alias it, which the Reader contract allows to end here.
-			r.pos = 0
-			switch {
-			case !r.keep:
-				r.buf = r.buf[:0]
-			case cap(r.buf)-len(r.buf) < keepMinFree:
-				r.buf = make([]byte, 0, keepBufSize)
-			default:
-				r.buf = r.buf[len(r.buf):] // after the bytes values point at
-			}
-			ok, err := r.fill()
+			// Values of the previous record may alias buf, which the Reader
+			// contract allows to end here (fill keeps them with keepValues).
+			shift, ok, err := r.fill(len(r.buf))
+			r.pos -= shift
 			if err != nil {
 				return err
 			}
 			if !ok {
-				return io.EOF
+				return r.atEnd(r.base + int64(len(r.buf)))
 			}
 			continue
+		}
+		at := r.base + int64(r.pos)
+		if r.first < 0 {
+			r.first = at
+		}
+		if r.limit >= 0 && at >= r.limit {
+			return r.atEnd(at)
 		}
 		start := r.pos
 		var end int
@@ -260,7 +338,8 @@ func (r *jsonReader) Next(row []expr.Value) error {
 			if err != errIncomplete {
 				break
 			}
-			ok, ferr := r.fill()
+			shift, ok, ferr := r.fill(start)
+			start -= shift
 			if ferr != nil {
 				return ferr
 			}
@@ -273,16 +352,35 @@ func (r *jsonReader) Next(row []expr.Value) error {
 			if err == errIncomplete {
 				err = errors.New("unexpected end of input inside a JSON object")
 			}
-			// Resynchronize at the next line.
-			if nl := bytes.IndexByte(r.buf[start:], '\n'); nl >= 0 {
-				r.pos = start + nl + 1
-			} else {
-				r.pos = len(r.buf)
+			if ferr := r.resync(start); ferr != nil {
+				return ferr
 			}
 			return &ParseError{Source: r.source, Record: r.record, Msg: err.Error()}
 		}
 		r.pos = end
 		return nil
+	}
+}
+
+// resync moves past the line on which the broken record at buf[start:] begins.
+func (r *jsonReader) resync(start int) error {
+	seen := start
+	for {
+		if nl := bytes.IndexByte(r.buf[seen:], '\n'); nl >= 0 {
+			r.pos = seen + nl + 1
+			return nil
+		}
+		seen = len(r.buf)
+		shift, ok, err := r.fill(start)
+		start -= shift
+		seen -= shift
+		if err != nil {
+			return err
+		}
+		if !ok {
+			r.pos = len(r.buf)
+			return nil
+		}
 	}
 }
 
@@ -299,14 +397,19 @@ func (r *jsonReader) record1(row []expr.Value, start int) (int, error) {
 		}
 		return end, r.decodeSlow(row, b[start:end])
 	}
-	for i := range row {
-		row[i] = nullValue(r.cols[i].Kind)
+	// Columns are set as their keys come; the others become null at the end.
+	r.gen++
+	if r.gen == 0 || len(r.setGen) != len(row) {
+		r.setGen = make([]uint32, len(row))
+		r.gen = 1
 	}
+	set := 0
 	i := skipWS(b, start+1)
 	if i >= len(b) {
 		return 0, errIncomplete
 	}
 	if b[i] == '}' {
+		r.nullRest(row, set)
 		return i + 1, nil
 	}
 	for pos := 0; ; pos++ {
@@ -316,9 +419,13 @@ func (r *jsonReader) record1(row []expr.Value, start int) (int, error) {
 		if b[i] != '"' {
 			return 0, fmt.Errorf("expected a field name at offset %d", i-start)
 		}
-		key, next, err := scanString(b, i)
-		if err != nil {
-			return 0, err
+		col, next := r.sameKey(pos, b, i)
+		if next < 0 {
+			key, n, err := scanString(b, i)
+			if err != nil {
+				return 0, err
+			}
+			col, next = r.lookup(pos, key), n
 		}
 		i = skipWS(b, next)
 		if i >= len(b) {
@@ -331,13 +438,15 @@ func (r *jsonReader) record1(row []expr.Value, start int) (int, error) {
 		if i >= len(b) {
 			return 0, errIncomplete
 		}
-		col := r.lookup(pos, key)
 		if col >= 0 { // a repeated key overrides, as when Jackson builds a map
-			v, next, err := parseValue(b, i, r.cols[col].Name, r.cols[col].Kind)
+			next, err := r.parseInto(&row[col], b, i, col)
 			if err != nil {
 				return 0, err
 			}
-			row[col] = v
+			if r.setGen[col] != r.gen {
+				r.setGen[col] = r.gen
+				set++
+			}
 			i = next
 		} else {
 			next, err := skipValue(b, i)
@@ -354,6 +463,7 @@ func (r *jsonReader) record1(row []expr.Value, start int) (int, error) {
 		case ',':
 			i = skipWS(b, i+1)
 		case '}':
+			r.nullRest(row, set)
 			return i + 1, nil
 		default:
 			return 0, fmt.Errorf("expected ',' or '}' at offset %d", i-start)
@@ -361,9 +471,36 @@ func (r *jsonReader) record1(row []expr.Value, start int) (int, error) {
 	}
 }
 
-// lookup finds the column of a key. Records of one file usually list their
-// keys in the same order, so the key seen at the same position last time is
-// compared first and the map is consulted only on a mismatch.
+// nullRest sets the columns the record did not have to null.
+func (r *jsonReader) nullRest(row []expr.Value, set int) {
+	if set == len(row) {
+		return
+	}
+	for i := range row {
+		if r.setGen[i] != r.gen {
+			row[i] = nullValue(r.cols[i].Kind)
+		}
+	}
+}
+
+// sameKey checks whether the key token at b[i] (a '"') is, byte for byte,
+// the plain key seen at the same position in the record before: records of
+// one file usually list their keys in the same order. It returns the key's
+// column and the offset after the token, or next < 0 when the key must be
+// scanned and looked up.
+func (r *jsonReader) sameKey(pos int, b []byte, i int) (col, next int) {
+	if pos >= len(r.posKey) || !r.posPlain[pos] {
+		return 0, -1
+	}
+	k := r.posKey[pos]
+	end := i + 1 + len(k)
+	if end >= len(b) || b[end] != '"' || string(b[i+1:end]) != k {
+		return 0, -1
+	}
+	return r.byPos[pos], end + 1
+}
+
+// lookup finds the column of a key and remembers it for its position.
 func (r *jsonReader) lookup(pos int, key string) int {
 	if pos < len(r.byPos) && r.posKey[pos] == key {
 		return r.byPos[pos]
@@ -375,9 +512,13 @@ func (r *jsonReader) lookup(pos int, key string) int {
 	for len(r.byPos) <= pos {
 		r.byPos = append(r.byPos, -1)
 		r.posKey = append(r.posKey, "")
+		r.posPlain = append(r.posPlain, false)
 	}
 	r.byPos[pos] = c
 	r.posKey[pos] = strings.Clone(key) // key may alias the input buffer
+	// A key holding no quote, backslash or control character matches its
+	// token byte for byte (sameKey).
+	r.posPlain[pos] = !strings.ContainsFunc(key, func(c rune) bool { return c == '"' || c == '\\' || c < 0x20 })
 	return c
 }
 
@@ -462,6 +603,16 @@ func skipWS(b []byte, i int) int {
 // without escapes alias b.
 func scanString(b []byte, i int) (string, int, error) {
 	j := i + 1
+	// Eight bytes at a time while none is a quote, a backslash or a control
+	// character; the byte-wise loop below handles the one found.
+	for j+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[j:])
+		if m := specialBytes(x); m != 0 {
+			j += bits.TrailingZeros64(m) / 8
+			break
+		}
+		j += 8
+	}
 	for j < len(b) {
 		c := b[j]
 		if c == '"' {
@@ -479,6 +630,16 @@ func scanString(b []byte, i int) (string, int, error) {
 		j++
 	}
 	return "", 0, errIncomplete
+}
+
+// specialBytes marks (high bit) the bytes of x that are '"', '\\' or below
+// 0x20. Bytes above a marked one may be marked wrongly (borrows), but the
+// lowest mark is always right.
+func specialBytes(x uint64) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	q := x ^ (lo * '"')
+	s := x ^ (lo * '\\')
+	return ((q-lo)&^q | (s-lo)&^s | (x-lo*0x20)&^x) & hi
 }
 
 func unescape(b []byte, i int) (string, int, error) {
@@ -584,7 +745,7 @@ func scanNumber(b []byte, i int) (int, error) {
 			j++
 		}
 		if j == d {
-			return 0, fmt.Errorf("invalid number")
+			return 0, numberCut(b, j)
 		}
 	}
 	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
@@ -597,10 +758,19 @@ func scanNumber(b []byte, i int) (int, error) {
 			j++
 		}
 		if j == d {
-			return 0, fmt.Errorf("invalid number")
+			return 0, numberCut(b, j)
 		}
 	}
 	return j, nil
+}
+
+// numberCut is the error of a number missing digits at b[j]: incomplete when
+// the input read so far ends there.
+func numberCut(b []byte, j int) error {
+	if j >= len(b) {
+		return errIncomplete
+	}
+	return fmt.Errorf("invalid number")
 }
 
 func scanLiteral(b []byte, i int, lit string) (int, error) {
@@ -662,6 +832,32 @@ func skipValue(b []byte, i int) (int, error) {
 	return 0, fmt.Errorf("unexpected character %q", b[i])
 }
 
+// parseInto converts the JSON value at b[i] for column col into *dst. The
+// common cases (strings into string columns, plain numbers) are done here;
+// parseValue does the rest.
+func (r *jsonReader) parseInto(dst *expr.Value, b []byte, i, col int) (int, error) {
+	k := r.cols[col].Kind
+	switch c := b[i]; {
+	case c == '"' && k == KindString:
+		s, n, err := scanString(b, i)
+		if err != nil {
+			return 0, err
+		}
+		*dst = expr.String(s)
+		return n, nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		if n := scanFastNumber(dst, b, i, k); n > 0 {
+			return n, nil
+		}
+	}
+	v, n, err := parseValue(b, i, r.cols[col].Name, k)
+	if err != nil {
+		return 0, err
+	}
+	*dst = v
+	return n, nil
+}
+
 // parseValue converts the JSON value at b[i] to kind k.
 func parseValue(b []byte, i int, col string, k Kind) (expr.Value, int, error) {
 	switch c := b[i]; {
@@ -678,7 +874,7 @@ func parseValue(b []byte, i int, col string, k Kind) (expr.Value, int, error) {
 			return expr.Value{}, 0, err
 		}
 		if n == len(b) {
-			return expr.Value{}, 0, errIncomplete // the number may go on in the next line
+			return expr.Value{}, 0, errIncomplete // the number may go on in the next block
 		}
 		v, err := numberValue(unsafe.String(&b[i], n-i), col, k)
 		return v, n, err
@@ -713,6 +909,78 @@ func parseValue(b []byte, i int, col string, k Kind) (expr.Value, int, error) {
 		return expr.Value{}, 0, &convError{msg: fmt.Sprintf("Unable to parse an object for field[%s] as %s", col, kindName(k))}
 	}
 	return expr.Value{}, 0, fmt.Errorf("unexpected character %q", b[i])
+}
+
+// pow10 holds the powers of ten that float64 represents exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// scanFastNumber converts the common numbers at b[i] in one pass, without
+// strconv: integers of up to 18 digits to LONG, and decimals of up to 15
+// digits without exponent to DOUBLE or FLOAT. A decimal's digits and its
+// power of ten are then exact doubles and one division rounds correctly, so
+// the result equals strconv.ParseFloat's. The value goes to *dst and the
+// end of the number is returned; for anything else, including a number the
+// input read so far may cut, it returns -1 and leaves the number to
+// parseValue.
+func scanFastNumber(dst *expr.Value, b []byte, i int, k Kind) int {
+	if k != KindLong && k != KindDouble && k != KindFloat {
+		return -1
+	}
+	j := i
+	neg := b[j] == '-'
+	if neg {
+		j++
+	}
+	var m uint64
+	digits, frac := 0, -1 // frac: digits after the point, -1 without one
+	for ; j < len(b); j++ {
+		c := b[j]
+		switch {
+		case c >= '0' && c <= '9':
+			m = m*10 + uint64(c-'0')
+			digits++
+			if frac >= 0 {
+				frac++
+			}
+			continue
+		case c == '.' && frac < 0 && k != KindLong:
+			frac = 0
+			continue
+		}
+		break
+	}
+	if j == len(b) || digits == 0 || frac == 0 {
+		return -1
+	}
+	if c := b[j]; c == '.' || c == 'e' || c == 'E' {
+		return -1
+	}
+	if k == KindLong {
+		if digits > 18 {
+			return -1
+		}
+		n := int64(m)
+		if neg {
+			n = -n
+		}
+		*dst = expr.Long(n)
+		return j
+	}
+	if digits > 15 {
+		return -1
+	}
+	f := float64(m)
+	if frac > 0 {
+		f /= pow10[frac]
+	}
+	if neg {
+		f = -f
+	}
+	if k == KindFloat {
+		f = float64(float32(f))
+	}
+	*dst = expr.Double(f)
+	return j
 }
 
 func parseList(b []byte, i int, col string, k Kind) (expr.Value, int, error) {

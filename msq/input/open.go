@@ -21,6 +21,7 @@ type FileReader struct {
 	count  *countingReader
 	closer func()
 	sys    []sysCol
+	origin int64 // file offset the reader started at (OpenRange)
 }
 
 type sysCol struct {
@@ -46,20 +47,7 @@ func Open(ctx context.Context, sp Split, f Format, cols []Column, systemFields [
 		return nil, err
 	}
 	fr.closer = closer
-	// System field columns are read from the split, not the data; the format
-	// sees them as absent columns.
-	for i, c := range cols {
-		for _, s := range systemFields {
-			if c.Name != s {
-				continue
-			}
-			v := sp.URI
-			if s == SystemFilePath {
-				v = sp.Path
-			}
-			fr.sys = append(fr.sys, sysCol{idx: i, v: expr.String(v)})
-		}
-	}
+	fr.setSystemFields(cols, systemFields)
 	r, err := f.NewReader(dec, cols, sp.URI)
 	if err != nil {
 		fr.Close()
@@ -67,6 +55,23 @@ func Open(ctx context.Context, sp Split, f Format, cols []Column, systemFields [
 	}
 	fr.Reader = r
 	return fr, nil
+}
+
+// setSystemFields notes the columns named like system fields: they are read
+// from the split, not the data (the format sees them as absent columns).
+func (fr *FileReader) setSystemFields(cols []Column, systemFields []string) {
+	for i, c := range cols {
+		for _, s := range systemFields {
+			if c.Name != s {
+				continue
+			}
+			v := fr.split.URI
+			if s == SystemFilePath {
+				v = fr.split.Path
+			}
+			fr.sys = append(fr.sys, sysCol{idx: i, v: expr.String(v)})
+		}
+	}
 }
 
 // Next reads the next row (see Reader).
@@ -116,24 +121,11 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // decompress picks a decompressor by file extension, or else by the magic
 // bytes of gzip and zstd streams.
 func decompress(r io.Reader, name string) (io.Reader, func(), error) {
-	lower := strings.ToLower(name)
 	br := bufio.NewReaderSize(r, 64<<10)
-	kind := ""
-	switch {
-	case strings.HasSuffix(lower, ".gz"):
-		kind = "gz"
-	case strings.HasSuffix(lower, ".bz2"):
-		kind = "bz2"
-	case strings.HasSuffix(lower, ".zst"):
-		kind = "zst"
-	default:
+	kind := compressionByName(name)
+	if kind == "" {
 		magic, _ := br.Peek(4)
-		switch {
-		case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
-			kind = "gz"
-		case len(magic) == 4 && magic[0] == 0x28 && magic[1] == 0xb5 && magic[2] == 0x2f && magic[3] == 0xfd:
-			kind = "zst"
-		}
+		kind = compressionByMagic(magic)
 	}
 	switch kind {
 	case "gz":
@@ -152,4 +144,31 @@ func decompress(r io.Reader, name string) (io.Reader, func(), error) {
 		return zr, zr.Close, nil
 	}
 	return br, nil, nil
+}
+
+// compressionByName tells the compression of a file by its extension ("gz",
+// "bz2", "zst"; "" for none).
+func compressionByName(name string) string {
+	lower := strings.ToLower(name)
+	switch {
+	case strings.HasSuffix(lower, ".gz"):
+		return "gz"
+	case strings.HasSuffix(lower, ".bz2"):
+		return "bz2"
+	case strings.HasSuffix(lower, ".zst"):
+		return "zst"
+	}
+	return ""
+}
+
+// compressionByMagic tells the compression of a stream by its first bytes
+// (gzip and zstd have magic numbers).
+func compressionByMagic(b []byte) string {
+	switch {
+	case len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b:
+		return "gz"
+	case len(b) >= 4 && b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd:
+		return "zst"
+	}
+	return ""
 }

@@ -21,12 +21,15 @@ import (
 	"strings"
 )
 
-// Split is one unit of input: a file. A file is never divided between workers.
+// Split is one unit of input: a file. A file is never divided between
+// workers; a worker may read parts of a large local file in parallel (Ranges).
 type Split struct {
 	URI  string // what the file is called in messages and in __file_uri
 	Path string // __file_path: the local path or URL path
 	Size int64  // bytes, -1 when unknown
 	open func(ctx context.Context) (io.ReadCloser, error)
+	// openAt opens the file at a byte offset; nil when it cannot seek.
+	openAt func(ctx context.Context, off int64) (io.ReadCloser, error)
 }
 
 // Source is an input source: it lists its files.
@@ -236,7 +239,8 @@ func (s *LocalSource) Splits(ctx context.Context) ([]Split, error) {
 			abs = a
 		}
 		out = append(out, Split{URI: "file:" + filepath.ToSlash(abs), Path: p, Size: size,
-			open: func(context.Context) (io.ReadCloser, error) { return os.Open(p) }})
+			open:   func(context.Context) (io.ReadCloser, error) { return os.Open(p) },
+			openAt: func(_ context.Context, off int64) (io.ReadCloser, error) { return openLocalAt(p, off) }})
 	}
 	for _, f := range s.Files {
 		st, err := os.Stat(f)
@@ -288,6 +292,18 @@ func (s *LocalSource) Splits(ctx context.Context) ([]Split, error) {
 		}
 	}
 	return out, nil
+}
+
+func openLocalAt(p string, off int64) (*os.File, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // HTTPSource fetches files over HTTP(S), one per URI.

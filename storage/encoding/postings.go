@@ -79,7 +79,7 @@ func DecodePosting(src []byte, numRows int) (bm *roaring.Bitmap, err error) {
 		return nil, r.Err()
 	}
 	count := h >> 1
-	if count > uint64(numRows) || numRows > math.MaxUint32+1 {
+	if count > uint64(numRows) || uint64(numRows) > math.MaxUint32+1 {
 		return nil, corrupt("posting count out of range")
 	}
 	limit := uint64(numRows)
