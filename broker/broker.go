@@ -27,7 +27,8 @@ type Config struct {
 	Name string
 	// Historicals are the base URLs of the historicals to poll.
 	Historicals []string
-	// PollPeriod is the time between announcement polls (default 1 s).
+	// PollPeriod is the time between announcement polls (default 250 ms; an
+	// unchanged announcement costs a short "unchanged" answer).
 	PollPeriod time.Duration
 	// DefaultTimeout applies when the query context has no timeout
 	// (default 300 s); MaxTimeout, when positive, rejects larger ones.
@@ -73,7 +74,7 @@ func New(cfg Config) (*Broker, error) {
 		return nil, fmt.Errorf("broker: no server name")
 	}
 	if cfg.PollPeriod <= 0 {
-		cfg.PollPeriod = time.Second
+		cfg.PollPeriod = 250 * time.Millisecond
 	}
 	if cfg.DefaultTimeout <= 0 {
 		cfg.DefaultTimeout = 300 * time.Second

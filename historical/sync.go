@@ -58,11 +58,19 @@ func (n *Node) syncOnce() {
 func (n *Node) fetchListing() (map[string]*segment.DataSegment, error) {
 	var errs []error
 	for _, base := range n.cfg.Coordinators {
-		body, err := n.get(strings.TrimRight(base, "/") + listingPath)
+		etag := ""
+		if n.want != nil {
+			etag = n.listETag
+		}
+		body, newTag, err := n.get(strings.TrimRight(base, "/")+listingPath, etag)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		if body == nil { // 304: nothing applied since the last listing
+			return n.want, nil
+		}
+		n.listETag = newTag
 		sum := sha256.Sum256(body)
 		if sum == n.lastList && n.want != nil {
 			return n.want, nil
@@ -80,24 +88,35 @@ func (n *Node) fetchListing() (map[string]*segment.DataSegment, error) {
 	return nil, errors.Join(errs...)
 }
 
-func (n *Node) get(url string) ([]byte, error) {
+// get fetches url; with etag set, an unchanged resource answers 304 and get
+// returns a nil body. It returns the response's ETag.
+func (n *Node) get(url, etag string) ([]byte, string, error) {
 	req, err := http.NewRequestWithContext(n.ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	if etag != "" {
+		req.Header.Set("If-None-Match", etag)
 	}
 	resp, err := n.cfg.Client.Do(req) // follows the followers' 307 to the leader
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	if etag != "" && resp.StatusCode == http.StatusNotModified {
+		return nil, etag, nil
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s: %.200s", url, resp.Status, body)
+		return nil, "", fmt.Errorf("GET %s: %s: %.200s", url, resp.Status, body)
 	}
-	return body, nil
+	if body == nil {
+		body = []byte{}
+	}
+	return body, resp.Header.Get("ETag"), nil
 }
 
 // parseListing keeps the segments that are not overshadowed.

@@ -27,7 +27,7 @@ const (
 // Data-plane properties and their defaults:
 //
 //	svc.historical.coordinatorUrls          coordinator URLs to poll (default: the quickstart coordinator)
-//	svc.historical.pollPeriod               time between polls (default 1s)
+//	svc.historical.pollPeriod               time between polls (default 250ms)
 //	svc.segmentCache.locations              cache dirs: `[{"path":"/x","maxSize":"300g"}]` or `/x,/y`
 //	                                        (default <svc.data.dir>/segment-cache)
 //	svc.server.maxSize                      bytes per cache location without its own maxSize (default 300g)
@@ -35,7 +35,7 @@ const (
 //	svc.segmentCache.numLoadingThreads      concurrent segment downloads (default 4)
 //	svc.server.tier, svc.server.priority    tier (default _default_tier) and priority (default 0)
 //	svc.broker.historicalUrls               historical URLs to poll (default the quickstart historical)
-//	svc.broker.pollPeriod                   time between polls (default 1s)
+//	svc.broker.pollPeriod                   time between polls (default 250ms)
 //	svc.server.http.defaultQueryTimeout     ms, default 300000
 //	svc.server.http.maxQueryTimeout         ms, 0 (default) = no limit
 //	svc.query.scheduler.numThreads          concurrent queries, more get 429 (default 0 = unbounded)
@@ -124,7 +124,7 @@ func HistoricalConfig(p *props.Properties, name string, logger hclog.Logger) (hi
 	cfg := historical.Config{
 		Name:         name,
 		Coordinators: props.ParseList(p.String("svc.historical.coordinatorUrls")),
-		PollPeriod:   dur("svc.historical.pollPeriod", time.Second),
+		PollPeriod:   dur("svc.historical.pollPeriod", 250*time.Millisecond),
 		DropDelay:    time.Duration(num("svc.segmentCache.dropSegmentDelayMillis", 30000)) * time.Millisecond,
 		LoadThreads:  int(num("svc.segmentCache.numLoadingThreads", 4)),
 		Tier:         p.String("svc.server.tier"),
@@ -177,7 +177,7 @@ func BrokerConfig(p *props.Properties, name string, logger hclog.Logger) (broker
 		errs = append(errs, err)
 		return n
 	}
-	poll, err := p.Duration("svc.broker.pollPeriod", time.Second)
+	poll, err := p.Duration("svc.broker.pollPeriod", 250*time.Millisecond)
 	errs = append(errs, err)
 	cfg := broker.Config{
 		Name:           name,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,7 +57,17 @@ func (s *Server) metadataSegments(w http.ResponseWriter, r *http.Request) {
 	}
 	var segs []*segment.DataSegment
 	var over map[*segment.DataSegment]bool
+	// The ETag is the applied log index: every node that has applied the same
+	// index holds the same segments, so a poller (each historical, several
+	// times a second) gets a 304 instead of the whole listing while nothing
+	// changed.
+	var etag string
+	notModified := false
 	s.node.FSM().Read(func(st *fsm.State) {
+		etag = `"` + strconv.FormatUint(st.Index(), 10) + `"`
+		if notModified = r.Header.Get("If-None-Match") == etag; notModified {
+			return
+		}
 		for _, ds := range st.UsedIndex().DataSources() {
 			if only != nil && !only[ds] {
 				continue
@@ -72,6 +83,11 @@ func (s *Server) metadataSegments(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	})
+	w.Header().Set("ETag", etag)
+	if notModified {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
 	if !withStatus {
 		writeRawJSON(w, http.StatusOK, appendSegments(nil, segs))
 		return

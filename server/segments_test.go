@@ -3,7 +3,9 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"regexp"
@@ -498,8 +500,38 @@ func TestMetadataView(t *testing.T) {
 	}
 	expect(t, "GET", m+"/segments?includeRealtimeSegments", "", "", 400, "")
 
+	// Pollers revalidate with the ETag: 304 while nothing is applied, the
+	// listing again after a change.
+	listing := m + "/segments?includeOvershadowedStatus"
+	etagGet := func(tag string) (int, string, string) {
+		req, _ := http.NewRequest("GET", listing, nil)
+		if tag != "" {
+			req.Header.Set("If-None-Match", tag)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("ETag"), string(b)
+	}
+	code, tag, body := etagGet("")
+	if code != 200 || tag == "" || !strings.HasPrefix(body, "[") {
+		t.Fatalf("listing: %d %q %.40s", code, tag, body)
+	}
+	if code, tag2, body := etagGet(tag); code != 304 || tag2 != tag || body != "" {
+		t.Fatalf("unchanged listing: %d %q %q", code, tag2, body)
+	}
+	if code, _, _ := etagGet(`"1"`); code != 200 {
+		t.Fatalf("stale ETag: %d", code)
+	}
+
 	// Datasources: "other" loses its only used segment.
 	expect(t, "DELETE", ts.URL+cp+"/datasources/other", "", "", 200, `{"numChangedSegments":1}`)
+	if code, tag2, _ := etagGet(tag); code != 200 || tag2 == tag {
+		t.Fatalf("listing after a change: %d %q (was %q)", code, tag2, tag)
+	}
 	expect(t, "GET", m+"/datasources", "", "", 200, `["wiki_edits"]`)
 	expect(t, "GET", m+"/datasources?includeUnused", "", "", 200, `["other","wiki_edits"]`)
 	expect(t, "GET", m+"/datasources?includeDisabled&full", "", "", 200, `["other","wiki_edits"]`)

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,7 +61,7 @@ func run(mode string, rows, runs int, bin, kit string, anchor bool) error {
 	if anchor {
 		fmt.Println("running the ClickHouse anchor (clickhouse-anchor.sh) ...")
 		var err error
-		ch, err = runAnchor(kit, rows, runs)
+		ch, err = runAnchor(kit, rows, runs, mode == "query")
 		if err != nil {
 			fmt.Printf("ClickHouse anchor unavailable: %v\n", err)
 		}
@@ -130,7 +131,11 @@ PARTITIONED BY DAY`, data)
 		if ch != nil {
 			if a, ok := ch.queries[q.ID]; ok {
 				chMs = a.medianMs
-				check = compareFirstRow(q.ID, last, a.firstRow)
+				if full, ok := ch.full[q.ID]; ok {
+					check = compareAll(q.ID, last, full)
+				} else {
+					check = compareFirstRow(q.ID, last, a.firstRow)
+				}
 			}
 		}
 		if chMs > 0 {
@@ -167,16 +172,102 @@ type anchorQuery struct {
 type anchorResult struct {
 	loadSeconds float64
 	queries     map[string]anchorQuery
+	full        map[string][]map[string]any // every result row per query, when read
 }
 
-func runAnchor(kit string, rows, runs int) (*anchorResult, error) {
-	cmd := exec.Command("bash", filepath.Join(kit, "clickhouse-anchor.sh"), "--rows", strconv.Itoa(rows), "--runs", strconv.Itoa(runs))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+// newDir returns the folder matching pattern that was not in before.
+func newDir(before []string, pattern string) string {
+	after, _ := filepath.Glob(pattern)
+	for _, d := range after {
+		if !slices.Contains(before, d) {
+			return d
+		}
+	}
+	return ""
+}
+
+// clickhouseResults restarts ClickHouse on the folder the anchor kept and
+// reads every result row of each query, so the results can be compared
+// whole, not just their first rows.
+func clickhouseResults(kit, dir string) (map[string][]map[string]any, error) {
+	conf := filepath.Join(dir, "config.xml")
+	raw, err := os.ReadFile(conf)
 	if err != nil {
 		return nil, err
 	}
+	port := between(string(raw), "<http_port>", "</http_port>")
+	srv := exec.Command("clickhouse-server", "--config-file="+conf)
+	if err := srv.Start(); err != nil {
+		return nil, err
+	}
+	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
+	url := "http://127.0.0.1:" + port + "/"
+	for i := 0; i < 150; i++ {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	qs, err := loadQueries(kit)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]map[string]any{}
+	for _, q := range qs {
+		resp, err := http.Post(url, "text/plain", strings.NewReader(q.ClickHouse+" FORMAT JSONEachRow"))
+		if err != nil {
+			return nil, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			return nil, fmt.Errorf("%s: HTTP %d %s %v", q.ID, resp.StatusCode, body, err)
+		}
+		var rows []map[string]any
+		dec := json.NewDecoder(bytes.NewReader(body))
+		for dec.More() {
+			var r map[string]any
+			if err := dec.Decode(&r); err != nil {
+				return nil, fmt.Errorf("%s: %v", q.ID, err)
+			}
+			rows = append(rows, r)
+		}
+		out[q.ID] = rows
+	}
+	return out, nil
+}
+
+func between(s, open, close string) string {
+	_, rest, _ := strings.Cut(s, open)
+	v, _, _ := strings.Cut(rest, close)
+	return strings.TrimSpace(v)
+}
+
+func runAnchor(kit string, rows, runs int, withResults bool) (*anchorResult, error) {
+	before, _ := filepath.Glob("/tmp/ch-anchor.*")
+	args := []string{filepath.Join(kit, "clickhouse-anchor.sh"), "--rows", strconv.Itoa(rows), "--runs", strconv.Itoa(runs)}
+	if withResults {
+		args = append(args, "--keep") // its folder, to read the full results from afterwards
+	}
+	cmd := exec.Command("bash", args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
 	res := &anchorResult{queries: map[string]anchorQuery{}}
+	if withResults {
+		if dir := newDir(before, "/tmp/ch-anchor.*"); dir != "" {
+			defer os.RemoveAll(dir)
+			if err == nil {
+				if res.full, err = clickhouseResults(kit, dir); err != nil {
+					fmt.Printf("ClickHouse full results unavailable (first rows only): %v\n", err)
+					err = nil
+				}
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		f := strings.SplitN(sc.Text(), "\t", 4)
@@ -255,8 +346,9 @@ func ingest(sql string) error {
 }
 
 type benchQuery struct {
-	ID     string          `json:"id"`
-	Native json.RawMessage `json:"native"`
+	ID         string          `json:"id"`
+	Native     json.RawMessage `json:"native"`
+	ClickHouse string          `json:"clickhouse"`
 }
 
 func loadQueries(kit string) ([]benchQuery, error) {
@@ -281,31 +373,60 @@ func query(q json.RawMessage) ([]byte, error) {
 	return b, err
 }
 
-// compareFirstRow checks our first result row against ClickHouse's on the keys
-// both have (ClickHouse prints 64-bit integers as strings). Q8 is approximate.
-func compareFirstRow(id string, ours []byte, theirs string) string {
+// resultRows flattens a native result into its rows: timeseries results,
+// topN entries, groupBy events.
+func resultRows(ours []byte) ([]map[string]any, error) {
 	var res []map[string]any
-	if err := json.Unmarshal(ours, &res); err != nil || len(res) == 0 {
-		return "MISMATCH: empty or unparsable result"
+	if err := json.Unmarshal(ours, &res); err != nil {
+		return nil, err
 	}
-	row := map[string]any{}
-	switch {
-	case res[0]["event"] != nil:
-		row, _ = res[0]["event"].(map[string]any)
-	case res[0]["result"] != nil:
-		switch r := res[0]["result"].(type) {
+	var rows []map[string]any
+	for _, r := range res {
+		switch v := r["result"].(type) {
 		case map[string]any:
-			row = r
+			rows = append(rows, v)
 		case []any:
-			if len(r) > 0 {
-				row, _ = r[0].(map[string]any)
+			for _, e := range v {
+				if m, ok := e.(map[string]any); ok {
+					rows = append(rows, m)
+				}
+			}
+		default:
+			if ev, ok := r["event"].(map[string]any); ok {
+				rows = append(rows, ev)
 			}
 		}
 	}
-	var ch map[string]any
-	if err := json.Unmarshal([]byte(theirs), &ch); err != nil {
-		return "anchor row unparsable"
+	return rows, nil
+}
+
+// compareAll checks every result row against ClickHouse's, in order, on the
+// columns both have: the same row count and the same values (Q8 within 2%).
+func compareAll(id string, ours []byte, theirs []map[string]any) string {
+	rows, err := resultRows(ours)
+	if err != nil {
+		return "MISMATCH: unparsable result"
 	}
+	if len(rows) != len(theirs) {
+		return fmt.Sprintf("MISMATCH: %d rows vs %d", len(rows), len(theirs))
+	}
+	cols := 0
+	for i := range rows {
+		n, msg := compareRow(id, rows[i], theirs[i])
+		if msg != "" {
+			return fmt.Sprintf("MISMATCH row %d: %s", i, msg)
+		}
+		cols = max(cols, n)
+	}
+	if cols == 0 {
+		return "no common columns"
+	}
+	return fmt.Sprintf("agrees (all %d rows, %d columns)", len(rows), cols)
+}
+
+// compareRow compares the columns both rows have (ClickHouse prints 64-bit
+// integers as strings); it returns how many it compared, or what differs.
+func compareRow(id string, row, ch map[string]any) (int, string) {
 	checked := 0
 	for k, cv := range ch {
 		ov, ok := row[k]
@@ -322,11 +443,30 @@ func compareFirstRow(id string, ours []byte, theirs string) string {
 				tol = 0.02
 			}
 			if math.Abs(cf-of) > tol*math.Abs(cf)+1e-9 {
-				return fmt.Sprintf("MISMATCH %s: %v vs %v", k, ov, cv)
+				return checked, fmt.Sprintf("%s: %v vs %v", k, ov, cv)
 			}
 		case fmt.Sprint(cv) != fmt.Sprint(ov):
-			return fmt.Sprintf("MISMATCH %s: %v vs %v", k, ov, cv)
+			return checked, fmt.Sprintf("%s: %v vs %v", k, ov, cv)
 		}
+	}
+	return checked, ""
+}
+
+// compareFirstRow checks our first result row against ClickHouse's on the keys
+// both have (ClickHouse prints 64-bit integers as strings). Q8 is approximate.
+func compareFirstRow(id string, ours []byte, theirs string) string {
+	rows, err := resultRows(ours)
+	if err != nil || len(rows) == 0 {
+		return "MISMATCH: empty or unparsable result"
+	}
+	row := rows[0]
+	var ch map[string]any
+	if err := json.Unmarshal([]byte(theirs), &ch); err != nil {
+		return "anchor row unparsable"
+	}
+	checked, msg := compareRow(id, row, ch)
+	if msg != "" {
+		return "MISMATCH " + msg
 	}
 	if checked == 0 {
 		return "no common columns"
