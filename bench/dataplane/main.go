@@ -257,6 +257,9 @@ func runAnchor(kit string, rows, runs int, withResults bool) (*anchorResult, err
 	if withResults {
 		if dir := newDir(before, "/tmp/ch-anchor.*"); dir != "" {
 			defer os.RemoveAll(dir)
+			// The anchor's 2.5 GB copy of the data is not needed, and its
+			// write-back would slow our ingestion down: drop it now.
+			os.Remove(filepath.Join(dir, "data.json"))
 			if err == nil {
 				if res.full, err = clickhouseResults(kit, dir); err != nil {
 					fmt.Printf("ClickHouse full results unavailable (first rows only): %v\n", err)
