@@ -415,14 +415,7 @@ func (x *executor) readSplit(ctx context.Context, st *stage, sp *split, wc *work
 			return emit(row)
 		})
 		wc.mu.Lock()
-		s := in.byPart[sp.pidx]
-		if s == nil {
-			s = &chanStats{}
-			in.byPart[sp.pidx] = s
-		}
-		s.rows += rows
-		s.bytes += sp.part.bytes
-		s.frames += sp.part.nframes
+		in.addPart(sp, rows)
 		wc.mu.Unlock()
 		if err != nil {
 			return err

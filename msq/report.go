@@ -194,6 +194,19 @@ type inputCounter struct {
 	byPart                                 map[int]*chanStats
 }
 
+// addPart counts rows read from the partition of split sp (with the
+// partition's bytes and frames); the caller holds the worker counters' lock.
+func (in *inputCounter) addPart(sp *split, rows int64) {
+	s := in.byPart[sp.pidx]
+	if s == nil {
+		s = &chanStats{}
+		in.byPart[sp.pidx] = s
+	}
+	s.rows += rows
+	s.bytes += sp.part.bytes
+	s.frames += sp.part.nframes
+}
+
 type segGenCounter struct {
 	rowsProcessed, rowsPersisted, rowsMerged, rowsPushed int64
 }

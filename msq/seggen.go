@@ -575,14 +575,7 @@ func (x *executor) readPartitionDirect(ctx context.Context, st *stage, sp *split
 		return nil
 	})
 	wc.mu.Lock()
-	s := in.byPart[sp.pidx]
-	if s == nil {
-		s = &chanStats{}
-		in.byPart[sp.pidx] = s
-	}
-	s.rows += rows
-	s.bytes += sp.part.bytes
-	s.frames += sp.part.nframes
+	in.addPart(sp, rows)
 	wc.mu.Unlock()
 	return err
 }
