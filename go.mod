@@ -45,3 +45,7 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	gopkg.in/ini.v1 v1.67.3 // indirect
 )
+
+// hashicorp/raft v1.7.3 with one patch: a leader overlaps its own log write with
+// replication to followers (third_party/raft/PATCHED.md).
+replace github.com/hashicorp/raft => ./third_party/raft

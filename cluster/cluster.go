@@ -79,6 +79,9 @@ type Config struct {
 	SnapshotRetain     int
 	NoSync             bool // skip fsync of the log (benchmarks only)
 
+	// wrapLog, set by tests only, wraps the bbolt log store (fault injection).
+	wrapLog func(raft.LogStore) raft.LogStore
+
 	Logger hclog.Logger
 }
 
@@ -209,14 +212,18 @@ func Start(cfg Config) (*Node, error) {
 	} else {
 		cfg.Logger.Info("rejoining with existing state", "dir", raftDir)
 	}
+	var logStore raft.LogStore = store
+	if cfg.wrapLog != nil {
+		logStore = cfg.wrapLog(store)
+	}
 	// Recent entries are served to replication from memory instead of bbolt reads.
-	cached, err := raft.NewLogCache(4096, store)
+	cached, err := raft.NewLogCache(4096, logStore)
 	if err != nil {
 		trans.Close()
 		store.Close()
 		return nil, err
 	}
-	r, err := raft.NewRaft(rc, n.fsm, cached, store, snaps, trans)
+	r, err := raft.NewRaft(rc, n.fsm, newStagingStore(cached), store, snaps, trans)
 	if err != nil {
 		trans.Close()
 		store.Close()
