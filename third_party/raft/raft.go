@@ -8,6 +8,7 @@ import (
 	"container/list"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -1274,6 +1275,9 @@ func (r *Raft) dispatchLogs(applyLogs []*logFuture) {
 		for _, f := range r.leaderState.replState {
 			asyncNotifyCh(f.triggerCh)
 		}
+		// Let the woken replicators send before this goroutine blocks in
+		// the write, rather than waiting for another thread to steal them.
+		runtime.Gosched()
 	}
 
 	// Write the log entry locally
