@@ -244,11 +244,7 @@ func TestThreeNodeCluster(t *testing.T) {
 
 	// Snapshot and trim the log on every node, then restart all three.
 	for i := 0; i < 8; i++ {
-		nl = c.leader()
-		code, _, body := do(t, "POST", c.url(nl)+"/svc/coordinator/v1/config", "application/json", fmt.Sprintf(`{"mergeSegmentsLimit":%d}`, 100+i), nil)
-		if code != 200 {
-			t.Fatalf("write %d: %d %s", i, code, body)
-		}
+		c.writeUntilOK("/svc/coordinator/v1/config", fmt.Sprintf(`{"mergeSegmentsLimit":%d}`, 100+i))
 	}
 	c.waitConverged()
 	for _, p := range c.procs {
@@ -284,6 +280,24 @@ func TestThreeNodeCluster(t *testing.T) {
 	code, _, body = do(t, "GET", c.url(nl)+"/svc/indexer/v1/worker/history", "", "", nil)
 	if code != 200 || !strings.Contains(body, `"author":"bob"`) {
 		t.Fatalf("worker history: %d %s", code, body)
+	}
+}
+
+// writeUntilOK posts body to the current leader until a 200: under heavy load an
+// election can move leadership between finding the leader and writing to it
+// (answered 307 or 503, nothing applied).
+func (c *testCluster) writeUntilOK(path, body string) {
+	c.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		code, _, resp := do(c.t, "POST", c.url(c.leader())+path, "application/json", body, nil)
+		if code == http.StatusOK {
+			return
+		}
+		if (code != http.StatusTemporaryRedirect && code != http.StatusServiceUnavailable) || time.Now().After(deadline) {
+			c.t.Fatalf("write %s %s: %d %s", path, body, code, resp)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
