@@ -1,7 +1,8 @@
 // Command control benchmarks Strata's control plane on a 3-node loopback cluster
 // of real processes with fsync on: config-write latency and throughput with 1 and
 // 64 clients, and leader failover time (kill -9 of the leader to the first
-// acknowledged write on the new leader). When an etcd binary is installed, the
+// acknowledged write on the new leader), then that no acknowledged write is lost
+// across kill -9 of the leader under load. When an etcd binary is installed, the
 // same write loads run against a 3-member etcd cluster in the same run, as the
 // anchor.
 //
@@ -16,6 +17,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -413,6 +415,9 @@ func run(bin string, dur time.Duration, trials, clients int, etcdBin string) err
 	sort.Slice(fo, func(i, j int) bool { return fo[i] < fo[j] })
 	fmt.Printf("%-34s median %.0f ms  max %.0f ms  (%d trials; kill -9 of the leader to first acknowledged write)\n",
 		"strata leader failover", ms(fo[len(fo)/2]), ms(fo[len(fo)-1]), len(fo))
+	if err := c.durability(8, 2); err != nil {
+		return err
+	}
 
 	if etcdBin == "off" {
 		return nil
@@ -567,6 +572,126 @@ func firstWrite(c *cluster, t0 time.Time) (time.Duration, error) {
 		time.Sleep(2 * time.Millisecond)
 	}
 	return 0, fmt.Errorf("no write acknowledged within 30 s")
+}
+
+// durability kills the leader (kill -9) `kills` times while `writers` clients
+// keep changing the worker config, each change with a unique audit comment.
+// Afterwards every acknowledged change must be in the audit history: a write
+// acknowledged before the crash must not be lost with the leader. (Writes that
+// failed or timed out may or may not have been applied; they are not counted.)
+func (c *cluster) durability(writers, kills int) error {
+	var (
+		stop   atomic.Bool
+		mu     sync.Mutex
+		acked  []string
+		wg     sync.WaitGroup
+		leader atomic.Value // HTTP address of the last known leader
+	)
+	// The writers and the leader follower only read these addresses: c.nodes'
+	// processes are killed and restarted by this goroutine meanwhile.
+	var addrs []string
+	for _, n := range c.nodes {
+		addrs = append(addrs, n.http)
+	}
+	leader.Store("")
+	body := []byte(`{"selectStrategy":{"type":"equalDistribution"}}`)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; !stop.Load(); i++ {
+				l := leader.Load().(string)
+				if l == "" {
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				id := fmt.Sprintf("w%d-%d", w, i)
+				req, _ := http.NewRequest("POST", "http://"+l+"/svc/indexer/v1/worker", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("X-Svc-Comment", id)
+				resp, err := httpc.Do(req)
+				if err != nil {
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					mu.Lock()
+					acked = append(acked, id)
+					mu.Unlock()
+				}
+			}
+		}(w)
+	}
+	// Follow the leader while the writers run; kill it `kills` times.
+	follow := make(chan struct{})
+	go func() {
+		for !stop.Load() {
+			for _, a := range addrs {
+				if resp, err := httpc.Get("http://" + a + "/svc/coordinator/v1/isLeader"); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode == 200 {
+						leader.Store(a)
+					}
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		close(follow)
+	}()
+	var err error
+	for k := 0; k < kills && err == nil; k++ {
+		time.Sleep(time.Second)
+		var l *node
+		if l, err = c.waitLeader(15 * time.Second); err == nil {
+			c.kill(l)
+			time.Sleep(time.Second)
+			err = c.start(l)
+		}
+	}
+	time.Sleep(time.Second)
+	stop.Store(true)
+	wg.Wait()
+	<-follow
+	if err != nil {
+		return err
+	}
+
+	l, err := c.waitLeader(15 * time.Second)
+	if err != nil {
+		return err
+	}
+	resp, err := httpc.Get("http://" + l.http + "/svc/indexer/v1/worker/history?count=10000000")
+	if err != nil {
+		return err
+	}
+	var hist []struct {
+		AuditInfo struct {
+			Comment string `json:"comment"`
+		} `json:"auditInfo"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&hist)
+	resp.Body.Close()
+	if err != nil {
+		return fmt.Errorf("worker config history: %w", err)
+	}
+	seen := make(map[string]bool, len(hist))
+	for _, h := range hist {
+		seen[h.AuditInfo.Comment] = true
+	}
+	lost := 0
+	for _, id := range acked {
+		if !seen[id] {
+			lost++
+		}
+	}
+	fmt.Printf("%-34s %d of %d acknowledged writes lost  (%d writers, %d kill -9 of the leader; %d changes in the history)\n",
+		"strata durability under failover", lost, len(acked), writers, kills, len(hist))
+	if lost > 0 {
+		return fmt.Errorf("%d acknowledged writes are missing from the audit history", lost)
+	}
+	return nil
 }
 
 // etcdAnchor runs a 3-member etcd cluster on loopback and measures 256-byte puts
