@@ -154,20 +154,22 @@ var httpc = &http.Client{
 // leader returns the node answering isLeader 200, or nil.
 func (c *cluster) leader() *node {
 	for _, n := range c.nodes {
-		if n.cmd == nil {
-			continue
-		}
-		resp, err := httpc.Get("http://" + n.http + "/svc/coordinator/v1/isLeader")
-		if err != nil {
-			continue
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode == 200 {
+		if n.cmd != nil && isLeaderAt(n.http) {
 			return n
 		}
 	}
 	return nil
+}
+
+// isLeaderAt asks the node at addr whether it is the (caught-up) leader.
+func isLeaderAt(addr string) bool {
+	resp, err := httpc.Get("http://" + addr + "/svc/coordinator/v1/isLeader")
+	if err != nil {
+		return false
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == 200
 }
 
 func (c *cluster) waitLeader(timeout time.Duration) (*node, error) {
@@ -628,12 +630,8 @@ func (c *cluster) durability(writers, kills int) error {
 	go func() {
 		for !stop.Load() {
 			for _, a := range addrs {
-				if resp, err := httpc.Get("http://" + a + "/svc/coordinator/v1/isLeader"); err == nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode == 200 {
-						leader.Store(a)
-					}
+				if isLeaderAt(a) {
+					leader.Store(a)
 				}
 			}
 			time.Sleep(10 * time.Millisecond)
