@@ -43,6 +43,7 @@ func main() {
 	clients := flag.Int("clients", 64, "concurrent clients of the parallel phase")
 	flag.BoolVar(&stdClient, "std-client", false, "load with net/http's client instead of one raw keep-alive connection per writer")
 	etcdBin := flag.String("etcd", "", "etcd binary for the anchor (default: etcd on PATH, skipped if absent; \"off\" skips it)")
+	flag.Var(&serverProps, "set", "an extra svc.* property for every server, as key=value (repeatable), e.g. svc.raft.noSync=true to measure the path without disk")
 	flag.StringVar(&profileDir, "profile", "", "save CPU profiles and execution traces of the leader and a follower during each load phase to this directory")
 	flag.Parse()
 	killOnInterrupt()
@@ -51,6 +52,14 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// serverProps are extra --set key=value arguments for every server.
+type propList []string
+
+func (p *propList) String() string     { return strings.Join(*p, ",") }
+func (p *propList) Set(v string) error { *p = append(*p, v); return nil }
+
+var serverProps propList
 
 // profileDir, when set, enables the servers' pprof endpoint and collects profiles.
 var profileDir string
@@ -78,6 +87,9 @@ func freePort() string {
 func (c *cluster) start(n *node) error {
 	n.cmd = exec.Command(c.bin, "server", "--id", n.id, "--roles", "coordinator,overlord", "--http", n.http,
 		"--raft", n.raft, "--data", n.data, "--peers", c.peers, "--set", "svc.log.level=warn")
+	for _, kv := range serverProps {
+		n.cmd.Args = append(n.cmd.Args, "--set", kv)
+	}
 	if profileDir != "" {
 		n.cmd.Args = append(n.cmd.Args, "--set", "svc.debug.pprof=true")
 	}
@@ -414,11 +426,13 @@ func run(bin string, dur time.Duration, trials, clients int, etcdBin string) err
 		}
 		time.Sleep(500 * time.Millisecond) // let the restarted node rejoin before the next kill
 	}
-	sort.Slice(fo, func(i, j int) bool { return fo[i] < fo[j] })
-	fmt.Printf("%-34s median %.0f ms  max %.0f ms  (%d trials; kill -9 of the leader to first acknowledged write)\n",
-		"strata leader failover", ms(fo[len(fo)/2]), ms(fo[len(fo)-1]), len(fo))
-	if err := c.durability(8, 2); err != nil {
-		return err
+	if trials > 0 { // --trials 0 measures the write phases only
+		sort.Slice(fo, func(i, j int) bool { return fo[i] < fo[j] })
+		fmt.Printf("%-34s median %.0f ms  max %.0f ms  (%d trials; kill -9 of the leader to first acknowledged write)\n",
+			"strata leader failover", ms(fo[len(fo)/2]), ms(fo[len(fo)-1]), len(fo))
+		if err := c.durability(8, 2); err != nil {
+			return err
+		}
 	}
 
 	if etcdBin == "off" {
