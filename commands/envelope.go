@@ -140,10 +140,32 @@ func Encode(cmd Command, timeMs int64, audit Audit) ([]byte, error) {
 // envelope with a nil command: the error is ErrUnknownCommand unless the envelope
 // is marked ignorable, in which case the error is nil and the caller skips it.
 func Decode(b []byte) (Envelope, Command, error) {
+	if env, ok := decodeEnvelopeFast(b); ok {
+		// A known command's payload was checked by its decoding; a skipped one's
+		// must still be one JSON value, as encoding/json would insist.
+		env, cmd, err := decodeCommand(env)
+		if err == nil && (cmd != nil || json.Valid(env.Payload)) {
+			return env, cmd, nil
+		}
+		// A payload that does not decode may still be part of an envelope that
+		// encoding/json reads differently (say, with a key after the payload):
+		// let the general path decide, so that both paths agree.
+	}
+	return decodeJSON(b)
+}
+
+// decodeJSON is Decode through encoding/json, for any envelope not in Encode's
+// exact form.
+func decodeJSON(b []byte) (Envelope, Command, error) {
 	var env Envelope
 	if err := json.Unmarshal(b, &env); err != nil {
 		return env, nil, fmt.Errorf("decode envelope: %w", err)
 	}
+	return decodeCommand(env)
+}
+
+// decodeCommand checks the envelope version and decodes its payload.
+func decodeCommand(env Envelope) (Envelope, Command, error) {
 	if env.Version < 1 || env.Version > EnvelopeVersion {
 		return env, nil, fmt.Errorf("decode envelope: unsupported version %d (this binary reads up to %d)", env.Version, EnvelopeVersion)
 	}
