@@ -14,15 +14,12 @@ type testCase struct {
 	run  func(name string)
 }
 
-// Features Strata does not implement; entries needing them are skipped with this reason.
-var quantilesSkip = skipRule{"quantilesDoublesSketch", "needs the quantilesDoublesSketch aggregator (DataSketches quantiles), not implemented"}
-
 func wikiFiles() []string {
 	return []string{filepath.Join(dir, "data/tiny_wiki_1.json"), filepath.Join(dir, "data/wikipedia_2.json"), filepath.Join(dir, "data/tiny_wiki_3.json")}
 }
 
 // p1SQL is Druid's P1 REPLACE (specs/wikipedia_index_msq.json) pointed at the
-// WIKI10 files, without the quantiles sketch column.
+// WIKI10 files.
 func p1SQL(ds string, files []string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "specs/wikipedia_index_msq.json"))
 	if err != nil {
@@ -44,7 +41,6 @@ func p1SQL(ds string, files []string) (string, error) {
 		return "", fmt.Errorf("P1 statement changed shape: cannot find its file list")
 	}
 	sql = strings.Replace(sql, old, strings.Join(quoted, ","), 1)
-	sql = strings.Replace(sql, "  DS_QUANTILES_SKETCH(\"delta\") AS \"quantilesDoublesSketch\",\n", "", 1)
 	return sql, nil
 }
 
@@ -76,7 +72,7 @@ func cases() []testCase {
 	return []testCase{
 		{"N1 wikipedia_index_queries (P1)", func(n string) {
 			if ingest(n, []string{p1("wiki_p1")}, rows3, "wiki_p1") {
-				runQueries(n, "wikipedia_index_queries.json", map[string]string{"%%DATASOURCE%%": "wiki_p1"}, []skipRule{quantilesSkip})
+				runQueries(n, "wikipedia_index_queries.json", map[string]string{"%%DATASOURCE%%": "wiki_p1"}, nil)
 			}
 		}},
 		{"N12 segment_metadata_query (P1)", func(n string) {
@@ -95,20 +91,20 @@ func cases() []testCase {
 		{"N7 hour query granularity (P2h)", func(n string) {
 			s := strings.Replace(p1("wiki_p2h"), "'PT1S'", "'PT1H'", 1)
 			if ingest(n, []string{s}, nil, "wiki_p2h") {
-				runQueries(n, "wikipedia_index_queries_hour_query_granularity.json", map[string]string{"%%DATASOURCE%%": "wiki_p2h"}, []skipRule{quantilesSkip})
+				runQueries(n, "wikipedia_index_queries_hour_query_granularity.json", map[string]string{"%%DATASOURCE%%": "wiki_p2h"}, nil)
 			}
 		}},
 		{"N8y year query granularity (P2y)", func(n string) {
 			s := strings.Replace(p1("wiki_p2y"), "'PT1S'", "'P1Y'", 1)
 			s = strings.Replace(s, "PARTITIONED BY DAY", "PARTITIONED BY YEAR", 1)
 			if ingest(n, []string{s}, nil, "wiki_p2y") {
-				runQueries(n, "wikipedia_index_queries_year_query_granularity.json", map[string]string{"%%DATASOURCE%%": "wiki_p2y"}, []skipRule{quantilesSkip})
+				runQueries(n, "wikipedia_index_queries_year_query_granularity.json", map[string]string{"%%DATASOURCE%%": "wiki_p2y"}, nil)
 			}
 		}},
 		{"N4 double ingestion, non-perfect rollup (P3)", func(n string) {
 			s := strings.Replace(p1("wiki_p3"), `REPLACE INTO "wiki_p3" OVERWRITE ALL`, `INSERT INTO "wiki_p3"`, 1)
 			if ingest(n, []string{s, s}, nil, "wiki_p3") {
-				runQueries(n, "wikipedia_double_ingestion_non_perfect_rollup_index_queries.json", map[string]string{"%%DATASOURCE%%": "wiki_p3"}, []skipRule{quantilesSkip})
+				runQueries(n, "wikipedia_double_ingestion_non_perfect_rollup_index_queries.json", map[string]string{"%%DATASOURCE%%": "wiki_p3"}, nil)
 			}
 		}},
 		{"N5 double ingestion, perfect rollup (P4)", func(n string) {
@@ -120,7 +116,7 @@ func cases() []testCase {
 				return
 			}
 			if ingest(n, []string{s}, nil, "wiki_p4") {
-				runQueries(n, "wikipedia_double_ingestion_perfect_rollup_index_queries.json", map[string]string{"%%DATASOURCE%%": "wiki_p4"}, []skipRule{quantilesSkip})
+				runQueries(n, "wikipedia_double_ingestion_perfect_rollup_index_queries.json", map[string]string{"%%DATASOURCE%%": "wiki_p4"}, nil)
 			}
 		}},
 		{"N9 transform at ingestion (P5)", func(n string) {

@@ -14,6 +14,7 @@ import (
 	"strata/expr"
 	"strata/sql"
 	"strata/storage/blob"
+	"strata/storage/quantiles"
 )
 
 // aggKind is the family of an aggregate function.
@@ -29,6 +30,7 @@ const (
 	aggAny
 	aggHLL
 	aggTheta
+	aggQuantiles
 )
 
 var aggregateNames = map[string]bool{
@@ -59,6 +61,8 @@ type aggSpec struct {
 	tgt       string
 	size      int
 	maxBytes  int
+	k         int     // DS_QUANTILES_SKETCH, APPROX_QUANTILE_DS
+	fraction  float64 // APPROX_QUANTILE_DS
 }
 
 // pairType is the stored complex type of an earliest/latest value.
@@ -83,6 +87,8 @@ func (a *aggSpec) interType() Type {
 		return Type{Kind: KindComplex, Complex: blob.TypeHLL}
 	case aggTheta:
 		return Type{Kind: KindComplex, Complex: blob.TypeTheta}
+	case aggQuantiles:
+		return Type{Kind: KindComplex, Complex: blob.TypeQuantiles}
 	}
 	return a.outType
 }
@@ -123,6 +129,8 @@ func (a *aggSpec) metric() string {
 		return "HLLSketchMerge"
 	case aggTheta:
 		return "thetaSketch"
+	case aggQuantiles:
+		return "quantilesDoublesSketch"
 	}
 	return ""
 }
@@ -130,7 +138,7 @@ func (a *aggSpec) metric() string {
 // planAggregate builds the aggregator for a call; args are translated in
 // the pre-aggregation scope by tr.
 func planAggregate(tr *translator, call *sql.FuncCall, name string) (*aggSpec, error) {
-	a := &aggSpec{fn: name, sql: sql.Format(call), maxBytes: 1024, lgK: 12, tgt: "HLL_4", size: 16384}
+	a := &aggSpec{fn: name, sql: sql.Format(call), maxBytes: 1024, lgK: 12, tgt: "HLL_4", size: 16384, k: quantiles.DefaultK}
 	var vals []tx
 	var literals []sql.Expr
 	for _, arg := range call.Args {
@@ -312,6 +320,51 @@ func planAggregate(tr *translator, call *sql.FuncCall, name string) (*aggSpec, e
 			a.size = n
 		}
 		vals = vals[:1]
+	case "DS_QUANTILES_SKETCH", "APPROX_QUANTILE_DS":
+		// DS_QUANTILES_SKETCH(expr [, k]); APPROX_QUANTILE_DS(expr, probability [, k])
+		kArg := 1
+		if name == "APPROX_QUANTILE_DS" {
+			if err := need(2, 3); err != nil {
+				return nil, err
+			}
+			f := -1.0
+			if n, ok := literals[1].(*sql.NumberLit); ok {
+				if v, err := strconv.ParseFloat(n.Text, 64); err == nil {
+					f = v
+				}
+			}
+			if f < 0 || f > 1 {
+				return nil, tr.errAt(literals[1], "probability of %s must be a number literal in [0, 1]", name)
+			}
+			a.fraction, a.outType, kArg = f, typeDouble, 2
+		} else {
+			if err := need(1, 2); err != nil {
+				return nil, err
+			}
+			a.sketch, a.outType = true, Type{Kind: KindComplex, Complex: blob.TypeQuantiles}
+		}
+		a.kind, a.inType = aggQuantiles, vals[0].typ
+		if len(vals) > kArg {
+			n, err := intLit(kArg, "k")
+			if err != nil {
+				return nil, err
+			}
+			if n < 2 || n > 32768 || n&(n-1) != 0 {
+				return nil, tr.errAt(call, "k %d of %s must be a power of two in [2, 32768]", n, name)
+			}
+			a.k = n
+		}
+		switch a.inType.Kind {
+		case KindLong, KindFloat, KindDouble:
+		case KindComplex:
+			if a.inType.Complex != blob.TypeQuantiles {
+				return nil, tr.errAt(call, "%s cannot read %s values", name, a.inType.SQL())
+			}
+			a.mergeIn = true
+		default:
+			return nil, tr.errAt(call, "%s takes a numeric argument, not %s", name, a.inType.SQL())
+		}
+		vals = vals[:1]
 	case "AVG":
 		return nil, nil // expanded by the caller into SUM / COUNT
 	default:
@@ -388,6 +441,8 @@ func newAggregator(a *aggSpec) aggregator {
 		return &hllAgg{lgK: a.lgK, tgt: t, sketch: a.sketch}
 	case aggTheta:
 		return &thetaAgg{lgK: uint8(math.Log2(float64(a.size))), sketch: a.sketch}
+	case aggQuantiles:
+		return &quantilesAgg{spec: a}
 	}
 	panic(fmt.Sprintf("msq: no aggregator for kind %d", a.kind)) // planAggregate only builds the kinds above
 }
@@ -918,4 +973,77 @@ func compareValues(a, b expr.Value) int {
 	x, _ := a.AsString()
 	y, _ := b.AsString()
 	return strings.Compare(x, y)
+}
+
+// quantilesAgg is DS_QUANTILES_SKETCH (the sketch) and APPROX_QUANTILE_DS
+// (one quantile of it): a DataSketches quantiles sketch of numbers, or the
+// union of the sketches of a quantilesDoublesSketch column.
+type quantilesAgg struct {
+	spec *aggSpec
+	sk   []*quantiles.Sketch
+}
+
+func (a *quantilesAgg) grow() { a.sk = append(a.sk, nil) }
+
+func (a *quantilesAgg) sketch(g int) (*quantiles.Sketch, error) {
+	if a.sk[g] == nil {
+		sk, err := quantiles.New(a.spec.k)
+		if err != nil {
+			return nil, err
+		}
+		a.sk[g] = sk
+	}
+	return a.sk[g], nil
+}
+
+func (a *quantilesAgg) add(g int, args []expr.Value) error {
+	if a.spec.mergeIn {
+		return a.merge(g, args[0])
+	}
+	x, ok := args[0].AsDouble()
+	if args[0].IsNull() || !ok {
+		return nil
+	}
+	sk, err := a.sketch(g)
+	if err == nil {
+		sk.Update(x)
+	}
+	return err
+}
+
+func (a *quantilesAgg) merge(g int, v expr.Value) error {
+	if v.IsNull() {
+		return nil
+	}
+	s, _ := v.AsString()
+	in, err := blob.DecodeQuantiles([]byte(s))
+	if err != nil {
+		return err
+	}
+	sk, err := a.sketch(g)
+	if err != nil {
+		return err
+	}
+	return sk.Merge(in)
+}
+
+func (a *quantilesAgg) inter(g int) (expr.Value, error) {
+	sk, err := a.sketch(g)
+	if err != nil {
+		return expr.Value{}, err
+	}
+	b, err := sk.MarshalBinary()
+	return expr.String(string(b)), err
+}
+
+func (a *quantilesAgg) final(g int) (expr.Value, error) {
+	if a.spec.sketch {
+		return a.inter(g)
+	}
+	sk, err := a.sketch(g)
+	if err != nil {
+		return expr.Value{}, err
+	}
+	q, err := sk.Quantile(a.spec.fraction) // NaN for an empty sketch, as in Druid
+	return expr.Double(q), err
 }

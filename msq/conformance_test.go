@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -49,7 +48,7 @@ func readFile(t *testing.T, dir, name string) []byte {
 func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // p1Base is Druid's REPLACE statement for P1 (specs/wikipedia_index_msq.json)
-// pointed at the WIKI10 files, without the quantiles sketch (not supported).
+// pointed at the WIKI10 files.
 func p1Base(t *testing.T, dir, ds string) string {
 	t.Helper()
 	var spec struct {
@@ -67,11 +66,7 @@ func p1Base(t *testing.T, dir, ds string) string {
 		}
 		q = strings.ReplaceAll(q, old, filepath.Join(dir, "data", f))
 	}
-	quantiles := regexp.MustCompile(`(?m)^\s*DS_QUANTILES_SKETCH\("delta"\) AS "quantilesDoublesSketch",\n`)
-	if !quantiles.MatchString(q) {
-		t.Fatal("P1 statement has no quantiles line to drop")
-	}
-	return quantiles.ReplaceAllString(q, "")
+	return q
 }
 
 func replaceOnce(t *testing.T, q, old, new string) string {
@@ -156,7 +151,7 @@ func TestConformanceP1(t *testing.T) {
 		if s.ShardSpec.Type != segment.ShardNumbered || s.ShardSpec.CorePartitions != 2 {
 			t.Errorf("segment %s shard %+v", s.ID(), s.ShardSpec)
 		}
-		if !slices.Equal(s.Metrics, []string{"count", "added", "deleted", "delta", "thetaSketch", "HLLSketchBuild"}) {
+		if !slices.Equal(s.Metrics, []string{"count", "added", "deleted", "delta", "thetaSketch", "quantilesDoublesSketch", "HLLSketchBuild"}) {
 			t.Errorf("metrics %v", s.Metrics)
 		}
 	}
@@ -171,6 +166,11 @@ func TestConformanceP1(t *testing.T) {
 		if _, ok := r["added"].(float64); !ok {
 			t.Fatalf("added is %T, want a double metric", r["added"])
 		}
+		// One input row per stored row: the sketch holds that row's delta.
+		d := r["delta"].(float64)
+		if want := fmt.Sprintf("quantiles:n=1,min=%g,max=%g", d, d); r["quantilesDoublesSketch"] != want {
+			t.Fatalf("stored quantiles %v, want %s", r["quantilesDoublesSketch"], want)
+		}
 	}
 	// N1 equivalents in SQL.
 	wantOne(t, env, `SELECT MIN(__time) AS mn, MAX(__time) AS mx FROM wiki`,
@@ -178,6 +178,12 @@ func TestConformanceP1(t *testing.T) {
 	day := `__time >= TIMESTAMP '2013-08-31 00:00:00' AND __time < TIMESTAMP '2013-09-01 00:00:00'`
 	wantOne(t, env, `SELECT APPROX_COUNT_DISTINCT_DS_HLL("HLLSketchBuild") AS hll, APPROX_COUNT_DISTINCT_DS_THETA("thetaSketch") AS theta FROM wiki WHERE `+day,
 		`[{"hll":5,"theta":5}]`)
+	// Five values: the sketches are exact, so merging the stored sketches and
+	// building one from delta agree, and the ends are MIN and MAX.
+	mm := one(t, env, `SELECT MIN(delta) AS q, MAX(delta) AS q1 FROM wiki WHERE `+day)
+	wantOne(t, env, `SELECT APPROX_QUANTILE_DS("quantilesDoublesSketch", 0) AS q, APPROX_QUANTILE_DS(delta, 1) AS q1 FROM wiki WHERE `+day, mm)
+	wantOne(t, env, `SELECT APPROX_QUANTILE_DS("quantilesDoublesSketch", 0.5) = APPROX_QUANTILE_DS(delta, 0.5, 256) AS same FROM wiki WHERE `+day,
+		`[{"same":1}]`)
 	wantOne(t, env, `SELECT page, SUM("count") AS "rows", CAST(SUM(added) AS BIGINT) AS added_count, SUM(added) * 10 AS added_count_times_ten
 FROM wiki WHERE language = 'zh' AND `+day+` GROUP BY page HAVING SUM(added) * 10 > 9000`,
 		`[{"added_count":905,"added_count_times_ten":9050.0,"page":"Crimson Typhoon","rows":1}]`)

@@ -39,7 +39,7 @@ func TestFaultCodes(t *testing.T) {
 		{"join", `SELECT * FROM ` + ext + ` a JOIN ` + ext + ` b ON a.v = b.v`, nil, CodeQueryNotSupported},
 		{"union distinct", `SELECT v FROM ` + ext + ` UNION SELECT v FROM ` + ext, nil, CodeQueryNotSupported},
 		{"window", `SELECT v, SUM(v) OVER (PARTITION BY ts) FROM ` + ext, nil, CodeQueryNotSupported},
-		{"quantiles", `SELECT DS_QUANTILES_SKETCH(v) FROM ` + ext, nil, CodeQueryNotSupported},
+		{"histogram quantile", `SELECT APPROX_QUANTILE(v, 0.5) FROM ` + ext, nil, CodeQueryNotSupported},
 		{"unknown column", `SELECT nope FROM ` + ext, nil, CodeDruidException},
 		{"syntax", `SELEC 1`, nil, CodeDruidException},
 		{"time type", `INSERT INTO t SELECT v AS __time FROM ` + ext + ` PARTITIONED BY DAY`, nil, CodeDruidException},

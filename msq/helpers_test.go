@@ -266,6 +266,12 @@ func describeBlob(t *testing.T, typ string, b []byte) any {
 			t.Fatal(err)
 		}
 		return fmt.Sprintf("theta:%.0f", sk.Estimate())
+	case blob.TypeQuantiles:
+		sk, err := blob.DecodeQuantiles(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("quantiles:n=%d,min=%g,max=%g", sk.N(), sk.Min(), sk.Max())
 	}
 	if strings.HasPrefix(typ, "serializablePair") {
 		p, err := blob.DecodePair(typ, b)

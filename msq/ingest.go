@@ -252,6 +252,8 @@ func (g *segGenPlan) mapColumns(post *stage, opts *options) error {
 				metric = "HLLSketchMerge"
 			case t.Complex == blob.TypeTheta:
 				metric = "thetaSketch"
+			case t.Complex == blob.TypeQuantiles:
+				metric = "quantilesDoublesSketch"
 			case strings.HasPrefix(t.Complex, "serializablePair"):
 				metric = pairMetric(t.Complex)
 			default:
@@ -268,6 +270,11 @@ func (g *segGenPlan) mapColumns(post *stage, opts *options) error {
 				f.kind, f.conv = stseg.KindComplex, convBytes
 				if spec != nil {
 					m.Size = spec.size
+				}
+			case metric == "quantilesDoublesSketch":
+				f.kind, f.conv = stseg.KindComplex, convBytes
+				if spec != nil {
+					m.K = spec.k
 				}
 			case metric == "HLLSketchMerge":
 				f.kind, f.conv = stseg.KindComplex, convBytes

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"strata/storage/blob"
+	"strata/storage/quantiles"
 )
 
 func wikiSubst(dir string) map[string]string {
@@ -82,10 +83,19 @@ func checkP1(t *testing.T, b built, recs []map[string]any) {
 		if r["__time"].(int64)%1000 != 0 {
 			t.Errorf("time %v not truncated to seconds", r["__time"])
 		}
-		for _, sk := range []string{"thetaSketch", "HLLSketchBuild"} {
+		for _, sk := range []string{"thetaSketch", "HLLSketchBuild", "quantilesDoublesSketch"} {
 			if b, _ := r[sk].([]byte); len(b) == 0 {
 				t.Errorf("row has no %s sketch", sk)
 			}
+		}
+		// Each stored row rolls up one input row: its quantiles sketch holds
+		// exactly that row's delta.
+		q, err := quantiles.Decode(r["quantilesDoublesSketch"].([]byte))
+		if err != nil {
+			t.Fatalf("quantiles sketch: %v", err)
+		}
+		if d, _ := r["delta"].(float64); q.N() != 1 || q.Min() != d || q.Max() != d {
+			t.Errorf("quantiles sketch n=%d min=%v max=%v, want one value %v", q.N(), q.Min(), q.Max(), r["delta"])
 		}
 		if _, ok := r["page"].(string); !ok {
 			t.Errorf("page missing in %v", r)
@@ -97,19 +107,13 @@ func TestConformanceWikipediaIndexTask(t *testing.T) {
 	corpus := conformanceDir(t)
 	dir := wikiDir(t, corpus)
 	payload := loadSpec(t, corpus, "wikipedia_index_task.json", wikiSubst(dir))
-	// The storage layer has no quantiles sketch: the spec is refused clearly,
-	// and runs once that metric is removed.
-	if _, err := ParseSpec(payload); err == nil || !strings.Contains(err.Error(), "quantilesDoublesSketch") {
-		t.Fatalf("ParseSpec with quantilesDoublesSketch: err = %v", err)
-	}
-	b := build(t, dropMetric(t, payload, "quantilesDoublesSketch"))
-	checkP1(t, b, wikiRecords(t, dir))
+	checkP1(t, build(t, payload), wikiRecords(t, dir))
 }
 
 func TestConformanceLocalInputSourceIndexParallel(t *testing.T) {
 	corpus := conformanceDir(t)
 	dir := wikiDir(t, corpus)
-	payload := dropMetric(t, loadSpec(t, corpus, "wikipedia_local_input_source_index_task.json", wikiSubst(dir)), "quantilesDoublesSketch")
+	payload := loadSpec(t, corpus, "wikipedia_local_input_source_index_task.json", wikiSubst(dir))
 	s, err := ParseSpec(payload)
 	if err != nil {
 		t.Fatal(err)

@@ -64,26 +64,6 @@ func loadSpec(t *testing.T, corpus, name string, subst map[string]string) []byte
 	return []byte(s)
 }
 
-// dropMetric removes a metricsSpec entry by name (for aggregators the storage
-// layer does not have).
-func dropMetric(t *testing.T, payload []byte, name string) []byte {
-	t.Helper()
-	var task map[string]any
-	if err := json.Unmarshal(payload, &task); err != nil {
-		t.Fatal(err)
-	}
-	ds := task["spec"].(map[string]any)["dataSchema"].(map[string]any)
-	var kept []any
-	for _, m := range ds["metricsSpec"].([]any) {
-		if m.(map[string]any)["name"] != name {
-			kept = append(kept, m)
-		}
-	}
-	ds["metricsSpec"] = kept
-	out, _ := json.Marshal(task)
-	return out
-}
-
 type built struct {
 	segs  []*segment.DataSegment
 	stats RowStats

@@ -70,6 +70,8 @@ func (rc *runCtx) newSegAgg(a *query.Aggregator, st *AggState, universe *roaring
 		return rc.newPairAgg(a, st)
 	case st.Kind == query.KindHLL || st.Kind == query.KindTheta:
 		return rc.newSketchAgg(a, st)
+	case st.Kind == query.KindQuantiles:
+		return rc.newQuantilesAgg(a, st)
 	}
 	return nil, query.Errorf(query.Unsupported, "aggregator type [%s] is not supported", a.Type)
 }

@@ -7,6 +7,7 @@ import (
 
 	"strata/interval"
 	"strata/querynode/query"
+	"strata/storage/quantiles"
 )
 
 // resultRow is one grouped result row with its values materialised.
@@ -17,6 +18,9 @@ type resultRow struct {
 	post []Value
 	// raw holds unfinalized renderings of sketch aggregators (finalize=false).
 	raw []Value
+	// quant holds the quantiles sketches of quantilesDoublesSketch
+	// aggregators, for the post-aggregators that read them.
+	quant []*quantiles.Sketch
 }
 
 // rowSchema maps output names to the slots of a resultRow.
@@ -88,6 +92,14 @@ func (s *rowSchema) rows(p *Partial, idx []int) ([]*resultRow, error) {
 				return nil, err
 			}
 			r.aggs[k] = v
+			if a.Kind == query.KindQuantiles && len(s.posts) > 0 {
+				if r.quant == nil {
+					r.quant = make([]*quantiles.Sketch, len(p.Aggs))
+				}
+				if r.quant[k], err = a.quantilesSketch(i); err != nil {
+					return nil, err
+				}
+			}
 			if !finalize && a.sketch() {
 				if r.raw == nil {
 					r.raw = make([]Value, len(p.Aggs))

@@ -100,6 +100,7 @@ var testSpec = seg.Spec{
 		{Type: "floatSum", Name: "weight", FieldName: "weight"},
 		{Type: "HLLSketchBuild", Name: "users_hll", FieldName: "user"},
 		{Type: "thetaSketch", Name: "users_theta", FieldName: "user"},
+		{Type: "quantilesDoublesSketch", Name: "price_q", FieldName: "price"},
 		{Type: "stringFirst", Name: "first_page", FieldName: "page"},
 	},
 	SortColumns: []string{"channel"},

@@ -307,6 +307,7 @@ func concatPartials(typ string, ps []*Partial) *Partial {
 			o.Times = append(o.Times, a.Times...)
 			o.HLL = append(o.HLL, a.HLL...)
 			o.Theta = append(o.Theta, a.Theta...)
+			o.Quant = append(o.Quant, a.Quant...)
 		}
 	}
 	if len(out.Matched) == 0 {
@@ -638,7 +639,7 @@ func (p *Partial) slice(lo, hi int) *Partial {
 		out.Aggs = append(out.Aggs, &AggState{Kind: a.Kind, Op: a.Op, spec: a.spec,
 			Longs: sliceRows(a.Longs, n, lo, hi), Doubles: sliceRows(a.Doubles, n, lo, hi), Strs: sliceRows(a.Strs, n, lo, hi),
 			Null: sliceRows(a.Null, n, lo, hi), Times: sliceRows(a.Times, n, lo, hi), HLL: sliceRows(a.HLL, n, lo, hi),
-			Theta: sliceRows(a.Theta, n, lo, hi)})
+			Theta: sliceRows(a.Theta, n, lo, hi), Quant: sliceRows(a.Quant, n, lo, hi)})
 	}
 	return out
 }

@@ -60,7 +60,7 @@ func (p *Partial) Attach(q *query.Query) error {
 			return query.Errorf(query.Internal, "partial result: missing aggregator %d", i)
 		}
 		a.spec = aggs[i]
-		if a.Len() != n && !a.sketch() || a.sketch() && max(len(a.HLL), len(a.Theta)) != n {
+		if a.Len() != n && !a.sketch() || a.sketch() && a.sketchLen() != n {
 			return query.Errorf(query.Internal, "partial result: aggregator %d has %d rows, want %d", i, a.Len(), n)
 		}
 		if want := newAggState(aggs[i], 0); a.Kind != want.Kind || a.Op != want.Op {

@@ -77,6 +77,9 @@ func evalPostAgg(p *query.PostAggregator, env *rowEnv) (Value, error) {
 			return Long(int64(math.Round(f))), nil
 		}
 		return Double(f), nil
+	case "quantilesDoublesSketchToQuantile", "quantilesDoublesSketchToQuantiles", "quantilesDoublesSketchToRank",
+		"quantilesDoublesSketchToCDF", "quantilesDoublesSketchToHistogram", "quantilesDoublesSketchToString":
+		return evalQuantilesPostAgg(p, env)
 	case "constant":
 		if p.ValueIsLong {
 			return Long(p.LongValue), nil

@@ -11,6 +11,7 @@ import (
 
 	"strata/querynode/query"
 	"strata/storage/blob"
+	"strata/storage/quantiles"
 )
 
 // AggState is the columnar state of one aggregator over the rows of a
@@ -33,6 +34,8 @@ type AggState struct {
 	// HLL and Theta hold sketches (nil = empty).
 	HLL   []hll.Union
 	Theta []*theta.Union
+	// Quant holds quantiles sketches (nil = empty).
+	Quant []*quantiles.Sketch
 
 	spec *query.Aggregator
 }
@@ -49,7 +52,12 @@ func newAggState(a *query.Aggregator, n int) *AggState {
 // Len is the number of rows.
 func (s *AggState) Len() int { return len(s.Null) }
 
-func (s *AggState) sketch() bool { return s.Kind == query.KindHLL || s.Kind == query.KindTheta }
+func (s *AggState) sketch() bool {
+	return s.Kind == query.KindHLL || s.Kind == query.KindTheta || s.Kind == query.KindQuantiles
+}
+
+// sketchLen is the number of rows of a sketch state.
+func (s *AggState) sketchLen() int { return max(len(s.HLL), len(s.Theta), len(s.Quant)) }
 
 // identity values make the hot loops branch-free: min starts at +max, and
 // Null tells whether any input arrived.
@@ -62,6 +70,8 @@ func (s *AggState) grow(n int) {
 		s.HLL = append(s.HLL, make([]hll.Union, n)...)
 	case query.KindTheta:
 		s.Theta = append(s.Theta, make([]*theta.Union, n)...)
+	case query.KindQuantiles:
+		s.Quant = append(s.Quant, make([]*quantiles.Sketch, n)...)
 	case query.KindLong:
 		var id int64
 		switch s.Op {
@@ -149,6 +159,18 @@ func (s *AggState) Combine(di int, src *AggState, si int) error {
 			return err
 		}
 		return s.Theta[di].Update(sk)
+	case query.KindQuantiles:
+		if src.Quant[si] == nil {
+			return nil
+		}
+		if s.Quant[di] == nil {
+			sk, err := quantiles.New(s.quantilesK())
+			if err != nil {
+				return err
+			}
+			s.Quant[di] = sk
+		}
+		return s.Quant[di].Merge(src.Quant[si])
 	}
 	if !src.hasValue(si) {
 		return nil
@@ -209,6 +231,22 @@ func (s *AggState) lgK() int {
 	return 12
 }
 
+// quantilesK is the aggregator's k (the union's maximum k).
+func (s *AggState) quantilesK() int {
+	if s.spec != nil && s.spec.Base().K > 0 {
+		return s.spec.Base().K
+	}
+	return quantiles.DefaultK
+}
+
+// quantilesSketch returns row i's sketch, an empty one when no value came.
+func (s *AggState) quantilesSketch(i int) (*quantiles.Sketch, error) {
+	if s.Quant[i] != nil {
+		return s.Quant[i], nil
+	}
+	return quantiles.New(s.quantilesK())
+}
+
 func newThetaUnion(a *query.Aggregator) (*theta.Union, error) {
 	size := 16384
 	if a != nil && a.Base().Size > 0 {
@@ -260,6 +298,22 @@ func (s *AggState) Value(i int, finalize bool) (Value, error) {
 			est = sk.Estimate()
 		}
 		return Double(est), nil
+	case query.KindQuantiles:
+		// Druid finalizes a quantiles sketch to its count of values; the
+		// quantiles themselves come from the ToQuantile post-aggregators.
+		if finalize {
+			var n int64
+			if s.Quant[i] != nil {
+				n = s.Quant[i].N()
+			}
+			return Long(n), nil
+		}
+		sk, err := s.quantilesSketch(i)
+		if err != nil {
+			return Null, err
+		}
+		b, err := sk.MarshalBinary()
+		return Value{K: KObject, S: b64(b)}, err
 	}
 	if s.Null[i] {
 		return Null, nil
@@ -337,6 +391,9 @@ func (s *AggState) gather(idx []int) *AggState {
 		if s.Theta != nil {
 			out.Theta = append(out.Theta, s.Theta[i])
 		}
+		if s.Quant != nil {
+			out.Quant = append(out.Quant, s.Quant[i])
+		}
 	}
 	return out
 }
@@ -383,7 +440,7 @@ func (s *AggState) MarshalJSON() ([]byte, error) {
 		}
 		return append(b, '}'), err
 	}
-	n := max(len(s.HLL), len(s.Theta))
+	n := s.sketchLen()
 	j.Null = make([]bool, n)
 	j.Sketch = make([][]byte, n)
 	for i := range n {
@@ -393,6 +450,8 @@ func (s *AggState) MarshalJSON() ([]byte, error) {
 			b, err = s.HLL[i].ToCompactSlice()
 		} else if s.Kind == query.KindTheta && s.Theta[i] != nil {
 			b, err = s.thetaBytes(i)
+		} else if s.Kind == query.KindQuantiles && s.Quant[i] != nil {
+			b, err = s.Quant[i].MarshalBinary()
 		}
 		if err != nil {
 			return nil, err
@@ -453,6 +512,18 @@ func (s *AggState) UnmarshalJSON(data []byte) error {
 				return err
 			}
 			s.Theta[i] = u
+		}
+	case query.KindQuantiles:
+		s.Quant = make([]*quantiles.Sketch, n)
+		for i, b := range j.Sketch {
+			if b == nil {
+				continue
+			}
+			sk, err := blob.DecodeQuantiles(b)
+			if err != nil {
+				return err
+			}
+			s.Quant[i] = sk
 		}
 	case query.KindLong:
 		if len(s.Longs) != n {
@@ -525,4 +596,5 @@ func (s *AggState) truncate(n int) {
 	s.Times = s.Times[:cut(len(s.Times))]
 	s.HLL = s.HLL[:cut(len(s.HLL))]
 	s.Theta = s.Theta[:cut(len(s.Theta))]
+	s.Quant = s.Quant[:cut(len(s.Quant))]
 }

@@ -336,6 +336,11 @@ func testMergeAcrossServers(t *testing.T) {
 		`{"queryType":"scan","dataSource":"test","intervals":["2024-01-01/2024-01-05"],"columns":["__time","page"],"limit":10,"order":"descending"}`,
 		`{"queryType":"search","dataSource":"test","intervals":["2024-01-01/2024-01-05"],"query":{"type":"contains","value":"a"}}`,
 		`{"queryType":"timeBoundary","dataSource":"test"}`,
+		// k large enough that every group's sketch stays exact, whatever the merge order.
+		`{"queryType":"groupBy","dataSource":"test","granularity":"all","intervals":["2024-01-01/2024-01-05"],"dimensions":["channel"],
+		  "aggregations":[{"type":"quantilesDoublesSketch","name":"q","fieldName":"price","k":1024}],
+		  "postAggregations":[{"type":"quantilesDoublesSketchToQuantiles","name":"qs","field":{"type":"fieldAccess","fieldName":"q"},"fractions":[0,0.5,0.9,1]},
+		  {"type":"quantilesDoublesSketchToHistogram","name":"h","field":{"type":"fieldAccess","fieldName":"q"},"numBins":4}]}`,
 	}
 	e := New(Options{})
 	for _, qs := range queries {

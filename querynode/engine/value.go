@@ -21,6 +21,9 @@ const (
 	// KObject is an unfinalized complex value (a sketch) rendered as its
 	// base64 serialization in S.
 	KObject
+	// KArray is an array of numbers (quantiles, histograms) held as its
+	// JSON text in S.
+	KArray
 )
 
 // Value is one result value: a dimension value, an aggregate, a
@@ -47,6 +50,18 @@ func Float(v float32) Value { return Value{K: KFloat, D: float64(v)} }
 // Str returns a string value.
 func Str(s string) Value { return Value{K: KString, S: s} }
 
+// doubles returns an array value of v, printed as Jackson prints a double[].
+func doubles(v []float64) Value {
+	b := []byte{'['}
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = Double(x).AppendJSON(b)
+	}
+	return Value{K: KArray, S: string(append(b, ']'))}
+}
+
 // IsNull reports whether v is null.
 func (v Value) IsNull() bool { return v.K == KNull }
 
@@ -72,7 +87,7 @@ func (v Value) Float64() (float64, bool) {
 // grouped as a string; ok is false for null.
 func (v Value) String() (string, bool) {
 	switch v.K {
-	case KString, KObject:
+	case KString, KObject, KArray:
 		return v.S, true
 	case KLong:
 		return strconv.FormatInt(v.L, 10), true
@@ -102,6 +117,8 @@ func (v Value) AppendJSON(b []byte) []byte {
 		return javanum.AppendDouble(b, v.D)
 	case KString, KObject:
 		return appendJSONString(b, v.S)
+	case KArray:
+		return append(b, v.S...)
 	}
 	return append(b, "null"...)
 }

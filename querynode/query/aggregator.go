@@ -31,6 +31,8 @@ type Aggregator struct {
 	Size               int
 	IsInputThetaSketch bool
 	ShouldFinalize     bool
+	// quantilesDoublesSketch
+	K int
 	// filtered
 	Filter *Filter
 	Inner  *Aggregator
@@ -44,6 +46,8 @@ const (
 	KindString = "STRING"
 	KindHLL    = "HLL"   // cardinality, hyperUnique, HLLSketch*
 	KindTheta  = "THETA" // thetaSketch
+	// KindQuantiles is quantilesDoublesSketch (DataSketches DoublesSketch).
+	KindQuantiles = "QUANTILES"
 )
 
 // Base returns the innermost aggregator of a filtered chain.
@@ -64,6 +68,8 @@ func (a *Aggregator) ValueKind() string {
 		return KindHLL
 	case "thetaSketch":
 		return KindTheta
+	case "quantilesDoublesSketch", "quantilesDoublesSketchMerge":
+		return KindQuantiles
 	}
 	switch {
 	case strings.HasPrefix(b.Type, "long"):
@@ -233,6 +239,25 @@ func ParseAggregator(raw json.RawMessage) (*Aggregator, error) {
 		if a.ShouldFinalize, err = o.boolean("shouldFinalize", true); err != nil {
 			return nil, err
 		}
+	case t == "quantilesDoublesSketch" || t == "quantilesDoublesSketchMerge":
+		if a.FieldName, err = o.reqStr("fieldName"); err != nil {
+			return nil, err
+		}
+		k, err := o.integer("k", 128)
+		if err != nil {
+			return nil, err
+		}
+		if k < 2 || k > 32768 || bits.OnesCount64(uint64(k)) != 1 {
+			return nil, Invalidf("%s [%s]: k must be a power of 2 in [2, 32768], got %d", o.what, a.Name, k)
+		}
+		a.K = int(k)
+		// maxStreamLength only sizes Druid's buffers; it is read to be checked.
+		if _, err := o.integer("maxStreamLength", 1_000_000_000); err != nil {
+			return nil, err
+		}
+		if a.ShouldFinalize, err = o.boolean("shouldFinalize", true); err != nil {
+			return nil, err
+		}
 	case t == "filtered":
 		fr := o.raw("filter")
 		if fr == nil {
@@ -278,6 +303,11 @@ type PostAggregator struct {
 	Expression *Expression
 	OutputType string
 	Round      bool // HLLSketchEstimate
+	// quantilesDoublesSketchTo*: the fraction(s), split points, bin count or
+	// value asked about.
+	Fractions   []float64
+	SplitPoints []float64
+	NumBins     int
 }
 
 // ParsePostAggregator parses a post-aggregator; top-level ones need a name.
@@ -346,6 +376,11 @@ func ParsePostAggregator(raw json.RawMessage, top bool) (*PostAggregator, error)
 		}
 		p.Fields = []*PostAggregator{f}
 		if p.Round, err = o.boolean("round", false); err != nil {
+			return nil, err
+		}
+	case "quantilesDoublesSketchToQuantile", "quantilesDoublesSketchToQuantiles", "quantilesDoublesSketchToRank",
+		"quantilesDoublesSketchToCDF", "quantilesDoublesSketchToHistogram", "quantilesDoublesSketchToString":
+		if err := parseQuantilesPostAgg(o, p); err != nil {
 			return nil, err
 		}
 	case "constant":

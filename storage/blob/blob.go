@@ -1,6 +1,7 @@
 // Package blob defines the typed, versioned values stored in complex
 // segment columns: HLL and theta sketches (the serialized forms of
-// github.com/apache/datasketches-go v0.2.0) and the (time, value) pairs
+// github.com/apache/datasketches-go v0.2.0), quantiles sketches (DataSketches'
+// DoublesSketch, package strata/storage/quantiles) and the (time, value) pairs
 // kept by the first/last aggregators. The type names are Druid's.
 //
 // A complex column records its type name and format version in the segment
@@ -16,12 +17,15 @@ import (
 
 	"github.com/apache/datasketches-go/hll"
 	"github.com/apache/datasketches-go/theta"
+
+	"strata/storage/quantiles"
 )
 
 // Type names of complex columns.
 const (
 	TypeHLL            = "HLLSketch"
 	TypeTheta          = "thetaSketch"
+	TypeQuantiles      = "quantilesDoublesSketch"
 	TypePairLongLong   = "serializablePairLongLong"
 	TypePairLongDouble = "serializablePairLongDouble"
 	TypePairLongFloat  = "serializablePairLongFloat"
@@ -30,10 +34,11 @@ const (
 
 // Current format versions. Version 1 of the sketch types is the compact
 // serialization of datasketches-go v0.2.0 (HllSketch.ToCompactSlice,
-// CompactSketch.MarshalBinary with the default seed 9001). Version 1 of the
+// CompactSketch.MarshalBinary with the default seed 9001; for quantiles,
+// DataSketches' compact DoublesSketch form). Version 1 of the
 // pair types is the layout described at Pair.
 var versions = map[string]int{
-	TypeHLL: 1, TypeTheta: 1,
+	TypeHLL: 1, TypeTheta: 1, TypeQuantiles: 1,
 	TypePairLongLong: 1, TypePairLongDouble: 1, TypePairLongFloat: 1, TypePairLongString: 1,
 }
 
@@ -235,6 +240,19 @@ func checkHLLHeader(b []byte) error {
 		return fmt.Errorf("%w: hll: %d-byte image, header implies %d", ErrCorrupt, len(b), need)
 	}
 	return nil
+}
+
+// DecodeQuantiles deserializes a quantiles (DoublesSketch) blob. Zero bytes
+// are an empty sketch: Druid writes an empty sketch that way.
+func DecodeQuantiles(b []byte) (*quantiles.Sketch, error) {
+	if len(b) == 0 {
+		return quantiles.New(quantiles.DefaultK)
+	}
+	sk, err := quantiles.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: quantiles: %v", ErrCorrupt, err)
+	}
+	return sk, nil
 }
 
 // DecodeTheta deserializes a theta sketch blob (default seed).

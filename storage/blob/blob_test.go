@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/datasketches-go/hll"
 	"github.com/apache/datasketches-go/theta"
+
+	"strata/storage/quantiles"
 )
 
 func TestPairRoundTrip(t *testing.T) {
@@ -87,6 +89,25 @@ func TestSketchDecode(t *testing.T) {
 	}
 }
 
+func TestQuantilesDecode(t *testing.T) {
+	sk, _ := quantiles.New(64)
+	for i := range 1000 {
+		sk.Update(float64(i))
+	}
+	b, _ := sk.MarshalBinary()
+	got, err := DecodeQuantiles(b)
+	if err != nil || got.N() != 1000 || got.K() != 64 || got.Max() != 999 {
+		t.Fatalf("quantiles: %v %v", got, err)
+	}
+	// Druid stores an empty sketch as zero bytes.
+	if e, err := DecodeQuantiles(nil); err != nil || !e.IsEmpty() {
+		t.Fatalf("zero bytes: %v %v", e, err)
+	}
+	if _, err := DecodeQuantiles(b[:len(b)-5]); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("truncated sketch: %v", err)
+	}
+}
+
 func FuzzDecodeBlobs(f *testing.F) {
 	sk, _ := hll.NewHllSketch(10, hll.TgtHllTypeHll8)
 	sk.UpdateInt64(1)
@@ -97,6 +118,7 @@ func FuzzDecodeBlobs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		DecodeHLL(b)
 		DecodeTheta(b)
+		DecodeQuantiles(b)
 		for _, typ := range []string{TypePairLongLong, TypePairLongDouble, TypePairLongFloat, TypePairLongString} {
 			DecodePair(typ, b)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/datasketches-go/theta"
 
 	"strata/storage/blob"
+	"strata/storage/quantiles"
 )
 
 // bitset is a growable set of row numbers (null flags).
@@ -100,6 +101,8 @@ func newAggregator(m Metric, rollup bool) (aggregator, error) {
 		return &hllAgg{lgK: m.LgK, tgt: t, merge: m.Type == "HLLSketchMerge", perRow: !rollup}, nil
 	case "thetaSketch":
 		return &thetaAgg{lgK: uint8(bits.TrailingZeros(uint(m.Size))), input: m.IsInputThetaSketch, perRow: !rollup}, nil
+	case "quantilesDoublesSketch":
+		return &quantilesAgg{k: m.K, perRow: !rollup}, nil
 	}
 	return nil, fmt.Errorf("segment: unknown aggregator %q", m.Type)
 }
@@ -690,4 +693,74 @@ func growPush[T any](s []T, v T) []T {
 	ns := make([]T, len(s), max(2*cap(s), 1024))
 	copy(ns, s)
 	return append(ns, v)
+}
+
+// quantilesAgg is quantilesDoublesSketch: a DataSketches quantiles sketch of
+// the numeric input; input rows holding serialized sketches (bytes or base64)
+// are merged instead. Like hllAgg it serializes each row at once when there
+// is no rollup.
+type quantilesAgg struct {
+	k        int
+	perRow   bool
+	sketches []*quantiles.Sketch
+	arena    blobArena
+}
+
+func (a *quantilesAgg) init(in Value, _ int64) error {
+	sk, err := quantiles.New(a.k)
+	if err != nil {
+		return err
+	}
+	if err := a.add(sk, in); err != nil {
+		return err
+	}
+	if a.perRow {
+		b, err := sk.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		a.arena.add(b)
+		return nil
+	}
+	a.sketches = append(a.sketches, sk)
+	return nil
+}
+
+func (a *quantilesAgg) fold(row int32, in Value, _ int64) error {
+	return a.add(a.sketches[row], in)
+}
+
+// add adds a number, or merges a serialized sketch; nulls and text that is
+// neither change nothing, as a null would not.
+func (a *quantilesAgg) add(sk *quantiles.Sketch, in Value) error {
+	if v, ok := in.AsDouble(); ok {
+		sk.Update(v)
+		return nil
+	}
+	if in.kind != vBytes && (in.kind != vString || in.str() == "") {
+		return nil
+	}
+	b, ok, err := sketchBytes(in)
+	if err != nil || !ok {
+		return err
+	}
+	other, err := blob.DecodeQuantiles(b)
+	if err != nil {
+		return err
+	}
+	return sk.Merge(other)
+}
+
+func (a *quantilesAgg) reset() {
+	clear(a.sketches)
+	a.sketches = a.sketches[:0]
+	a.arena.reset()
+}
+
+func (a *quantilesAgg) appendBlob(dst []byte, row int32) ([]byte, bool, error) {
+	if a.perRow {
+		return append(dst, a.arena.at(row)...), true, nil
+	}
+	b, err := a.sketches[row].MarshalBinary()
+	return append(dst, b...), true, err
 }

@@ -9,7 +9,7 @@
 // A Spec lists the input Fields (the layout of each Row), the stored
 // Dimensions (string, possibly multi-value, or long/float/double) and
 // Metrics (Druid aggregator specs: count, longSum, ..., HLLSketchBuild,
-// thetaSketch; the JSON form unmarshals from an ingestion spec's
+// thetaSketch, quantilesDoublesSketch; the JSON form unmarshals from an ingestion spec's
 // metricsSpec), Rollup, the query-granularity Truncate function, optional
 // SortColumns and the time-chunk Interval. Rows are typed: a Row is a
 // timestamp in epoch ms plus one Value per field, built with Long, Double,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,6 +28,7 @@ type group struct {
 	hllBuild           hll.HllSketch
 	hllMerge           hll.Union
 	theta              *theta.QuickSelectUpdateSketch
+	ds                 []float64 // the non-null d values, for the quantiles sketch
 	seenFirst, seenAll bool
 }
 
@@ -57,6 +59,7 @@ func rollupSpec() Spec {
 			{Type: "HLLSketchBuild", Name: "hllb", FieldName: "l", LgK: 10},
 			{Type: "HLLSketchMerge", Name: "hllm", FieldName: "sk", LgK: 10},
 			{Type: "thetaSketch", Name: "theta", FieldName: "mv", Size: 1024},
+			{Type: "quantilesDoublesSketch", Name: "dq", FieldName: "d", K: 16},
 		},
 		Rollup:       true,
 		Truncate:     func(ms int64) int64 { return ms - ms%10_000 },
@@ -208,6 +211,7 @@ func (g *group) add(row Row) {
 		}
 		*g.dmin = math.Min(*g.dmin, dv)
 		*g.dmax = math.Max(*g.dmax, dv)
+		g.ds = append(g.ds, dv)
 	}
 	if fv, ok := f.AsDouble(); ok {
 		if g.fsum == nil {
@@ -327,6 +331,21 @@ func (g *group) check(cols map[string]*colData, r int) string {
 	}
 	if th.Estimate() != g.theta.Estimate() {
 		return "theta estimate differs"
+	}
+	// Fewer than 2k values per group: the quantiles sketch is exact.
+	q, err := blob.DecodeQuantiles(cols["dq"].blobs[r])
+	if err != nil {
+		return err.Error()
+	}
+	sorted := slices.Sorted(slices.Values(g.ds))
+	if q.N() != int64(len(sorted)) || q.K() != 16 {
+		return fmt.Sprintf("quantiles n=%d k=%d, want n=%d", q.N(), q.K(), len(sorted))
+	}
+	if len(sorted) > 0 {
+		med, _ := q.Quantile(0.5)
+		if q.Min() != sorted[0] || q.Max() != sorted[len(sorted)-1] || !slices.Contains(sorted, med) {
+			return fmt.Sprintf("quantiles min %v max %v median %v over %v", q.Min(), q.Max(), med, sorted)
+		}
 	}
 	return ""
 }

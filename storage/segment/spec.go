@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"strata/storage/blob"
+	"strata/storage/quantiles"
 )
 
 // Dimension is a dimension column of the segment, filled from the input
@@ -25,7 +26,7 @@ type Dimension struct {
 // Types: count, longSum, doubleSum, floatSum, longMin, longMax, doubleMin,
 // doubleMax, floatMin, floatMax, longFirst, longLast, doubleFirst,
 // doubleLast, floatFirst, floatLast, stringFirst, stringLast,
-// HLLSketchBuild, HLLSketchMerge, thetaSketch.
+// HLLSketchBuild, HLLSketchMerge, thetaSketch, quantilesDoublesSketch.
 type Metric struct {
 	Type               string `json:"type"`
 	Name               string `json:"name"`
@@ -34,6 +35,7 @@ type Metric struct {
 	TgtHllType         string `json:"tgtHllType,omitempty"`         // HLL: HLL_4 (default), HLL_6, HLL_8
 	Size               int    `json:"size,omitempty"`               // theta: nominal entries, default 16384
 	IsInputThetaSketch bool   `json:"isInputThetaSketch,omitempty"` // theta: input holds serialized sketches
+	K                  int    `json:"k,omitempty"`                  // quantilesDoublesSketch: default 128
 	MaxStringBytes     int    `json:"maxStringBytes,omitempty"`     // stringFirst/Last: default 1024
 }
 
@@ -76,27 +78,28 @@ type aggInfo struct {
 }
 
 var aggTypes = map[string]aggInfo{
-	"count":          {kind: KindLong},
-	"longSum":        {kind: KindLong, needsField: true},
-	"longMin":        {kind: KindLong, needsField: true},
-	"longMax":        {kind: KindLong, needsField: true},
-	"doubleSum":      {kind: KindDouble, needsField: true},
-	"doubleMin":      {kind: KindDouble, needsField: true},
-	"doubleMax":      {kind: KindDouble, needsField: true},
-	"floatSum":       {kind: KindFloat, needsField: true},
-	"floatMin":       {kind: KindFloat, needsField: true},
-	"floatMax":       {kind: KindFloat, needsField: true},
-	"longFirst":      {kind: KindComplex, complexType: blob.TypePairLongLong, needsField: true},
-	"longLast":       {kind: KindComplex, complexType: blob.TypePairLongLong, needsField: true},
-	"doubleFirst":    {kind: KindComplex, complexType: blob.TypePairLongDouble, needsField: true},
-	"doubleLast":     {kind: KindComplex, complexType: blob.TypePairLongDouble, needsField: true},
-	"floatFirst":     {kind: KindComplex, complexType: blob.TypePairLongFloat, needsField: true},
-	"floatLast":      {kind: KindComplex, complexType: blob.TypePairLongFloat, needsField: true},
-	"stringFirst":    {kind: KindComplex, complexType: blob.TypePairLongString, needsField: true},
-	"stringLast":     {kind: KindComplex, complexType: blob.TypePairLongString, needsField: true},
-	"HLLSketchBuild": {kind: KindComplex, complexType: blob.TypeHLL, needsField: true},
-	"HLLSketchMerge": {kind: KindComplex, complexType: blob.TypeHLL, needsField: true},
-	"thetaSketch":    {kind: KindComplex, complexType: blob.TypeTheta, needsField: true},
+	"count":                  {kind: KindLong},
+	"longSum":                {kind: KindLong, needsField: true},
+	"longMin":                {kind: KindLong, needsField: true},
+	"longMax":                {kind: KindLong, needsField: true},
+	"doubleSum":              {kind: KindDouble, needsField: true},
+	"doubleMin":              {kind: KindDouble, needsField: true},
+	"doubleMax":              {kind: KindDouble, needsField: true},
+	"floatSum":               {kind: KindFloat, needsField: true},
+	"floatMin":               {kind: KindFloat, needsField: true},
+	"floatMax":               {kind: KindFloat, needsField: true},
+	"longFirst":              {kind: KindComplex, complexType: blob.TypePairLongLong, needsField: true},
+	"longLast":               {kind: KindComplex, complexType: blob.TypePairLongLong, needsField: true},
+	"doubleFirst":            {kind: KindComplex, complexType: blob.TypePairLongDouble, needsField: true},
+	"doubleLast":             {kind: KindComplex, complexType: blob.TypePairLongDouble, needsField: true},
+	"floatFirst":             {kind: KindComplex, complexType: blob.TypePairLongFloat, needsField: true},
+	"floatLast":              {kind: KindComplex, complexType: blob.TypePairLongFloat, needsField: true},
+	"stringFirst":            {kind: KindComplex, complexType: blob.TypePairLongString, needsField: true},
+	"stringLast":             {kind: KindComplex, complexType: blob.TypePairLongString, needsField: true},
+	"HLLSketchBuild":         {kind: KindComplex, complexType: blob.TypeHLL, needsField: true},
+	"HLLSketchMerge":         {kind: KindComplex, complexType: blob.TypeHLL, needsField: true},
+	"thetaSketch":            {kind: KindComplex, complexType: blob.TypeTheta, needsField: true},
+	"quantilesDoublesSketch": {kind: KindComplex, complexType: blob.TypeQuantiles, needsField: true},
 }
 
 // MetricKind returns the column kind and complex type name an aggregator
@@ -208,6 +211,14 @@ func (s *Spec) resolve() (*resolved, error) {
 			}
 			if m.Size < 16 || m.Size > 1<<26 || m.Size&(m.Size-1) != 0 {
 				return nil, fmt.Errorf("segment: metric %q: theta size %d must be a power of two in [16, 2^26]", m.Name, m.Size)
+			}
+		}
+		if m.Type == "quantilesDoublesSketch" {
+			if m.K == 0 {
+				m.K = quantiles.DefaultK
+			}
+			if m.K < 2 || m.K > 32768 || m.K&(m.K-1) != 0 {
+				return nil, fmt.Errorf("segment: metric %q: quantiles k %d must be a power of two in [2, 32768]", m.Name, m.K)
 			}
 		}
 		if m.Type == "stringFirst" || m.Type == "stringLast" {
