@@ -766,67 +766,13 @@ func (s *sketchAgg) flush() error {
 }
 
 func (s *sketchAgg) add(b, from, to int, sel []int32, g int32, groups []int32) error {
-	iter := func(fn func(k, i int) error) error {
-		if sel == nil {
-			for i := from; i < to; i++ {
-				if err := fn(i-from, i); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		for k, i := range sel {
-			if err := fn(k, int(i)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	group := func(k int) int32 {
-		if groups != nil {
-			return groups[k]
-		}
-		return g
-	}
+	rows := blockRows{from: from, to: to, sel: sel, g: g, groups: groups}
+	iter, group := rows.each, rows.group
 	switch {
 	case s.cx != nil:
-		if err := s.cx.Block(b, &s.blobs); err != nil {
-			return err
-		}
-		start, _ := s.rc.data.BlockRows(b)
-		return iter(func(k, i int) error {
-			if s.cxNul != nil && s.cxNul.Contains(uint32(start+i)) {
-				return nil
-			}
-			return s.sink.blob(group(k), s.blobs.At(i))
-		})
+		return s.rc.eachBlob(s.cx, s.cxNul, &s.blobs, b, rows, s.sink.blob)
 	case s.num != nil:
-		nulls, err := s.num.nulls(b)
-		if err != nil {
-			return err
-		}
-		if s.num.kind() == seg.KindLong {
-			vals, err := s.num.longs(b)
-			if err != nil {
-				return err
-			}
-			return iter(func(k, i int) error {
-				if bitSet(nulls, i) {
-					return nil
-				}
-				return s.sink.long(group(k), vals[i])
-			})
-		}
-		vals, err := s.num.doubles(b)
-		if err != nil {
-			return err
-		}
-		return iter(func(k, i int) error {
-			if bitSet(nulls, i) {
-				return nil
-			}
-			return s.sink.dbl(group(k), vals[i])
-		})
+		return eachNumber(s.num, b, rows, s.sink.long, s.sink.dbl)
 	case len(s.keys) == 0:
 		return nil
 	}
@@ -905,5 +851,87 @@ func (s *sketchAgg) add(b, from, to int, sel []int32, g int32, groups []int32) e
 			return s.sink.str(gi, string(row))
 		}
 		return nil
+	})
+}
+
+// blockRows are the rows of one block an aggregator's add receives: from..to,
+// or those listed in sel; each goes to group g, or to groups[k] for the k-th.
+type blockRows struct {
+	from, to int
+	sel      []int32
+	g        int32
+	groups   []int32
+}
+
+// each calls fn(k, i) for each row: k its position among the rows, i its row
+// within the block.
+func (r blockRows) each(fn func(k, i int) error) error {
+	if r.sel == nil {
+		for i := r.from; i < r.to; i++ {
+			if err := fn(i-r.from, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for k, i := range r.sel {
+		if err := fn(k, int(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// group is the group of the k-th row.
+func (r blockRows) group(k int) int32 {
+	if r.groups != nil {
+		return r.groups[k]
+	}
+	return r.g
+}
+
+// eachBlob calls fn with the group and value of each row of block b of a
+// complex column that is not null.
+func (rc *runCtx) eachBlob(cx *seg.ComplexColumn, nulls *roaring.Bitmap, blobs *seg.Blobs, b int, rows blockRows, fn func(g int32, v []byte) error) error {
+	if err := cx.Block(b, blobs); err != nil {
+		return err
+	}
+	start, _ := rc.data.BlockRows(b)
+	return rows.each(func(k, i int) error {
+		if nulls != nil && nulls.Contains(uint32(start+i)) {
+			return nil
+		}
+		return fn(rows.group(k), blobs.At(i))
+	})
+}
+
+// eachNumber calls onLong or onDouble, by the column's kind, with the group
+// and value of each row of block b whose value is not null.
+func eachNumber(src numSource, b int, rows blockRows, onLong func(g int32, v int64) error, onDouble func(g int32, v float64) error) error {
+	nulls, err := src.nulls(b)
+	if err != nil {
+		return err
+	}
+	if src.kind() == seg.KindLong {
+		vals, err := src.longs(b)
+		if err != nil {
+			return err
+		}
+		return rows.each(func(k, i int) error {
+			if bitSet(nulls, i) {
+				return nil
+			}
+			return onLong(rows.group(k), vals[i])
+		})
+	}
+	vals, err := src.doubles(b)
+	if err != nil {
+		return err
+	}
+	return rows.each(func(k, i int) error {
+		if bitSet(nulls, i) {
+			return nil
+		}
+		return onDouble(rows.group(k), vals[i])
 	})
 }

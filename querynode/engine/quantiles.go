@@ -72,87 +72,34 @@ func (q *quantilesAgg) sketch(g int32) (*quantiles.Sketch, error) {
 }
 
 func (q *quantilesAgg) add(b, from, to int, sel []int32, g int32, groups []int32) error {
-	// rows visits the selected rows of block b: k is the position in sel
-	// (or from the block's start), i the row within the block.
-	rows := func(fn func(k, i int) error) error {
-		if sel == nil {
-			for i := from; i < to; i++ {
-				if err := fn(i-from, i); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		for k, i := range sel {
-			if err := fn(k, int(i)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	group := func(k int) int32 {
-		if groups != nil {
-			return groups[k]
-		}
-		return g
-	}
+	rows := blockRows{from: from, to: to, sel: sel, g: g, groups: groups}
 	switch {
 	case q.cx != nil:
-		if err := q.cx.Block(b, &q.blobs); err != nil {
-			return err
-		}
-		start, _ := q.rc.data.BlockRows(b)
-		return rows(func(k, i int) error {
-			if q.cxNul != nil && q.cxNul.Contains(uint32(start+i)) {
-				return nil
-			}
-			in, err := blob.DecodeQuantiles(q.blobs.At(i))
+		return q.rc.eachBlob(q.cx, q.cxNul, &q.blobs, b, rows, func(g int32, v []byte) error {
+			in, err := blob.DecodeQuantiles(v)
 			if err != nil {
 				return err
 			}
-			sk, err := q.sketch(group(k))
+			sk, err := q.sketch(g)
 			if err != nil {
 				return err
 			}
 			return sk.Merge(in)
 		})
 	case q.num != nil:
-		nulls, err := q.num.nulls(b)
-		if err != nil {
-			return err
-		}
-		if q.num.kind() == seg.KindLong {
-			vals, err := q.num.longs(b)
-			if err != nil {
-				return err
-			}
-			return rows(func(k, i int) error {
-				if bitSet(nulls, i) {
-					return nil
-				}
-				sk, err := q.sketch(group(k))
-				if err == nil {
-					sk.Update(float64(vals[i]))
-				}
-				return err
-			})
-		}
-		vals, err := q.num.doubles(b)
-		if err != nil {
-			return err
-		}
-		return rows(func(k, i int) error {
-			if bitSet(nulls, i) {
-				return nil
-			}
-			sk, err := q.sketch(group(k))
-			if err == nil {
-				sk.Update(vals[i])
-			}
-			return err
-		})
+		return eachNumber(q.num, b, rows,
+			func(g int32, v int64) error { return q.update(g, float64(v)) },
+			q.update)
 	}
 	return nil
+}
+
+func (q *quantilesAgg) update(g int32, v float64) error {
+	sk, err := q.sketch(g)
+	if err == nil {
+		sk.Update(v)
+	}
+	return err
 }
 
 // quantilesSketch resolves the field of a quantilesDoublesSketchTo*

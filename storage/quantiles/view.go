@@ -179,13 +179,10 @@ func (s *Sketch) Quantiles(ranks []float64) ([]float64, error) {
 			return nil, err
 		}
 	}
-	out := make([]float64, len(ranks))
 	if s.n == 0 {
-		for i := range out {
-			out[i] = math.NaN()
-		}
-		return out, nil
+		return nans(len(ranks)), nil
 	}
+	out := make([]float64, len(ranks))
 	v := s.sorted()
 	for i, r := range ranks {
 		out[i] = v.quantile(r)
@@ -213,13 +210,10 @@ func (s *Sketch) CDF(split []float64) ([]float64, error) {
 			return nil, errSplits
 		}
 	}
-	out := make([]float64, len(split)+1)
 	if s.n == 0 {
-		for i := range out {
-			out[i] = math.NaN()
-		}
-		return out, nil
+		return nans(len(split) + 1), nil
 	}
+	out := make([]float64, len(split)+1)
 	v := s.sorted()
 	for i, x := range split {
 		out[i] = v.rank(x)
@@ -240,4 +234,13 @@ func (s *Sketch) PMF(split []float64) ([]float64, error) {
 		out[i] -= out[i-1]
 	}
 	return out, nil
+}
+
+// nans is what an empty sketch answers: NaN in every position.
+func nans(n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	return out
 }
