@@ -16,7 +16,20 @@ type PublishSegments struct {
 	Count         int             `json:"count"`
 	StartMetadata json.RawMessage `json:"startMetadata,omitempty"`
 	EndMetadata   json.RawMessage `json:"endMetadata,omitempty"`
+	// MetadataMode picks the compare-and-swap: "" compares and replaces the
+	// whole document; MetadataModeKafka compares and merges per partition.
+	MetadataMode string `json:"metadataMode,omitempty"`
+	// TaskID, when set, names the task publishing: it must still be running and
+	// hold locks covering every segment, so a task the overlord has already
+	// ended (a reset kills the supervisor's tasks) can no longer publish.
+	TaskID string `json:"taskId,omitempty"`
 }
+
+// MetadataModeKafka makes PublishSegments check Kafka offsets per partition:
+// every partition of StartMetadata must hold that offset in the stored
+// metadata (or be absent from it), and the stored offsets become the stored
+// ones overwritten by EndMetadata's.
+const MetadataModeKafka = "kafka"
 
 // CommandType implements Command.
 func (PublishSegments) CommandType() string { return "segments.publish" }

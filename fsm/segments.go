@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"strata/commands"
@@ -132,8 +133,25 @@ func applyPublishSegments(s *State, m Meta, c commands.PublishSegments) (any, er
 			return nil, Invalid("segment %s: %v", seg.ID(), err)
 		}
 	}
+	if c.TaskID != "" {
+		if task, ok := s.Task(c.TaskID); !ok || !task.Active() {
+			return nil, Conflict("task %s is not running: it may not publish", c.TaskID)
+		}
+		for _, seg := range segs {
+			if !s.LockCovers(c.TaskID, seg.Interval) {
+				return nil, Conflict("task %s holds no lock covering %s: it may not publish segment %s", c.TaskID, seg.Interval, seg.ID())
+			}
+		}
+	}
 	var end string
-	if c.StartMetadata != nil || c.EndMetadata != nil {
+	switch {
+	case c.MetadataMode == commands.MetadataModeKafka:
+		if end, err = kafkaMetadataSwap(t.metadata[c.DataSource], c); err != nil {
+			return nil, err
+		}
+	case c.MetadataMode != "":
+		return nil, Invalid("unknown metadataMode %q (kafka, or none)", c.MetadataMode)
+	case c.StartMetadata != nil || c.EndMetadata != nil:
 		want, err := canonicalJSON(c.StartMetadata)
 		if err != nil {
 			return nil, Invalid("startMetadata: %v", err)
@@ -141,6 +159,9 @@ func applyPublishSegments(s *State, m Meta, c commands.PublishSegments) (any, er
 		have, ok := t.metadata[c.DataSource]
 		if !ok {
 			have = "null"
+		} else if c.StartMetadata != nil {
+			// Kafka-mode metadata is stored in its own canonical form.
+			have, _ = canonicalJSON(json.RawMessage(have))
 		}
 		if have != want {
 			return nil, Conflict("ingestion metadata of %s is %s, not the expected %s: another writer published first", c.DataSource, have, want)
@@ -174,7 +195,7 @@ func applyPublishSegments(s *State, m Meta, c commands.PublishSegments) (any, er
 	for _, seg := range fresh {
 		t.put(&SegmentRecord{Segment: seg, Used: true, UsedUpdatedMs: m.TimeMs, CreatedMs: m.TimeMs})
 	}
-	if c.StartMetadata != nil || c.EndMetadata != nil {
+	if c.MetadataMode != "" || c.StartMetadata != nil || c.EndMetadata != nil {
 		if end == "null" {
 			delete(t.metadata, c.DataSource)
 		} else {
@@ -524,4 +545,150 @@ func init() {
 	on(applyKillSegments)
 	on(applyAckFileDeletions)
 	tables = append(tables, segmentTables...)
+}
+
+// ---- Kafka offsets (Druid's KafkaDataSourceMetadata) ----
+
+// ParseKafkaMetadata reads Druid's Kafka ingestion metadata,
+// {"type":"kafka","partitions":{"type":"end","stream":"t","partitionOffsetMap":{"0":100}}},
+// also with Druid's aliases "topic" for stream, "partitionSequenceNumberMap"
+// for partitionOffsetMap and partitions type "start". "" and "null" are no
+// offsets at all.
+func ParseKafkaMetadata(metadata string) (stream string, offsets map[int32]int64, err error) {
+	offsets = map[int32]int64{}
+	t := strings.TrimSpace(metadata)
+	if t == "" || t == "null" {
+		return "", offsets, nil
+	}
+	var doc struct {
+		Type       string `json:"type"`
+		Partitions *struct {
+			Type      string                 `json:"type"`
+			Stream    string                 `json:"stream"`
+			Topic     string                 `json:"topic"`
+			OffsetMap map[string]json.Number `json:"partitionOffsetMap"`
+			SeqMap    map[string]json.Number `json:"partitionSequenceNumberMap"`
+		} `json:"partitions"`
+	}
+	dec := json.NewDecoder(strings.NewReader(t))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return "", nil, fmt.Errorf("invalid Kafka metadata: %v", err)
+	}
+	if dec.More() {
+		return "", nil, fmt.Errorf("invalid Kafka metadata: data after the JSON object")
+	}
+	if doc.Type != "kafka" {
+		return "", nil, fmt.Errorf("metadata type %q is not \"kafka\"", doc.Type)
+	}
+	p := doc.Partitions
+	if p == nil {
+		return "", nil, fmt.Errorf("Kafka metadata without partitions")
+	}
+	if p.Type != "" && p.Type != "end" && p.Type != "start" {
+		return "", nil, fmt.Errorf("Kafka metadata partitions type %q (end, start)", p.Type)
+	}
+	stream = p.Stream
+	if stream == "" {
+		stream = p.Topic
+	} else if p.Topic != "" && p.Topic != stream {
+		return "", nil, fmt.Errorf("Kafka metadata names stream %q and topic %q", p.Stream, p.Topic)
+	}
+	m := p.OffsetMap
+	if m == nil {
+		m = p.SeqMap
+	} else if p.SeqMap != nil {
+		return "", nil, fmt.Errorf("Kafka metadata has both partitionOffsetMap and partitionSequenceNumberMap")
+	}
+	for k, v := range m {
+		part, err := strconv.ParseInt(k, 10, 32)
+		if err != nil || part < 0 {
+			return "", nil, fmt.Errorf("Kafka metadata: bad partition %q", k)
+		}
+		off, err := strconv.ParseInt(v.String(), 10, 64)
+		if err != nil || off < 0 {
+			return "", nil, fmt.Errorf("Kafka metadata: bad offset %s for partition %s", v, k)
+		}
+		offsets[int32(part)] = off
+	}
+	if stream == "" && len(offsets) > 0 {
+		return "", nil, fmt.Errorf("Kafka metadata without a stream")
+	}
+	return stream, offsets, nil
+}
+
+// KafkaMetadataJSON renders Kafka offsets as Druid's metadata JSON with the
+// partitions in numeric order, the canonical stored form.
+func KafkaMetadataJSON(stream string, offsets map[int32]int64) string {
+	parts := make([]int32, 0, len(offsets))
+	for p := range offsets {
+		parts = append(parts, p)
+	}
+	slices.Sort(parts)
+	var b strings.Builder
+	sj, _ := json.Marshal(stream)
+	b.WriteString(`{"type":"kafka","partitions":{"type":"end","stream":`)
+	b.Write(sj)
+	b.WriteString(`,"partitionOffsetMap":{`)
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		b.WriteString(strconv.FormatInt(int64(p), 10))
+		b.WriteString(`":`)
+		b.WriteString(strconv.FormatInt(offsets[p], 10))
+	}
+	b.WriteString("}}}")
+	return b.String()
+}
+
+// kafkaMetadataSwap is the per-partition compare-and-swap of a Kafka publish:
+// every partition of the start offsets must hold that offset in the stored
+// metadata or be absent from it, and the stream must be the stored one. It
+// returns the new stored metadata: the stored offsets overwritten by the end
+// ones ("null" when there is nothing to store).
+func kafkaMetadataSwap(stored string, c commands.PublishSegments) (string, error) {
+	startStream, start, err := ParseKafkaMetadata(string(c.StartMetadata))
+	if err != nil {
+		return "", Invalid("startMetadata: %v", err)
+	}
+	endStream, end, err := ParseKafkaMetadata(string(c.EndMetadata))
+	if err != nil {
+		return "", Invalid("endMetadata: %v", err)
+	}
+	if startStream != "" && endStream != "" && startStream != endStream {
+		return "", Invalid("startMetadata stream %q differs from endMetadata stream %q", startStream, endStream)
+	}
+	stream := endStream
+	if stream == "" {
+		stream = startStream
+	}
+	haveStream, have, err := ParseKafkaMetadata(stored)
+	if err != nil {
+		return "", Conflict("ingestion metadata of %s is not Kafka offsets (%v): reset it first", c.DataSource, err)
+	}
+	if haveStream != "" && stream != "" && haveStream != stream {
+		return "", Conflict("ingestion metadata of %s is for stream %q, not %q: reset the offsets first", c.DataSource, haveStream, stream)
+	}
+	parts := make([]int32, 0, len(start))
+	for p := range start {
+		parts = append(parts, p)
+	}
+	slices.Sort(parts) // the first mismatch named in the error is deterministic
+	for _, p := range parts {
+		if cur, ok := have[p]; ok && cur != start[p] {
+			return "", Conflict("offset of %s partition %d is %d, not the expected start %d: another writer published first", c.DataSource, p, cur, start[p])
+		}
+	}
+	for p, off := range end {
+		have[p] = off
+	}
+	if stream == "" {
+		stream = haveStream
+	}
+	if stream == "" && len(have) == 0 {
+		return "null", nil
+	}
+	return KafkaMetadataJSON(stream, have), nil
 }

@@ -14,7 +14,8 @@ type State struct {
 	workerConfig      *commands.WorkerBehaviorConfig     // nil: never set
 	audit             auditTable
 	segments          segmentsTable
-	tasks             tasksTable // tasks, locks, workers (tasks.go)
+	tasks             tasksTable       // tasks, locks, workers (tasks.go)
+	supervisors       supervisorsTable // stream supervisors and their history (supervisors.go)
 }
 
 func newState() *State {

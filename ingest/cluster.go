@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -136,6 +137,51 @@ func (c *Cluster) PublishCount(ctx context.Context, ds string, segs []*segment.D
 	if len(segs) == 0 {
 		return 0, nil
 	}
+	return c.publish(ctx, ds, segs, nil)
+}
+
+// PublishMetadata is the atomic publish of stream ingestion: segs (possibly
+// none) and, in the same command, a compare-and-swap of the datasource's
+// ingestion metadata from start to end; mode picks the comparison ("" the
+// whole document, "kafka" per partition, see commands.PublishSegments). A
+// lost compare-and-swap is a *PublishError with Status 409 (IsPublishConflict).
+func (c *Cluster) PublishMetadata(ctx context.Context, ds string, segs []*segment.DataSegment, start, end json.RawMessage, mode, taskID string) (int, error) {
+	if start == nil {
+		start = json.RawMessage("null")
+	}
+	if end == nil {
+		end = json.RawMessage("null")
+	}
+	if !json.Valid(start) || !json.Valid(end) {
+		return 0, fmt.Errorf("publish: start or end metadata is not JSON")
+	}
+	return c.publish(ctx, ds, segs, &publishMeta{Start: start, End: end, Mode: mode, TaskID: taskID})
+}
+
+type publishMeta struct {
+	Start, End json.RawMessage
+	Mode       string
+	TaskID     string // "" for a publish no task lock guards
+}
+
+// PublishError is the coordinator's refusal of a publish.
+type PublishError struct {
+	Status int
+	Body   string
+}
+
+func (e *PublishError) Error() string {
+	return fmt.Sprintf("publish: coordinator answered %d: %s", e.Status, e.Body)
+}
+
+// IsPublishConflict reports a publish refused because the ingestion metadata
+// (or a segment id) was changed by another writer: HTTP 409.
+func IsPublishConflict(err error) bool {
+	var pe *PublishError
+	return errors.As(err, &pe) && pe.Status == http.StatusConflict
+}
+
+func (c *Cluster) publish(ctx context.Context, ds string, segs []*segment.DataSegment, meta *publishMeta) (int, error) {
 	var buf bytes.Buffer
 	dsJSON, _ := json.Marshal(ds)
 	buf.WriteString(`{"dataSource":`)
@@ -147,13 +193,28 @@ func (c *Cluster) PublishCount(ctx context.Context, ds string, segs []*segment.D
 		}
 		buf.Write(s.AppendJSON(nil))
 	}
-	buf.WriteString("]}")
+	buf.WriteString("]")
+	if meta != nil {
+		mode, _ := json.Marshal(meta.Mode)
+		buf.WriteString(`,"startMetadata":`)
+		buf.Write(meta.Start)
+		buf.WriteString(`,"endMetadata":`)
+		buf.Write(meta.End)
+		buf.WriteString(`,"metadataMode":`)
+		buf.Write(mode)
+		if meta.TaskID != "" {
+			id, _ := json.Marshal(meta.TaskID)
+			buf.WriteString(`,"taskId":`)
+			buf.Write(id)
+		}
+	}
+	buf.WriteString("}")
 	b, code, err := c.do(ctx, http.MethodPost, c.Coordinator+"/svc-internal/v1/segments/publish", buf.Bytes())
 	if err != nil {
 		return 0, fmt.Errorf("publish: %w", err)
 	}
 	if code != 200 {
-		return 0, fmt.Errorf("publish: coordinator answered %d: %s", code, b)
+		return 0, &PublishError{Status: code, Body: string(b)}
 	}
 	var out struct {
 		Published int `json:"published"`

@@ -173,6 +173,27 @@ func ParseSpec(payload []byte) (*Spec, error) {
 	return s, nil
 }
 
+// ParseDataSchema parses and validates a dataSchema object on its own, as
+// native batch does inside a task spec (streaming ingestion reuses it). Only
+// the dataSchema fields of the returned Spec are set.
+func ParseDataSchema(raw []byte) (*Spec, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, fmt.Errorf("missing spec.dataSchema")
+	}
+	var d rawDataSchema
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, fmt.Errorf("invalid dataSchema: %v", err)
+	}
+	s := &Spec{}
+	if err := s.parseDataSchema(&d); err != nil {
+		return nil, err
+	}
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 func (s *Spec) parseDataSchema(d *rawDataSchema) error {
 	if d == nil {
 		return fmt.Errorf("missing spec.dataSchema")

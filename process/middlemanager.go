@@ -16,6 +16,7 @@ import (
 	"strata/props"
 	"strata/server"
 	"strata/sqltask"
+	"strata/streaming"
 )
 
 // QuickstartMiddleManager is the quickstart middle manager's address.
@@ -98,6 +99,9 @@ func (proc *Process) startMiddleManager(p *props.Properties, logger hclog.Logger
 	}
 	if err := nativebatch.Configure(sp); err != nil {
 		return fmt.Errorf("native batch tasks: %w", err)
+	}
+	if err := streaming.Configure(sp); err != nil {
+		return fmt.Errorf("Kafka ingestion tasks: %w", err)
 	}
 	middlemanager.Attach(p, w)
 	w.Start()

@@ -18,6 +18,7 @@ func (s *Server) overlordRoutes(r *mux.Router) {
 	r.HandleFunc(p+"/worker/history", s.leaderRead(s.history(fsm.AuditWorkerConfig, fsm.AuditWorkerConfig))).Methods(http.MethodGet)
 	r.HandleFunc(p+"/workers", s.leaderRead(s.workers)).Methods(http.MethodGet)
 	r.HandleFunc(p+"/scaling", s.leaderRead(s.scaling)).Methods(http.MethodGet)
+	s.supervisorRoutes(r)
 }
 
 // getWorkerConfig answers 200 with an empty body when nothing was ever set (Druid

@@ -341,6 +341,8 @@ type publishRequest struct {
 	Segments      []*segment.DataSegment `json:"segments"`
 	StartMetadata json.RawMessage        `json:"startMetadata"` // nil: absent
 	EndMetadata   json.RawMessage        `json:"endMetadata"`
+	MetadataMode  string                 `json:"metadataMode"` // "" whole-document CAS, "kafka" per partition
+	TaskID        string                 `json:"taskId"`       // the publishing task, which must hold locks on the segments
 }
 
 // publishSegments serves POST /svc-internal/v1/segments/publish, which ingestion
@@ -380,6 +382,8 @@ func (s *Server) publishSegments(w http.ResponseWriter, r *http.Request) {
 		Count:         len(req.Segments),
 		StartMetadata: req.StartMetadata,
 		EndMetadata:   req.EndMetadata,
+		MetadataMode:  req.MetadataMode,
+		TaskID:        req.TaskID,
 	}
 	v, ok := s.propose(w, r, cmd)
 	if !ok {

@@ -63,7 +63,8 @@ type Server struct {
 	router   *mux.Router
 	started  time.Time
 	proposeT time.Duration
-	pprof    bool // svc.debug.pprof: serve /debug/pprof/
+	pprof    bool            // svc.debug.pprof: serve /debug/pprof/
+	sup      supervisorHooks // supervisor runtime status and kick hook (supervisors.go)
 }
 
 // New builds the handler tree for the given roles.

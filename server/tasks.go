@@ -47,6 +47,7 @@ type taskAPI struct {
 
 func (s *Server) taskRoutes(r *mux.Router) {
 	t := &taskAPI{s: s, o: overlord.Attach(s.node, overlordConfig(s.props, s.log))}
+	s.startSupervisorRuntime(t.o)
 	const p = "/svc/indexer/v1"
 	r.HandleFunc(p+"/task", s.leaderOnly(t.submit)).Methods(http.MethodPost)
 	r.HandleFunc(p+"/task/{id}", s.leaderRead(t.get)).Methods(http.MethodGet)

@@ -1,0 +1,158 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"strata/commands"
+	"strata/fsm"
+	"strata/middlemanager"
+	"strata/overlord"
+	"strata/streaming"
+)
+
+// supervisorAudit marks the changes the supervisor runtime makes.
+var supervisorAudit = commands.Audit{Author: "supervisor"}
+
+// supervisorControl is what the supervisor runtime needs of this control node:
+// the replicated state, task submission and graceful task stops.
+type supervisorControl struct {
+	s      *Server
+	o      *overlord.Overlord
+	client *http.Client
+}
+
+func (c *supervisorControl) ReadState(fn func(*fsm.State)) { c.s.node.FSM().Read(fn) }
+
+// SubmitTask stores a task as POST /svc/indexer/v1/task does.
+func (c *supervisorControl) SubmitTask(ctx context.Context, payload []byte) (string, error) {
+	task, locks, err := middlemanager.ParseTask(payload, time.Now())
+	if err != nil {
+		return "", err
+	}
+	cmd := commands.SubmitTask{ID: task.ID, Type: task.Type, GroupID: task.GroupID, DataSource: task.DataSource, Payload: task.Payload}
+	for _, iv := range locks {
+		cmd.Locks = append(cmd.Locks, iv.String())
+	}
+	if _, err := c.s.node.Propose(cmd, supervisorAudit, c.s.proposeT); err != nil {
+		return "", err
+	}
+	c.o.Submitted()
+	return task.ID, nil
+}
+
+// ShutdownTask stops a task gracefully: the worker running it cancels the task's
+// context, and an index_kafka task then stops reading, publishes what it read and
+// ends with SUCCESS. A task no worker runs yet is taken out of the queue.
+func (c *supervisorControl) ShutdownTask(ctx context.Context, id string) error {
+	var worker, scheme string
+	var active bool
+	c.s.node.FSM().Read(func(st *fsm.State) {
+		if t, ok := st.Task(id); ok {
+			active, worker = t.Active(), t.Worker
+			if w, ok := st.Worker(worker); ok {
+				scheme = w.Scheme
+			}
+		}
+	})
+	if !active {
+		return nil
+	}
+	if worker == "" {
+		_, err := c.o.Shutdown(id, supervisorAudit)
+		return err
+	}
+	if scheme == "" {
+		scheme = "http"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, scheme+"://"+worker+"/svc/worker/v1/task/"+url.PathEscape(id)+"/shutdown", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNotFound {
+		return fmt.Errorf("worker %s answered %d to the shutdown of %s", worker, resp.StatusCode, id)
+	}
+	return nil
+}
+
+// runSupervisors runs the supervisor runtime while this node leads the overlord.
+func (s *Server) runSupervisors(o *overlord.Overlord, m *streaming.Manager) {
+	var term *runtimeTerm
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-o.Done():
+			term.stop()
+			return
+		case <-t.C:
+		}
+		switch leading := o.Leading(); {
+		case leading && term == nil:
+			term = startTerm(m)
+		case !leading && term != nil:
+			term.stop()
+			term = nil
+		}
+	}
+}
+
+// runtimeTerm is one run of the supervisor runtime: one term of leadership.
+type runtimeTerm struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startTerm(m *streaming.Manager) *runtimeTerm {
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &runtimeTerm{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(t.done)
+		m.Run(ctx)
+	}()
+	return t
+}
+
+// stop ends the term and waits for the runtime to return (nil: nothing runs).
+func (t *runtimeTerm) stop() {
+	if t != nil {
+		t.cancel()
+		<-t.done
+	}
+}
+
+// startSupervisorRuntime attaches the supervisor runtime to this overlord node:
+// it runs while the node leads the overlord, and the supervisor endpoints read
+// its status and wake it after each change.
+func (s *Server) startSupervisorRuntime(o *overlord.Overlord) {
+	m := streaming.NewManager(&supervisorControl{s: s, o: o, client: &http.Client{Timeout: 10 * time.Second}}, s.log.Named("supervisor"))
+	cfg := streaming.DefaultStateConfig()
+	for key, dst := range map[string]*int{
+		"svc.supervisor.unhealthinessThreshold":     &cfg.UnhealthinessThreshold,
+		"svc.supervisor.healthinessThreshold":       &cfg.HealthinessThreshold,
+		"svc.supervisor.taskUnhealthinessThreshold": &cfg.TaskUnhealthinessThreshold,
+		"svc.supervisor.taskHealthinessThreshold":   &cfg.TaskHealthinessThreshold,
+		"svc.supervisor.maxStoredExceptionEvents":   &cfg.MaxStoredExceptionEvents,
+	} {
+		n, err := s.props.Int(key, int64(*dst))
+		if err != nil || n < 1 || n > 1000 {
+			s.log.Error("ignoring a bad supervisor setting: it must be a whole number in [1, 1000]", "property", key, "value", s.props.String(key))
+			continue
+		}
+		*dst = int(n)
+	}
+	m.States = cfg
+	s.SetSupervisorStatus(m)
+	s.SetSupervisorKick(m.Kick)
+	go s.runSupervisors(o, m)
+}

@@ -1,0 +1,719 @@
+package streaming
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"strata/commands"
+	"strata/fsm"
+)
+
+// TaskTypeKafka is the task type a Kafka supervisor submits.
+const TaskTypeKafka = "index_kafka"
+
+// supStopTimeout bounds the ShutdownTask calls of a graceful stop.
+const supStopTimeout = 10 * time.Second
+
+// supervisor runs one version of one supervisor spec. Its loop goroutine owns
+// every field except mu-guarded ones; a new spec version means a new object.
+type supervisor struct {
+	m        *Manager
+	id, ds   string
+	version  string
+	spec     *SupervisorSpec // nil when the stored spec does not parse
+	specErr  error
+	log      hclog.Logger
+	cancel   context.CancelFunc
+	graceful atomic.Bool // set before cancel: stop the tasks on the way out
+	kick     chan struct{}
+	done     chan struct{}
+
+	client *kgo.Client
+	adm    *kadm.Client
+
+	groups  map[int]*supTask    // task group → its current task
+	retry   map[int]bool        // groups whose task failed in this run: resubmit next run
+	known   map[int32]bool      // partitions of the first listing
+	initial bool                // known is filled in
+	foreign map[string]*supTask // active tasks of the datasource no group owns (being stopped)
+
+	mu      sync.Mutex // guards st and rep
+	st      *stateTracker
+	rep     supReport
+	repTask []*supTask // tasks shown in the report (copies)
+}
+
+// supTask is a task of the supervisor, tracked by id.
+type supTask struct {
+	id        string
+	group     int
+	start     map[int32]int64
+	submitted time.Time // zero when adopted
+	seen      bool      // its FSM record has been read
+	startedMs int64
+	createdMs int64
+}
+
+func newSupervisor(m *Manager, rec fsm.SupervisorRecord) *supervisor {
+	s := &supervisor{
+		m: m, id: rec.ID, ds: rec.DataSource, version: rec.Version,
+		kick: make(chan struct{}, 1), done: make(chan struct{}),
+		groups: map[int]*supTask{}, retry: map[int]bool{}, known: map[int32]bool{}, foreign: map[string]*supTask{},
+		st: newStateTracker(m.States),
+	}
+	s.log = m.log.With("supervisor", rec.ID)
+	s.spec, s.specErr = ParseSupervisorSpec(rec.Spec)
+	if s.specErr == nil {
+		s.spec.Suspended = rec.Suspended // the record's flag is authoritative
+		s.ds = s.spec.DataSource
+		s.client, s.specErr = kgo.NewClient(
+			kgo.SeedBrokers(supSplitBrokers(s.spec.Bootstrap)...),
+			kgo.ClientID("strata-supervisor-"+rec.ID),
+			kgo.MetadataMinAge(time.Second),
+		)
+		if s.specErr == nil {
+			s.adm = kadm.NewClient(s.client)
+		}
+	}
+	s.rep = supReport{DataSource: s.ds, DetailedState: StatePending, State: StatePending, Healthy: true}
+	if s.spec != nil {
+		s.rep.Stream = s.spec.Topic
+		s.rep.Replicas = s.spec.Replicas
+		s.rep.DurationSeconds = int64(s.spec.TaskDuration / time.Second)
+		s.rep.Suspended = s.spec.Suspended
+	}
+	return s
+}
+
+func supSplitBrokers(s string) []string {
+	var out []string
+	for _, b := range strings.Split(s, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// stop ends the loop; graceful also stops the supervisor's tasks (they publish).
+func (s *supervisor) stop(graceful bool) {
+	if graceful {
+		s.graceful.Store(true)
+	}
+	s.cancel()
+}
+
+// loop runs the supervisor until ctx ends: the first run after StartDelay,
+// then every Period (or at once when kicked).
+func (s *supervisor) loop(ctx context.Context, managerCtx context.Context) {
+	defer close(s.done)
+	if s.client != nil {
+		defer s.client.Close()
+	}
+	delay, period := 5*time.Second, 30*time.Second
+	if s.spec != nil {
+		delay, period = s.spec.StartDelay, s.spec.Period
+	}
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	first := true
+	for {
+		select {
+		case <-ctx.Done():
+			// A graceful stop only while this node still leads: after a
+			// leadership loss the next leader adopts the running tasks.
+			if s.graceful.Load() && managerCtx.Err() == nil {
+				s.stopAll()
+			}
+			return
+		case <-s.kick:
+			if first {
+				continue // the start delay still applies
+			}
+		case <-timer.C:
+		}
+		first = false
+		s.runOnce(ctx)
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(period)
+	}
+}
+
+// stopAll asks every task of the supervisor to stop reading and publish.
+func (s *supervisor) stopAll() {
+	s.mu.Lock()
+	s.st.detailed = StateStopping
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), supStopTimeout)
+	defer cancel()
+	for _, t := range s.groups {
+		s.m.shutdownOnce(ctx, t.id, s.log)
+	}
+	for _, t := range s.foreign {
+		s.m.shutdownOnce(ctx, t.id, s.log)
+	}
+}
+
+// supFSMView is what one run reads from the FSM under its lock.
+type supFSMView struct {
+	metadata string
+	records  map[string]fsm.TaskRecord // the tracked tasks that exist
+	active   []fsm.TaskRecord          // active index_kafka tasks of the datasource
+}
+
+func (s *supervisor) readFSM() supFSMView {
+	v := supFSMView{records: map[string]fsm.TaskRecord{}}
+	s.m.ctl.ReadState(func(st *fsm.State) {
+		v.metadata, _ = st.DataSourceMetadata(s.ds)
+		for _, t := range s.groups {
+			if r, ok := st.Task(t.id); ok {
+				v.records[t.id] = *r
+			}
+		}
+		for _, t := range s.foreign {
+			if r, ok := st.Task(t.id); ok {
+				v.records[t.id] = *r
+			}
+		}
+		for _, r := range st.ActiveTasks() {
+			if r.Type == TaskTypeKafka && r.DataSource == s.ds {
+				v.active = append(v.active, *r)
+			}
+		}
+	})
+	return v
+}
+
+// runOnce is one supervisor run (Druid's RunNotice).
+func (s *supervisor) runOnce(ctx context.Context) {
+	now := time.Now()
+	s.propose(StateConnectingToStream)
+	if s.specErr != nil {
+		s.fail(now, false, "invalid supervisor spec: "+s.specErr.Error())
+		s.finish()
+		return
+	}
+	view := s.readFSM()
+	s.trackCompletions(now, view)
+	s.propose(StateDiscoveringInitialTasks)
+	s.adopt(view)
+
+	stored, err := ParseOffsets(view.metadata)
+	if err == nil && stored.Stream != "" && stored.Stream != s.spec.Topic {
+		err = fmt.Errorf("stored offsets are for stream [%s], not [%s]; reset the supervisor", stored.Stream, s.spec.Topic)
+	}
+	if err != nil {
+		s.fail(now, false, err.Error())
+	}
+
+	if s.spec.Suspended {
+		stopCtx, cancel := context.WithTimeout(ctx, supStopTimeout)
+		for _, t := range s.groups {
+			s.m.shutdownOnce(stopCtx, t.id, s.log)
+		}
+		cancel()
+	}
+
+	// Kafka: partitions and end offsets (also while suspended, for the lag).
+	fetchCtx, cancel := context.WithTimeout(ctx, s.fetchTimeout())
+	ends, ferr := s.listOffsets(fetchCtx, false)
+	cancel()
+	if ferr != nil {
+		if ctx.Err() != nil {
+			return // stopping: not a failed run
+		}
+		s.fail(now, true, ferr.Error())
+		s.finish()
+		return
+	}
+	s.mu.Lock()
+	s.st.everConnected = true
+	s.mu.Unlock()
+	if err == nil && !s.spec.Suspended {
+		s.propose(StateCreatingTasks)
+		s.stopStale(ctx, ends)
+		if serr := s.createTasks(ctx, now, ends, stored.Partitions); serr != nil {
+			s.fail(now, serr.stream, serr.Error())
+		}
+	}
+	s.updateLag(now, ends, stored.Partitions)
+	s.finish()
+}
+
+func (s *supervisor) fetchTimeout() time.Duration {
+	return min(max(s.spec.Period, time.Second), 15*time.Second)
+}
+
+func (s *supervisor) propose(detailed string) {
+	s.mu.Lock()
+	s.st.propose(detailed)
+	s.mu.Unlock()
+}
+
+func (s *supervisor) fail(now time.Time, stream bool, msg string) {
+	s.log.Warn("supervisor run failed", "error", msg)
+	s.mu.Lock()
+	s.st.fail(now, stream, msg)
+	s.mu.Unlock()
+}
+
+// finish ends the run in the state machine and refreshes the report's tasks.
+func (s *supervisor) finish() {
+	steady := StateRunning
+	if s.spec != nil && s.spec.Suspended {
+		steady = StateSuspended
+	}
+	tasks := make([]*supTask, 0, len(s.groups)+len(s.foreign))
+	for _, t := range s.groups {
+		c := *t
+		tasks = append(tasks, &c)
+	}
+	for _, t := range s.foreign {
+		c := *t
+		tasks = append(tasks, &c)
+	}
+	slices.SortFunc(tasks, func(a, b *supTask) int {
+		if a.group != b.group {
+			return a.group - b.group
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	clear(s.retry) // a group whose task failed waits one run, no more
+	s.mu.Lock()
+	s.st.finishRun(steady)
+	s.repTask = tasks
+	s.mu.Unlock()
+}
+
+// trackCompletions notices tasks that ended since the last run.
+func (s *supervisor) trackCompletions(now time.Time, v supFSMView) {
+	for g, t := range s.groups {
+		r, ok := v.records[t.id]
+		if !ok {
+			// Unknown to the FSM: it may still be on its way through Raft, so it
+			// counts as running; a submission never seen is given up on later.
+			if !t.seen && !t.submitted.IsZero() && now.Sub(t.submitted) > s.unknownGrace() {
+				s.log.Warn("submitted task never appeared; submitting anew", "task", t.id)
+				delete(s.groups, g)
+			}
+			continue
+		}
+		t.seen, t.startedMs, t.createdMs = true, r.StartedMs, r.CreatedMs
+		if r.Active() {
+			if s.spec != nil && t.startedMs > 0 && s.spec.CompletionTimeout > 0 &&
+				now.Sub(time.UnixMilli(t.startedMs)) > s.spec.TaskDuration+s.spec.CompletionTimeout {
+				s.mu.Lock()
+				s.st.addError(now, supExceptionClassSupervisor,
+					fmt.Sprintf("task [%s] did not publish within completionTimeout", t.id), false)
+				s.mu.Unlock()
+				ctx, cancel := context.WithTimeout(context.Background(), supStopTimeout)
+				s.m.shutdownOnce(ctx, t.id, s.log)
+				cancel()
+			}
+			continue
+		}
+		delete(s.groups, g)
+		s.m.forgetStopped(t.id)
+		ok = r.Status == commands.TaskSuccess
+		s.mu.Lock()
+		s.st.taskCompleted(ok)
+		if !ok {
+			s.st.addError(now, supExceptionClassSupervisor, fmt.Sprintf("task [%s] failed: %s", t.id, r.ErrorMsg), false)
+		}
+		s.mu.Unlock()
+		if !ok {
+			s.retry[g] = true
+		}
+	}
+	for id, t := range s.foreign {
+		if r, ok := v.records[id]; !ok || !r.Active() {
+			delete(s.foreign, id)
+			s.m.forgetStopped(id)
+		} else {
+			t.startedMs, t.createdMs = r.StartedMs, r.CreatedMs
+		}
+	}
+}
+
+func (s *supervisor) unknownGrace() time.Duration {
+	if s.spec == nil {
+		return time.Minute
+	}
+	return 2*s.spec.Period + 10*time.Second
+}
+
+// adopt takes over active tasks of the datasource that no group tracks: those
+// of a previous supervisor object or leader. A task that fits a free group
+// becomes its task; any other is stopped gracefully and holds its partitions
+// until it ends.
+func (s *supervisor) adopt(v supFSMView) {
+	tracked := map[string]bool{}
+	for _, t := range s.groups {
+		tracked[t.id] = true
+	}
+	for _, r := range v.active {
+		if tracked[r.ID] || s.foreign[r.ID] != nil {
+			continue
+		}
+		t := &supTask{id: r.ID, group: -1, seen: true, startedMs: r.StartedMs, createdMs: r.CreatedMs}
+		topic, start, err := supParseTaskPayload(r.Payload)
+		if err == nil {
+			t.start = start
+			if g, ok := s.groupOf(r.GroupID, topic, start); ok && s.groups[g] == nil {
+				t.group = g
+				s.groups[g] = t
+				s.log.Info("adopted running task", "task", r.ID, "group", g)
+				continue
+			}
+		}
+		s.log.Info("stopping a task that no task group owns", "task", r.ID)
+		s.foreign[r.ID] = t
+		ctx, cancel := context.WithTimeout(context.Background(), supStopTimeout)
+		s.m.shutdownOnce(ctx, r.ID, s.log)
+		cancel()
+	}
+}
+
+// groupOf tells which task group a task belongs to, if it matches this spec.
+func (s *supervisor) groupOf(groupID, topic string, start map[int32]int64) (int, bool) {
+	if s.spec == nil || topic != s.spec.Topic {
+		return 0, false
+	}
+	rest, ok := strings.CutPrefix(groupID, supGroupPrefix(s.ds))
+	if !ok {
+		return 0, false
+	}
+	g, err := strconv.Atoi(rest)
+	if err != nil || g < 0 || g >= s.spec.TaskCount {
+		return 0, false
+	}
+	for p := range start {
+		if int(p)%s.spec.TaskCount != g {
+			return 0, false
+		}
+	}
+	return g, true
+}
+
+func supGroupPrefix(ds string) string { return TaskTypeKafka + "_" + ds + "_g" }
+
+// listOffsets returns the topic's end (or start) offset of every partition.
+func (s *supervisor) listOffsets(ctx context.Context, start bool) (map[int32]int64, error) {
+	var (
+		listed kadm.ListedOffsets
+		err    error
+	)
+	if start {
+		listed, err = s.adm.ListStartOffsets(ctx, s.spec.Topic)
+	} else {
+		listed, err = s.adm.ListEndOffsets(ctx, s.spec.Topic)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot list offsets of topic [%s]: %w", s.spec.Topic, err)
+	}
+	parts, ok := listed[s.spec.Topic]
+	if !ok || len(parts) == 0 {
+		return nil, fmt.Errorf("topic [%s] does not exist", s.spec.Topic)
+	}
+	out := make(map[int32]int64, len(parts))
+	for p, o := range parts {
+		if o.Err != nil {
+			return nil, fmt.Errorf("topic [%s] partition %d: %w", s.spec.Topic, p, o.Err)
+		}
+		if p < 0 {
+			return nil, fmt.Errorf("topic [%s] does not exist", s.spec.Topic)
+		}
+		out[p] = o.Offset
+	}
+	return out, nil
+}
+
+// updateLag stores the latest offsets and each partition's lag behind the
+// offsets known to be reached: the stored (published) ones, else the start
+// offset of the task reading it. Tasks read further than that, so the lag is
+// an upper bound until they publish.
+func (s *supervisor) updateLag(now time.Time, ends, stored map[int32]int64) {
+	base := maps.Clone(stored)
+	if base == nil {
+		base = map[int32]int64{}
+	}
+	for _, t := range s.groups {
+		for p, off := range t.start {
+			if _, ok := base[p]; !ok {
+				base[p] = off
+			}
+		}
+	}
+	latest := make(map[string]int64, len(ends))
+	lag := make(map[string]int64, len(ends))
+	var total int64
+	for p, end := range ends {
+		key := strconv.Itoa(int(p))
+		latest[key] = end
+		var l int64
+		if off, ok := base[p]; ok {
+			l = max(end-off, 0)
+		}
+		lag[key] = l
+		total += l
+	}
+	ts := now.UTC().Format(supISOMillis)
+	s.mu.Lock()
+	s.rep.Partitions = len(ends)
+	s.rep.LatestOffsets, s.rep.MinimumLag, s.rep.AggregateLag, s.rep.OffsetsLastUpdated = latest, lag, &total, &ts
+	s.mu.Unlock()
+}
+
+// supPartitionsOf lists the partitions of group g, ascending.
+func supPartitionsOf(parts map[int32]int64, g, count int) []int32 {
+	var out []int32
+	for p := range parts {
+		if int(p)%count == g {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// stopStale stops running group tasks that do not read every partition of
+// their group (partitions were added): the next task reads them all.
+func (s *supervisor) stopStale(ctx context.Context, ends map[int32]int64) {
+	for g, t := range s.groups {
+		if t.start == nil {
+			continue
+		}
+		for _, p := range supPartitionsOf(ends, g, s.spec.TaskCount) {
+			if _, ok := t.start[p]; !ok {
+				s.log.Info("partitions changed; stopping task so the next one reads them all", "task", t.id)
+				stopCtx, cancel := context.WithTimeout(ctx, supStopTimeout)
+				s.m.shutdownOnce(stopCtx, t.id, s.log)
+				cancel()
+				break
+			}
+		}
+	}
+}
+
+type supRunError struct {
+	error
+	stream bool
+}
+
+// createTasks submits a task for every group with partitions and no task.
+func (s *supervisor) createTasks(ctx context.Context, now time.Time, ends, stored map[int32]int64) *supRunError {
+	// Partitions read by active tasks no group owns stay theirs until they end.
+	held := map[int32]bool{}
+	for _, t := range s.foreign {
+		for p := range t.start {
+			held[p] = true
+		}
+	}
+	var starts map[int32]int64 // earliest offsets, fetched when first needed
+	for g := 0; g < s.spec.TaskCount; g++ {
+		parts := supPartitionsOf(ends, g, s.spec.TaskCount)
+		if ctx.Err() != nil {
+			return nil // stopping
+		}
+		if len(parts) == 0 || s.groups[g] != nil {
+			continue
+		}
+		if s.retry[g] {
+			continue // its task failed in this run: a new one next run
+		}
+		if slices.ContainsFunc(parts, func(p int32) bool { return held[p] }) {
+			continue
+		}
+		offsets := make(map[int32]int64, len(parts))
+		for _, p := range parts {
+			if off, ok := stored[p]; ok {
+				offsets[p] = off
+				continue
+			}
+			// No stored offset: earliest or latest per useEarliestOffset; a
+			// partition that appeared after the first listing starts at its
+			// beginning so that none of its records are skipped.
+			if s.spec.UseEarliestOffset || (s.initial && !s.known[p]) {
+				if starts == nil {
+					fctx, cancel := context.WithTimeout(ctx, s.fetchTimeout())
+					var err error
+					starts, err = s.listOffsets(fctx, true)
+					cancel()
+					if err != nil {
+						return &supRunError{err, true}
+					}
+				}
+				off, ok := starts[p]
+				if !ok {
+					return &supRunError{fmt.Errorf("no earliest offset for partition %d of [%s]", p, s.spec.Topic), true}
+				}
+				offsets[p] = off
+			} else {
+				offsets[p] = ends[p]
+			}
+		}
+		if err := s.submit(ctx, now, g, offsets); err != nil {
+			return &supRunError{err, false}
+		}
+	}
+	if !s.initial {
+		for p := range ends {
+			s.known[p] = true
+		}
+		s.initial = true
+	}
+	return nil
+}
+
+// supTaskPayload is the index_kafka task JSON (see the streaming contract).
+type supTaskPayload struct {
+	Type         string          `json:"type"`
+	ID           string          `json:"id"`
+	GroupID      string          `json:"groupId"`
+	DataSource   string          `json:"dataSource"`
+	DataSchema   json.RawMessage `json:"dataSchema"`
+	TuningConfig json.RawMessage `json:"tuningConfig"`
+	IOConfig     supTaskIOConfig `json:"ioConfig"`
+}
+
+type supTaskIOConfig struct {
+	Type                 string            `json:"type"`
+	Topic                string            `json:"topic"`
+	ConsumerProperties   map[string]string `json:"consumerProperties"`
+	InputFormat          json.RawMessage   `json:"inputFormat"`
+	StartSequenceNumbers supSequenceNumber `json:"startSequenceNumbers"`
+	TaskDuration         string            `json:"taskDuration"`
+}
+
+type supSequenceNumber struct {
+	Type                       string           `json:"type"`
+	Stream                     string           `json:"stream"`
+	PartitionSequenceNumberMap map[string]int64 `json:"partitionSequenceNumberMap"`
+}
+
+func supOffsetsJSONMap(m map[int32]int64) map[string]int64 {
+	out := make(map[string]int64, len(m))
+	for p, o := range m {
+		out[strconv.Itoa(int(p))] = o
+	}
+	return out
+}
+
+// supParseTaskPayload reads the topic and start offsets of a task payload.
+func supParseTaskPayload(payload string) (string, map[int32]int64, error) {
+	var p supTaskPayload
+	if err := json.Unmarshal([]byte(payload), &p); err != nil {
+		return "", nil, err
+	}
+	out := make(map[int32]int64, len(p.IOConfig.StartSequenceNumbers.PartitionSequenceNumberMap))
+	for k, o := range p.IOConfig.StartSequenceNumbers.PartitionSequenceNumberMap {
+		n, err := strconv.ParseInt(k, 10, 32)
+		if err != nil {
+			return "", nil, fmt.Errorf("bad partition %q", k)
+		}
+		out[int32(n)] = o
+	}
+	return p.IOConfig.Topic, out, nil
+}
+
+func supRandomSuffix() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// submit builds and submits the next task of group g.
+func (s *supervisor) submit(ctx context.Context, now time.Time, g int, offsets map[int32]int64) error {
+	id := TaskTypeKafka + "_" + s.ds + "_" + supRandomSuffix()
+	body, err := json.Marshal(supTaskPayload{
+		Type: TaskTypeKafka, ID: id, GroupID: supGroupPrefix(s.ds) + strconv.Itoa(g), DataSource: s.ds,
+		DataSchema: s.spec.DataSchema, TuningConfig: s.spec.TuningConfig,
+		IOConfig: supTaskIOConfig{
+			Type: "kafka", Topic: s.spec.Topic,
+			ConsumerProperties: map[string]string{"bootstrap.servers": s.spec.Bootstrap},
+			InputFormat:        s.spec.InputFormat,
+			StartSequenceNumbers: supSequenceNumber{
+				Type: "start", Stream: s.spec.Topic, PartitionSequenceNumberMap: supOffsetsJSONMap(offsets),
+			},
+			TaskDuration: FormatDuration(s.spec.TaskDuration),
+		},
+	})
+	if err != nil {
+		return err
+	}
+	// The id is ours, so a submission whose outcome is unknown is still
+	// tracked: the group waits for it rather than risk a second task.
+	s.groups[g] = &supTask{id: id, group: g, start: offsets, submitted: now}
+	got, err := s.m.ctl.SubmitTask(ctx, body)
+	if err != nil {
+		return fmt.Errorf("cannot submit task for group %d: %w", g, err)
+	}
+	if got != "" && got != id {
+		return errors.New("task submission returned id " + got + ", want " + id)
+	}
+	s.log.Info("submitted task", "task", id, "group", g, "offsets", offsets)
+	return nil
+}
+
+// status renders the runtime status and report payload.
+func (s *supervisor) status(now time.Time) Status {
+	s.mu.Lock()
+	rep := s.rep
+	rep.DetailedState = s.st.detailed
+	rep.State = s.st.state()
+	rep.Healthy = s.st.healthy()
+	rep.RecentErrors = slices.Clone(s.st.errors)
+	tasks := s.repTask
+	s.mu.Unlock()
+	if rep.RecentErrors == nil {
+		rep.RecentErrors = []RecentError{}
+	}
+	rep.ActiveTasks, rep.PublishingTasks = []supTaskReport{}, []supTaskReport{}
+	for _, t := range tasks {
+		item := supTaskReport{ID: t.id, StartingOffsets: supOffsetsJSONMap(t.start), Type: "ACTIVE"}
+		publishing := s.m.isStopped(t.id) || t.group < 0
+		if t.startedMs > 0 {
+			st := time.UnixMilli(t.startedMs)
+			ts := st.UTC().Format(supISOMillis)
+			item.StartTime = &ts
+			if s.spec != nil {
+				left := s.spec.TaskDuration - now.Sub(st)
+				item.RemainingSeconds = max(int64(left/time.Second), 0)
+				publishing = publishing || left <= 0
+			}
+		} else if s.spec != nil {
+			item.RemainingSeconds = int64(s.spec.TaskDuration / time.Second)
+		}
+		if publishing {
+			item.Type = "PUBLISHING"
+			rep.PublishingTasks = append(rep.PublishingTasks, item)
+		} else {
+			rep.ActiveTasks = append(rep.ActiveTasks, item)
+		}
+	}
+	payload, err := json.Marshal(rep)
+	if err != nil { // cannot happen: plain types only
+		payload = []byte("{}")
+	}
+	return Status{State: rep.State, DetailedState: rep.DetailedState, Healthy: rep.Healthy, Payload: payload}
+}

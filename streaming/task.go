@@ -1,0 +1,548 @@
+package streaming
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"strata/commands"
+	"strata/ingest"
+	"strata/interval"
+	"strata/middlemanager"
+	"strata/msq/input"
+	"strata/nativebatch"
+	"strata/props"
+	"strata/segment"
+	"strata/storage/deep"
+)
+
+var (
+	cfgMu   sync.RWMutex
+	cluster *ingest.Cluster
+)
+
+// Configure sets the cluster access of index_kafka tasks from properties (the
+// same ones native batch and SQL tasks use). Tasks never wait for their
+// segments to load: the next task must start reading at once.
+func Configure(p *props.Properties) error {
+	c, err := ingest.ClusterFromProps(p)
+	if err != nil {
+		return err
+	}
+	c.LoadTimeout = 0
+	SetCluster(c)
+	return nil
+}
+
+// SetCluster replaces the cluster access of index_kafka tasks.
+func SetCluster(c *ingest.Cluster) {
+	cfgMu.Lock()
+	cluster = c
+	cfgMu.Unlock()
+}
+
+// TaskType is the task type of Kafka reading tasks.
+const TaskType = "index_kafka"
+
+// defaultLockTimeout is how long a task waits for a time chunk another task
+// group holds (Druid's taskLockTimeout default).
+const defaultLockTimeout = 5 * time.Minute
+
+// publishTimeout bounds building and publishing after reading stopped, also
+// when the stop came from a cancelled context (a graceful stop).
+const publishTimeout = 10 * time.Minute
+
+type kafkaRunner struct{}
+
+func init() { middlemanager.Register(TaskType, kafkaRunner{}) }
+
+// kafkaTask is a parsed index_kafka task payload.
+type kafkaTask struct {
+	spec         *nativebatch.Spec // dataSchema + inputFormat + tuning; Source is set when reading is done
+	topic        string
+	bootstrap    []string
+	start        Offsets
+	taskDuration time.Duration
+	lockTimeout  time.Duration
+}
+
+type rawTask struct {
+	Type         string          `json:"type"`
+	DataSource   string          `json:"dataSource"`
+	DataSchema   json.RawMessage `json:"dataSchema"`
+	TuningConfig json.RawMessage `json:"tuningConfig"`
+	IOConfig     *struct {
+		Type                 string          `json:"type"`
+		Topic                string          `json:"topic"`
+		Stream               string          `json:"stream"`
+		ConsumerProperties   map[string]any  `json:"consumerProperties"`
+		InputFormat          json.RawMessage `json:"inputFormat"`
+		StartSequenceNumbers json.RawMessage `json:"startSequenceNumbers"`
+		TaskDuration         *string         `json:"taskDuration"`
+	} `json:"ioConfig"`
+	Context struct {
+		TaskLockTimeout *int64 `json:"taskLockTimeout"`
+	} `json:"context"`
+}
+
+// parseTask reads an index_kafka payload (see the package's contract).
+func parseTask(payload []byte) (*kafkaTask, error) {
+	var r rawTask
+	if err := json.Unmarshal(payload, &r); err != nil {
+		return nil, fmt.Errorf("invalid index_kafka task JSON: %v", err)
+	}
+	if r.Type != TaskType {
+		return nil, fmt.Errorf("task type %q is not %s", r.Type, TaskType)
+	}
+	s, err := nativebatch.ParseDataSchema(r.DataSchema)
+	if err != nil {
+		return nil, fmt.Errorf("index_kafka task: %v", err)
+	}
+	if r.DataSource != "" && r.DataSource != s.DataSource {
+		return nil, fmt.Errorf("index_kafka task: dataSource %q differs from the dataSchema's %q", r.DataSource, s.DataSource)
+	}
+	_, tuning, err := parseTuning(r.TuningConfig)
+	if err != nil {
+		return nil, fmt.Errorf("index_kafka task: %v", err)
+	}
+	s.TaskType = TaskType
+	s.MaxRowsPerSegment = tuning.MaxRowsPerSegment
+	s.MaxParseExceptions = tuning.MaxParseExceptions
+	io := r.IOConfig
+	if io == nil {
+		return nil, fmt.Errorf("index_kafka task: ioConfig is required")
+	}
+	if io.Type != "" && io.Type != "kafka" {
+		return nil, fmt.Errorf("index_kafka task: ioConfig.type must be \"kafka\", got %q", io.Type)
+	}
+	k := &kafkaTask{spec: s, topic: io.Topic, taskDuration: time.Hour, lockTimeout: defaultLockTimeout}
+	if k.topic == "" {
+		k.topic = io.Stream
+	}
+	if k.topic == "" {
+		return nil, fmt.Errorf("index_kafka task: ioConfig.topic is required")
+	}
+	bs, _ := io.ConsumerProperties["bootstrap.servers"].(string)
+	for _, b := range strings.Split(bs, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			k.bootstrap = append(k.bootstrap, b)
+		}
+	}
+	if len(k.bootstrap) == 0 {
+		return nil, fmt.Errorf("index_kafka task: ioConfig.consumerProperties must contain bootstrap.servers")
+	}
+	if len(io.InputFormat) == 0 || isNull(io.InputFormat) {
+		return nil, fmt.Errorf("index_kafka task: ioConfig.inputFormat is required")
+	}
+	if s.Format, err = input.ParseFormat(io.InputFormat); err != nil {
+		return nil, fmt.Errorf("index_kafka task: ioConfig.inputFormat: %v", err)
+	}
+	if k.start, err = parseSequenceNumbers(io.StartSequenceNumbers); err != nil {
+		return nil, fmt.Errorf("index_kafka task: %v", err)
+	}
+	if k.start.Stream != "" && k.start.Stream != k.topic {
+		return nil, fmt.Errorf("index_kafka task: startSequenceNumbers are for stream %q, not topic %q", k.start.Stream, k.topic)
+	}
+	k.start.Stream = k.topic
+	if len(k.start.Partitions) == 0 {
+		return nil, fmt.Errorf("index_kafka task: startSequenceNumbers name no partition")
+	}
+	if io.TaskDuration != nil {
+		if k.taskDuration, err = ParseDuration(*io.TaskDuration); err != nil {
+			return nil, fmt.Errorf("index_kafka task: ioConfig.taskDuration: %v", err)
+		}
+	}
+	if ms := r.Context.TaskLockTimeout; ms != nil {
+		if *ms < 0 {
+			return nil, fmt.Errorf("index_kafka task: context.taskLockTimeout must not be negative")
+		}
+		k.lockTimeout = time.Duration(*ms) * time.Millisecond
+	}
+	return k, nil
+}
+
+// Validate implements middlemanager.Validator: it checks the payload and
+// fills in the datasource. The task takes no locks at submit time: it locks
+// the time chunks it got rows for when it publishes.
+func (kafkaRunner) Validate(t *middlemanager.Task) ([]interval.Interval, error) {
+	k, err := parseTask(t.Payload)
+	if err != nil {
+		return nil, err
+	}
+	if t.DataSource != "" && t.DataSource != k.spec.DataSource {
+		return nil, fmt.Errorf("index_kafka task: dataSource %q differs from the dataSchema's %q", t.DataSource, k.spec.DataSource)
+	}
+	t.DataSource = k.spec.DataSource
+	return nil, nil
+}
+
+// Run implements middlemanager.Runner: read the partitions from the start
+// offsets for taskDuration (or until ctx is cancelled: a graceful stop), then
+// build, lock, upload and publish the segments with the offsets.
+func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.Env) (middlemanager.Report, error) {
+	fail := func(stats nativebatch.RowStats, err error) (middlemanager.Report, error) {
+		env.Logf("index_kafka task failed: %v", err)
+		return nativebatch.MakeReport(t.ID, "BUILD_SEGMENTS", stats, err, false, 0, 0), err
+	}
+	k, err := parseTask(t.Payload)
+	if err != nil {
+		return fail(nativebatch.RowStats{}, err)
+	}
+	cfgMu.RLock()
+	c := cluster
+	cfgMu.RUnlock()
+	if c == nil {
+		return fail(nativebatch.RowStats{}, fmt.Errorf("index_kafka tasks are not configured on this worker (no deep storage)"))
+	}
+	spool := filepath.Join(env.Dir(), "records")
+	defer os.Remove(spool)
+	end, read, err := k.read(ctx, spool, env.Logf)
+	if err != nil {
+		return fail(nativebatch.RowStats{}, err)
+	}
+	// Reading stopped; what was read is published even when ctx was cancelled.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
+	defer cancel()
+	p := &publisher{k: k, c: c, env: env, taskID: t.ID, spool: spool}
+	stats, published, err := p.buildAndPublish(pctx, read, end)
+	if err != nil {
+		return fail(stats, err)
+	}
+	env.Logf("Published %d segments with offsets %s", published, end.MetadataJSON())
+	return nativebatch.MakeReport(t.ID, "COMPLETED", stats, nil, false, 0, published), nil
+}
+
+// read consumes the task's partitions from the start offsets into the spool
+// file, one record value per line, until taskDuration has passed or ctx ends.
+// It returns the next offset of every partition and how many records it read.
+func (k *kafkaTask) read(ctx context.Context, spool string, logf func(string, ...any)) (Offsets, int64, error) {
+	next := Offsets{Stream: k.topic, Partitions: map[int32]int64{}}
+	assign := map[int32]kgo.Offset{}
+	for p, off := range k.start.Partitions {
+		next.Partitions[p] = off
+		assign[p] = kgo.NewOffset().At(off)
+	}
+	f, err := os.Create(spool)
+	if err != nil {
+		return next, 0, err
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<16)
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(k.bootstrap...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{k.topic: assign}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		// A start offset that no longer exists is an error, not a silent jump.
+		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
+	)
+	if err != nil {
+		return next, 0, fmt.Errorf("kafka client: %w", err)
+	}
+	defer cl.Close()
+	logf("Reading topic %s partitions %s for %s", k.topic, next.MetadataJSON(), k.taskDuration)
+	rctx, stop := context.WithTimeout(ctx, k.taskDuration)
+	defer stop()
+	var n int64
+	for rctx.Err() == nil {
+		fetches := cl.PollFetches(rctx)
+		var ferr error
+		fetches.EachError(func(topic string, p int32, err error) {
+			if ferr == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+				ferr = fmt.Errorf("reading %s partition %d: %w", topic, p, err)
+			}
+		})
+		if ferr != nil {
+			return next, n, ferr
+		}
+		var werr error
+		fetches.EachRecord(func(r *kgo.Record) {
+			if werr != nil {
+				return
+			}
+			if cur, ok := next.Partitions[r.Partition]; !ok || r.Offset < cur {
+				return // not ours, or already read
+			}
+			next.Partitions[r.Partition] = r.Offset + 1
+			n++
+			if len(r.Value) == 0 {
+				return // a tombstone holds no row
+			}
+			w.Write(r.Value)
+			if r.Value[len(r.Value)-1] != '\n' {
+				werr = w.WriteByte('\n')
+			}
+		})
+		if werr != nil {
+			return next, n, werr
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return next, n, err
+	}
+	logf("Stopped reading after %d records; next offsets %s", n, next.MetadataJSON())
+	return next, n, nil
+}
+
+// publisher builds and publishes what one task read.
+type publisher struct {
+	k      *kafkaTask
+	c      *ingest.Cluster
+	env    middlemanager.Env
+	taskID string
+	spool  string
+	held   string // built segment files waiting for their final metadata
+}
+
+// buildAndPublish turns the spooled records into segments, locks their time
+// chunks, appends them to what the chunks hold, uploads them and publishes
+// them with the offsets in one compare-and-swap.
+func (p *publisher) buildAndPublish(ctx context.Context, read int64, end Offsets) (nativebatch.RowStats, int, error) {
+	var stats nativebatch.RowStats
+	if read == 0 {
+		// Nothing moved: no segments, and the offsets stay as they are.
+		return stats, 0, nil
+	}
+	p.held = p.p("held")
+	defer os.RemoveAll(p.held)
+	segs, stats, err := p.build(ctx)
+	if err != nil {
+		return stats, 0, err
+	}
+	chunks := chunkIntervals(segs)
+	locked, err := p.lockChunks(ctx, chunks)
+	if err != nil {
+		return stats, 0, err
+	}
+	existing, err := p.existing(ctx, locked)
+	if err != nil {
+		return stats, 0, err
+	}
+	place(segs, locked, existing)
+	var uploaded []deep.LoadSpec
+	for _, sg := range segs {
+		ls, err := p.upload(ctx, sg)
+		if err != nil {
+			p.deleteUploaded(uploaded)
+			return stats, 0, err
+		}
+		uploaded = append(uploaded, ls)
+	}
+	n, err := p.c.PublishMetadata(ctx, p.k.spec.DataSource, segs, p.k.start.MetadataJSON(), end.MetadataJSON(), commands.MetadataModeKafka, p.taskID)
+	if err != nil {
+		p.deleteUploaded(uploaded)
+		if ingest.IsPublishConflict(err) {
+			return stats, 0, fmt.Errorf("the stored offsets of %s are no longer this task's start offsets %s (another task published first); nothing was published: %w",
+				p.k.spec.DataSource, p.k.start.MetadataJSON(), err)
+		}
+		return stats, 0, err
+	}
+	if _, err := p.env.Act(ctx, middlemanager.Action{Type: middlemanager.ActionLockRelease}); err != nil {
+		p.env.Logf("Releasing locks: %v", err) // they lapse when the task ends anyway
+	}
+	return stats, n, nil
+}
+
+func (p *publisher) p(name string) string { return filepath.Join(p.env.Dir(), name) }
+
+// build runs the native batch pipeline over the spooled records. Segment
+// files are held locally until they are placed and uploaded.
+func (p *publisher) build(ctx context.Context) ([]*segment.DataSegment, nativebatch.RowStats, error) {
+	s := *p.k.spec
+	s.Source = &input.LocalSource{Files: []string{p.spool}}
+	if err := os.MkdirAll(p.held, 0o755); err != nil {
+		return nil, nativebatch.RowStats{}, err
+	}
+	segs, stats, err := nativebatch.Build(ctx, &s, nativebatch.BuildOptions{
+		Version:  interval.FormatMillis(time.Now().UnixMilli()),
+		TempDir:  p.p("build"),
+		Uploader: holdUploader{dir: p.held},
+		Logf:     p.env.Logf,
+	})
+	if err != nil {
+		return nil, stats, err
+	}
+	p.env.Logf("Processed %d rows (%d thrown away, %d unparseable) into %d segments", stats.Processed, stats.ThrownAway, stats.Unparseable, len(segs))
+	return segs, stats, nil
+}
+
+// lockChunks locks every chunk, waiting up to lockTimeout for chunks another
+// task group holds; it returns the version of each lock it got.
+func (p *publisher) lockChunks(ctx context.Context, chunks []interval.Interval) (map[interval.Interval]string, error) {
+	out := map[interval.Interval]string{}
+	deadline := time.Now().Add(p.k.lockTimeout)
+	for _, iv := range chunks {
+		for {
+			raw, err := p.env.Act(ctx, middlemanager.Action{Type: middlemanager.ActionLockAcquire, Interval: iv.String()})
+			if err == nil {
+				var lock struct {
+					Version string `json:"version"`
+				}
+				if err := json.Unmarshal(raw, &lock); err != nil || lock.Version == "" {
+					return nil, fmt.Errorf("lock %s: bad answer %s", iv, raw)
+				}
+				out[iv] = lock.Version
+				break
+			}
+			if !middlemanager.IsConflict(err) || taskEnded(err) {
+				// Nothing is published: the records are read again by the next task.
+				return nil, fmt.Errorf("lock %s of %s: %w", iv, p.k.spec.DataSource, err)
+			}
+			if time.Now().After(deadline) {
+				// Failing publishes nothing: the next task reads these records
+				// again, where dropping their rows would lose them for good.
+				return nil, fmt.Errorf("lock %s of %s: still held by another task after %s (context.taskLockTimeout); nothing was published: %w",
+					iv, p.k.spec.DataSource, p.k.lockTimeout, err)
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+	return out, nil
+}
+
+// taskEnded reports a lock refused because the overlord already completed
+// this task (e.g. a shutdown that marked it failed): waiting cannot help, and
+// throwing rows away would lose them.
+func taskEnded(err error) bool {
+	var ae *middlemanager.ActionError
+	return errors.As(err, &ae) && (strings.Contains(ae.Msg, "is not running on worker") || strings.Contains(ae.Msg, "already complete"))
+}
+
+// existing lists the used segments of every locked chunk. A chunk whose
+// data uses other intervals (another segmentGranularity) cannot take rows of
+// this one: the task fails without publishing rather than drop them, and says
+// what to change.
+func (p *publisher) existing(ctx context.Context, locked map[interval.Interval]string) (map[interval.Interval][]*segment.DataSegment, error) {
+	out := map[interval.Interval][]*segment.DataSegment{}
+	for iv := range locked {
+		used, err := p.c.UsedSegments(ctx, p.k.spec.DataSource, iv)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range used {
+			if e.Interval != iv && !e.IsTombstone() {
+				return nil, fmt.Errorf("cannot append to %s of %s: existing segment %s covers %s; set the supervisor's segmentGranularity to the one the datasource already uses; nothing was published",
+					iv, p.k.spec.DataSource, e.ID(), e.Interval)
+			}
+		}
+		out[iv] = used
+	}
+	return out, nil
+}
+
+// place gives the segments of each chunk their final version and partition
+// numbers: appended after the chunk's existing partitions (native batch's
+// append rule), or the lock version when the chunk holds nothing yet.
+func place(segs []*segment.DataSegment, locks map[interval.Interval]string, existing map[interval.Interval][]*segment.DataSegment) {
+	byChunk := map[interval.Interval][]*segment.DataSegment{}
+	for _, s := range segs {
+		byChunk[s.Interval] = append(byChunk[s.Interval], s)
+	}
+	for iv, mine := range byChunk {
+		for _, s := range mine {
+			s.Version = locks[iv]
+		}
+		nativebatch.PlaceAppend(mine, existing[iv])
+	}
+}
+
+// upload stores one held segment file in deep storage under a key unique to
+// this task and sets the segment's loadSpec.
+func (p *publisher) upload(ctx context.Context, s *segment.DataSegment) (deep.LoadSpec, error) {
+	var h heldSpec
+	if err := json.Unmarshal([]byte(s.LoadSpec), &h); err != nil || h.Type != "held" {
+		return deep.LoadSpec{}, fmt.Errorf("segment %s was not built here", s.ID())
+	}
+	key := path.Join(deep.SegmentKey(s.DataSource, interval.FormatMillis(s.Interval.Start), interval.FormatMillis(s.Interval.End),
+		s.Version, int(s.ShardSpec.PartitionNum)), p.taskID)
+	ls, err := p.c.Storage.Put(ctx, key, h.Path)
+	if err != nil {
+		return ls, fmt.Errorf("upload %s: %w", key, err)
+	}
+	b, err := json.Marshal(ls)
+	if err != nil {
+		return ls, err
+	}
+	s.LoadSpec = segment.RawJSON(b)
+	s.Intern()
+	return ls, nil
+}
+
+// deleteUploaded removes the files of a publish that did not happen.
+func (p *publisher) deleteUploaded(specs []deep.LoadSpec) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, ls := range specs {
+		if err := p.c.Storage.Delete(ctx, ls); err != nil {
+			p.env.Logf("Deleting unpublished segment file: %v", err)
+		}
+	}
+}
+
+// chunkIntervals lists the distinct intervals of segs, sorted.
+func chunkIntervals(segs []*segment.DataSegment) []interval.Interval {
+	var out []interval.Interval
+	for _, s := range segs {
+		if !slices.Contains(out, s.Interval) {
+			out = append(out, s.Interval)
+		}
+	}
+	slices.SortFunc(out, func(a, b interval.Interval) int {
+		if a.Start != b.Start {
+			return compareInt(a.Start, b.Start)
+		}
+		return compareInt(a.End, b.End)
+	})
+	return out
+}
+
+func compareInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// holdUploader keeps built segment files in a local directory until the task
+// knows their final version and partition numbers.
+type holdUploader struct{ dir string }
+
+type heldSpec struct {
+	Type string `json:"type"`
+	Path string `json:"path"`
+}
+
+var heldSeq struct {
+	sync.Mutex
+	n int
+}
+
+func (u holdUploader) Put(_ context.Context, _ string, localPath string) (json.RawMessage, error) {
+	heldSeq.Lock()
+	heldSeq.n++
+	name := strconv.Itoa(heldSeq.n) + ".seg"
+	heldSeq.Unlock()
+	dst := filepath.Join(u.dir, name)
+	if err := os.Rename(localPath, dst); err != nil {
+		return nil, err
+	}
+	return json.Marshal(heldSpec{Type: "held", Path: dst})
+}

@@ -1,0 +1,358 @@
+package streaming_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"strata/cluster"
+	"strata/fsm"
+	"strata/ingest"
+	"strata/interval"
+	"strata/middlemanager"
+	"strata/props"
+	"strata/segment"
+	"strata/server"
+	"strata/storage/deep"
+	"strata/streaming"
+)
+
+// env is a one-node control plane (real Raft, bbolt, HTTP), one middle
+// manager, local deep storage and an in-process Kafka (kfake).
+type env struct {
+	url   string
+	node  *cluster.Node
+	c     *ingest.Cluster
+	mm    *middlemanager.Worker
+	kafka *kfake.Cluster
+	prod  *kgo.Client
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(nil)
+	var n *cluster.Node
+	var err error
+	for attempt := 0; attempt < 10; attempt++ { // a free port can be taken before Raft binds it
+		l, _ := net.Listen("tcp", "127.0.0.1:0")
+		raftAddr := l.Addr().String()
+		l.Close()
+		n, err = cluster.Start(cluster.Config{ID: "solo", RaftAddr: raftAddr, HTTPURL: "http://" + ts.Listener.Addr().String(), DataDir: t.TempDir(),
+			HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond, LeaderLeaseTimeout: 50 * time.Millisecond})
+		if err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.New(server.Options{Roles: []string{server.RoleCoordinator, server.RoleOverlord}, Node: n, Props: props.Defaults()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = s.Handler()
+	ts.Start()
+	t.Cleanup(func() { ts.Close(); n.Shutdown() })
+	for deadline := time.Now().Add(10 * time.Second); !n.IsLeader(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no leader")
+		}
+	}
+
+	wts := httptest.NewUnstartedServer(nil)
+	host := wts.Listener.Addr().String()
+	mm, err := middlemanager.New(middlemanager.Config{Host: host, Capacity: 2, Version: "1", DataDir: t.TempDir(),
+		Overlords: []string{ts.URL}, HeartbeatPeriod: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp := props.Defaults()
+	middlemanager.Attach(wp, mm)
+	ws, err := server.New(server.Options{Roles: []string{server.RoleMiddleManager}, Props: wp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wts.Config.Handler = ws.Handler()
+	wts.Start()
+	mm.Start()
+	t.Cleanup(func() { mm.Stop(); wts.Close(); middlemanager.Detach(wp) })
+
+	store, err := deep.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &ingest.Cluster{Coordinator: ts.URL, Broker: ts.URL, Storage: store, HTTP: &http.Client{Timeout: time.Minute}}
+	streaming.SetCluster(c)
+
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	prod, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(prod.Close)
+	return &env{url: ts.URL, node: n, mm: mm, c: c, kafka: kc, prod: prod}
+}
+
+func (e *env) produce(t *testing.T, partition int32, values ...string) {
+	t.Helper()
+	var recs []*kgo.Record
+	for _, v := range values {
+		recs = append(recs, &kgo.Record{Topic: "t", Partition: partition, Value: []byte(v)})
+	}
+	if err := e.prod.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func row(day, hour int, page string, n int) string {
+	return fmt.Sprintf(`{"ts":"2024-01-%02dT%02d:00:00Z","page":%q,"n":%d}`, day, hour, page, n)
+}
+
+func (e *env) payload(start map[int32]int64, duration string) string {
+	var parts []string
+	for p, off := range start {
+		parts = append(parts, fmt.Sprintf(`"%d":%d`, p, off))
+	}
+	return `{"type":"index_kafka","dataSource":"k","context":{"taskLockTimeout":5000},
+ "dataSchema":{"dataSource":"k","timestampSpec":{"column":"ts","format":"iso"},
+   "dimensionsSpec":{"dimensions":["page"]},"metricsSpec":[{"type":"count","name":"count"},{"type":"longSum","name":"n","fieldName":"n"}],
+   "granularitySpec":{"segmentGranularity":"day","queryGranularity":"none","rollup":false}},
+ "tuningConfig":{"type":"kafka"},
+ "ioConfig":{"type":"kafka","topic":"t","consumerProperties":{"bootstrap.servers":"` + strings.Join(e.kafka.ListenAddrs(), ",") + `"},
+   "inputFormat":{"type":"json"},"taskDuration":"` + duration + `",
+   "startSequenceNumbers":{"type":"start","stream":"t","partitionSequenceNumberMap":{` + strings.Join(parts, ",") + `}}}}`
+}
+
+func (e *env) do(t *testing.T, method, path, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, e.url+path, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func (e *env) submit(t *testing.T, payload string) string {
+	t.Helper()
+	code, body := e.do(t, "POST", "/svc/indexer/v1/task", payload)
+	var out struct {
+		Task string `json:"task"`
+	}
+	if code != 200 || json.Unmarshal([]byte(body), &out) != nil || out.Task == "" {
+		t.Fatalf("submit: %d %s", code, body)
+	}
+	return out.Task
+}
+
+// wait waits for the task to end and returns its status and error message.
+func (e *env) wait(t *testing.T, id string) (string, string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		_, body := e.do(t, "GET", "/svc/indexer/v1/task/"+url.PathEscape(id)+"/status", "")
+		var out struct {
+			Status struct {
+				Status   string  `json:"status"`
+				ErrorMsg *string `json:"errorMsg"`
+			} `json:"status"`
+		}
+		json.Unmarshal([]byte(body), &out)
+		if s := out.Status.Status; s == "SUCCESS" || s == "FAILED" {
+			msg := ""
+			if out.Status.ErrorMsg != nil {
+				msg = *out.Status.ErrorMsg
+			}
+			return s, msg
+		}
+	}
+	t.Fatalf("task %s did not end", id)
+	return "", ""
+}
+
+func (e *env) rowStats(t *testing.T, id string) map[string]float64 {
+	t.Helper()
+	code, body := e.do(t, "GET", "/svc/indexer/v1/task/"+url.PathEscape(id)+"/reports", "")
+	var rep struct {
+		I struct {
+			Payload struct {
+				RowStats struct {
+					BuildSegments map[string]float64 `json:"buildSegments"`
+				} `json:"rowStats"`
+			} `json:"payload"`
+		} `json:"ingestionStatsAndErrors"`
+	}
+	if code != 200 || json.Unmarshal([]byte(body), &rep) != nil {
+		t.Fatalf("reports: %d %s", code, body)
+	}
+	return rep.I.Payload.RowStats.BuildSegments
+}
+
+func (e *env) offsets(t *testing.T) streaming.Offsets {
+	t.Helper()
+	var m string
+	e.node.FSM().Read(func(s *fsm.State) { m, _ = s.DataSourceMetadata("k") })
+	o, err := streaming.ParseOffsets(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// contents sums the rows and the n metric of the used segments of k.
+func (e *env) contents(t *testing.T) (segs []*segment.DataSegment, rows, sum int64) {
+	t.Helper()
+	segs, err := e.c.UsedSegments(context.Background(), "k", interval.Eternity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sg := range segs {
+		s, release, err := e.c.OpenSegment(context.Background(), filepath.Join(t.TempDir(), "open"), sg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows += int64(s.NumRows())
+		col, err := s.Numeric("n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for b := 0; b < s.NumBlocks(); b++ {
+			vs, err := col.Longs(b, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range vs {
+				sum += v
+			}
+		}
+		release()
+	}
+	return segs, rows, sum
+}
+
+func wantOffsets(t *testing.T, got streaming.Offsets, want map[int32]int64) {
+	t.Helper()
+	if got.Stream != "t" || len(got.Partitions) != len(want) {
+		t.Fatalf("offsets %+v, want %v", got, want)
+	}
+	for p, off := range want {
+		if got.Partitions[p] != off {
+			t.Fatalf("offsets %+v, want %v", got, want)
+		}
+	}
+}
+
+func TestIndexKafkaTask(t *testing.T) {
+	e := newEnv(t)
+	e.produce(t, 0, row(1, 0, "a", 1), row(1, 1, "b", 2), row(1, 2, "a", 4))
+	e.produce(t, 1, row(2, 0, "c", 8), "not json", row(2, 5, "c", 16))
+
+	// 1: read both partitions from 0 and publish.
+	id := e.submit(t, e.payload(map[int32]int64{0: 0, 1: 0}, "PT0.5S"))
+	if st, msg := e.wait(t, id); st != "SUCCESS" {
+		t.Fatalf("first task: %s %s", st, msg)
+	}
+	wantOffsets(t, e.offsets(t), map[int32]int64{0: 3, 1: 3})
+	segs, rows, sum := e.contents(t)
+	if len(segs) != 2 || rows != 5 || sum != 31 {
+		t.Fatalf("after first task: %d segments, %d rows, sum %d", len(segs), rows, sum)
+	}
+	if rs := e.rowStats(t, id); rs["processed"] != 5 || rs["unparseable"] != 1 || rs["thrownAway"] != 0 {
+		t.Fatalf("row stats %v", rs)
+	}
+
+	// 2: from the stored offsets only the new records are published,
+	// appended to the existing day (same version, next partition).
+	e.produce(t, 0, row(1, 3, "d", 32), row(1, 4, "d", 64))
+	id2 := e.submit(t, e.payload(e.offsets(t).Partitions, "PT0.3S"))
+	if st, msg := e.wait(t, id2); st != "SUCCESS" {
+		t.Fatalf("second task: %s %s", st, msg)
+	}
+	wantOffsets(t, e.offsets(t), map[int32]int64{0: 5, 1: 3})
+	segs, rows, sum = e.contents(t)
+	if len(segs) != 3 || rows != 7 || sum != 127 {
+		t.Fatalf("after second task: %d segments, %d rows, sum %d", len(segs), rows, sum)
+	}
+	day1 := map[int32]string{}
+	for _, s := range segs {
+		if interval.FormatMillis(s.Interval.Start) == "2024-01-01T00:00:00.000Z" {
+			day1[s.ShardSpec.PartitionNum] = s.Version
+		}
+	}
+	if len(day1) != 2 || day1[0] != day1[1] {
+		t.Fatalf("append to day 1: %v", day1)
+	}
+
+	// 3: a stale task (start offsets no longer current) fails and publishes nothing.
+	id3 := e.submit(t, e.payload(map[int32]int64{0: 0, 1: 0}, "PT0.3S"))
+	if st, msg := e.wait(t, id3); st != "FAILED" || !strings.Contains(msg, "409") {
+		t.Fatalf("stale task: %s %s", st, msg)
+	}
+	wantOffsets(t, e.offsets(t), map[int32]int64{0: 5, 1: 3})
+	if segs, rows, _ = e.contents(t); len(segs) != 3 || rows != 7 {
+		t.Fatalf("after stale task: %d segments, %d rows", len(segs), rows)
+	}
+
+	// 4: a graceful stop (the worker cancels the run) ends reading early and
+	// publishes what was read.
+	e.produce(t, 1, row(3, 0, "e", 128))
+	id4 := e.submit(t, e.payload(e.offsets(t).Partitions, "PT1H"))
+	for deadline := time.Now().Add(10 * time.Second); !slices.Contains(e.mm.TaskIDs(), id4); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("task 4 did not start")
+		}
+	}
+	time.Sleep(700 * time.Millisecond)
+	if !e.mm.Shutdown(id4, "graceful stop") {
+		t.Fatal("task 4 was not running")
+	}
+	if st, msg := e.wait(t, id4); st != "SUCCESS" {
+		t.Fatalf("stopped task: %s %s", st, msg)
+	}
+	wantOffsets(t, e.offsets(t), map[int32]int64{0: 5, 1: 4})
+	if segs, rows, sum = e.contents(t); len(segs) != 4 || rows != 8 || sum != 255 {
+		t.Fatalf("after stopped task: %d segments, %d rows, sum %d", len(segs), rows, sum)
+	}
+
+	// 5: an overlord shutdown marks the task failed at once: it may no
+	// longer lock, so it publishes nothing and the offsets stay.
+	e.produce(t, 1, row(3, 1, "f", 256))
+	id5 := e.submit(t, e.payload(e.offsets(t).Partitions, "PT1H"))
+	time.Sleep(500 * time.Millisecond)
+	if code, body := e.do(t, "POST", "/svc/indexer/v1/task/"+url.PathEscape(id5)+"/shutdown", ""); code != 200 {
+		t.Fatalf("shutdown: %d %s", code, body)
+	}
+	if st, _ := e.wait(t, id5); st != "FAILED" {
+		t.Fatalf("shut down task: %s", st)
+	}
+	for deadline := time.Now().Add(10 * time.Second); slices.Contains(e.mm.TaskIDs(), id5); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("task 5 did not end on its worker")
+		}
+	}
+	wantOffsets(t, e.offsets(t), map[int32]int64{0: 5, 1: 4})
+	if segs, rows, _ = e.contents(t); len(segs) != 4 || rows != 8 {
+		t.Fatalf("after shut down task: %d segments, %d rows", len(segs), rows)
+	}
+}
