@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"strata/interval"
@@ -29,6 +30,27 @@ type Cluster struct {
 	Storage     deep.DeepStorage
 	LoadTimeout time.Duration // 0: do not wait for loading
 	HTTP        *http.Client
+}
+
+// ClusterSlot holds the cluster access of one kind of task on a worker: set
+// from the worker's properties at start-up (or by a test), read by each task.
+type ClusterSlot struct {
+	mu sync.RWMutex
+	c  *Cluster
+}
+
+// Set replaces the cluster access.
+func (s *ClusterSlot) Set(c *Cluster) {
+	s.mu.Lock()
+	s.c = c
+	s.mu.Unlock()
+}
+
+// Get returns the cluster access, nil before Set.
+func (s *ClusterSlot) Get() *Cluster {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.c
 }
 
 // ClusterFromProps builds a Cluster from svc.indexer.coordinatorUrls,

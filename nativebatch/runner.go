@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"strata/ingest"
@@ -15,10 +14,7 @@ import (
 	"strata/segment"
 )
 
-var (
-	cfgMu   sync.RWMutex
-	cluster *ingest.Cluster
-)
+var cluster ingest.ClusterSlot
 
 // Configure sets the cluster access of native batch tasks from properties
 // (the same ones SQL tasks use). They wait for segments to load only when the
@@ -35,9 +31,7 @@ func Configure(p *props.Properties) error {
 
 // SetCluster replaces the cluster access of native batch tasks.
 func SetCluster(c *ingest.Cluster) {
-	cfgMu.Lock()
-	cluster = c
-	cfgMu.Unlock()
+	cluster.Set(c)
 }
 
 type runner struct{}
@@ -98,9 +92,7 @@ func (runner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.E
 	if err != nil {
 		return MakeReport(t.ID, "BUILD_SEGMENTS", RowStats{}, err, false, 0, 0), err
 	}
-	cfgMu.RLock()
-	c := cluster
-	cfgMu.RUnlock()
+	c := cluster.Get()
 	if c == nil {
 		err := fmt.Errorf("native batch tasks are not configured on this worker (no deep storage)")
 		return MakeReport(t.ID, "BUILD_SEGMENTS", RowStats{}, err, false, 0, 0), err

@@ -17,6 +17,13 @@ import (
 
 // single starts a one-node control plane (real Raft, bbolt, TCP) behind httptest.
 func single(t *testing.T, p *props.Properties) (*httptest.Server, *cluster.Node) {
+	ts, n, _ := singleServer(t, p, RoleCoordinator, RoleOverlord)
+	return ts, n
+}
+
+// singleServer is single with the given roles, returning the Server too (for
+// tests that inject hooks into it).
+func singleServer(t *testing.T, p *props.Properties, roles ...string) (*httptest.Server, *cluster.Node, *Server) {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	var n *cluster.Node
@@ -38,7 +45,7 @@ func single(t *testing.T, p *props.Properties) (*httptest.Server, *cluster.Node)
 	if p == nil {
 		p = props.Defaults()
 	}
-	s, err := New(Options{Roles: []string{RoleCoordinator, RoleOverlord}, Node: n, Props: p})
+	s, err := New(Options{Roles: roles, Node: n, Props: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +59,7 @@ func single(t *testing.T, p *props.Properties) (*httptest.Server, *cluster.Node)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return ts, n
+	return ts, n, s
 }
 
 func call(t *testing.T, method, url, ctype, body string) (int, string, http.Header) {

@@ -32,41 +32,9 @@ func kafkaSpec(ds, topic string, taskCount int, suspended bool) string {
 // keeping the Server so that the tests can inject the runtime hooks.
 func supServer(t *testing.T, p *props.Properties) (*httptest.Server, *cluster.Node, *Server, *atomic.Int64) {
 	t.Helper()
-	ts := httptest.NewUnstartedServer(nil)
-	var n *cluster.Node
-	var err error
-	for attempt := 0; attempt < 10; attempt++ { // a free port can be taken before Raft binds it
-		l, _ := net.Listen("tcp", "127.0.0.1:0")
-		raftAddr := l.Addr().String()
-		l.Close()
-		n, err = cluster.Start(cluster.Config{ID: "solo", RaftAddr: raftAddr, HTTPURL: "http://" + ts.Listener.Addr().String(), DataDir: t.TempDir(),
-			HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond, LeaderLeaseTimeout: 50 * time.Millisecond})
-		if err == nil {
-			break
-		}
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p == nil {
-		p = props.Defaults()
-	}
-	s, err := New(Options{Roles: []string{RoleOverlord}, Node: n, Props: p})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ts, n, s := singleServer(t, p, RoleOverlord)
 	kicks := new(atomic.Int64)
 	s.SetSupervisorKick(func() { kicks.Add(1) })
-	ts.Config.Handler = s.Handler()
-	ts.Start()
-	t.Cleanup(func() { ts.Close(); n.Shutdown() })
-	deadline := time.Now().Add(10 * time.Second)
-	for !n.IsLeader() {
-		if time.Now().After(deadline) {
-			t.Fatal("single node did not become leader")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 	return ts, n, s, kicks
 }
 

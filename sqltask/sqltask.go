@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"strata/ingest"
@@ -65,10 +64,7 @@ func lastName(name []sql.Ident) (string, error) {
 	return name[len(name)-1].Name, nil
 }
 
-var (
-	cfgMu   sync.RWMutex
-	cluster *ingest.Cluster
-)
+var cluster ingest.ClusterSlot
 
 // Configure sets the cluster access of SQL tasks from properties.
 func Configure(p *props.Properties) error {
@@ -76,9 +72,7 @@ func Configure(p *props.Properties) error {
 	if err != nil {
 		return err
 	}
-	cfgMu.Lock()
-	cluster = c
-	cfgMu.Unlock()
+	cluster.Set(c)
 	return nil
 }
 
@@ -112,9 +106,7 @@ func (runner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.E
 	if err := json.Unmarshal(t.Payload, &p); err != nil {
 		return nil, err
 	}
-	cfgMu.RLock()
-	c := cluster
-	cfgMu.RUnlock()
+	c := cluster.Get()
 	if c == nil {
 		return nil, fmt.Errorf("SQL tasks are not configured on this worker (no deep storage)")
 	}

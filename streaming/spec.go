@@ -275,26 +275,21 @@ func (s *SupervisorSpec) parseIOConfig(raw json.RawMessage) (json.RawMessage, er
 		return nil, fmt.Errorf("ioConfig.replicas %d is not supported: only 1 replica per task group", s.Replicas)
 	}
 	durations := []struct {
-		name string
-		v    *string
-		def  time.Duration
-		dst  *time.Duration
+		name   string
+		v      *string
+		def    time.Duration
+		dst    *time.Duration
+		zeroOK bool
 	}{
-		{"taskDuration", io.TaskDuration, time.Hour, &s.TaskDuration},
-		{"startDelay", io.StartDelay, 5 * time.Second, &s.StartDelay},
-		{"period", io.Period, 30 * time.Second, &s.Period},
-		{"completionTimeout", io.CompletionTimeout, 30 * time.Minute, &s.CompletionTimeout},
+		{"taskDuration", io.TaskDuration, time.Hour, &s.TaskDuration, false},
+		{"startDelay", io.StartDelay, 5 * time.Second, &s.StartDelay, true}, // PT0S: the first run starts at once
+		{"period", io.Period, 30 * time.Second, &s.Period, false},
+		{"completionTimeout", io.CompletionTimeout, 30 * time.Minute, &s.CompletionTimeout, false},
 	}
 	for _, d := range durations {
 		*d.dst = d.def
 		if d.v != nil {
-			v, err := ParseDuration(*d.v)
-			if err != nil && d.name == "startDelay" && *d.v != "" {
-				// The first run may start at once: PT0S is a valid delay.
-				if p, perr := interval.ParsePeriod(*d.v); perr == nil && p.IsFixed() && p.FixedMillis() == 0 {
-					v, err = 0, nil
-				}
-			}
+			v, err := parseDuration(*d.v, d.zeroOK)
 			if err != nil {
 				return nil, fmt.Errorf("ioConfig.%s: %v", d.name, err)
 			}
@@ -390,7 +385,10 @@ func parseTuning(raw json.RawMessage) (json.RawMessage, Tuning, error) {
 
 // ParseDuration reads an ioConfig duration: an ISO-8601 period of fixed
 // length (no years or months), greater than zero.
-func ParseDuration(s string) (time.Duration, error) {
+func ParseDuration(s string) (time.Duration, error) { return parseDuration(s, false) }
+
+// parseDuration is ParseDuration, also accepting zero when zeroOK.
+func parseDuration(s string, zeroOK bool) (time.Duration, error) {
 	p, err := interval.ParsePeriod(s)
 	if err != nil {
 		return 0, err
@@ -399,7 +397,7 @@ func ParseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("period %q has no fixed length (years or months)", s)
 	}
 	ms := p.FixedMillis()
-	if ms <= 0 {
+	if ms < 0 || (ms == 0 && !zeroOK) {
 		return 0, fmt.Errorf("period %q must be positive", s)
 	}
 	if ms > math.MaxInt64/int64(time.Millisecond) {

@@ -49,6 +49,10 @@ func TestParseSupervisorSpecDefaults(t *testing.T) {
 	if f, err := ParseSupervisorSpec([]byte(flat)); err != nil || f.Topic != "t" || f.TaskDuration != time.Hour {
 		t.Fatalf("flattened: %v %+v", err, f)
 	}
+	// A zero start delay is allowed: the first run starts at once.
+	if z, err := ParseSupervisorSpec([]byte(strings.Replace(specBody, `"taskDuration":"PT10M"`, `"startDelay":"PT0S"`, 1))); err != nil || z.StartDelay != 0 {
+		t.Fatalf("startDelay PT0S: %v", err)
+	}
 	sus := s.WithSuspended(true)
 	if p, err := ParseSupervisorSpec(sus); err != nil || !p.Suspended || !bytes.Contains(sus, []byte(`"suspended":true`)) {
 		t.Fatalf("suspended: %v %s", err, sus)
@@ -69,6 +73,9 @@ func TestParseSupervisorSpecErrors(t *testing.T) {
 		strings.Replace(specBody, `"dataSource":"wiki",`, ``, 1):                          "dataSource",
 		strings.Replace(specBody, `"maxRowsPerSegment":1000`, `"maxRowsPerSegment":0`, 1): "maxRowsPerSegment",
 		strings.Replace(specBody, `"type":"count"`, `"type":"bogus"`, 1):                  "aggregator",
+		strings.Replace(specBody, `"taskDuration":"PT10M"`, `"taskDuration":"PT0S"`, 1):   "taskDuration",
+		strings.Replace(specBody, `"taskDuration":"PT10M"`, `"period":"PT0S"`, 1):         "period",
+		strings.Replace(specBody, `"taskDuration":"PT10M"`, `"startDelay":"-PT1S"`, 1):    "startDelay",
 	}
 	for body, want := range cases {
 		if _, err := ParseSupervisorSpec([]byte(body)); err == nil || !strings.Contains(err.Error(), want) {

@@ -23,9 +23,6 @@ import (
 	"strata/fsm"
 )
 
-// TaskTypeKafka is the task type a Kafka supervisor submits.
-const TaskTypeKafka = "index_kafka"
-
 // supStopTimeout bounds the ShutdownTask calls of a graceful stop.
 const supStopTimeout = 10 * time.Second
 
@@ -196,7 +193,7 @@ func (s *supervisor) readFSM() supFSMView {
 			}
 		}
 		for _, r := range st.ActiveTasks() {
-			if r.Type == TaskTypeKafka && r.DataSource == s.ds {
+			if r.Type == TaskType && r.DataSource == s.ds {
 				v.active = append(v.active, *r)
 			}
 		}
@@ -415,7 +412,7 @@ func (s *supervisor) groupOf(groupID, topic string, start map[int32]int64) (int,
 	return g, true
 }
 
-func supGroupPrefix(ds string) string { return TaskTypeKafka + "_" + ds + "_g" }
+func supGroupPrefix(ds string) string { return TaskType + "_" + ds + "_g" }
 
 // listOffsets returns the topic's end (or start) offset of every partition.
 func (s *supervisor) listOffsets(ctx context.Context, start bool) (map[int32]int64, error) {
@@ -644,9 +641,9 @@ func supRandomSuffix() string {
 
 // submit builds and submits the next task of group g.
 func (s *supervisor) submit(ctx context.Context, now time.Time, g int, offsets map[int32]int64) error {
-	id := TaskTypeKafka + "_" + s.ds + "_" + supRandomSuffix()
+	id := TaskType + "_" + s.ds + "_" + supRandomSuffix()
 	body, err := json.Marshal(supTaskPayload{
-		Type: TaskTypeKafka, ID: id, GroupID: supGroupPrefix(s.ds) + strconv.Itoa(g), DataSource: s.ds,
+		Type: TaskType, ID: id, GroupID: supGroupPrefix(s.ds) + strconv.Itoa(g), DataSource: s.ds,
 		DataSchema: s.spec.DataSchema, TuningConfig: s.spec.TuningConfig,
 		IOConfig: supTaskIOConfig{
 			Type: "kafka", Topic: s.spec.Topic,

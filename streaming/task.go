@@ -28,10 +28,7 @@ import (
 	"strata/storage/deep"
 )
 
-var (
-	cfgMu   sync.RWMutex
-	cluster *ingest.Cluster
-)
+var cluster ingest.ClusterSlot
 
 // Configure sets the cluster access of index_kafka tasks from properties (the
 // same ones native batch and SQL tasks use). Tasks never wait for their
@@ -47,11 +44,7 @@ func Configure(p *props.Properties) error {
 }
 
 // SetCluster replaces the cluster access of index_kafka tasks.
-func SetCluster(c *ingest.Cluster) {
-	cfgMu.Lock()
-	cluster = c
-	cfgMu.Unlock()
-}
+func SetCluster(c *ingest.Cluster) { cluster.Set(c) }
 
 // TaskType is the task type of Kafka reading tasks.
 const TaskType = "index_kafka"
@@ -200,9 +193,7 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 	if err != nil {
 		return fail(nativebatch.RowStats{}, err)
 	}
-	cfgMu.RLock()
-	c := cluster
-	cfgMu.RUnlock()
+	c := cluster.Get()
 	if c == nil {
 		return fail(nativebatch.RowStats{}, fmt.Errorf("index_kafka tasks are not configured on this worker (no deep storage)"))
 	}
