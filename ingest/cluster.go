@@ -25,11 +25,16 @@ import (
 // atomic publishing through the coordinator, segment files in deep storage, and
 // the broker's view to wait until published segments are served.
 type Cluster struct {
-	Coordinator string // control-plane URL (any node; redirects are followed)
-	Broker      string
-	Storage     deep.DeepStorage
-	LoadTimeout time.Duration // 0: do not wait for loading
-	HTTP        *http.Client
+	// Coordinators are the control-plane URLs (any node: followers redirect
+	// to the leader). Requests go to each in turn while none answers or there
+	// is no leader, for up to FailoverWait (default 30s), so a task rides out
+	// the loss of a control node and the election that follows.
+	Coordinators []string
+	FailoverWait time.Duration
+	Broker       string
+	Storage      deep.DeepStorage
+	LoadTimeout  time.Duration // 0: do not wait for loading
+	HTTP         *http.Client
 }
 
 // ClusterSlot holds the cluster access of one kind of task on a worker: set
@@ -61,12 +66,23 @@ func ClusterFromProps(p *props.Properties) (*Cluster, error) {
 		return nil, err
 	}
 	return &Cluster{
-		Coordinator: firstURL(p.String("svc.indexer.coordinatorUrls"), "http://127.0.0.1:8081"),
-		Broker:      firstURL(p.String("svc.router.brokerUrls"), "http://127.0.0.1:8082"),
-		Storage:     ds,
-		LoadTimeout: 5 * time.Minute,
-		HTTP:        &http.Client{Timeout: 5 * time.Minute},
+		Coordinators: urlList(p.String("svc.indexer.coordinatorUrls"), "http://127.0.0.1:8081"),
+		Broker:       firstURL(p.String("svc.router.brokerUrls"), "http://127.0.0.1:8082"),
+		Storage:      ds,
+		LoadTimeout:  5 * time.Minute,
+		HTTP:         &http.Client{Timeout: 5 * time.Minute},
 	}, nil
+}
+
+func urlList(list, def string) []string {
+	var out []string
+	for _, u := range props.ParseList(list) {
+		out = append(out, strings.TrimRight(u, "/"))
+	}
+	if len(out) == 0 {
+		out = []string{def}
+	}
+	return out
 }
 
 func firstURL(list, def string) string {
@@ -74,6 +90,39 @@ func firstURL(list, def string) string {
 		return strings.TrimRight(u, "/")
 	}
 	return def
+}
+
+// coordinatorDo sends a request to the control plane at path, trying each
+// coordinator URL in turn while none answers or the answer is 503 (no leader
+// yet), until FailoverWait has passed.
+func (c *Cluster) coordinatorDo(ctx context.Context, method, path string, body []byte) ([]byte, int, error) {
+	wait := c.FailoverWait
+	if wait <= 0 {
+		wait = 30 * time.Second
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		var b []byte
+		var code int
+		var err error
+		for _, base := range c.Coordinators {
+			b, code, err = c.do(ctx, method, base+path, body)
+			if err == nil && code != http.StatusServiceUnavailable {
+				return b, code, nil
+			}
+		}
+		if len(c.Coordinators) == 0 {
+			return nil, 0, errors.New("no coordinator URL is configured (svc.indexer.coordinatorUrls)")
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return b, code, err
+		}
+		select {
+		case <-ctx.Done():
+			return b, code, err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 func (c *Cluster) do(ctx context.Context, method, u string, body []byte) ([]byte, int, error) {
@@ -100,7 +149,7 @@ func (c *Cluster) do(ctx context.Context, method, u string, body []byte) ([]byte
 // UsedSegments lists the used segments of ds overlapping iv (overshadowed ones included).
 func (c *Cluster) UsedSegments(ctx context.Context, ds string, iv interval.Interval) ([]*segment.DataSegment, error) {
 	body, _ := json.Marshal([]string{iv.String()})
-	b, code, err := c.do(ctx, http.MethodPost, c.Coordinator+"/svc/coordinator/v1/metadata/datasources/"+url.PathEscape(ds)+"/segments?full", body)
+	b, code, err := c.coordinatorDo(ctx, http.MethodPost, "/svc/coordinator/v1/metadata/datasources/"+url.PathEscape(ds)+"/segments?full", body)
 	if err != nil {
 		return nil, fmt.Errorf("list segments of %s: %w", ds, err)
 	}
@@ -231,7 +280,7 @@ func (c *Cluster) publish(ctx context.Context, ds string, segs []*segment.DataSe
 		}
 	}
 	buf.WriteString("}")
-	b, code, err := c.do(ctx, http.MethodPost, c.Coordinator+"/svc-internal/v1/segments/publish", buf.Bytes())
+	b, code, err := c.coordinatorDo(ctx, http.MethodPost, "/svc-internal/v1/segments/publish", buf.Bytes())
 	if err != nil {
 		return 0, fmt.Errorf("publish: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -92,7 +93,7 @@ func (proc *Process) startMiddleManager(p *props.Properties, logger hclog.Logger
 	sp := props.New()
 	sp.Merge(p)
 	if sp.String("svc.indexer.coordinatorUrls") == "" {
-		sp.Set("svc.indexer.coordinatorUrls", cfg.Overlords[0])
+		sp.Set("svc.indexer.coordinatorUrls", strings.Join(cfg.Overlords, ","))
 	}
 	if err := sqltask.Configure(sp); err != nil {
 		return fmt.Errorf("SQL tasks: %w", err)

@@ -16,49 +16,42 @@ import (
 	"strata/props"
 )
 
-// Kafka ingestion end to end, every piece a real process part: a control node
-// (Raft, bbolt), a middle manager running index_kafka tasks, a historical and a
-// broker, and a kfake broker. A supervisor keeps tasks reading; every record
-// becomes queryable exactly once across task hand-overs, suspension and resume.
-func TestKafkaSupervisorEndToEnd(t *testing.T) {
+// kafkaPipeline is Kafka ingestion with every piece a real process part:
+// control nodes (Raft, bbolt), a middle manager running index_kafka tasks, a
+// historical and a broker, and a kfake broker with a two-partition topic.
+type kafkaPipeline struct {
+	t        *testing.T
+	c        *testCluster
+	kafka    *kfake.Cluster
+	producer *kgo.Client
+	broker   string
+	sent     int
+}
+
+func newKafkaPipeline(t *testing.T, controlNodes int) *kafkaPipeline {
 	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "events"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kc.Close()
+	t.Cleanup(kc.Close)
 	producer, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DefaultProduceTopic("events"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer producer.Close()
-	sent := 0
-	produce := func(n int) {
-		t.Helper()
-		for i := 0; i < n; i++ {
-			// Spread over two hours and both partitions; one record in 10 has a
-			// second page value.
-			ts := time.Date(2024, 1, 1, sent%2, sent%60, 0, 0, time.UTC).Format(time.RFC3339)
-			page := "home"
-			if sent%10 == 0 {
-				page = "about"
-			}
-			rec := &kgo.Record{Key: []byte(fmt.Sprint(sent)), Value: []byte(fmt.Sprintf(`{"ts":%q,"page":%q,"n":%d}`, ts, page, sent))}
-			if err := producer.ProduceSync(context.Background(), rec).FirstErr(); err != nil {
-				t.Fatal(err)
-			}
-			sent++
-		}
+	t.Cleanup(producer.Close)
+	c := startCluster(t, controlNodes, map[string]string{"svc.worker.heartbeatTimeout": "3s"})
+	c.leader()
+	var urls []string
+	for i := range c.procs {
+		urls = append(urls, c.url(i))
 	}
-
-	c := startCluster(t, 1, nil)
-	ctl := c.url(c.leader())
 	ports := freePorts(t, 3)
 	deepDir := t.TempDir()
 	mp := props.Defaults()
 	mp.Set("svc.node.roles", "middleManager")
 	mp.Set("svc.http.address", ports[0])
 	mp.Set("svc.data.dir", t.TempDir())
-	mp.Set("svc.worker.overlordUrls", ctl)
+	mp.Set("svc.worker.overlordUrls", strings.Join(urls, ","))
 	mp.Set("svc.worker.capacity", "2")
 	mp.Set("svc.worker.heartbeatPeriod", "100ms")
 	mp.Set("svc.storage.storageDirectory", deepDir)
@@ -72,103 +65,163 @@ func TestKafkaSupervisorEndToEnd(t *testing.T) {
 		<-worker.Done()
 	})
 	startRole(t, "historical", ports[1], map[string]string{
-		"svc.historical.coordinatorUrls": ctl, "svc.historical.pollPeriod": "20ms", "svc.storage.storageDirectory": deepDir,
+		"svc.historical.coordinatorUrls": strings.Join(urls, ","), "svc.historical.pollPeriod": "20ms", "svc.storage.storageDirectory": deepDir,
 	})
 	startRole(t, "broker", ports[2], map[string]string{"svc.broker.historicalUrls": "http://" + ports[1], "svc.broker.pollPeriod": "20ms"})
-	broker := "http://" + ports[2]
+	return &kafkaPipeline{t: t, c: c, kafka: kc, producer: producer, broker: "http://" + ports[2]}
+}
 
-	produce(40)
-	spec := fmt.Sprintf(`{"type":"kafka","spec":{
+// produce sends n records spread over two hours and both partitions; record
+// k carries n=k, so the sum of n tells duplicates from other records.
+func (k *kafkaPipeline) produce(n int) {
+	k.t.Helper()
+	for i := 0; i < n; i++ {
+		ts := time.Date(2024, 1, 1, k.sent%2, k.sent%60, 0, 0, time.UTC).Format(time.RFC3339)
+		page := "home"
+		if k.sent%10 == 0 {
+			page = "about"
+		}
+		rec := &kgo.Record{Key: []byte(fmt.Sprint(k.sent)), Value: []byte(fmt.Sprintf(`{"ts":%q,"page":%q,"n":%d}`, ts, page, k.sent))}
+		if err := k.producer.ProduceSync(context.Background(), rec).FirstErr(); err != nil {
+			k.t.Fatal(err)
+		}
+		k.sent++
+	}
+}
+
+// supervisors is the supervisor API on the current leader.
+func (k *kafkaPipeline) supervisors() string {
+	return k.c.url(k.c.leader()) + "/svc/indexer/v1/supervisor"
+}
+
+func (k *kafkaPipeline) spec(taskDuration string) string {
+	return fmt.Sprintf(`{"type":"kafka","spec":{
 	  "dataSchema":{"dataSource":"events","timestampSpec":{"column":"ts","format":"iso"},
 	    "dimensionsSpec":{"dimensions":["page"]},"metricsSpec":[{"type":"count","name":"count"},{"type":"longSum","name":"n","fieldName":"n"}],
 	    "granularitySpec":{"segmentGranularity":"hour","queryGranularity":"none","rollup":false}},
 	  "ioConfig":{"topic":"events","consumerProperties":{"bootstrap.servers":%q},"taskCount":1,
-	    "taskDuration":"PT1S","startDelay":"PT0S","period":"PT0.2S","useEarliestOffset":true,"inputFormat":{"type":"json"}},
-	  "tuningConfig":{"type":"kafka"}}}`, strings.Join(kc.ListenAddrs(), ","))
-	sup := ctl + "/svc/indexer/v1/supervisor"
-	if code, _, body := do(t, "POST", sup, "application/json", spec, nil); code != 200 || body != `{"id":"events"}` {
+	    "taskDuration":%q,"startDelay":"PT0S","period":"PT0.2S","useEarliestOffset":true,"inputFormat":{"type":"json"}},
+	  "tuningConfig":{"type":"kafka"}}}`, strings.Join(k.kafka.ListenAddrs(), ","), taskDuration)
+}
+
+// served is the row count and the sum of n that the broker serves.
+func (k *kafkaPipeline) served() (rows, sum int64) {
+	code, _, body := do(k.t, "POST", k.broker+"/svc/v2/", "application/json", `{"queryType":"timeseries","dataSource":"events",
+	  "intervals":["2024-01-01/2024-01-02"],"granularity":"all",
+	  "aggregations":[{"type":"longSum","name":"rows","fieldName":"count"},{"type":"longSum","name":"sum","fieldName":"n"}]}`, nil)
+	if code != 200 {
+		return -1, -1
+	}
+	var res []struct {
+		Result struct{ Rows, Sum int64 } `json:"result"`
+	}
+	if json.Unmarshal([]byte(body), &res) != nil || len(res) == 0 {
+		return 0, 0
+	}
+	return res[0].Result.Rows, res[0].Result.Sum
+}
+
+// waitServed waits until every record sent is served, failing at once on
+// more rows than records or a wrong sum: exactly once, never more.
+func (k *kafkaPipeline) waitServed(what string) {
+	k.t.Helper()
+	want := int64(k.sent * (k.sent - 1) / 2)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		rows, sum := k.served()
+		if rows > int64(k.sent) || (rows == int64(k.sent) && sum != want) {
+			k.t.Fatalf("%s: %d rows with sum %d served for %d records sent (sum %d): duplicates", what, rows, sum, k.sent, want)
+		}
+		if rows == int64(k.sent) {
+			return
+		}
+		if time.Now().After(deadline) {
+			k.t.Fatalf("%s: %d rows served, want %d", what, rows, k.sent)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (k *kafkaPipeline) status() map[string]any {
+	_, _, body := do(k.t, "GET", k.supervisors()+"/events/status", "", "", nil)
+	var st struct {
+		Payload map[string]any `json:"payload"`
+	}
+	json.Unmarshal([]byte(body), &st)
+	return st.Payload
+}
+
+// A supervisor keeps tasks reading; every record becomes queryable exactly
+// once across task hand-overs, suspension and resume.
+func TestKafkaSupervisorEndToEnd(t *testing.T) {
+	k := newKafkaPipeline(t, 1)
+	k.produce(40)
+	if code, _, body := do(t, "POST", k.supervisors(), "application/json", k.spec("PT1S"), nil); code != 200 || body != `{"id":"events"}` {
 		t.Fatalf("create supervisor: %d %s", code, body)
 	}
-
-	// rows and sum read what the broker serves: count and sum(n) over everything.
-	served := func() (rows, sum int64) {
-		code, _, body := do(t, "POST", broker+"/svc/v2/", "application/json", `{"queryType":"timeseries","dataSource":"events",
-		  "intervals":["2024-01-01/2024-01-02"],"granularity":"all",
-		  "aggregations":[{"type":"longSum","name":"rows","fieldName":"count"},{"type":"longSum","name":"sum","fieldName":"n"}]}`, nil)
-		if code != 200 {
-			return -1, -1
-		}
-		var res []struct {
-			Result struct{ Rows, Sum int64 } `json:"result"`
-		}
-		if json.Unmarshal([]byte(body), &res) != nil || len(res) == 0 {
-			return 0, 0
-		}
-		return res[0].Result.Rows, res[0].Result.Sum
-	}
-	// Exactly once: the row count and the sum of the distinct n values both
-	// match what was sent, never more.
-	waitServed := func(what string) {
-		t.Helper()
-		want := int64(sent * (sent - 1) / 2)
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			rows, sum := served()
-			if rows > int64(sent) || (rows == int64(sent) && sum != want) {
-				t.Fatalf("%s: %d rows with sum %d served for %d records sent (sum %d): duplicates", what, rows, sum, sent, want)
-			}
-			if rows == int64(sent) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d rows served, want %d", what, rows, sent)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	waitServed("first records")
-	produce(25)
-	waitServed("records read by a later task")
-
-	status := func() map[string]any {
-		_, _, body := do(t, "GET", sup+"/events/status", "", "", nil)
-		var st struct {
-			Payload map[string]any `json:"payload"`
-		}
-		json.Unmarshal([]byte(body), &st)
-		return st.Payload
-	}
+	k.waitServed("first records")
+	k.produce(25)
+	k.waitServed("records read by a later task")
 	waitFor(t, "the supervisor to run healthy", func() bool {
-		p := status()
+		p := k.status()
 		return p["state"] == "RUNNING" && p["healthy"] == true
 	})
 
 	// Suspended: no task reads, so new records wait in Kafka; resumed, they
 	// arrive once.
-	if code, _, body := do(t, "POST", sup+"/events/suspend", "", "", nil); code != 200 {
+	if code, _, body := do(t, "POST", k.supervisors()+"/events/suspend", "", "", nil); code != 200 {
 		t.Fatalf("suspend: %d %s", code, body)
 	}
-	waitFor(t, "SUSPENDED", func() bool { return status()["state"] == "SUSPENDED" })
-	rows, _ := served()
-	produce(15)
+	waitFor(t, "SUSPENDED", func() bool { return k.status()["state"] == "SUSPENDED" })
+	rows, _ := k.served()
+	k.produce(15)
 	time.Sleep(2 * time.Second) // several periods and task durations
-	if now, _ := served(); now != rows {
+	if now, _ := k.served(); now != rows {
 		t.Fatalf("a suspended supervisor ingested: %d rows, then %d", rows, now)
 	}
-	if code, _, body := do(t, "POST", sup+"/events/resume", "", "", nil); code != 200 {
+	if code, _, body := do(t, "POST", k.supervisors()+"/events/resume", "", "", nil); code != 200 {
 		t.Fatalf("resume: %d %s", code, body)
 	}
-	waitServed("records sent while suspended")
+	k.waitServed("records sent while suspended")
 
 	// Terminated: gone from the list, a tombstone in its history.
-	if code, _, body := do(t, "POST", sup+"/events/terminate", "", "", nil); code != 200 {
+	if code, _, body := do(t, "POST", k.supervisors()+"/events/terminate", "", "", nil); code != 200 {
 		t.Fatalf("terminate: %d %s", code, body)
 	}
-	if _, _, body := do(t, "GET", sup, "", "", nil); body != "[]" {
+	if _, _, body := do(t, "GET", k.supervisors(), "", "", nil); body != "[]" {
 		t.Fatalf("supervisors after terminate: %s", body)
 	}
-	_, _, hist := do(t, "GET", sup+"/events/history", "", "", nil)
+	_, _, hist := do(t, "GET", k.supervisors()+"/events/history", "", "", nil)
 	if !strings.Contains(hist, "NoopSupervisorSpec") {
 		t.Fatalf("history has no tombstone: %s", hist)
 	}
+}
+
+// The control-plane leader is stopped while a task reads: a new leader takes
+// up the supervisor and the running task, the task publishes through it, and
+// every record is still served exactly once.
+func TestKafkaIngestionSurvivesLeaderLoss(t *testing.T) {
+	k := newKafkaPipeline(t, 3)
+	k.produce(30)
+	if code, _, body := do(t, "POST", k.supervisors(), "application/json", k.spec("PT2S"), nil); code != 200 {
+		t.Fatalf("create supervisor: %d %s", code, body)
+	}
+	k.waitServed("records before the leader loss")
+	k.produce(20)
+	// Stop the leader while a task is reading the new records.
+	waitFor(t, "a task reading", func() bool {
+		tasks, _ := k.status()["activeTasks"].([]any)
+		return len(tasks) > 0
+	})
+	old := k.c.leader()
+	k.c.stop(old)
+	k.produce(20)
+	k.waitServed("records across the leader loss")
+	if now := k.c.leader(); now == old {
+		t.Fatal("the stopped node still leads")
+	}
+	waitFor(t, "the supervisor healthy on the new leader", func() bool {
+		p := k.status()
+		return p["state"] == "RUNNING" && p["healthy"] == true
+	})
 }

@@ -332,6 +332,18 @@ func (p *publisher) buildAndPublish(ctx context.Context, read int64, end Offsets
 	}
 	n, err := p.c.PublishMetadata(ctx, p.k.spec.DataSource, segs, p.k.start.MetadataJSON(), end.MetadataJSON(), commands.MetadataModeKafka, p.taskID)
 	if err != nil {
+		// The command may have been applied although its answer was lost (a
+		// leader lost after committing it; a retry then meets the moved
+		// offsets): the stored segments tell. Files are deleted only when the
+		// publish surely did not happen.
+		done, verr := p.published(ctx, segs)
+		switch {
+		case verr != nil:
+			return stats, 0, fmt.Errorf("publish of %d segments: %w; whether it happened is unknown (%v), so their files are kept", len(segs), err, verr)
+		case done:
+			p.env.Logf("Publish answered %v, but its segments are stored: it happened", err)
+			return stats, len(segs), nil
+		}
 		p.deleteUploaded(uploaded)
 		if ingest.IsPublishConflict(err) {
 			return stats, 0, fmt.Errorf("the stored offsets of %s are no longer this task's start offsets %s (another task published first); nothing was published: %w",
@@ -472,6 +484,27 @@ func (p *publisher) upload(ctx context.Context, s *segment.DataSegment) (deep.Lo
 	s.LoadSpec = segment.RawJSON(b)
 	s.Intern()
 	return ls, nil
+}
+
+// published reports whether every segment of segs is stored (same id and
+// files), which is how a publish whose answer was lost is settled.
+func (p *publisher) published(ctx context.Context, segs []*segment.DataSegment) (bool, error) {
+	for _, iv := range chunkIntervals(segs) {
+		used, err := p.c.UsedSegments(ctx, p.k.spec.DataSource, iv)
+		if err != nil {
+			return false, err
+		}
+		stored := map[segment.ID]string{}
+		for _, u := range used {
+			stored[u.ID()] = string(u.LoadSpec)
+		}
+		for _, sg := range segs {
+			if sg.Interval == iv && stored[sg.ID()] != string(sg.LoadSpec) {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
 }
 
 // deleteUploaded removes the files of a publish that did not happen.

@@ -1,6 +1,7 @@
 package streaming_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,7 +96,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &ingest.Cluster{Coordinator: ts.URL, Broker: ts.URL, Storage: store, HTTP: &http.Client{Timeout: time.Minute}}
+	c := &ingest.Cluster{Coordinators: []string{ts.URL}, Broker: ts.URL, Storage: store, HTTP: &http.Client{Timeout: time.Minute}}
 	streaming.SetCluster(c)
 
 	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "t"))
@@ -354,5 +356,62 @@ func TestIndexKafkaTask(t *testing.T) {
 	wantOffsets(t, e.offsets(t), map[int32]int64{0: 5, 1: 4})
 	if segs, rows, _ = e.contents(t); len(segs) != 4 || rows != 8 {
 		t.Fatalf("after shut down task: %d segments, %d rows", len(segs), rows)
+	}
+}
+
+// A publish whose answer is lost after the control plane applied it (a
+// leader lost just after committing): the task retries, meets the moved
+// offsets (409), finds its own segments stored, and succeeds keeping its
+// files; nothing is published twice and nothing is lost.
+func TestPublishAnswerLost(t *testing.T) {
+	e := newEnv(t)
+	// Between the task and the control plane: the first publish is forwarded,
+	// then its connection is cut before the answer.
+	var cut atomic.Bool
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		req, _ := http.NewRequestWithContext(r.Context(), r.Method, e.url+r.URL.RequestURI(), bytes.NewReader(body))
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		if strings.HasSuffix(r.URL.Path, "/segments/publish") && cut.CompareAndSwap(false, true) {
+			io.Copy(io.Discard, resp.Body)
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+			return
+		}
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	defer proxy.Close()
+	c := *e.c
+	c.Coordinators = []string{proxy.URL}
+	streaming.SetCluster(&c)
+
+	e.produce(t, 0, row(1, 1, "a", 1), row(1, 2, "b", 2))
+	e.produce(t, 1, row(1, 3, "c", 4))
+	id := e.submit(t, e.payload(map[int32]int64{0: 0, 1: 0}, "PT0.5S"))
+	if st, msg := e.wait(t, id); st != "SUCCESS" {
+		t.Fatalf("task %s: %s", st, msg)
+	}
+	if !cut.Load() {
+		t.Fatal("the publish answer was not cut")
+	}
+	wantOffsets(t, e.offsets(t), map[int32]int64{0: 2, 1: 1})
+	segs, rows, sum := e.contents(t)
+	if rows != 3 || sum != 7 {
+		t.Fatalf("stored %d rows with sum %d, want 3 rows with sum 7", rows, sum)
+	}
+	// The files of the published segments were kept: every segment opens
+	// (contents above read them all).
+	if len(segs) == 0 {
+		t.Fatal("no segments")
 	}
 }

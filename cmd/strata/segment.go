@@ -128,7 +128,7 @@ func runSegment(args []string) error {
 	if len(segs) == 0 {
 		return errors.New("no rows: nothing to publish")
 	}
-	cl := &ingest.Cluster{Coordinator: strings.TrimRight(*coordinator, "/")}
+	cl := &ingest.Cluster{Coordinators: []string{strings.TrimRight(*coordinator, "/")}}
 	n, err := cl.PublishCount(ctx, *ds, segs)
 	if err != nil {
 		return err
