@@ -94,14 +94,14 @@ func (k *kafkaPipeline) supervisors() string {
 	return k.c.url(k.c.leader()) + "/svc/indexer/v1/supervisor"
 }
 
-func (k *kafkaPipeline) spec(taskDuration string) string {
+func (k *kafkaPipeline) spec(taskDuration string, taskCount int) string {
 	return fmt.Sprintf(`{"type":"kafka","spec":{
 	  "dataSchema":{"dataSource":"events","timestampSpec":{"column":"ts","format":"iso"},
 	    "dimensionsSpec":{"dimensions":["page"]},"metricsSpec":[{"type":"count","name":"count"},{"type":"longSum","name":"n","fieldName":"n"}],
 	    "granularitySpec":{"segmentGranularity":"hour","queryGranularity":"none","rollup":false}},
-	  "ioConfig":{"topic":"events","consumerProperties":{"bootstrap.servers":%q},"taskCount":1,
+	  "ioConfig":{"topic":"events","consumerProperties":{"bootstrap.servers":%q},"taskCount":%d,
 	    "taskDuration":%q,"startDelay":"PT0S","period":"PT0.2S","useEarliestOffset":true,"inputFormat":{"type":"json"}},
-	  "tuningConfig":{"type":"kafka"}}}`, strings.Join(k.kafka.ListenAddrs(), ","), taskDuration)
+	  "tuningConfig":{"type":"kafka"}}}`, strings.Join(k.kafka.ListenAddrs(), ","), taskCount, taskDuration)
 }
 
 // served is the row count and the sum of n that the broker serves.
@@ -151,14 +151,19 @@ func (k *kafkaPipeline) status() map[string]any {
 	return st.Payload
 }
 
-// A supervisor keeps tasks reading; every record becomes queryable exactly
-// once across task hand-overs, suspension and resume.
+// A supervisor keeps tasks reading, two task groups (one per partition) at
+// once, both appending to the same hour chunks; every record becomes queryable
+// exactly once across task hand-overs, suspension and resume.
 func TestKafkaSupervisorEndToEnd(t *testing.T) {
 	k := newKafkaPipeline(t, 1)
 	k.produce(40)
-	if code, _, body := do(t, "POST", k.supervisors(), "application/json", k.spec("PT1S"), nil); code != 200 || body != `{"id":"events"}` {
+	if code, _, body := do(t, "POST", k.supervisors(), "application/json", k.spec("PT1S", 2), nil); code != 200 || body != `{"id":"events"}` {
 		t.Fatalf("create supervisor: %d %s", code, body)
 	}
+	waitFor(t, "one task per group", func() bool {
+		tasks, _ := k.status()["activeTasks"].([]any)
+		return len(tasks) == 2
+	})
 	k.waitServed("first records")
 	k.produce(25)
 	k.waitServed("records read by a later task")
@@ -203,7 +208,7 @@ func TestKafkaSupervisorEndToEnd(t *testing.T) {
 func TestKafkaIngestionSurvivesLeaderLoss(t *testing.T) {
 	k := newKafkaPipeline(t, 3)
 	k.produce(30)
-	if code, _, body := do(t, "POST", k.supervisors(), "application/json", k.spec("PT2S"), nil); code != 200 {
+	if code, _, body := do(t, "POST", k.supervisors(), "application/json", k.spec("PT2S", 1), nil); code != 200 {
 		t.Fatalf("create supervisor: %d %s", code, body)
 	}
 	k.waitServed("records before the leader loss")
