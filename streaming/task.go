@@ -1,6 +1,7 @@
 package streaming
 
 import (
+	"cmp"
 	"bufio"
 	"context"
 	"encoding/json"
@@ -528,21 +529,11 @@ func chunkIntervals(segs []*segment.DataSegment) []interval.Interval {
 	}
 	slices.SortFunc(out, func(a, b interval.Interval) int {
 		if a.Start != b.Start {
-			return compareInt(a.Start, b.Start)
+			return cmp.Compare(a.Start, b.Start)
 		}
-		return compareInt(a.End, b.End)
+		return cmp.Compare(a.End, b.End)
 	})
 	return out
-}
-
-func compareInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // holdUploader keeps built segment files in a local directory until the task
