@@ -1,8 +1,8 @@
 package streaming
 
 import (
-	"cmp"
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
