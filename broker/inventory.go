@@ -3,10 +3,6 @@ package broker
 import (
 	"cmp"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -223,27 +219,7 @@ func (b *Broker) fetchAnnouncement(s *server) (*historical.Announcement, error) 
 	b.view.mu.RUnlock()
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url+historical.AnnouncePath+"?since="+since, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := b.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: HTTP %d: %.200s", s.url, resp.StatusCode, body)
-	}
-	var ann historical.Announcement
-	if err := json.Unmarshal(body, &ann); err != nil {
-		return nil, fmt.Errorf("%s: bad announcement: %w", s.url, err)
-	}
-	return &ann, nil
+	return historical.FetchAnnouncement(ctx, b.client, s.url, since)
 }
 
 // logPoll logs a server going down or coming back, once per change.

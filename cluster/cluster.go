@@ -362,6 +362,9 @@ func (n *Node) Snapshot() error { return n.raft.Snapshot().Error() }
 // TransferLeadership asks Raft to hand leadership to another voter.
 func (n *Node) TransferLeadership() error { return n.raft.LeadershipTransfer().Error() }
 
+// Done is closed when Shutdown begins: background work tied to the node stops.
+func (n *Node) Done() <-chan struct{} { return n.stopCh }
+
 // Shutdown stops Raft and closes the stores.
 func (n *Node) Shutdown() error {
 	var err error

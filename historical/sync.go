@@ -98,6 +98,9 @@ func (n *Node) get(url, etag string) ([]byte, string, error) {
 	if etag != "" {
 		req.Header.Set("If-None-Match", etag)
 	}
+	if n.cfg.Name != "" {
+		req.Header.Set(ServerHeader, n.cfg.Name) // the coordinator learns of this server
+	}
 	resp, err := n.cfg.Client.Do(req) // follows the followers' 307 to the leader
 	if err != nil {
 		return nil, "", err

@@ -41,7 +41,7 @@ func startRole(t *testing.T, role, addr string, set map[string]string) *Process 
 // to the leader), a broker and a router as separate processes: a published
 // segment is loaded, and a query through the router is answered.
 func TestDataPlaneProcesses(t *testing.T) {
-	c := startCluster(t, 3, nil)
+	c := startCluster(t, 3, map[string]string{"svc.coordinator.inventory.period": "50ms"})
 	leader := c.leader()
 	follower := (leader + 1) % 3
 	ports := freePorts(t, 3)
@@ -118,6 +118,39 @@ func TestDataPlaneProcesses(t *testing.T) {
 		}
 	}
 
+	// The coordinator knows the historical (it polls through a follower, which
+	// redirects it to the leader) and what it holds.
+	coord := c.url(leader) + "/svc/coordinator/v1"
+	host := ports[0]
+	waitFor(t, "the coordinator to see the segment loaded", func() bool {
+		_, _, body := do(t, "GET", coord+"/loadstatus", "", "", nil)
+		return body == `{"wiki":100.0}`
+	})
+	id := seg.ID().String()
+	for path, want := range map[string]string{
+		"/servers":                                 `["` + host + `"]`,
+		"/loadstatus?simple":                       `{"wiki":0}`,
+		"/loadqueue":                               `{"` + host + `":{"segmentsToLoad":[],"segmentsToDrop":[]}}`,
+		"/loadqueue?simple":                        `{"` + host + `":{"segmentsToLoad":0,"segmentsToDrop":0,"segmentsToLoadSize":0,"segmentsToDropSize":0}}`,
+		"/servers/" + host + "/segments":           `["` + id + `"]`,
+		"/servers/" + host + "/segments/" + id:     string(seg.AppendJSON(nil)),
+		"/loadstatus?full":                         `{"_default_tier":{"wiki":1}}`, // the default rule wants 2 replicas
+		"/loadstatus?full&computeUsingClusterView": `{"_default_tier":{"wiki":0}}`,
+	} {
+		if code, _, body := do(t, "GET", coord+path, "", "", nil); code != 200 || body != want {
+			t.Errorf("GET %s: %d %s, want %s", path, code, body, want)
+		}
+	}
+	_, _, simple := do(t, "GET", coord+"/servers?simple", "", "", nil)
+	var servers []map[string]any
+	if json.Unmarshal([]byte(simple), &servers) != nil || len(servers) != 1 || servers[0]["host"] != host ||
+		servers[0]["tier"] != "_default_tier" || servers[0]["type"] != "historical" || servers[0]["currSize"].(float64) <= 0 {
+		t.Errorf("servers?simple: %s", simple)
+	}
+	if code, _, _ := do(t, "GET", coord+"/servers/127.0.0.1:1", "", "", nil); code != 404 {
+		t.Errorf("unknown server: %d", code)
+	}
+
 	// The nodes stop with their processes, promptly.
 	start := time.Now()
 	brk.Close()
@@ -128,6 +161,11 @@ func TestDataPlaneProcesses(t *testing.T) {
 	if code, _, body := do(t, "POST", router+"/svc/v2/", "application/json", q, nil); code != 503 || !strings.Contains(body, "no backend answered") {
 		t.Fatalf("query with the broker gone: %d %s", code, body)
 	}
+	// With the historical gone, the coordinator counts its segment as not loaded.
+	waitFor(t, "the coordinator to see the segment unloaded", func() bool {
+		_, _, body := do(t, "GET", coord+"/loadstatus", "", "", nil)
+		return body == `{"wiki":0.0}`
+	})
 }
 
 func TestDataPlaneConfigErrors(t *testing.T) {

@@ -29,6 +29,7 @@ import (
 func (s *Server) segmentRoutes(r *mux.Router) {
 	const p = "/svc/coordinator/v1"
 	const ds = p + "/datasources/{ds}"
+	s.startInventory()
 
 	// Changes (segments.go).
 	r.HandleFunc(ds+"/markUnused", s.leaderOnly(s.markSegments(false))).Methods(http.MethodPost)
@@ -54,7 +55,10 @@ func (s *Server) segmentRoutes(r *mux.Router) {
 	r.HandleFunc(ds+"/loadstatus", s.leaderRead(s.dataSourceLoadStatus)).Methods(http.MethodGet)
 	r.HandleFunc(p+"/intervals", s.leaderRead(s.allIntervals)).Methods(http.MethodGet)
 	r.HandleFunc(p+"/intervals/{interval}", s.leaderRead(s.intervalStats)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/servers", s.leaderRead(s.servers)).Methods(http.MethodGet)
+	r.HandleFunc(p+"/servers", s.leaderRead(s.serverList)).Methods(http.MethodGet)
+	r.HandleFunc(p+"/servers/{server}", s.leaderRead(s.oneServer)).Methods(http.MethodGet)
+	r.HandleFunc(p+"/servers/{server}/segments", s.leaderRead(s.serverSegments)).Methods(http.MethodGet)
+	r.HandleFunc(p+"/servers/{server}/segments/{segmentId}", s.leaderRead(s.serverSegment)).Methods(http.MethodGet)
 	r.HandleFunc(p+"/loadstatus", s.leaderRead(s.loadStatus)).Methods(http.MethodGet)
 	r.HandleFunc(p+"/loadqueue", s.leaderRead(s.loadQueue)).Methods(http.MethodGet)
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"strata/historical"
+
 	"github.com/gorilla/mux"
 
 	"strata/fsm"
@@ -43,6 +45,9 @@ func createdProps() string {
 
 // metadataSegments serves GET /metadata/segments.
 func (s *Server) metadataSegments(w http.ResponseWriter, r *http.Request) {
+	if name := r.Header.Get(historical.ServerHeader); name != "" && s.inv != nil {
+		s.inv.Seen(name, time.Now()) // a historical polling what to load
+	}
 	withStatus := flag(r, "includeOvershadowedStatus")
 	if !withStatus && flag(r, "includeRealtimeSegments") {
 		writeEmpty(w, http.StatusBadRequest)

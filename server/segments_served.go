@@ -2,24 +2,27 @@ package server
 
 import (
 	"cmp"
+	"context"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/gorilla/mux"
 
+	"strata/coordinator"
 	"strata/fsm"
 	"strata/interval"
 	"strata/javanum"
 	"strata/segment"
 )
 
-// The coordinator's served view (ADMIN-API §7.1, §7.2, §7.5) is, in Druid, what
-// historicals report holding. No historical registers with the coordinator yet,
-// so the view is what the coordinator would have them load: the used segments
-// that no other used segment overshadows, all assigned to the default tier, on
-// no known server ("servers" lists are empty). The load endpoints compute from
-// the (empty) inventory of loaded replicas, so they report nothing loaded.
+// The coordinator's served view (ADMIN-API §7.1, §7.2, §7.5): the segments the
+// coordinator has the historicals load are the used segments that no other used
+// segment overshadows, every one on every historical of the default tier (there
+// are no load rules yet). What each historical actually holds comes from the
+// inventory (coordinator.Inventory: historicals announce themselves on their
+// listing polls), which the servers, load status and load queue endpoints read.
 
 const defaultTier = "_default_tier"
 
@@ -71,14 +74,32 @@ func (s *Server) servedOf(ds string) []*segment.DataSegment {
 }
 
 // inventory is what historicals report: replicas of each segment per tier and
-// the servers of each tier able to load segments. It stays empty until
-// historicals register with the coordinator.
+// the servers of each tier able to load segments.
 type inventory struct {
 	replicas map[segment.ID]map[string]int
 	nodes    map[string]int
 }
 
-func (s *Server) inventory() inventory { return inventory{} }
+func (s *Server) inventory() inventory {
+	inv := inventory{replicas: map[segment.ID]map[string]int{}, nodes: map[string]int{}}
+	if s.inv == nil {
+		return inv
+	}
+	for _, srv := range s.inv.Servers() {
+		tier := srv.Meta.Tier
+		if !srv.Reachable {
+			continue
+		}
+		inv.nodes[tier]++
+		for id := range srv.Segments {
+			if inv.replicas[id] == nil {
+				inv.replicas[id] = map[string]int{}
+			}
+			inv.replicas[id][tier]++
+		}
+	}
+	return inv
+}
 
 func (inv inventory) loaded(id segment.ID) bool {
 	for _, n := range inv.replicas[id] {
@@ -493,13 +514,191 @@ func (s *Server) dataSourceLoadStatus(w http.ResponseWriter, r *http.Request) {
 
 // loadQueue lists the segments queued to load and drop per historical; no
 // historical is known yet, so there is no queue.
+// loadQueue answers, per reachable historical, the segments of the served
+// view it does not hold yet (to load) and those it holds outside the view (to
+// drop): every historical loads every served segment.
 func (s *Server) loadQueue(w http.ResponseWriter, r *http.Request) {
-	writeRawJSON(w, http.StatusOK, []byte("{}"))
+	_, perDS := s.servedByDataSource()
+	want := map[segment.ID]*segment.DataSegment{}
+	for _, segs := range perDS {
+		for _, seg := range segs {
+			want[seg.ID()] = seg
+		}
+	}
+	simple, full := flag(r, "simple"), flag(r, "full")
+	b := []byte{'{'}
+	first := true
+	for _, srv := range s.servers() {
+		if !srv.Reachable {
+			continue
+		}
+		var load, drop []*segment.DataSegment
+		for id, seg := range want {
+			if _, ok := srv.Segments[id]; !ok {
+				load = append(load, seg)
+			}
+		}
+		for id, seg := range srv.Segments {
+			if _, ok := want[id]; !ok {
+				drop = append(drop, seg)
+			}
+		}
+		byID := func(a, b *segment.DataSegment) int { return a.ID().Compare(b.ID()) }
+		slices.SortFunc(load, byID)
+		slices.SortFunc(drop, byID)
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendJSONString(b, srv.Meta.Name)
+		b = append(b, ':', '{')
+		switch {
+		case simple:
+			b = append(b, `"segmentsToLoad":`...)
+			b = strconv.AppendInt(b, int64(len(load)), 10)
+			b = append(b, `,"segmentsToDrop":`...)
+			b = strconv.AppendInt(b, int64(len(drop)), 10)
+			b = append(b, `,"segmentsToLoadSize":`...)
+			b = strconv.AppendInt(b, totalSize(load), 10)
+			b = append(b, `,"segmentsToDropSize":`...)
+			b = strconv.AppendInt(b, totalSize(drop), 10)
+		case full:
+			b = append(b, `"segmentsToLoad":`...)
+			b = appendSegments(b, load)
+			b = append(b, `,"segmentsToDrop":`...)
+			b = appendSegments(b, drop)
+			b = append(b, `,"segmentsMarkedToDrop":[]`...)
+		default:
+			b = append(b, `"segmentsToLoad":`...)
+			b = appendSegmentIDs(b, load)
+			b = append(b, `,"segmentsToDrop":`...)
+			b = appendSegmentIDs(b, drop)
+		}
+		b = append(b, '}')
+	}
+	writeRawJSON(w, http.StatusOK, append(b, '}'))
 }
 
-// servers lists the data servers the coordinator knows; none register yet.
-func (s *Server) servers(w http.ResponseWriter, r *http.Request) {
-	writeRawJSON(w, http.StatusOK, []byte("[]"))
+// servers returns the historicals the inventory knows, by name.
+func (s *Server) servers() []coordinator.Server {
+	if s.inv == nil {
+		return nil
+	}
+	return s.inv.Servers()
+}
+
+// serverList serves /servers: names, or (?simple, ?full) server objects.
+func (s *Server) serverList(w http.ResponseWriter, r *http.Request) {
+	simple, full := flag(r, "simple"), flag(r, "full")
+	b := []byte{'['}
+	for i, srv := range s.servers() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if simple || full {
+			b = appendServer(b, srv, full)
+		} else {
+			b = appendJSONString(b, srv.Meta.Name)
+		}
+	}
+	writeRawJSON(w, http.StatusOK, append(b, ']'))
+}
+
+// serverOf finds a historical by name; unknown answers 404 with no body.
+func (s *Server) serverOf(w http.ResponseWriter, r *http.Request) (coordinator.Server, bool) {
+	name := mux.Vars(r)["server"]
+	for _, srv := range s.servers() {
+		if srv.Meta.Name == name {
+			return srv, true
+		}
+	}
+	writeEmpty(w, http.StatusNotFound)
+	return coordinator.Server{}, false
+}
+
+// oneServer serves /servers/{server}: the full object, or ?simple.
+func (s *Server) oneServer(w http.ResponseWriter, r *http.Request) {
+	if srv, ok := s.serverOf(w, r); ok {
+		writeRawJSON(w, http.StatusOK, appendServer(nil, srv, !flag(r, "simple")))
+	}
+}
+
+// serverSegments serves /servers/{server}/segments: ids, or objects with ?full.
+func (s *Server) serverSegments(w http.ResponseWriter, r *http.Request) {
+	srv, ok := s.serverOf(w, r)
+	if !ok {
+		return
+	}
+	segs := sortedSegments(srv.Segments)
+	if flag(r, "full") {
+		writeRawJSON(w, http.StatusOK, appendSegments(nil, segs))
+		return
+	}
+	writeRawJSON(w, http.StatusOK, appendSegmentIDs(nil, segs))
+}
+
+// serverSegment serves /servers/{server}/segments/{segmentId}.
+func (s *Server) serverSegment(w http.ResponseWriter, r *http.Request) {
+	srv, ok := s.serverOf(w, r)
+	if !ok {
+		return
+	}
+	id := mux.Vars(r)["segmentId"]
+	for sid, seg := range srv.Segments {
+		if sid.String() == id {
+			writeRawJSON(w, http.StatusOK, seg.AppendJSON(nil))
+			return
+		}
+	}
+	writeEmpty(w, http.StatusNotFound)
+}
+
+// appendServer renders a server as Druid's ServersResource does: host, tier,
+// type, priority, currSize, maxSize, and with full its segments by id.
+func appendServer(b []byte, srv coordinator.Server, full bool) []byte {
+	m := srv.Meta
+	b = append(b, `{"host":`...)
+	b = appendJSONString(b, m.Host)
+	b = append(b, `,"tier":`...)
+	b = appendJSONString(b, m.Tier)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, m.Type)
+	b = append(b, `,"priority":`...)
+	b = strconv.AppendInt(b, int64(m.Priority), 10)
+	b = append(b, `,"currSize":`...)
+	b = strconv.AppendInt(b, srv.CurrSize, 10)
+	b = append(b, `,"maxSize":`...)
+	b = strconv.AppendInt(b, m.MaxSize, 10)
+	if full {
+		b = append(b, `,"segments":{`...)
+		for i, seg := range sortedSegments(srv.Segments) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, seg.ID().String())
+			b = append(b, ':')
+			b = seg.AppendJSON(b)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+func sortedSegments(m map[segment.ID]*segment.DataSegment) []*segment.DataSegment {
+	out := make([]*segment.DataSegment, 0, len(m))
+	for _, seg := range m {
+		out = append(out, seg)
+	}
+	slices.SortFunc(out, func(a, b *segment.DataSegment) int { return a.ID().Compare(b.ID()) })
+	return out
+}
+
+func totalSize(segs []*segment.DataSegment) int64 {
+	var n int64
+	for _, seg := range segs {
+		n += seg.Size
+	}
+	return n
 }
 
 // ---- /intervals ----
@@ -613,4 +812,27 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// startInventory starts following what the historicals serve; it stops with
+// the node.
+func (s *Server) startInventory() {
+	period, err := s.props.Duration("svc.coordinator.inventory.period", time.Second)
+	if err != nil || period <= 0 {
+		s.log.Error("using the default inventory period (1s)", "error", err)
+		period = time.Second
+	}
+	expiry, err := s.props.Duration("svc.coordinator.inventory.expiry", 30*time.Second)
+	if err != nil || expiry <= 0 {
+		s.log.Error("using the default inventory expiry (30s)", "error", err)
+		expiry = 30 * time.Second
+	}
+	s.inv = &coordinator.Inventory{Period: period, Expiry: expiry, Logger: s.log.Named("inventory"),
+		Client: &http.Client{Timeout: 10 * time.Second}}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-s.node.Done()
+		cancel()
+	}()
+	go s.inv.Run(ctx)
 }

@@ -21,6 +21,7 @@ import (
 	"strata/broker"
 	"strata/cluster"
 	"strata/commands"
+	"strata/coordinator"
 	"strata/fsm"
 	"strata/historical"
 	"strata/props"
@@ -63,8 +64,9 @@ type Server struct {
 	router   *mux.Router
 	started  time.Time
 	proposeT time.Duration
-	pprof    bool            // svc.debug.pprof: serve /debug/pprof/
-	sup      supervisorHooks // supervisor runtime status and kick hook (supervisors.go)
+	pprof    bool                   // svc.debug.pprof: serve /debug/pprof/
+	sup      supervisorHooks        // supervisor runtime status and kick hook (supervisors.go)
+	inv      *coordinator.Inventory // what the historicals serve (coordinator role)
 }
 
 // New builds the handler tree for the given roles.
