@@ -141,6 +141,16 @@ func TestDataPlaneProcesses(t *testing.T) {
 			t.Errorf("GET %s: %d %s, want %s", path, code, body, want)
 		}
 	}
+	// The served segment views name the historical holding the segment.
+	if _, _, body := do(t, "GET", coord+"/datasources/wiki/segments/"+id, "", "", nil); body != `{"metadata":`+string(seg.AppendJSON(nil))+`,"servers":["`+host+`"]}` {
+		t.Errorf("served segment: %s", body)
+	}
+	if _, _, body := do(t, "GET", coord+"/datasources/wiki/intervals?full", "", "", nil); !strings.Contains(body, `"servers":["`+host+`"]`) {
+		t.Errorf("intervals?full: %s", body)
+	}
+	if _, _, body := do(t, "GET", coord+"/datasources/wiki/intervals/2013-08-31_2013-09-01/serverview", "", "", nil); !strings.Contains(body, `"servers":[{"name":"`+host+`","host":"`+host+`"`) {
+		t.Errorf("serverview: %s", body)
+	}
 	_, _, simple := do(t, "GET", coord+"/servers?simple", "", "", nil)
 	var servers []map[string]any
 	if json.Unmarshal([]byte(simple), &servers) != nil || len(servers) != 1 || servers[0]["host"] != host ||

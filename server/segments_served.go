@@ -3,6 +3,7 @@ package server
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"strata/coordinator"
 	"strata/fsm"
+	"strata/historical"
 	"strata/interval"
 	"strata/javanum"
 	"strata/segment"
@@ -249,7 +251,7 @@ func (sc sizeCount) appendJSON(dst []byte) []byte {
 
 // writeIntervalMap answers the simple and full forms of the per-interval
 // listings: interval → {"size","count"}, or interval → id → {"metadata","servers"}.
-func writeIntervalMap(w http.ResponseWriter, groups []ivGroup, full bool) {
+func writeIntervalMap(w http.ResponseWriter, groups []ivGroup, full bool, holders map[segment.ID][]historical.ServerMetadata) {
 	b := []byte{'{'}
 	for i, g := range groups {
 		if i > 0 {
@@ -273,7 +275,9 @@ func writeIntervalMap(w http.ResponseWriter, groups []ivGroup, full bool) {
 			b = appendJSONString(b, seg.ID().String())
 			b = append(b, `:{"metadata":`...)
 			b = seg.AppendJSON(b)
-			b = append(b, `,"servers":[]}`...)
+			b = append(b, `,"servers":`...)
+			b = appendServerNames(b, holders[seg.ID()])
+			b = append(b, '}')
 		}
 		b = append(b, '}')
 	}
@@ -288,7 +292,7 @@ func (s *Server) servedIntervals(w http.ResponseWriter, r *http.Request) {
 	}
 	groups := groupDescending(segs, func(interval.Interval) bool { return true })
 	if flag(r, "simple") || flag(r, "full") {
-		writeIntervalMap(w, groups, flag(r, "full"))
+		writeIntervalMap(w, groups, flag(r, "full"), s.holders())
 		return
 	}
 	out := make([]string, len(groups))
@@ -320,7 +324,7 @@ func (s *Server) servedInInterval(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if flag(r, "simple") || flag(r, "full") {
-		writeIntervalMap(w, groupDescending(segs, iv.Contains), flag(r, "full"))
+		writeIntervalMap(w, groupDescending(segs, iv.Contains), flag(r, "full"), s.holders())
 		return
 	}
 	inside := make([]*segment.DataSegment, 0, len(segs))
@@ -339,11 +343,12 @@ func (s *Server) serverView(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var holders []segment.Holder
-	s.node.FSM().Read(func(st *fsm.State) { holders = st.UsedIndex().Lookup(mux.Vars(r)["ds"], iv) })
+	var visible []segment.Holder
+	s.node.FSM().Read(func(st *fsm.State) { visible = st.UsedIndex().Lookup(mux.Vars(r)["ds"], iv) })
+	holders := s.holders()
 	b := []byte{'['}
 	n := 0
-	for _, h := range holders {
+	for _, h := range visible {
 		for _, seg := range h.Segments {
 			if n > 0 {
 				b = append(b, ',')
@@ -351,7 +356,13 @@ func (s *Server) serverView(w http.ResponseWriter, r *http.Request) {
 			n++
 			b = append(b, `{"segment":`...)
 			b = seg.AppendJSON(b)
-			b = append(b, `,"servers":[]}`...)
+			b = append(b, `,"servers":`...)
+			metas, _ := json.Marshal(holders[seg.ID()])
+			if len(holders[seg.ID()]) == 0 {
+				metas = []byte("[]")
+			}
+			b = append(b, metas...)
+			b = append(b, '}')
 		}
 	}
 	writeRawJSON(w, http.StatusOK, append(b, ']'))
@@ -386,7 +397,9 @@ func (s *Server) servedSegment(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := append([]byte(`{"metadata":`), found.AppendJSON(nil)...)
-	writeRawJSON(w, http.StatusOK, append(b, `,"servers":[]}`...))
+	b = append(b, `,"servers":`...)
+	b = appendServerNames(b, s.holders()[found.ID()])
+	writeRawJSON(w, http.StatusOK, append(b, '}'))
 }
 
 func (s *Server) servedTiers(w http.ResponseWriter, r *http.Request) {
@@ -512,8 +525,6 @@ func (s *Server) dataSourceLoadStatus(w http.ResponseWriter, r *http.Request) {
 	writeLoadStatus(w, r, []string{ds}, []loadCounts{c})
 }
 
-// loadQueue lists the segments queued to load and drop per historical; no
-// historical is known yet, so there is no queue.
 // loadQueue answers, per reachable historical, the segments of the served
 // view it does not hold yet (to load) and those it holds outside the view (to
 // drop): every historical loads every served segment.
@@ -835,4 +846,30 @@ func (s *Server) startInventory() {
 		cancel()
 	}()
 	go s.inv.Run(ctx)
+}
+
+// holders maps each segment the reachable historicals hold to those servers.
+func (s *Server) holders() map[segment.ID][]historical.ServerMetadata {
+	out := map[segment.ID][]historical.ServerMetadata{}
+	for _, srv := range s.servers() {
+		if !srv.Reachable {
+			continue
+		}
+		for id := range srv.Segments {
+			out[id] = append(out[id], srv.Meta)
+		}
+	}
+	return out
+}
+
+// appendServerNames appends the host:port names of servers as a JSON array.
+func appendServerNames(b []byte, servers []historical.ServerMetadata) []byte {
+	b = append(b, '[')
+	for i, m := range servers {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, m.Host)
+	}
+	return append(b, ']')
 }
