@@ -230,3 +230,31 @@ func TestKafkaIngestionSurvivesLeaderLoss(t *testing.T) {
 		return p["state"] == "RUNNING" && p["healthy"] == true
 	})
 }
+
+// While a task is still reading (a long taskDuration, nothing published yet),
+// the supervisor's lag follows the task's reported position down to zero;
+// suspending makes the task publish what it read.
+func TestKafkaLagFollowsRunningTask(t *testing.T) {
+	k := newKafkaPipeline(t, 1)
+	k.produce(30)
+	if code, _, body := do(t, "POST", k.supervisors(), "application/json", k.spec("PT60S", 1), nil); code != 200 {
+		t.Fatalf("create supervisor: %d %s", code, body)
+	}
+	waitFor(t, "zero lag while the task reads", func() bool {
+		p := k.status()
+		lag, _ := p["aggregateLag"].(float64)
+		tasks, _ := p["activeTasks"].([]any)
+		if len(tasks) != 1 || p["aggregateLag"] == nil || lag != 0 {
+			return false
+		}
+		cur, _ := tasks[0].(map[string]any)["currentOffsets"].(map[string]any)
+		return len(cur) == 2
+	})
+	if rows, _ := k.served(); rows > 0 {
+		t.Fatalf("%d rows served before the task published", rows)
+	}
+	if code, _, body := do(t, "POST", k.supervisors()+"/events/suspend", "", "", nil); code != 200 {
+		t.Fatalf("suspend: %d %s", code, body)
+	}
+	k.waitServed("records of the stopped task")
+}

@@ -246,6 +246,8 @@ type supReport struct {
 type supTaskReport struct {
 	ID               string           `json:"id"`
 	StartingOffsets  map[string]int64 `json:"startingOffsets"`
+	CurrentOffsets   map[string]int64 `json:"currentOffsets,omitempty"` // from the task's progress report
+	Lag              map[string]int64 `json:"lag,omitempty"`
 	StartTime        *string          `json:"startTime"`
 	RemainingSeconds int64            `json:"remainingSeconds"`
 	Type             string           `json:"type"`

@@ -64,6 +64,7 @@ type supTask struct {
 	seen      bool      // its FSM record has been read
 	startedMs int64
 	createdMs int64
+	current   map[int32]int64 // next offsets to read, from the task's progress report
 }
 
 func newSupervisor(m *Manager, rec fsm.SupervisorRecord) *supervisor {
@@ -316,6 +317,7 @@ func (s *supervisor) trackCompletions(now time.Time, v supFSMView) {
 			continue
 		}
 		t.seen, t.startedMs, t.createdMs = true, r.StartedMs, r.CreatedMs
+		t.current = supProgressOffsets(r.Report)
 		if r.Active() {
 			if s.spec != nil && t.startedMs > 0 && s.spec.CompletionTimeout > 0 &&
 				now.Sub(time.UnixMilli(t.startedMs)) > s.spec.TaskDuration+s.spec.CompletionTimeout {
@@ -348,8 +350,24 @@ func (s *supervisor) trackCompletions(now time.Time, v supFSMView) {
 			s.m.forgetStopped(id)
 		} else {
 			t.startedMs, t.createdMs = r.StartedMs, r.CreatedMs
+			t.current = supProgressOffsets(r.Report)
 		}
 	}
+}
+
+// supProgressOffsets reads the position a task last reported (nil: none).
+func supProgressOffsets(report string) map[int32]int64 {
+	p, ok := ParseProgress(report)
+	if !ok {
+		return nil
+	}
+	out := make(map[int32]int64, len(p.CurrentOffsets))
+	for k, off := range p.CurrentOffsets {
+		if n, err := strconv.ParseInt(k, 10, 32); err == nil {
+			out[int32(n)] = off
+		}
+	}
+	return out
 }
 
 func (s *supervisor) unknownGrace() time.Duration {
@@ -446,9 +464,9 @@ func (s *supervisor) listOffsets(ctx context.Context, start bool) (map[int32]int
 }
 
 // updateLag stores the latest offsets and each partition's lag behind the
-// offsets known to be reached: the stored (published) ones, else the start
-// offset of the task reading it. Tasks read further than that, so the lag is
-// an upper bound until they publish.
+// offsets known to be reached: the furthest of the stored (published) offset,
+// the start offset of the task reading it and the position that task last
+// reported (every couple of seconds), as Druid measures it.
 func (s *supervisor) updateLag(now time.Time, ends, stored map[int32]int64) {
 	base := maps.Clone(stored)
 	if base == nil {
@@ -456,7 +474,10 @@ func (s *supervisor) updateLag(now time.Time, ends, stored map[int32]int64) {
 	}
 	for _, t := range s.groups {
 		for p, off := range t.start {
-			if _, ok := base[p]; !ok {
+			if cur, ok := t.current[p]; ok && cur > off {
+				off = cur
+			}
+			if b, ok := base[p]; !ok || off > b {
 				base[p] = off
 			}
 		}
@@ -688,6 +709,15 @@ func (s *supervisor) status(now time.Time) Status {
 	rep.ActiveTasks, rep.PublishingTasks = []supTaskReport{}, []supTaskReport{}
 	for _, t := range tasks {
 		item := supTaskReport{ID: t.id, StartingOffsets: supOffsetsJSONMap(t.start), Type: "ACTIVE"}
+		if t.current != nil {
+			item.CurrentOffsets = supOffsetsJSONMap(t.current)
+			item.Lag = map[string]int64{}
+			for p, off := range item.CurrentOffsets {
+				if end, ok := rep.LatestOffsets[p]; ok {
+					item.Lag[p] = max(end-off, 0)
+				}
+			}
+		}
 		publishing := s.m.isStopped(t.id) || t.group < 0
 		if t.startedMs > 0 {
 			st := time.UnixMilli(t.startedMs)

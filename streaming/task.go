@@ -200,7 +200,8 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 	}
 	spool := filepath.Join(env.Dir(), "records")
 	defer os.Remove(spool)
-	end, read, err := k.read(ctx, spool, env.Logf)
+	prog := &progressReporter{env: env, taskID: t.ID, period: progressPeriod}
+	end, read, err := k.read(ctx, spool, env.Logf, prog.update)
 	if err != nil {
 		return fail(nativebatch.RowStats{}, err)
 	}
@@ -218,8 +219,9 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 
 // read consumes the task's partitions from the start offsets into the spool
 // file, one record value per line, until taskDuration has passed or ctx ends.
-// It returns the next offset of every partition and how many records it read.
-func (k *kafkaTask) read(ctx context.Context, spool string, logf func(string, ...any)) (Offsets, int64, error) {
+// It returns the next offset of every partition and how many records it read;
+// progress hears the position after every fetch.
+func (k *kafkaTask) read(ctx context.Context, spool string, logf func(string, ...any), progress func(context.Context, Offsets, int64)) (Offsets, int64, error) {
 	next := Offsets{Stream: k.topic, Partitions: map[int32]int64{}}
 	assign := map[int32]kgo.Offset{}
 	for p, off := range k.start.Partitions {
@@ -278,6 +280,9 @@ func (k *kafkaTask) read(ctx context.Context, spool string, logf func(string, ..
 		})
 		if werr != nil {
 			return next, n, werr
+		}
+		if progress != nil {
+			progress(ctx, next, n)
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -560,4 +565,63 @@ func (u holdUploader) Put(_ context.Context, _ string, localPath string) (json.R
 		return nil, err
 	}
 	return json.Marshal(heldSpec{Type: "held", Path: dst})
+}
+
+// progressPeriod is how often a reading task publishes its position.
+var progressPeriod = 2 * time.Second
+
+// ProgressReportType is the report key under which a reading index_kafka task
+// publishes its position (GET /svc/indexer/v1/task/{id}/reports while it runs):
+// {"kafkaProgress":{"type":"kafkaProgress","taskId":...,"payload":{"stream":...,
+// "currentOffsets":{"0":123},"recordsRead":n}}}. The supervisor computes lag
+// from it; the final report replaces it when the task ends.
+const ProgressReportType = "kafkaProgress"
+
+// Progress is the payload of a kafkaProgress report.
+type Progress struct {
+	Stream         string           `json:"stream"`
+	CurrentOffsets map[string]int64 `json:"currentOffsets"`
+	RecordsRead    int64            `json:"recordsRead"`
+}
+
+// ParseProgress reads the kafkaProgress payload of a task report; ok is false
+// when the report has none.
+func ParseProgress(report string) (Progress, bool) {
+	var r map[string]struct {
+		Payload Progress `json:"payload"`
+	}
+	if report == "" || json.Unmarshal([]byte(report), &r) != nil {
+		return Progress{}, false
+	}
+	p, ok := r[ProgressReportType]
+	return p.Payload, ok && p.Payload.CurrentOffsets != nil
+}
+
+// progressReporter publishes a reading task's position at most every period
+// and only when it moved: a report is one replicated command.
+type progressReporter struct {
+	env    middlemanager.Env
+	taskID string
+	period time.Duration
+	last   time.Time
+	sent   int64
+}
+
+func (p *progressReporter) update(ctx context.Context, next Offsets, n int64) {
+	if n == p.sent || time.Since(p.last) < p.period {
+		return
+	}
+	p.last, p.sent = time.Now(), n
+	cur := make(map[string]int64, len(next.Partitions))
+	for part, off := range next.Partitions {
+		cur[strconv.Itoa(int(part))] = off
+	}
+	b, _ := json.Marshal(map[string]any{ProgressReportType: map[string]any{
+		"type": ProgressReportType, "taskId": p.taskID,
+		"payload": Progress{Stream: next.Stream, CurrentOffsets: cur, RecordsRead: n},
+	}})
+	// Best effort: a lost report only makes the lag look larger until the next.
+	if err := p.env.PublishReport(ctx, middlemanager.Report(b)); err != nil && ctx.Err() == nil {
+		p.env.Logf("Publishing progress: %v", err)
+	}
 }

@@ -415,3 +415,31 @@ func TestPublishAnswerLost(t *testing.T) {
 		t.Fatal("no segments")
 	}
 }
+
+// A reading task publishes its position as a live report (what the
+// supervisor's lag is computed from) and stops gracefully on request.
+func TestTaskReportsProgress(t *testing.T) {
+	e := newEnv(t)
+	e.produce(t, 0, row(1, 1, "a", 1), row(1, 2, "b", 2), row(1, 3, "c", 3))
+	e.produce(t, 1, row(1, 4, "d", 4))
+	id := e.submit(t, e.payload(map[int32]int64{0: 0, 1: 0}, "PT60S"))
+	var last string
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, body := e.do(t, "GET", "/svc/indexer/v1/task/"+url.PathEscape(id)+"/reports", "")
+		last = body
+		if p, ok := streaming.ParseProgress(body); ok && p.Stream == "t" && p.RecordsRead == 4 &&
+			p.CurrentOffsets["0"] == 3 && p.CurrentOffsets["1"] == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress report with offsets {0:3, 1:1}: %s", last)
+		}
+	}
+	if !e.mm.Shutdown(id, "graceful stop") {
+		t.Fatal("task not running")
+	}
+	if st, msg := e.wait(t, id); st != "SUCCESS" {
+		t.Fatalf("task %s: %s", st, msg)
+	}
+	wantOffsets(t, e.offsets(t), map[int32]int64{0: 3, 1: 1})
+}
