@@ -166,6 +166,42 @@ func (m *Manager) reconcile(ctx context.Context) {
 		go s.loop(sctx, ctx)
 		m.log.Info("supervisor started", "id", r.ID, "version", r.Version, "suspended", r.Suspended)
 	}
+	m.kickOnTaskEnd()
+}
+
+// kickOnTaskEnd runs at once every supervisor one of whose tasks has ended,
+// rather than at its next period: the next task then reads on from the offsets
+// the last one published without waiting up to a whole period.
+func (m *Manager) kickOnTaskEnd() {
+	m.mu.Lock()
+	sups := make([]*supervisor, 0, len(m.sups))
+	for _, s := range m.sups {
+		sups = append(sups, s)
+	}
+	m.mu.Unlock()
+	for _, s := range sups {
+		s.mu.Lock()
+		ids := make([]string, 0, len(s.repTask))
+		for _, t := range s.repTask {
+			ids = append(ids, t.id)
+		}
+		s.mu.Unlock()
+		ended := false
+		m.ctl.ReadState(func(st *fsm.State) {
+			for _, id := range ids {
+				if t, ok := st.Task(id); ok && !t.Active() {
+					ended = true
+					return
+				}
+			}
+		})
+		if ended {
+			select {
+			case s.kick <- struct{}{}:
+			default:
+			}
+		}
+	}
 }
 
 // shutdownOnce asks a task to stop gracefully unless that was asked before.

@@ -126,6 +126,7 @@ type supSpecOpts struct {
 	earliest    bool
 	duration    string
 	startDelay  string
+	period      string // default PT0.05S
 	suspendedIn bool
 }
 
@@ -136,13 +137,16 @@ func supSpecJSON(ds, topic string, o supSpecOpts) []byte {
 	if o.startDelay == "" {
 		o.startDelay = "PT0.01S"
 	}
+	if o.period == "" {
+		o.period = "PT0.05S"
+	}
 	return []byte(fmt.Sprintf(`{"type":"kafka","spec":{
  "dataSchema":{"dataSource":%q,"timestampSpec":{"column":"ts","format":"iso"},
    "dimensionsSpec":{"dimensions":["page"]},
    "granularitySpec":{"segmentGranularity":"hour","queryGranularity":"none","rollup":false}},
  "ioConfig":{"topic":%q,"consumerProperties":{"bootstrap.servers":%q},"taskCount":%d,
-   "taskDuration":%q,"startDelay":%q,"period":"PT0.05S","useEarliestOffset":%v,"inputFormat":{"type":"json"}},
- "tuningConfig":{"type":"kafka"}},"suspended":%v}`, ds, topic, o.bootstrap, o.taskCount, o.duration, o.startDelay, o.earliest, o.suspendedIn))
+   "taskDuration":%q,"startDelay":%q,"period":%q,"useEarliestOffset":%v,"inputFormat":{"type":"json"}},
+ "tuningConfig":{"type":"kafka"}},"suspended":%v}`, ds, topic, o.bootstrap, o.taskCount, o.duration, o.startDelay, o.period, o.earliest, o.suspendedIn))
 }
 
 // setSpec stores a supervisor version as the server would.
@@ -592,5 +596,22 @@ func TestStateTrackerTransitions(t *testing.T) {
 	tr2.finishRun(StateSuspended)
 	if tr2.detailed != StateSuspended || tr2.state() != StateSuspended || !tr2.healthy() {
 		t.Fatalf("suspended %s", tr2.detailed)
+	}
+}
+
+// A task that ends is replaced at once, not at the supervisor's next period
+// (an hour here): reading goes on from the offsets it published.
+func TestSupervisorReplacesEndedTaskAtOnce(t *testing.T) {
+	_, addr := supCluster(t, 1, "t")
+	c := newSupTestControl(t)
+	runManager(t, c)
+	c.setSpec(t, supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 1, earliest: true, period: "PT1H"}), false)
+	waitFor(t, "a task", func() bool { return len(c.tasks()) == 1 })
+	first := c.tasks()[0].ID
+	c.start(first)
+	c.finish("wiki", "t", first, map[int32]int64{0: 9})
+	waitFor(t, "the next task", func() bool { return len(c.tasks()) == 2 })
+	if got := startOffsets(c.tasks()[1]); !mapsEqual(got, map[string]int64{"0": 9}) {
+		t.Fatalf("next task starts at %v", got)
 	}
 }
