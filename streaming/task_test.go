@@ -443,3 +443,21 @@ func TestTaskReportsProgress(t *testing.T) {
 	}
 	wantOffsets(t, e.offsets(t), map[int32]int64{0: 3, 1: 1})
 }
+
+// A pretty-printed JSON record is one row; a record holding two JSON values,
+// one per line, is two.
+func TestMultiLineJSONRecords(t *testing.T) {
+	e := newEnv(t)
+	e.produce(t, 0, "{\n  \"ts\": \"2024-01-01T01:00:00Z\",\n  \"page\": \"pretty\",\n  \"n\": 5\n}\n",
+		row(1, 2, "a", 1)+"\n"+row(1, 3, "b", 2))
+	id := e.submit(t, e.payload(map[int32]int64{0: 0, 1: 0}, "PT0.5S"))
+	if st, msg := e.wait(t, id); st != "SUCCESS" {
+		t.Fatalf("task %s: %s", st, msg)
+	}
+	if _, rows, sum := e.contents(t); rows != 3 || sum != 8 {
+		t.Fatalf("stored %d rows with sum %d, want 3 rows with sum 8", rows, sum)
+	}
+	if rs := e.rowStats(t, id); rs["processed"] != 3 || rs["unparseable"] != 0 {
+		t.Fatalf("row stats %v", rs)
+	}
+}
