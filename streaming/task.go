@@ -2,7 +2,6 @@ package streaming
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -71,7 +70,6 @@ type kafkaTask struct {
 	start        Offsets
 	taskDuration time.Duration
 	lockTimeout  time.Duration
-	jsonInput    bool // records are JSON: one spooled per line, however it was formatted
 }
 
 type rawTask struct {
@@ -145,11 +143,6 @@ func parseTask(payload []byte) (*kafkaTask, error) {
 	if s.Format, err = input.ParseFormat(io.InputFormat); err != nil {
 		return nil, fmt.Errorf("index_kafka task: ioConfig.inputFormat: %v", err)
 	}
-	var format struct {
-		Type string `json:"type"`
-	}
-	json.Unmarshal(io.InputFormat, &format) // ParseFormat read it already
-	k.jsonInput = format.Type == "json"
 	if k.start, err = parseSequenceNumbers(io.StartSequenceNumbers); err != nil {
 		return nil, fmt.Errorf("index_kafka task: %v", err)
 	}
@@ -256,7 +249,6 @@ func (k *kafkaTask) read(ctx context.Context, spool string, logf func(string, ..
 	rctx, stop := context.WithTimeout(ctx, k.taskDuration)
 	defer stop()
 	var n int64
-	var compact bytes.Buffer
 	for rctx.Err() == nil {
 		fetches := cl.PollFetches(rctx)
 		var ferr error
@@ -281,18 +273,8 @@ func (k *kafkaTask) read(ctx context.Context, spool string, logf func(string, ..
 			if len(r.Value) == 0 {
 				return // a tombstone holds no row
 			}
-			value := r.Value
-			if k.jsonInput && bytes.ContainsAny(value, "\r\n") {
-				// The spool holds one record per line: a pretty-printed JSON
-				// record is compacted (it stays as it is when it holds several
-				// JSON values, one per line, each then a row).
-				compact.Reset()
-				if json.Compact(&compact, value) == nil {
-					value = compact.Bytes()
-				}
-			}
-			w.Write(value)
-			if value[len(value)-1] != '\n' {
+			w.Write(r.Value)
+			if r.Value[len(r.Value)-1] != '\n' {
 				werr = w.WriteByte('\n')
 			}
 		})

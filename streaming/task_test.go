@@ -444,8 +444,8 @@ func TestTaskReportsProgress(t *testing.T) {
 	wantOffsets(t, e.offsets(t), map[int32]int64{0: 3, 1: 1})
 }
 
-// A pretty-printed JSON record is one row; a record holding two JSON values,
-// one per line, is two.
+// A pretty-printed JSON record is one row (the JSON reader reads objects, not
+// lines); a record holding two JSON values is two.
 func TestMultiLineJSONRecords(t *testing.T) {
 	e := newEnv(t)
 	e.produce(t, 0, "{\n  \"ts\": \"2024-01-01T01:00:00Z\",\n  \"page\": \"pretty\",\n  \"n\": 5\n}\n",
