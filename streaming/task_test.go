@@ -43,7 +43,7 @@ type env struct {
 	prod  *kgo.Client
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	var n *cluster.Node
@@ -112,7 +112,7 @@ func newEnv(t *testing.T) *env {
 	return &env{url: ts.URL, node: n, mm: mm, c: c, kafka: kc, prod: prod}
 }
 
-func (e *env) produce(t *testing.T, partition int32, values ...string) {
+func (e *env) produce(t testing.TB, partition int32, values ...string) {
 	t.Helper()
 	var recs []*kgo.Record
 	for _, v := range values {
@@ -142,7 +142,7 @@ func (e *env) payload(start map[int32]int64, duration string) string {
    "startSequenceNumbers":{"type":"start","stream":"t","partitionSequenceNumberMap":{` + strings.Join(parts, ",") + `}}}}`
 }
 
-func (e *env) do(t *testing.T, method, path, body string) (int, string) {
+func (e *env) do(t testing.TB, method, path, body string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, e.url+path, strings.NewReader(body))
 	if body != "" {
@@ -157,7 +157,7 @@ func (e *env) do(t *testing.T, method, path, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func (e *env) submit(t *testing.T, payload string) string {
+func (e *env) submit(t testing.TB, payload string) string {
 	t.Helper()
 	code, body := e.do(t, "POST", "/svc/indexer/v1/task", payload)
 	var out struct {
@@ -170,7 +170,7 @@ func (e *env) submit(t *testing.T, payload string) string {
 }
 
 // wait waits for the task to end and returns its status and error message.
-func (e *env) wait(t *testing.T, id string) (string, string) {
+func (e *env) wait(t testing.TB, id string) (string, string) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		_, body := e.do(t, "GET", "/svc/indexer/v1/task/"+url.PathEscape(id)+"/status", "")
@@ -193,7 +193,7 @@ func (e *env) wait(t *testing.T, id string) (string, string) {
 	return "", ""
 }
 
-func (e *env) rowStats(t *testing.T, id string) map[string]float64 {
+func (e *env) rowStats(t testing.TB, id string) map[string]float64 {
 	t.Helper()
 	code, body := e.do(t, "GET", "/svc/indexer/v1/task/"+url.PathEscape(id)+"/reports", "")
 	var rep struct {
@@ -460,4 +460,45 @@ func TestMultiLineJSONRecords(t *testing.T) {
 	if rs := e.rowStats(t, id); rs["processed"] != 3 || rs["unparseable"] != 0 {
 		t.Fatalf("row stats %v", rs)
 	}
+}
+
+// BenchmarkIndexKafkaTask measures one index_kafka task end to end: reading
+// 100,000 JSON records from 2 partitions of an in-process broker, building
+// the segments (rollup off, hour chunks), uploading and publishing them.
+func BenchmarkIndexKafkaTask(b *testing.B) {
+	const n = 100_000
+	defer streaming.SetProgressPeriod(10 * time.Millisecond)()
+	e := newEnv(b)
+	var recs [2][]string
+	for i := range n {
+		recs[i%2] = append(recs[i%2], row(1+i%2, i%24, fmt.Sprint("p", i%100), i))
+	}
+	for p, rs := range recs {
+		for lo := 0; lo < len(rs); lo += 5000 {
+			e.produce(b, int32(p), rs[lo:min(lo+5000, len(rs))]...)
+		}
+	}
+	// Each iteration reads everything again: a fresh datasource, so that the
+	// stored offsets do not stop it.
+	b.ResetTimer()
+	for i := range b.N {
+		payload := strings.ReplaceAll(e.payload(map[int32]int64{0: 0, 1: 0}, "PT600S"), `"k"`, fmt.Sprintf(`"k%d"`, i))
+		// Stop reading as soon as every record is in: poll the progress report.
+		id := e.submit(b, payload)
+		for {
+			_, body := e.do(b, "GET", "/svc/indexer/v1/task/"+url.PathEscape(id)+"/reports", "")
+			if p, ok := streaming.ParseProgress(body); ok && p.RecordsRead == n {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		e.mm.Shutdown(id, "all read")
+		if st, msg := e.wait(b, id); st != "SUCCESS" {
+			b.Fatalf("task %s: %s", st, msg)
+		}
+		if rs := e.rowStats(b, id); rs["processed"] != n {
+			b.Fatalf("row stats %v, want %d processed", rs, n)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
 }
