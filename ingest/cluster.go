@@ -51,6 +51,21 @@ func (s *ClusterSlot) Set(c *Cluster) {
 	s.mu.Unlock()
 }
 
+// Configure sets the cluster access from properties (ClusterFromProps);
+// waitForLoad keeps the default wait for published segments to be served,
+// otherwise tasks do not wait (LoadTimeout 0).
+func (s *ClusterSlot) Configure(p *props.Properties, waitForLoad bool) error {
+	c, err := ClusterFromProps(p)
+	if err != nil {
+		return err
+	}
+	if !waitForLoad {
+		c.LoadTimeout = 0
+	}
+	s.Set(c)
+	return nil
+}
+
 // Get returns the cluster access, nil before Set.
 func (s *ClusterSlot) Get() *Cluster {
 	s.mu.RLock()

@@ -19,15 +19,7 @@ var cluster ingest.ClusterSlot
 // Configure sets the cluster access of native batch tasks from properties
 // (the same ones SQL tasks use). They wait for segments to load only when the
 // task sets awaitSegmentAvailabilityTimeoutMillis, as Druid does.
-func Configure(p *props.Properties) error {
-	c, err := ingest.ClusterFromProps(p)
-	if err != nil {
-		return err
-	}
-	c.LoadTimeout = 0
-	SetCluster(c)
-	return nil
-}
+func Configure(p *props.Properties) error { return cluster.Configure(p, false) }
 
 // SetCluster replaces the cluster access of native batch tasks.
 func SetCluster(c *ingest.Cluster) {

@@ -67,14 +67,7 @@ func lastName(name []sql.Ident) (string, error) {
 var cluster ingest.ClusterSlot
 
 // Configure sets the cluster access of SQL tasks from properties.
-func Configure(p *props.Properties) error {
-	c, err := ingest.ClusterFromProps(p)
-	if err != nil {
-		return err
-	}
-	cluster.Set(c)
-	return nil
-}
+func Configure(p *props.Properties) error { return cluster.Configure(p, true) }
 
 type runner struct{}
 

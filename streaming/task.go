@@ -34,15 +34,7 @@ var cluster ingest.ClusterSlot
 // Configure sets the cluster access of index_kafka tasks from properties (the
 // same ones native batch and SQL tasks use). Tasks never wait for their
 // segments to load: the next task must start reading at once.
-func Configure(p *props.Properties) error {
-	c, err := ingest.ClusterFromProps(p)
-	if err != nil {
-		return err
-	}
-	c.LoadTimeout = 0
-	SetCluster(c)
-	return nil
-}
+func Configure(p *props.Properties) error { return cluster.Configure(p, false) }
 
 // SetCluster replaces the cluster access of index_kafka tasks.
 func SetCluster(c *ingest.Cluster) { cluster.Set(c) }

@@ -31,25 +31,20 @@ func BenchmarkUpdate(b *testing.B) {
 	}
 }
 
-// BenchmarkMerge merges two k=128 sketches of 1e5 values each (into a copy of
-// the first, so each iteration starts from the same state; the copy is timed).
+// BenchmarkMerge merges two sketches of 1e5 values each into a copy of the
+// first (so each iteration starts from the same state; the copy is timed):
+// both k=128 (Merge), then k=256 into k=128 (MergeDownsample).
 func BenchmarkMerge(b *testing.B) {
-	x := benchSketch(b, 128, 100_000, 1)
-	y := benchSketch(b, 128, 100_000, 2)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		c := x.Copy()
-		if err := c.Merge(y); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchMerge(b, 128)
 }
 
-// BenchmarkMergeDownsample merges a k=256 sketch into a k=128 one.
 func BenchmarkMergeDownsample(b *testing.B) {
+	benchMerge(b, 256)
+}
+
+func benchMerge(b *testing.B, otherK int) {
 	x := benchSketch(b, 128, 100_000, 1)
-	y := benchSketch(b, 256, 100_000, 2)
+	y := benchSketch(b, otherK, 100_000, 2)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
