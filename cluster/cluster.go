@@ -100,7 +100,8 @@ type Node struct {
 	peersMu sync.RWMutex
 	httpURL map[raft.ServerID]string
 
-	ready    atomic.Bool // leader and caught up
+	ready    atomic.Bool  // leader and caught up
+	readyAt  atomic.Int64 // unix nanos when ready last became true
 	stopCh   chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup
@@ -274,6 +275,7 @@ func (n *Node) watchLeadership() {
 				continue
 			}
 			if n.raft.State() == raft.Leader {
+				n.readyAt.Store(time.Now().UnixNano())
 				n.ready.Store(true)
 				n.logger.Info("became leader", "catch_up", time.Since(start))
 			}
@@ -292,6 +294,17 @@ func (n *Node) HTTPURL() string { return n.cfg.HTTPURL }
 
 // IsLeader reports whether this node is the leader and has caught up.
 func (n *Node) IsLeader() bool { return n.ready.Load() && n.raft.State() == raft.Leader }
+
+// LeaderSince returns when this node last became a caught-up leader (zero time
+// if it never did). Leader duties that must first learn the cluster (the
+// coordinator's view of the historicals) wait from it.
+func (n *Node) LeaderSince() time.Time {
+	ns := n.readyAt.Load()
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
 
 // RaftLeader reports whether Raft considers this node leader (ready or not).
 func (n *Node) RaftLeader() bool { return n.raft.State() == raft.Leader }

@@ -16,8 +16,8 @@ import (
 
 // Inventory is the coordinator's picture of what the historicals serve, the
 // source of its served view (servers, load status, load queues). Historicals
-// make themselves known by polling the segment listing with their name
-// (historical.ServerHeader); the inventory then polls each one's
+// make themselves known by polling their assignment (historical.AssignedPath);
+// the inventory then polls each one's
 // announcement, as brokers do, and forgets a historical that has not polled
 // the listing for Expiry. It is not replicated: a new leader learns the
 // historicals at their next poll.
@@ -30,6 +30,7 @@ type Inventory struct {
 	mu      sync.Mutex
 	servers map[string]*invServer // by name (host:port)
 	wake    chan struct{}
+	gen     uint64 // bumped on every change of what Servers returns
 }
 
 type invServer struct {
@@ -64,6 +65,7 @@ func (v *Inventory) Seen(name string, now time.Time) {
 	if s == nil {
 		s = &invServer{name: name, meta: historical.ServerMetadata{Name: name, Host: name, Type: "historical", Tier: "_default_tier"}}
 		v.servers[name] = s
+		v.gen++
 		select { // poll the newcomer at once
 		case v.wake <- struct{}{}:
 		default:
@@ -89,6 +91,14 @@ func (v *Inventory) Servers() []Server {
 	}
 	slices.SortFunc(out, func(a, b Server) int { return strings.Compare(a.Meta.Name, b.Meta.Name) })
 	return out
+}
+
+// Generation changes whenever what Servers returns may have changed, so that
+// plans built from it can be cached.
+func (v *Inventory) Generation() uint64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.gen
 }
 
 // Run polls the known historicals every Period until ctx ends.
@@ -125,6 +135,7 @@ func (v *Inventory) PollOnce(ctx context.Context, now time.Time, expiry time.Dur
 	for name, s := range v.servers {
 		if now.Sub(s.seen) > expiry {
 			delete(v.servers, name)
+			v.gen++
 			continue
 		}
 		polls = append(polls, s)
@@ -153,6 +164,9 @@ func (v *Inventory) apply(s *invServer, ann *historical.Announcement, err error)
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if err != nil {
+		if s.reachable || s.segs != nil {
+			v.gen++
+		}
 		s.reachable, s.version, s.segs, s.currSize = false, "", nil, 0
 		if msg := err.Error(); msg != s.lastErr && v.Logger != nil {
 			v.Logger.Warn("historical unreachable; counting its segments as not loaded", "server", s.name, "error", msg)
@@ -160,11 +174,15 @@ func (v *Inventory) apply(s *invServer, ann *historical.Announcement, err error)
 		s.lastErr = err.Error()
 		return
 	}
+	if !s.reachable || !samePlacement(s.meta, ann.Server) {
+		v.gen++
+	}
 	s.reachable, s.lastErr = true, ""
 	s.meta, s.currSize = ann.Server, ann.CurrSize
 	if ann.Unchanged {
 		return
 	}
+	v.gen++
 	segs := make(map[segment.ID]*segment.DataSegment, len(ann.Segments))
 	for _, seg := range ann.Segments {
 		if seg != nil {
@@ -172,4 +190,10 @@ func (v *Inventory) apply(s *invServer, ann *historical.Announcement, err error)
 		}
 	}
 	s.segs, s.version = segs, ann.Version
+}
+
+// samePlacement reports whether two announcements agree on what placement
+// reads: tier, capacity and priority.
+func samePlacement(a, b historical.ServerMetadata) bool {
+	return a.Tier == b.Tier && a.MaxSize == b.MaxSize && a.Priority == b.Priority
 }

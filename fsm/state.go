@@ -16,6 +16,7 @@ type State struct {
 	segments          segmentsTable
 	tasks             tasksTable       // tasks, locks, workers (tasks.go)
 	supervisors       supervisorsTable // stream supervisors and their history (supervisors.go)
+	rules             rulesTable       // retention rules per datasource (rules.go)
 }
 
 func newState() *State {

@@ -9,10 +9,6 @@ import (
 	"net/url"
 )
 
-// ServerHeader carries a historical's name (host:port) on its listing polls,
-// which is how the coordinator learns which historicals exist.
-const ServerHeader = "X-Svc-Historical"
-
 // FetchAnnouncement asks the historical at baseURL what it serves. With since
 // set to the version of the last answer, an unchanged set comes back as
 // Unchanged without segments.

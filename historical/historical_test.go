@@ -153,7 +153,7 @@ func TestNodeLoadsListingAndAnswersSubQueries(t *testing.T) {
 		return []byte("[" + strings.Join(parts, ",") + "]")
 	}
 	coord := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.RequestURI(), listingPath) {
+		if r.URL.RequestURI() != AssignedPath+"h:1" {
 			http.NotFound(w, r)
 			return
 		}

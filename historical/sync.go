@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,9 +18,12 @@ import (
 	"strata/storage/deep"
 )
 
-// listingPath is the coordinator's metadata listing of used segments with
-// their overshadowed status.
-const listingPath = "/svc/coordinator/v1/metadata/segments?includeOvershadowedStatus"
+// AssignedPath, followed by the historical's name (host:port), is where the
+// coordinator leader answers what that historical should serve under the
+// retention rules. Polling it is also how the coordinator learns of the
+// historical. While the leader is still taking stock of the historicals it
+// answers 503, and the historical keeps serving what it holds.
+const AssignedPath = "/svc-internal/v1/segments/assigned/"
 
 // syncLoop polls the coordinator every PollPeriod until Close.
 func (n *Node) syncLoop() {
@@ -52,17 +56,20 @@ func (n *Node) syncOnce() {
 	n.reconcile(want)
 }
 
-// fetchListing returns the used, non-overshadowed segments, or nil when the
-// listing is unchanged since the last poll (so a steady cluster costs one
-// hash per poll, not a parse).
+// fetchListing returns the segments the coordinator assigns to this
+// historical; an unchanged assignment costs a 304 or one hash, not a parse.
 func (n *Node) fetchListing() (map[string]*segment.DataSegment, error) {
+	if n.cfg.Name == "" {
+		return nil, errors.New("this historical has no name (host:port) to ask the coordinator for its segments under")
+	}
+	path := AssignedPath + url.PathEscape(n.cfg.Name)
 	var errs []error
 	for _, base := range n.cfg.Coordinators {
 		etag := ""
 		if n.want != nil {
 			etag = n.listETag
 		}
-		body, newTag, err := n.get(strings.TrimRight(base, "/")+listingPath, etag)
+		body, newTag, err := n.get(strings.TrimRight(base, "/")+path, etag)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -98,9 +105,6 @@ func (n *Node) get(url, etag string) ([]byte, string, error) {
 	if etag != "" {
 		req.Header.Set("If-None-Match", etag)
 	}
-	if n.cfg.Name != "" {
-		req.Header.Set(ServerHeader, n.cfg.Name) // the coordinator learns of this server
-	}
 	resp, err := n.cfg.Client.Do(req) // follows the followers' 307 to the leader
 	if err != nil {
 		return nil, "", err
@@ -122,7 +126,8 @@ func (n *Node) get(url, etag string) ([]byte, string, error) {
 	return body, resp.Header.Get("ETag"), nil
 }
 
-// parseListing keeps the segments that are not overshadowed.
+// parseListing reads a JSON array of segments, skipping any marked
+// overshadowed.
 func parseListing(body []byte) (map[string]*segment.DataSegment, error) {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(body, &raws); err != nil {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -271,8 +272,9 @@ func (proc *Process) Close() error {
 	return nil
 }
 
-// startSweeper runs the coordinator duty that deletes the files of killed
-// segments from deep storage (only the leader acts).
+// startSweeper runs the coordinator duties: deleting the files of killed
+// segments from deep storage, and applying drop rules every
+// svc.coordinator.period (only the leader acts).
 func (proc *Process) startSweeper(p *props.Properties, logger hclog.Logger) error {
 	ds, err := ingest.DeepStorageFromProps(p)
 	if err != nil {
@@ -280,9 +282,17 @@ func (proc *Process) startSweeper(p *props.Properties, logger hclog.Logger) erro
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	sw := &coordinator.Sweeper{Node: proc.Node, Storage: ingest.DeepRemover{Storage: ds}, Logger: logger.Named("sweeper")}
-	done := make(chan struct{})
-	go func() { sw.Run(ctx); close(done) }()
-	proc.stop = append(proc.stop, func() { cancel(); <-done })
+	period, err := p.Duration("svc.coordinator.period", time.Minute)
+	if err != nil || period <= 0 {
+		cancel()
+		return fmt.Errorf("svc.coordinator.period must be a positive duration such as 60s (got %q)", p.String("svc.coordinator.period"))
+	}
+	ret := &coordinator.Retention{Node: proc.Node, Period: period, Logger: logger.Named("retention")}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); sw.Run(ctx) }()
+	go func() { defer wg.Done(); ret.Run(ctx) }()
+	proc.stop = append(proc.stop, func() { cancel(); wg.Wait() })
 	return nil
 }
 

@@ -15,8 +15,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"strata/broker"
+	"strata/cluster"
 	"strata/historical"
 	"strata/interval"
+	"strata/props"
 	"strata/segment"
 	"strata/storage/deep"
 	stseg "strata/storage/segment"
@@ -36,6 +38,7 @@ type dpRow struct {
 type dpFixture struct {
 	t     *testing.T
 	coord string
+	node  *cluster.Node
 	store *countingStorage
 }
 
@@ -52,12 +55,15 @@ func (c *countingStorage) Get(ctx context.Context, spec deep.LoadSpec, localPath
 
 func newDPFixture(t *testing.T) *dpFixture {
 	t.Helper()
-	coord, _ := single(t, nil)
+	p := props.Defaults()
+	p.Set("svc.coordinator.startDelay", "100ms") // a test cluster's historicals are all there at once
+	p.Set("svc.coordinator.inventory.period", "50ms")
+	coord, node := single(t, p)
 	store, err := deep.NewLocal(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &dpFixture{t: t, coord: coord.URL, store: &countingStorage{Local: store}}
+	return &dpFixture{t: t, coord: coord.URL, node: node, store: &countingStorage{Local: store}}
 }
 
 func dpTime(t *testing.T, s string) int64 {
@@ -143,12 +149,18 @@ type dpHistorical struct {
 // startHistorical starts a historical with its cache in dir; wrap, when
 // set, sits in front of its HTTP handler.
 func (f *dpFixture) startHistorical(dir string, wrap func(http.Handler) http.Handler) *dpHistorical {
+	f.t.Helper()
+	return f.startHistoricalIn("", dir, wrap)
+}
+
+// startHistoricalIn is startHistorical in a tier ("" = the default tier).
+func (f *dpFixture) startHistoricalIn(tier, dir string, wrap func(http.Handler) http.Handler) *dpHistorical {
 	t := f.t
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	name := ts.Listener.Addr().String()
 	node, err := historical.New(historical.Config{Name: name, Locations: []historical.Location{{Path: dir, MaxSize: 1 << 30}},
-		Coordinators: []string{f.coord}, Storage: f.store, PollPeriod: 20 * time.Millisecond})
+		Coordinators: []string{f.coord}, Storage: f.store, PollPeriod: 20 * time.Millisecond, Tier: tier})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,7 @@ func (s *Server) segmentRoutes(r *mux.Router) {
 	r.HandleFunc(ds, s.leaderOnly(s.deleteDataSource)).Methods(http.MethodDelete)
 	r.HandleFunc(ds, s.leaderOnly(s.markAllUsed)).Methods(http.MethodPost)
 	r.HandleFunc("/svc-internal/v1/segments/publish", s.leaderOnly(s.publishSegments)).Methods(http.MethodPost)
+	r.HandleFunc("/svc-internal/v1/segments/assigned/{server}", s.leaderRead(s.assignedSegments)).Methods(http.MethodGet)
 
 	// Served view (segments_served.go).
 	r.HandleFunc(p+"/datasources", s.leaderRead(s.servedDataSources)).Methods(http.MethodGet)

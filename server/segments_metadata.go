@@ -10,10 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"strata/historical"
-
 	"github.com/gorilla/mux"
 
+	"strata/coordinator"
 	"strata/fsm"
 	"strata/interval"
 	"strata/segment"
@@ -45,9 +44,6 @@ func createdProps() string {
 
 // metadataSegments serves GET /metadata/segments.
 func (s *Server) metadataSegments(w http.ResponseWriter, r *http.Request) {
-	if name := r.Header.Get(historical.ServerHeader); name != "" && s.inv != nil {
-		s.inv.Seen(name, time.Now()) // a historical polling what to load
-	}
 	withStatus := flag(r, "includeOvershadowedStatus")
 	if !withStatus && flag(r, "includeRealtimeSegments") {
 		writeEmpty(w, http.StatusBadRequest)
@@ -323,7 +319,7 @@ func (s *Server) dataSourceInformation(w http.ResponseWriter, r *http.Request) {
 	segs := make([][]*segment.DataSegment, len(names))
 	s.node.FSM().Read(func(st *fsm.State) {
 		for i, ds := range names {
-			segs[i] = servedSegments(st, ds)
+			segs[i] = coordinator.ServedSegments(st, ds)
 		}
 	})
 	out := []dataSourceInfo{}

@@ -16,44 +16,21 @@ import (
 	"strata/historical"
 	"strata/interval"
 	"strata/javanum"
+	"strata/rules"
 	"strata/segment"
 )
 
 // The coordinator's served view (ADMIN-API §7.1, §7.2, §7.5): the segments the
 // coordinator has the historicals load are the used segments that no other used
-// segment overshadows, every one on every historical of the default tier (there
-// are no load rules yet). What each historical actually holds comes from the
-// inventory (coordinator.Inventory: historicals announce themselves on their
-// listing polls), which the servers, load status and load queue endpoints read.
+// segment overshadows, placed under their retention rules (coordinator.Placement).
+// What each historical actually holds comes from the inventory
+// (coordinator.Inventory: historicals make themselves known by polling their
+// assignment), which the servers, load status and load queue endpoints read.
 
 const defaultTier = "_default_tier"
 
 // loadStatusWindow is the default interval of the per-datasource load status.
 const loadStatusWindow = 14 * 24 * time.Hour
-
-// servedSegments returns the served segments of ds in id order.
-func servedSegments(st *fsm.State, ds string) []*segment.DataSegment {
-	tl := st.UsedIndex().Timeline(ds)
-	if tl == nil {
-		return nil
-	}
-	over := tl.Overshadowed()
-	var skip map[*segment.DataSegment]bool
-	if len(over) > 0 {
-		skip = make(map[*segment.DataSegment]bool, len(over))
-		for _, s := range over {
-			skip[s] = true
-		}
-	}
-	out := make([]*segment.DataSegment, 0, tl.Len()-len(over))
-	tl.Segments(func(s *segment.DataSegment) bool {
-		if !skip[s] {
-			out = append(out, s)
-		}
-		return true
-	})
-	return out
-}
 
 // servedByDataSource returns every datasource's served segments, names sorted.
 func (s *Server) servedByDataSource() ([]string, [][]*segment.DataSegment) {
@@ -63,7 +40,7 @@ func (s *Server) servedByDataSource() ([]string, [][]*segment.DataSegment) {
 		names = st.UsedIndex().DataSources()
 		segs = make([][]*segment.DataSegment, len(names))
 		for i, ds := range names {
-			segs[i] = servedSegments(st, ds)
+			segs[i] = coordinator.ServedSegments(st, ds)
 		}
 	})
 	return names, segs
@@ -71,7 +48,7 @@ func (s *Server) servedByDataSource() ([]string, [][]*segment.DataSegment) {
 
 func (s *Server) servedOf(ds string) []*segment.DataSegment {
 	var segs []*segment.DataSegment
-	s.node.FSM().Read(func(st *fsm.State) { segs = servedSegments(st, ds) })
+	s.node.FSM().Read(func(st *fsm.State) { segs = coordinator.ServedSegments(st, ds) })
 	return segs
 }
 
@@ -112,10 +89,20 @@ func (inv inventory) loaded(id segment.ID) bool {
 	return false
 }
 
-// loadRule returns the replicas each tier must hold of a datasource's segments.
-// Retention rules are not stored yet, so every datasource falls under the
-// cluster default rule (ADMIN-API §9: loadForever, 2 replicas in _default_tier).
-func loadRule(string) map[string]int { return map[string]int{defaultTier: 2} }
+// wants returns each segment's want under the retention rules at now.
+func (s *Server) wants(now time.Time) func(*segment.DataSegment) coordinator.Want {
+	own := map[string][]rules.Rule{}
+	var defaults []rules.Rule
+	s.node.FSM().Read(func(st *fsm.State) {
+		defaults = st.DefaultRules()
+		for _, ds := range st.RulesKeys() {
+			own[ds], _ = st.Rules(ds)
+		}
+	})
+	return func(seg *segment.DataSegment) coordinator.Want {
+		return coordinator.WantOf(own[seg.DataSource], defaults, seg, now.UnixMilli())
+	}
+}
 
 // ---- /datasources ----
 
@@ -402,14 +389,23 @@ func (s *Server) servedSegment(w http.ResponseWriter, r *http.Request) {
 	writeRawJSON(w, http.StatusOK, append(b, '}'))
 }
 
+// servedTiers lists the tiers whose historicals serve segments of the datasource.
 func (s *Server) servedTiers(w http.ResponseWriter, r *http.Request) {
-	var known bool
-	s.node.FSM().Read(func(st *fsm.State) { known = st.UsedIndex().Timeline(mux.Vars(r)["ds"]) != nil })
-	if known {
-		writeJSONPlain(w, http.StatusOK, []string{defaultTier})
-		return
+	ds := mux.Vars(r)["ds"]
+	tiers := []string{}
+	for _, srv := range s.servers() {
+		if !srv.Reachable || slices.Contains(tiers, srv.Meta.Tier) {
+			continue
+		}
+		for _, seg := range srv.Segments {
+			if seg.DataSource == ds {
+				tiers = append(tiers, srv.Meta.Tier)
+				break
+			}
+		}
 	}
-	writeJSONPlain(w, http.StatusOK, []string{})
+	slices.Sort(tiers)
+	writeJSONPlain(w, http.StatusOK, tiers)
 }
 
 // ---- load status ----
@@ -420,15 +416,26 @@ type loadCounts struct {
 	underReplicated        map[string]int // tier → replicas still to load
 }
 
-func (inv inventory) count(ds string, segs []*segment.DataSegment, clusterView bool) loadCounts {
-	c := loadCounts{published: len(segs), underReplicated: map[string]int{}}
-	rule := loadRule(ds)
+// count measures the segments their rules want loaded: those still to load
+// anywhere, and per tier the replicas still missing. Segments no rule loads
+// (dropped, or zero replicas) are not expected anywhere and do not count.
+func (inv inventory) count(segs []*segment.DataSegment, wantOf func(*segment.DataSegment) coordinator.Want, clusterView bool) loadCounts {
+	c := loadCounts{underReplicated: map[string]int{}}
 	for _, seg := range segs {
+		w := wantOf(seg)
+		if !w.Wanted() {
+			continue
+		}
 		id := seg.ID()
+		c.published++
 		if !inv.loaded(id) {
 			c.unavailable++
 		}
-		for tier, want := range rule {
+		replicas := w.Replicas
+		if w.Broadcast { // one on every server
+			replicas = inv.nodes
+		}
+		for tier, want := range replicas {
 			if clusterView {
 				// Replicas beyond the servers able to hold them cannot be loaded.
 				want = min(want, inv.nodes[tier])
@@ -483,10 +490,10 @@ func writeLoadStatus(w http.ResponseWriter, r *http.Request, names []string, cou
 
 func (s *Server) loadStatus(w http.ResponseWriter, r *http.Request) {
 	names, segs := s.servedByDataSource()
-	inv := s.inventory()
+	inv, wantOf := s.inventory(), s.wants(time.Now())
 	counts := make([]loadCounts, len(names))
-	for i, ds := range names {
-		counts[i] = inv.count(ds, segs[i], flag(r, "computeUsingClusterView"))
+	for i := range names {
+		counts[i] = inv.count(segs[i], wantOf, flag(r, "computeUsingClusterView"))
 	}
 	writeLoadStatus(w, r, names, counts)
 }
@@ -521,36 +528,36 @@ func (s *Server) dataSourceLoadStatus(w http.ResponseWriter, r *http.Request) {
 		writeEmpty(w, http.StatusNoContent)
 		return
 	}
-	c := s.inventory().count(ds, segs, flag(r, "computeUsingClusterView"))
+	c := s.inventory().count(segs, s.wants(time.Now()), flag(r, "computeUsingClusterView"))
 	writeLoadStatus(w, r, []string{ds}, []loadCounts{c})
 }
 
-// loadQueue answers, per reachable historical, the segments of the served
-// view it does not hold yet (to load) and those it holds outside the view (to
-// drop): every historical loads every served segment.
+// loadQueue answers, per reachable historical, the segments its assignment
+// holds that it does not serve yet (to load) and those it serves outside its
+// assignment (to drop).
 func (s *Server) loadQueue(w http.ResponseWriter, r *http.Request) {
-	_, perDS := s.servedByDataSource()
-	want := map[segment.ID]*segment.DataSegment{}
-	for _, segs := range perDS {
-		for _, seg := range segs {
-			want[seg.ID()] = seg
-		}
+	// Right after a leader change there is no plan yet, so no queue either.
+	cur, err := s.placement.Current(time.Now())
+	if err != nil {
+		cur = &coordinator.Current{Servers: s.servers()}
 	}
 	simple, full := flag(r, "simple"), flag(r, "full")
 	b := []byte{'{'}
 	first := true
-	for _, srv := range s.servers() {
+	for _, srv := range cur.Servers {
 		if !srv.Reachable {
 			continue
 		}
 		var load, drop []*segment.DataSegment
-		for id, seg := range want {
-			if _, ok := srv.Segments[id]; !ok {
+		hold := make(map[segment.ID]bool, len(cur.Plan.Hold[srv.Meta.Name]))
+		for _, seg := range cur.Plan.Hold[srv.Meta.Name] {
+			hold[seg.ID()] = true
+			if _, ok := srv.Segments[seg.ID()]; !ok {
 				load = append(load, seg)
 			}
 		}
 		for id, seg := range srv.Segments {
-			if _, ok := want[id]; !ok {
+			if !hold[id] {
 				drop = append(drop, seg)
 			}
 		}
@@ -838,8 +845,14 @@ func (s *Server) startInventory() {
 		s.log.Error("using the default inventory expiry (30s)", "error", err)
 		expiry = 30 * time.Second
 	}
+	startDelay, err := s.props.Duration("svc.coordinator.startDelay", 2*time.Second)
+	if err != nil || startDelay < 0 {
+		s.log.Error("using the default start delay (2s)", "error", err)
+		startDelay = 2 * time.Second
+	}
 	s.inv = &coordinator.Inventory{Period: period, Expiry: expiry, Logger: s.log.Named("inventory"),
 		Client: &http.Client{Timeout: 10 * time.Second}}
+	s.placement = &coordinator.Placement{Node: s.node, Inventory: s.inv, StartDelay: startDelay}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-s.node.Done()

@@ -423,7 +423,7 @@ func TestServedView(t *testing.T) {
 	}
 	expect(t, "GET", ds+"/segments/"+idC, "", "", 204, "") // overshadowed: not served
 	expect(t, "GET", ds+"/segments/garbage", "", "", 204, "")
-	expect(t, "GET", ds+"/tiers", "", "", 200, `["_default_tier"]`)
+	expect(t, "GET", ds+"/tiers", "", "", 200, `[]`) // no historical serves it
 	expect(t, "GET", ts.URL+cp+"/datasources/nope/tiers", "", "", 200, `[]`)
 
 	// Intervals across datasources.
@@ -624,7 +624,8 @@ func TestSegmentEndpointsNeedLeader(t *testing.T) {
 	for _, c := range []struct{ method, path string }{
 		{"GET", cp + "/datasources"}, {"GET", cp + "/metadata/segments"}, {"POST", cp + "/datasources/x/markUnused"},
 		{"DELETE", cp + "/datasources/x/intervals/2020-01-01_2020-01-02"}, {"POST", "/svc-internal/v1/segments/publish"},
-		{"GET", cp + "/loadstatus"}, {"GET", cp + "/intervals"},
+		{"GET", cp + "/loadstatus"}, {"GET", cp + "/intervals"}, {"GET", cp + "/rules"}, {"GET", cp + "/rules/x"},
+		{"POST", cp + "/rules/x"}, {"GET", cp + "/rules/history"}, {"GET", "/svc-internal/v1/segments/assigned/h:1"},
 	} {
 		code, got, _ := call(t, c.method, ts.URL+c.path, "application/json", `{}`)
 		if code != 503 || !strings.Contains(got, `"error"`) {

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -55,18 +56,22 @@ type Options struct {
 
 // Server serves one process's HTTP API.
 type Server struct {
-	opts     Options
-	node     *cluster.Node
-	props    *props.Properties
-	log      hclog.Logger
-	maxBody  int64
-	roles    map[string]bool
-	router   *mux.Router
-	started  time.Time
-	proposeT time.Duration
-	pprof    bool                   // svc.debug.pprof: serve /debug/pprof/
-	sup      supervisorHooks        // supervisor runtime status and kick hook (supervisors.go)
-	inv      *coordinator.Inventory // what the historicals serve (coordinator role)
+	opts      Options
+	node      *cluster.Node
+	props     *props.Properties
+	log       hclog.Logger
+	maxBody   int64
+	roles     map[string]bool
+	router    *mux.Router
+	started   time.Time
+	proposeT  time.Duration
+	pprof     bool                   // svc.debug.pprof: serve /debug/pprof/
+	sup       supervisorHooks        // supervisor runtime status and kick hook (supervisors.go)
+	inv       *coordinator.Inventory // what the historicals serve (coordinator role)
+	placement *coordinator.Placement // which historical should serve what (coordinator role)
+
+	assignedMu sync.Mutex
+	assigned   map[string]assignedAnswer // encoded assignments by historical name
 }
 
 // New builds the handler tree for the given roles.
@@ -117,6 +122,7 @@ func (s *Server) routes() {
 	if s.roles[RoleCoordinator] {
 		s.coordinatorRoutes(r)
 		s.segmentRoutes(r)
+		s.rulesRoutes(r)
 	}
 	if s.roles[RoleOverlord] {
 		s.overlordRoutes(r)

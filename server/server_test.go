@@ -64,9 +64,18 @@ func singleServer(t *testing.T, p *props.Properties, roles ...string) (*httptest
 
 func call(t *testing.T, method, url, ctype, body string) (int, string, http.Header) {
 	t.Helper()
+	return callWith(t, method, url, ctype, body, nil)
+}
+
+// callWith is call with extra request headers.
+func callWith(t *testing.T, method, url, ctype, body string, hdr map[string]string) (int, string, http.Header) {
+	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -1,0 +1,146 @@
+package coordinator
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"strata/cluster"
+	"strata/fsm"
+	"strata/rules"
+	"strata/segment"
+)
+
+// ErrSettling means the coordinator became leader too recently to know every
+// historical: a plan now would pile the cluster's segments onto the few that
+// have polled so far. Historicals keep serving what they hold meanwhile.
+var ErrSettling = errors.New("the coordinator is taking stock of the historicals after a leader change (svc.coordinator.startDelay); keep serving what is loaded and poll again")
+
+// Placement is the leader's current answer to "which historical serves
+// which segment": the served view (used segments no other used segment
+// overshadows), each segment's want under its first matching retention rule,
+// and the assignment planned over the reachable historicals. It is rebuilt
+// when the FSM or the inventory changes, and every few seconds for rules
+// that follow the clock (load/drop by period).
+type Placement struct {
+	Node       *cluster.Node
+	Inventory  *Inventory
+	StartDelay time.Duration // after becoming leader, before planning
+
+	mu  sync.Mutex
+	key placementKey
+	cur *Current
+}
+
+type placementKey struct {
+	index, gen uint64
+	tick       int64
+}
+
+// planTick bounds how stale the clock of a cached plan may be.
+const planTick = 5 * time.Second
+
+// Current is one computed placement. Read it, do not change it.
+type Current struct {
+	NowMs    int64
+	Segments map[string][]*segment.DataSegment // served view per datasource, in id order
+	Wants    map[segment.ID]Want
+	Servers  []Server // the inventory the plan was made from, by name
+	Plan     Plan
+}
+
+// Current returns the placement for now, computing it if the cached one is
+// out of date. It fails with ErrSettling within StartDelay of the node
+// becoming leader.
+func (p *Placement) Current(now time.Time) (*Current, error) {
+	if since := p.Node.LeaderSince(); since.IsZero() || now.Sub(since) < p.StartDelay {
+		return nil, ErrSettling
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := placementKey{index: p.Node.FSM().LastIndex(), gen: p.Inventory.Generation(), tick: now.UnixNano() / int64(planTick)}
+	if p.cur != nil && key == p.key {
+		return p.cur, nil
+	}
+	c := &Current{NowMs: now.UnixMilli(), Segments: map[string][]*segment.DataSegment{}, Wants: map[segment.ID]Want{}}
+	var all []*segment.DataSegment
+	p.Node.FSM().Read(func(st *fsm.State) {
+		defaults := st.DefaultRules()
+		for _, ds := range st.UsedIndex().DataSources() {
+			segs := ServedSegments(st, ds)
+			if len(segs) == 0 {
+				continue
+			}
+			c.Segments[ds] = segs
+			own, _ := st.Rules(ds)
+			for _, seg := range segs {
+				c.Wants[seg.ID()] = WantOf(own, defaults, seg, c.NowMs)
+			}
+			all = append(all, segs...)
+		}
+	})
+	c.Servers = p.Inventory.Servers()
+	var cands []Candidate
+	for _, srv := range c.Servers {
+		if srv.Reachable {
+			cands = append(cands, Candidate{Name: srv.Meta.Name, Tier: srv.Meta.Tier, MaxSize: srv.Meta.MaxSize, Held: srv.Segments})
+		}
+	}
+	c.Plan = PlanAssignments(all, func(seg *segment.DataSegment) Want { return c.Wants[seg.ID()] }, cands)
+	p.key, p.cur = key, c
+	return c, nil
+}
+
+// WantOf is what the first rule matching seg asks of the historicals: drop
+// rules and segments no rule matches ask for nothing.
+func WantOf(own, defaults []rules.Rule, seg *segment.DataSegment, nowMs int64) Want {
+	r, ok := rules.Match(own, defaults, seg.Interval, nowMs)
+	if !ok {
+		return Want{}
+	}
+	switch r.Kind() {
+	case rules.Load:
+		return Want{Replicas: r.Replicants()}
+	case rules.Broadcast:
+		return Want{Broadcast: true}
+	}
+	return Want{}
+}
+
+// Wanted reports whether w asks any server to hold the segment.
+func (w Want) Wanted() bool {
+	if w.Broadcast {
+		return true
+	}
+	for _, n := range w.Replicas {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ServedSegments returns the used segments of ds that no other used segment
+// overshadows, in id order: what the coordinator has historicals serve.
+func ServedSegments(st *fsm.State, ds string) []*segment.DataSegment {
+	tl := st.UsedIndex().Timeline(ds)
+	if tl == nil {
+		return nil
+	}
+	over := tl.Overshadowed()
+	var skip map[*segment.DataSegment]bool
+	if len(over) > 0 {
+		skip = make(map[*segment.DataSegment]bool, len(over))
+		for _, s := range over {
+			skip[s] = true
+		}
+	}
+	out := make([]*segment.DataSegment, 0, tl.Len()-len(over))
+	tl.Segments(func(s *segment.DataSegment) bool {
+		if !skip[s] {
+			out = append(out, s)
+		}
+		return true
+	})
+	return out
+}

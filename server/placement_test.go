@@ -1,0 +1,148 @@
+package server
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"strata/coordinator"
+)
+
+// setRulesOver posts a datasource's retention rules to the coordinator.
+func (f *dpFixture) setRules(ds, body string) {
+	f.t.Helper()
+	if code, got, _ := call(f.t, "POST", f.coord+"/svc/coordinator/v1/rules/"+ds, "application/json", body); code != 200 {
+		f.t.Fatalf("POST rules: %d %s", code, got)
+	}
+}
+
+// holders counts, per segment id, the historicals that serve it.
+func holdersOf(hs ...*dpHistorical) map[string]int {
+	out := map[string]int{}
+	for _, h := range hs {
+		for _, id := range h.served() {
+			out[id]++
+		}
+	}
+	return out
+}
+
+// exactlyOnce reports whether every id is served by exactly one of hs and
+// nothing else is served.
+func exactlyOnce(ids []string, hs ...*dpHistorical) bool {
+	got := holdersOf(hs...)
+	if len(got) != len(ids) {
+		return false
+	}
+	for _, id := range ids {
+		if got[id] != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestRetentionRulesPlaceSegments runs load rules, failover of a historical,
+// drop rules and tiers through real historicals and a broker.
+func TestRetentionRulesPlaceSegments(t *testing.T) {
+	f := newDPFixture(t)
+	var ids []string
+	var want int64
+	for d := 1; d <= 12; d++ {
+		day := fmt.Sprintf("2013-09-%02d", d)
+		next := fmt.Sprintf("2013-09-%02d", d+1)
+		seg := f.segment("wiki", day+"/"+next, "v1", 0, 1, wikiRows(day, int64(d*10)))
+		f.publish(seg)
+		ids = append(ids, seg.ID().String())
+		want += 4*int64(d*10) + 10
+	}
+	f.setRules("wiki", `[{"type":"loadForever","tieredReplicants":{"_default_tier":1}}]`)
+	h1, h2, h3 := f.startHistorical(t.TempDir(), nil), f.startHistorical(t.TempDir(), nil), f.startHistorical(t.TempDir(), nil)
+	for _, h := range []*dpHistorical{h1, h2, h3} {
+		h.node.Start()
+	}
+	b := startBroker(t, []string{h1.url, h2.url, h3.url}, nil)
+	b.b.Start()
+
+	// One replica each, spread over the three.
+	eventually(t, "each segment on exactly one historical", func() bool { return exactlyOnce(ids, h1, h2, h3) })
+	spread := 0
+	for _, h := range []*dpHistorical{h1, h2, h3} {
+		if len(h.served()) > 0 {
+			spread++
+		}
+	}
+	if spread < 2 {
+		t.Fatalf("12 segments all placed on one of three historicals: %v %v %v", h1.served(), h2.served(), h3.served())
+	}
+	sum := func() string {
+		code, got, _ := b.query(t, `{"queryType":"timeseries","dataSource":"wiki","intervals":["2013-01-01/2014-01-01"],"granularity":"all","aggregations":[{"type":"longSum","name":"added","fieldName":"added"}]}`)
+		if code != 200 {
+			t.Fatalf("query: %d %s", code, got)
+		}
+		return got
+	}
+	wantSum := fmt.Sprintf(`"added":%d`, want)
+	b.waitSegments(t, "wiki", 12)
+	if got := sum(); !strings.Contains(got, wantSum) {
+		t.Fatalf("sum over the placed segments: %s, want %s", got, wantSum)
+	}
+	cp := f.coord + "/svc/coordinator/v1"
+	eventually(t, "load status 100%", func() bool {
+		_, got, _ := call(t, "GET", cp+"/loadstatus", "", "")
+		return got == `{"wiki":100.0}`
+	})
+	expect(t, "GET", cp+"/loadstatus?full", "", "", 200, `{"_default_tier":{"wiki":0}}`)
+	eventually(t, "empty load queues", func() bool {
+		_, got, _ := call(t, "GET", cp+"/loadqueue?simple", "", "")
+		return strings.Count(got, `"segmentsToLoad":0,"segmentsToDrop":0`) == 3
+	})
+
+	// A historical dies: its segments move to the two left, and queries see
+	// every row again.
+	victim := h1
+	if len(victim.served()) == 0 {
+		victim = h2
+	}
+	victim.stop()
+	left := []*dpHistorical{h1, h2, h3}
+	left = slices.DeleteFunc(left, func(h *dpHistorical) bool { return h == victim })
+	eventually(t, "segments of the dead historical reassigned", func() bool { return exactlyOnce(ids, left...) })
+	b.waitSegments(t, "wiki", 12)
+	if got := sum(); !strings.Contains(got, wantSum) {
+		t.Fatalf("sum after losing a historical: %s, want %s", got, wantSum)
+	}
+
+	// A drop rule: the segments it matches leave the historicals at once and
+	// the retention duty marks them unused.
+	f.setRules("wiki", `[{"type":"dropByInterval","interval":"2013-09-01/2013-09-04"},{"type":"loadForever","tieredReplicants":{"_default_tier":1}}]`)
+	eventually(t, "dropped days unserved", func() bool { return exactlyOnce(ids[3:], left...) })
+	ret := &coordinator.Retention{Node: f.node}
+	if n, err := ret.RunOnce(time.Now()); err != nil || n != 3 {
+		t.Fatalf("retention marked %d segments unused (%v), want 3", n, err)
+	}
+	if n, err := ret.RunOnce(time.Now()); err != nil || n != 0 {
+		t.Fatalf("second retention run marked %d (%v), want 0", n, err)
+	}
+	expect(t, "GET", cp+"/metadata/datasources/wiki/segments", "", "", 200, jsonList(ids[3:]...))
+	var hist []auditEntryJSON
+	getJSON(t, "GET", cp+"/rules/wiki/history?count=5", "", "", &hist)
+	if len(hist) != 2 {
+		t.Fatalf("rules history: %+v", hist)
+	}
+
+	// Tiers: a hot historical takes the last three days, the default tier keeps
+	// one replica of everything.
+	hot := f.startHistoricalIn("hot", t.TempDir(), nil)
+	hot.node.Start()
+	f.setRules("wiki", `[{"type":"loadByInterval","interval":"2013-09-10/2013-09-13","tieredReplicants":{"hot":1,"_default_tier":1}},{"type":"loadForever","tieredReplicants":{"_default_tier":1}}]`)
+	eventually(t, "hot tier holds the last three days", func() bool { return slices.Equal(hot.served(), ids[9:]) })
+	eventually(t, "default tier keeps one replica", func() bool { return exactlyOnce(ids[3:], left...) })
+	eventually(t, "tiers of the datasource", func() bool {
+		_, got, _ := call(t, "GET", cp+"/datasources/wiki/tiers", "", "")
+		return got == `["_default_tier","hot"]`
+	})
+	expect(t, "GET", cp+"/loadstatus?full", "", "", 200, `{"_default_tier":{"wiki":0},"hot":{"wiki":0}}`)
+}

@@ -1,0 +1,78 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"strata/commands"
+	"strata/fsm"
+	"strata/rules"
+)
+
+// rulesRoutes mounts the retention rules (ADMIN-API §9). History comes first:
+// "/rules/history" is not the rules of a datasource named "history".
+func (s *Server) rulesRoutes(r *mux.Router) {
+	const p = "/svc/coordinator/v1/rules"
+	r.HandleFunc(p, s.leaderRead(s.allRules)).Methods(http.MethodGet)
+	r.HandleFunc(p+"/history", s.leaderRead(s.history(fsm.AuditRules, ""))).Methods(http.MethodGet)
+	r.HandleFunc(p+"/{ds}/history", s.leaderRead(s.dataSourceRulesHistory)).Methods(http.MethodGet)
+	r.HandleFunc(p+"/{ds}", s.leaderRead(s.dataSourceRules)).Methods(http.MethodGet)
+	r.HandleFunc(p+"/{ds}", s.leaderOnly(s.setRules)).Methods(http.MethodPost)
+}
+
+// allRules answers {"_default": [...], "<ds>": [...]} for every datasource with
+// rules set.
+func (s *Server) allRules(w http.ResponseWriter, r *http.Request) {
+	b := []byte{'{'}
+	s.node.FSM().Read(func(st *fsm.State) {
+		for i, ds := range st.RulesKeys() {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, ds)
+			b = append(b, ':')
+			b = append(b, st.RulesJSON(ds)...)
+		}
+	})
+	writeRawJSON(w, http.StatusOK, append(b, '}'))
+}
+
+// dataSourceRules answers a datasource's rules ([] if none, even for an unknown
+// datasource); ?full appends the cluster defaults, the order they are matched in.
+func (s *Server) dataSourceRules(w http.ResponseWriter, r *http.Request) {
+	ds := mux.Vars(r)["ds"]
+	var own []rules.Rule
+	var defaults []rules.Rule
+	s.node.FSM().Read(func(st *fsm.State) {
+		own, _ = st.Rules(ds)
+		if flag(r, "full") && ds != fsm.DefaultRulesKey {
+			defaults = st.DefaultRules()
+		}
+	})
+	all := append(append([]rules.Rule{}, own...), defaults...)
+	writeRawJSON(w, http.StatusOK, rules.AppendJSON(nil, all))
+}
+
+func (s *Server) dataSourceRulesHistory(w http.ResponseWriter, r *http.Request) {
+	s.history(fsm.AuditRules, mux.Vars(r)["ds"])(w, r)
+}
+
+// setRules replaces a datasource's rules ("_default": the cluster defaults).
+// Invalid rules are refused here with the parser's message; the FSM checks
+// them again against the same parser.
+func (s *Server) setRules(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.readJSONBody(w, r)
+	if !ok {
+		return
+	}
+	if _, err := rules.Parse(body); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	cmd := commands.SetRules{DataSource: mux.Vars(r)["ds"], Rules: json.RawMessage(body)}
+	if _, ok := s.propose(w, r, cmd); ok {
+		writeEmpty(w, http.StatusOK)
+	}
+}
