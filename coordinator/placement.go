@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -64,7 +65,9 @@ func (p *Placement) Current(now time.Time) (*Current, error) {
 	}
 	c := &Current{NowMs: now.UnixMilli(), Segments: map[string][]*segment.DataSegment{}, Wants: map[segment.ID]Want{}}
 	var all []*segment.DataSegment
+	paused := false
 	p.Node.FSM().Read(func(st *fsm.State) {
+		paused = st.CoordinatorConfig().PauseCoordination
 		defaults := st.DefaultRules()
 		for _, ds := range st.UsedIndex().DataSources() {
 			segs := ServedSegments(st, ds)
@@ -86,9 +89,29 @@ func (p *Placement) Current(now time.Time) (*Current, error) {
 			cands = append(cands, Candidate{Name: srv.Meta.Name, Tier: srv.Meta.Tier, MaxSize: srv.Meta.MaxSize, Held: srv.Segments})
 		}
 	}
-	c.Plan = PlanAssignments(all, func(seg *segment.DataSegment) Want { return c.Wants[seg.ID()] }, cands)
+	if paused {
+		c.Plan = frozen(cands)
+	} else {
+		c.Plan = PlanAssignments(all, func(seg *segment.DataSegment) Want { return c.Wants[seg.ID()] }, cands)
+	}
 	p.key, p.cur = key, c
 	return c, nil
+}
+
+// frozen is the plan while coordination is paused (pauseCoordination in the
+// coordinator dynamic config): every historical keeps exactly what it holds,
+// loading and dropping nothing.
+func frozen(cands []Candidate) Plan {
+	p := Plan{Hold: make(map[string][]*segment.DataSegment, len(cands)), Targets: map[segment.ID][]string{}}
+	for _, c := range cands {
+		hold := make([]*segment.DataSegment, 0, len(c.Held))
+		for _, seg := range c.Held {
+			hold = append(hold, seg)
+		}
+		slices.SortFunc(hold, func(a, b *segment.DataSegment) int { return a.ID().Compare(b.ID()) })
+		p.Hold[c.Name] = hold
+	}
+	return p
 }
 
 // WantOf is what the first rule matching seg asks of the historicals: drop

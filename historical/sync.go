@@ -37,14 +37,21 @@ func (n *Node) syncLoop() {
 	}
 }
 
-// syncOnce fetches the listing and reconciles the cache with it. Failures
-// are logged once per distinct error, not every second.
+// syncOnce fetches the assignment and reconciles the cache with it.
+// Failures are logged once per distinct error, not every second; a
+// coordinator that is busy (503: electing or settling after a leader change)
+// is routine and logged at info.
 func (n *Node) syncOnce() {
 	want, err := n.fetchListing()
 	if err != nil {
 		if msg := err.Error(); msg != n.pollErr {
 			n.pollErr = msg
-			n.log.Warn("cannot read the segment listing from the coordinator; serving what is loaded", "error", msg)
+			const what = "cannot read this historical's assignment from the coordinator; serving what is loaded"
+			if errors.Is(err, errUnavailable) {
+				n.log.Info(what, "error", msg)
+			} else {
+				n.log.Warn(what, "error", msg)
+			}
 		}
 		n.reconcile(nil)
 		return
@@ -95,6 +102,10 @@ func (n *Node) fetchListing() (map[string]*segment.DataSegment, error) {
 	return nil, errors.Join(errs...)
 }
 
+// errUnavailable is a coordinator's 503: no leader yet, or a new leader still
+// taking stock of the historicals.
+var errUnavailable = errors.New("503 Service Unavailable")
+
 // get fetches url; with etag set, an unchanged resource answers 304 and get
 // returns a nil body. It returns the response's ETag.
 func (n *Node) get(url, etag string) ([]byte, string, error) {
@@ -116,6 +127,9 @@ func (n *Node) get(url, etag string) ([]byte, string, error) {
 	}
 	if etag != "" && resp.StatusCode == http.StatusNotModified {
 		return nil, etag, nil
+	}
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		return nil, "", fmt.Errorf("GET %s: %w: %.200s", url, errUnavailable, body)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, "", fmt.Errorf("GET %s: %s: %.200s", url, resp.Status, body)

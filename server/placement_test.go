@@ -145,4 +145,23 @@ func TestRetentionRulesPlaceSegments(t *testing.T) {
 		return got == `["_default_tier","hot"]`
 	})
 	expect(t, "GET", cp+"/loadstatus?full", "", "", 200, `{"_default_tier":{"wiki":0},"hot":{"wiki":0}}`)
+
+	// Paused coordination: nothing new is loaded until it resumes.
+	pause := func(on bool) {
+		t.Helper()
+		if code, got, _ := call(t, "POST", cp+"/config", "application/json", fmt.Sprintf(`{"pauseCoordination":%v}`, on)); code != 200 {
+			t.Fatalf("pause %v: %d %s", on, code, got)
+		}
+	}
+	pause(true)
+	late := f.segment("wiki", "2013-09-20/2013-09-21", "v1", 0, 1, wikiRows("2013-09-20", 0))
+	f.publish(late)
+	time.Sleep(300 * time.Millisecond) // several polls of every historical
+	if n := holdersOf(append(left, hot)...)[late.ID().String()]; n != 0 {
+		t.Fatalf("a segment published while coordination is paused was loaded %d times", n)
+	}
+	pause(false)
+	eventually(t, "the late segment loads after resuming", func() bool {
+		return holdersOf(append(left, hot)...)[late.ID().String()] == 1
+	})
 }
