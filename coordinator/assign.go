@@ -17,8 +17,8 @@ type Want struct {
 	Replicas  map[string]int // tier → replica count (load rules); nil/empty and !Broadcast = not loaded anywhere
 }
 
-// wanted reports whether the rule keeps the segment loaded somewhere.
-func (w Want) wanted() bool {
+// Wanted reports whether the rule keeps the segment loaded somewhere.
+func (w Want) Wanted() bool {
 	if w.Broadcast {
 		return true
 	}
@@ -82,7 +82,7 @@ func PlanAssignments(segs []*segment.DataSegment, want func(*segment.DataSegment
 	var buf []byte
 	for k, seg := range order {
 		w := want(seg)
-		wanted[k] = w.wanted()
+		wanted[k] = w.Wanted()
 		size := max(seg.Size, 0)
 		start := len(tgt)
 		if w.Broadcast {

@@ -130,19 +130,6 @@ func WantOf(own, defaults []rules.Rule, seg *segment.DataSegment, nowMs int64) W
 	return Want{}
 }
 
-// Wanted reports whether w asks any server to hold the segment.
-func (w Want) Wanted() bool {
-	if w.Broadcast {
-		return true
-	}
-	for _, n := range w.Replicas {
-		if n > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // ServedSegments returns the used segments of ds that no other used segment
 // overshadows, in id order: what the coordinator has historicals serve.
 func ServedSegments(st *fsm.State, ds string) []*segment.DataSegment {

@@ -3,9 +3,8 @@
 // memory-mapped), announces what it serves to brokers, and answers their
 // sub-queries over named segments with partial results.
 //
-// Until the coordinator assigns segments to servers, every historical loads
-// every used, non-overshadowed segment: it polls the coordinator's metadata
-// listing, loads what is missing and drops what is no longer listed.
+// It polls the coordinator for the segments the retention rules assign it,
+// loads what is missing and drops what is no longer assigned.
 package historical
 
 import (

@@ -95,6 +95,17 @@ func TestRetentionRulesPlaceSegments(t *testing.T) {
 		return got == `{"wiki":100.0}`
 	})
 	expect(t, "GET", cp+"/loadstatus?full", "", "", 200, `{"_default_tier":{"wiki":0}}`)
+	handoff := cp + "/datasources/wiki/handoffComplete?interval=2013-09-05/2013-09-06&partitionNumber=0&version="
+	expect(t, "GET", handoff+"v1", "", "", 200, `true`)
+	expect(t, "GET", handoff+"v0", "", "", 200, `true`) // a newer version of the partition is served
+	expect(t, "GET", handoff+"v2", "", "", 200, `false`)
+	expect(t, "GET", strings.Replace(handoff, "partitionNumber=0", "partitionNumber=1", 1)+"v1", "", "", 200, `false`)
+	for _, bad := range []string{"interval=x&partitionNumber=0&version=v", "interval=2013-09-05/2013-09-06&partitionNumber=a&version=v",
+		"interval=2013-09-05/2013-09-06&partitionNumber=0"} {
+		if code, got, _ := call(t, "GET", cp+"/datasources/wiki/handoffComplete?"+bad, "", ""); code != 400 || !strings.Contains(got, `"error"`) {
+			t.Errorf("handoffComplete?%s: %d %s", bad, code, got)
+		}
+	}
 	eventually(t, "empty load queues", func() bool {
 		_, got, _ := call(t, "GET", cp+"/loadqueue?simple", "", "")
 		return strings.Count(got, `"segmentsToLoad":0,"segmentsToDrop":0`) == 3
@@ -119,6 +130,8 @@ func TestRetentionRulesPlaceSegments(t *testing.T) {
 	// the retention duty marks them unused.
 	f.setRules("wiki", `[{"type":"dropByInterval","interval":"2013-09-01/2013-09-04"},{"type":"loadForever","tieredReplicants":{"_default_tier":1}}]`)
 	eventually(t, "dropped days unserved", func() bool { return exactlyOnce(ids[3:], left...) })
+	// A segment no load rule matches is never loaded: its handoff is complete.
+	expect(t, "GET", cp+"/datasources/wiki/handoffComplete?interval=2013-09-01/2013-09-02&partitionNumber=0&version=v9", "", "", 200, `true`)
 	ret := &coordinator.Retention{Node: f.node}
 	if n, err := ret.RunOnce(time.Now()); err != nil || n != 3 {
 		t.Fatalf("retention marked %d segments unused (%v), want 3", n, err)

@@ -54,6 +54,7 @@ func (s *Server) segmentRoutes(r *mux.Router) {
 	r.HandleFunc(ds+"/segments/{segmentId}", s.leaderRead(s.servedSegment)).Methods(http.MethodGet)
 	r.HandleFunc(ds+"/tiers", s.leaderRead(s.servedTiers)).Methods(http.MethodGet)
 	r.HandleFunc(ds+"/loadstatus", s.leaderRead(s.dataSourceLoadStatus)).Methods(http.MethodGet)
+	r.HandleFunc(ds+"/handoffComplete", s.leaderRead(s.handoffComplete)).Methods(http.MethodGet)
 	r.HandleFunc(p+"/intervals", s.leaderRead(s.allIntervals)).Methods(http.MethodGet)
 	r.HandleFunc(p+"/intervals/{interval}", s.leaderRead(s.intervalStats)).Methods(http.MethodGet)
 	r.HandleFunc(p+"/servers", s.leaderRead(s.serverList)).Methods(http.MethodGet)

@@ -5,11 +5,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gorilla/mux"
 
 	"strata/coordinator"
+	"strata/fsm"
+	"strata/interval"
+	"strata/rules"
 	"strata/segment"
 )
 
@@ -69,4 +73,52 @@ func (s *Server) assignedBody(cur *coordinator.Current, name string, hold []*seg
 	}
 	s.assigned[name] = assignedAnswer{cur: cur, body: body, etag: etag}
 	return body, etag
+}
+
+// handoffComplete serves GET /datasources/{ds}/handoffComplete?interval=&partitionNumber=&version=,
+// which a streaming task polls after publishing: true once a historical serves
+// the segment (or a segment of the same partition with an equal or newer
+// version whose interval covers it), or when the first retention rule matching
+// the interval is not a load rule, since such a segment is never loaded.
+func (s *Server) handoffComplete(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	iv, err := interval.Parse(q.Get("interval"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "interval: "+err.Error()+" (e.g. interval=2024-01-01T00:00:00Z/2024-01-02T00:00:00Z)")
+		return
+	}
+	part, err := strconv.ParseInt(q.Get("partitionNumber"), 10, 32)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "partitionNumber must be an integer, got "+strconv.Quote(q.Get("partitionNumber")))
+		return
+	}
+	version := q.Get("version")
+	if version == "" {
+		writeError(w, http.StatusBadRequest, "version is required")
+		return
+	}
+	ds := mux.Vars(r)["ds"]
+	loads := false
+	s.node.FSM().Read(func(st *fsm.State) {
+		own, _ := st.Rules(ds)
+		if rule, ok := rules.Match(own, st.DefaultRules(), iv, time.Now().UnixMilli()); ok {
+			loads = rule.Kind() == rules.Load
+		}
+	})
+	done := !loads
+	for _, srv := range s.servers() {
+		if done {
+			break
+		}
+		if !srv.Reachable {
+			continue
+		}
+		for id := range srv.Segments {
+			if id.DataSource == ds && id.PartitionNum == int32(part) && id.Interval.Contains(iv) && id.Version >= version {
+				done = true
+				break
+			}
+		}
+	}
+	writeRawJSON(w, http.StatusOK, strconv.AppendBool(nil, done))
 }
