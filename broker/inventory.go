@@ -21,7 +21,8 @@ type server struct {
 	meta       historical.ServerMetadata
 	version    string
 	segs       map[segment.ID]*segment.DataSegment
-	tried      bool // polled at least once
+	realtime   []*segment.DataSegment // rows not yet published, outside the timeline
+	tried      bool                   // polled at least once
 	lastLogged string
 }
 
@@ -74,13 +75,13 @@ func (v *view) apply(s *server, ann *historical.Announcement, pollErr error) {
 	s.tried = true
 	var next map[segment.ID]*segment.DataSegment
 	if pollErr != nil {
-		s.version = ""
+		s.version, s.realtime = "", nil
 	} else {
 		s.meta = ann.Server
 		if ann.Unchanged {
 			return
 		}
-		s.version = ann.Version
+		s.version, s.realtime = ann.Version, ann.Realtime
 		next = make(map[segment.ID]*segment.DataSegment, len(ann.Segments))
 		for _, seg := range ann.Segments {
 			if seg != nil {
@@ -134,6 +135,10 @@ func (v *view) apply(s *server, ann *historical.Announcement, pollErr error) {
 type unit struct {
 	ref     historical.SegmentRef
 	servers []*server
+	// realtime units read a running task's rows. One its server no longer
+	// has was published meanwhile and is read from the timeline's segments
+	// instead, so it is skipped rather than retried.
+	realtime bool
 }
 
 // resolve finds the visible segments of the query in the timeline. Union
@@ -157,6 +162,9 @@ func (v *view) resolve(f queryFacts) []unit {
 		out = append(out, unit{ref: historical.SegmentRef{ID: e.id, Interval: ivs}, servers: e.servers})
 	}
 	for _, ds := range f.dataSources {
+		if len(f.specific) == 0 {
+			out = v.appendRealtime(out, ds, f.intervals)
+		}
 		tl := v.index.Timeline(ds)
 		if tl == nil {
 			continue
@@ -191,11 +199,42 @@ func (v *view) resolve(f queryFacts) []unit {
 	return out
 }
 
-// dataSources lists the datasources with available segments.
+// appendRealtime adds a unit for each realtime segment of ds that overlaps
+// the intervals. Realtime segments are not versioned against the timeline:
+// each holds rows no published segment has yet.
+func (v *view) appendRealtime(out []unit, ds string, ivs []interval.Interval) []unit {
+	for _, s := range v.servers {
+		for _, seg := range s.realtime {
+			if seg.DataSource != ds || seg.IsTombstone() {
+				continue
+			}
+			for _, iv := range ivs {
+				if iv.Overlaps(seg.Interval) {
+					out = append(out, unit{ref: historical.SegmentRef{ID: seg.ID().String(), Interval: seg.Interval.String()},
+						servers: []*server{s}, realtime: true})
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// dataSources lists the datasources with available segments, realtime ones
+// included.
 func (v *view) dataSources() []string {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	return v.index.DataSources()
+	names := v.index.DataSources()
+	for _, s := range v.servers {
+		for _, seg := range s.realtime {
+			if !slices.Contains(names, seg.DataSource) {
+				names = append(names, seg.DataSource)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // poller keeps one server's entry in the view current.

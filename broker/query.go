@@ -202,7 +202,7 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 			parts = append(parts, r.part)
 			var again []int
 			for _, i := range r.units {
-				if r.missing[units[i].ref.ID] {
+				if r.missing[units[i].ref.ID] && !units[i].realtime {
 					why[i] = r.srv.host + " no longer serves it"
 					again = append(again, i)
 				}

@@ -56,10 +56,13 @@ type Config struct {
 	// QueryThreads bounds the segments one sub-query reads at once
 	// (default GOMAXPROCS).
 	QueryThreads int
-	Tier         string // default "_default_tier"
-	Priority     int
-	Client       *http.Client
-	Logger       hclog.Logger
+	// LocalOnly makes a node that serves only what ServeLocal hands it (a
+	// middle manager's running tasks): no coordinator, cache or deep storage.
+	LocalOnly bool
+	Tier      string // default "_default_tier"
+	Priority  int
+	Client    *http.Client
+	Logger    hclog.Logger
 }
 
 // Node is a running historical.
@@ -101,6 +104,8 @@ type loaded struct {
 	refs   int
 	dropAt time.Time
 	gone   bool
+	owner  string // "" for coordinator-assigned segments; else its ServeLocal owner
+	rt     bool   // realtime: rows not yet published
 }
 
 // New validates cfg and prepares the cache directories; Start begins work.
@@ -108,10 +113,10 @@ func New(cfg Config) (*Node, error) {
 	if cfg.Name == "" {
 		return nil, errors.New("historical: no server name")
 	}
-	if len(cfg.Locations) == 0 {
+	if len(cfg.Locations) == 0 && !cfg.LocalOnly {
 		return nil, errors.New("historical: no segment cache location")
 	}
-	if cfg.Storage == nil {
+	if cfg.Storage == nil && !cfg.LocalOnly {
 		return nil, errors.New("historical: no deep storage")
 	}
 	if cfg.PollPeriod <= 0 {
@@ -160,6 +165,10 @@ func New(cfg Config) (*Node, error) {
 // coordinator until Close.
 func (n *Node) Start() {
 	if n.started.Swap(true) {
+		return
+	}
+	if n.cfg.LocalOnly {
+		n.ready.Store(true)
 		return
 	}
 	n.wg.Add(1)
@@ -228,9 +237,15 @@ func (n *Node) Announce(since string) Announcement {
 	}
 	a.Segments = make([]*segment.DataSegment, 0, len(n.served))
 	for _, l := range n.served {
-		a.Segments = append(a.Segments, l.seg)
+		if l.rt {
+			a.Realtime = append(a.Realtime, l.seg)
+		} else {
+			a.Segments = append(a.Segments, l.seg)
+		}
 	}
-	slices.SortFunc(a.Segments, func(x, y *segment.DataSegment) int { return x.ID().Compare(y.ID()) })
+	byID := func(x, y *segment.DataSegment) int { return x.ID().Compare(y.ID()) }
+	slices.SortFunc(a.Segments, byID)
+	slices.SortFunc(a.Realtime, byID)
 	return a
 }
 

@@ -179,7 +179,7 @@ func (n *Node) reconcile(want map[string]*segment.DataSegment) {
 	if want != nil {
 		n.want = want
 		for id, l := range n.served {
-			if want[id] == nil {
+			if want[id] == nil && l.owner == "" {
 				delete(n.served, id)
 				l.dropAt = now.Add(n.cfg.DropDelay)
 				n.dropping[id] = l
@@ -187,6 +187,9 @@ func (n *Node) reconcile(want map[string]*segment.DataSegment) {
 			}
 		}
 		for id, seg := range want {
+			if l := n.served[id]; l != nil && l.owner != "" {
+				continue // a local copy (a task's, handing off) serves it meanwhile
+			}
 			if n.served[id] != nil || n.loading[id] || now.Before(n.retryAt[id]) {
 				continue
 			}

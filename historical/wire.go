@@ -37,6 +37,9 @@ type Announcement struct {
 	Version   string                 `json:"version"`
 	Unchanged bool                   `json:"unchanged,omitempty"`
 	Segments  []*segment.DataSegment `json:"segments"`
+	// Realtime are segments of rows not yet published (a running ingestion
+	// task's): brokers query them beside the timeline, never in it.
+	Realtime []*segment.DataSegment `json:"realtime,omitempty"`
 }
 
 // SegmentRef names one segment of a sub-query and the part of it to read:

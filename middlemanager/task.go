@@ -205,13 +205,16 @@ func IsConflict(err error) bool {
 }
 
 // Env is what a running task gets from its worker: its log, a scratch
-// directory, and the overlord for task actions.
+// directory, the overlord for task actions, and (serving.go) a way to make
+// its rows queryable before and while they are handed off.
 type Env struct {
-	log    *taskLog
-	dir    string
-	host   string
-	act    func(ctx context.Context, a Action) (json.RawMessage, error)
-	report func(ctx context.Context, r Report) error
+	log     *taskLog
+	dir     string
+	host    string
+	act     func(ctx context.Context, a Action) (json.RawMessage, error)
+	report  func(ctx context.Context, r Report) error
+	serve   func(segs []Served) error
+	handoff func(dataSource string, segs []Served) error
 }
 
 // Logf appends a timestamped line to the task's log.

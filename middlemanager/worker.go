@@ -36,8 +36,17 @@ type Config struct {
 	Overlords []string // base URLs of the control nodes; requests follow leader redirects
 
 	HeartbeatPeriod time.Duration // default 1s
-	Client          *http.Client  // default: 10 s timeout
-	Logger          hclog.Logger
+	// Serving serves tasks' segments to brokers (nil: tasks' rows are queryable
+	// only once published and loaded).
+	Serving SegmentServer
+	// HandoffTimeout bounds how long published segments are served from here
+	// waiting for a historical to load them (default 15 min, Druid's
+	// handoffConditionTimeout); HandoffPollPeriod is how often the
+	// coordinator is asked (default 1s).
+	HandoffTimeout    time.Duration
+	HandoffPollPeriod time.Duration
+	Client            *http.Client // default: 10 s timeout
+	Logger            hclog.Logger
 }
 
 // Errors of Run.
@@ -66,6 +75,7 @@ type Worker struct {
 	registered bool
 	running    map[string]*taskRun
 	unacked    map[string]StatusReport // finished, the leader has not recorded it yet
+	handingOff map[string]bool         // tasks whose published segments are still served from here
 	leader     string                  // base URL that last answered
 }
 
@@ -103,6 +113,12 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.HeartbeatPeriod <= 0 {
 		cfg.HeartbeatPeriod = time.Second
 	}
+	if cfg.HandoffTimeout <= 0 {
+		cfg.HandoffTimeout = 15 * time.Minute
+	}
+	if cfg.HandoffPollPeriod <= 0 {
+		cfg.HandoffPollPeriod = time.Second
+	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Timeout: 10 * time.Second}
 	}
@@ -114,7 +130,7 @@ func New(cfg Config) (*Worker, error) {
 	}
 	w := &Worker{
 		cfg: cfg, log: cfg.Logger, client: cfg.Client, done: make(chan struct{}),
-		enabled: true, running: map[string]*taskRun{}, unacked: map[string]StatusReport{},
+		enabled: true, running: map[string]*taskRun{}, unacked: map[string]StatusReport{}, handingOff: map[string]bool{},
 	}
 	w.ctx, w.cancel = context.WithCancelCause(context.Background())
 	return w, nil
@@ -268,7 +284,19 @@ func (w *Worker) execute(ctx context.Context, t Task, runner Runner, f *os.File,
 		w.deliver(StatusReport{ID: t.ID, Worker: w.cfg.Host, Status: commands.TaskRunning, Location: w.location()})
 	}()
 
+	if w.cfg.Serving != nil {
+		env.serve = func(segs []Served) error { return w.cfg.Serving.ServeLocal(t.ID, segs) }
+		env.handoff = func(ds string, segs []Served) error { return w.handoff(t.ID, ds, segs) }
+	}
 	report, err := runSafely(ctx, runner, t, env)
+	if w.cfg.Serving != nil {
+		w.mu.Lock()
+		handing := w.handingOff[t.ID]
+		w.mu.Unlock()
+		if !handing { // rows never published stop being served with the task
+			w.cfg.Serving.ServeLocal(t.ID, nil)
+		}
+	}
 	st := StatusReport{ID: t.ID, Worker: w.cfg.Host, Status: commands.TaskSuccess, Location: w.location()}
 	if cause := context.Cause(ctx); cause != nil && err != nil {
 		err = cause // a shutdown, whatever the runner made of it

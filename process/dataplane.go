@@ -34,7 +34,9 @@ const (
 //	svc.segmentCache.dropSegmentDelayMillis how long a dropped segment stays queryable (default 30000)
 //	svc.segmentCache.numLoadingThreads      concurrent segment downloads (default 4)
 //	svc.server.tier, svc.server.priority    tier (default _default_tier) and priority (default 0)
-//	svc.broker.historicalUrls               historical URLs to poll (default the quickstart historical)
+//	svc.broker.historicalUrls               data servers to poll: historicals, and middle managers for the
+//	                                        rows of running ingestion tasks (default: the quickstart
+//	                                        historical and middle manager)
 //	svc.broker.pollPeriod                   time between polls (default 250ms)
 //	svc.server.http.defaultQueryTimeout     ms, default 300000
 //	svc.server.http.maxQueryTimeout         ms, 0 (default) = no limit
@@ -63,6 +65,12 @@ func newDataPlane(p *props.Properties, roles []string, logger hclog.Logger) (*da
 			return nil, err
 		}
 		if dp.historical, err = historical.New(cfg); err != nil {
+			return nil, err
+		}
+	} else if contains(roles, server.RoleMiddleManager) {
+		// A middle manager serves its tasks' rows to brokers (realtime, then
+		// until hand-off) with a historical node that has no cache of its own.
+		if dp.historical, err = historical.New(historical.Config{Name: name, LocalOnly: true, Logger: logger.Named("taskSegments")}); err != nil {
 			return nil, err
 		}
 	}
@@ -192,7 +200,7 @@ func BrokerConfig(p *props.Properties, name string, logger hclog.Logger) (broker
 		return cfg, err
 	}
 	if len(cfg.Historicals) == 0 {
-		cfg.Historicals = []string{"http://" + QuickstartHistorical}
+		cfg.Historicals = []string{"http://" + QuickstartHistorical, "http://" + QuickstartMiddleManager}
 	}
 	if v := p.String("svc.query.segmentMetadata.defaultHistory"); v != "" {
 		per, err := interval.ParsePeriod(v)

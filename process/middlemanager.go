@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"strata/commands"
+	"strata/historical"
 	"strata/middlemanager"
 	"strata/nativebatch"
 	"strata/props"
@@ -80,10 +81,13 @@ func MiddleManagerConfig(p *props.Properties, logger hclog.Logger) (middlemanage
 // startMiddleManager starts the worker of a process whose HTTP server (the
 // last one listening) serves the middle manager role with properties p; the
 // worker stops when that server shuts down.
-func (proc *Process) startMiddleManager(p *props.Properties, logger hclog.Logger) error {
+func (proc *Process) startMiddleManager(p *props.Properties, logger hclog.Logger, serving *historical.Node) error {
 	cfg, err := MiddleManagerConfig(p, logger)
 	if err != nil {
 		return err
+	}
+	if serving != nil {
+		cfg.Serving = serving
 	}
 	w, err := middlemanager.New(cfg)
 	if err != nil {
@@ -127,12 +131,18 @@ func (proc *Process) startQuickstartMiddleManager(p *props.Properties, logger hc
 	if mp.String("svc.worker.overlordUrls") == "" {
 		mp.Set("svc.worker.overlordUrls", "http://"+p.String("svc.http.address"))
 	}
-	srv, err := server.New(server.Options{Roles: []string{server.RoleMiddleManager}, Props: mp, Logger: logger.Named("middleManager")})
+	dp, err := newDataPlane(mp, []string{server.RoleMiddleManager}, logger)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Options{Roles: []string{server.RoleMiddleManager}, Props: mp, Logger: logger.Named("middleManager"),
+		Historical: dp.historical})
 	if err != nil {
 		return err
 	}
 	if err := proc.listen(QuickstartMiddleManager, srv.Handler()); err != nil {
 		return err
 	}
-	return proc.startMiddleManager(mp, logger)
+	dp.start(proc)
+	return proc.startMiddleManager(mp, logger, dp.historical)
 }

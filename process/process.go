@@ -158,7 +158,7 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 	}
 	dp.start(proc)
 	if contains(roles, server.RoleMiddleManager) {
-		if err := proc.startMiddleManager(p, logger); err != nil {
+		if err := proc.startMiddleManager(p, logger, dp.historical); err != nil {
 			proc.Close()
 			return nil, err
 		}

@@ -78,6 +78,13 @@ func dpTime(t *testing.T, s string) int64 {
 // segment writes one segment file of the rows, stores it and returns its
 // metadata (not yet published).
 func (f *dpFixture) segment(ds, ivs, version string, part, parts int, rows []dpRow) *segment.DataSegment {
+	f.t.Helper()
+	seg, _ := f.segmentFile(ds, ivs, version, part, parts, rows)
+	return seg
+}
+
+// segmentFile is segment, also returning the local segment file.
+func (f *dpFixture) segmentFile(ds, ivs, version string, part, parts int, rows []dpRow) (*segment.DataSegment, string) {
 	t := f.t
 	t.Helper()
 	iv, err := interval.Parse(ivs)
@@ -112,7 +119,7 @@ func (f *dpFixture) segment(ds, ivs, version string, part, parts int, rows []dpR
 	}
 	ls, _ := json.Marshal(spec)
 	seg.LoadSpec = segment.RawJSON(ls)
-	return seg
+	return seg, path
 }
 
 func (f *dpFixture) publish(segs ...*segment.DataSegment) {

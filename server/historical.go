@@ -26,6 +26,14 @@ func (s *Server) historicalRoutes(r *mux.Router) {
 	r.HandleFunc("/svc/historical/v1/readiness", func(w http.ResponseWriter, r *http.Request) {
 		writeEmpty(w, readiness(h.Ready()))
 	}).Methods(http.MethodGet)
+	s.dataServerRoutes(r)
+}
+
+// dataServerRoutes mounts what brokers use of any data server (a historical,
+// or a middle manager serving its tasks' rows): the segment announcement and
+// sub-queries over named segments.
+func (s *Server) dataServerRoutes(r *mux.Router) {
+	h := s.opts.Historical
 	r.HandleFunc(historical.AnnouncePath, func(w http.ResponseWriter, r *http.Request) {
 		writeJSONPlain(w, http.StatusOK, h.Announce(r.URL.Query().Get("since")))
 	}).Methods(http.MethodGet)

@@ -130,6 +130,9 @@ func (s *Server) routes() {
 	}
 	if s.roles[RoleMiddleManager] {
 		s.workerRoutes(r)
+		if !s.roles[RoleHistorical] && s.opts.Historical != nil {
+			s.dataServerRoutes(r) // its tasks' rows, for brokers
+		}
 	}
 	if s.roles[RoleHistorical] {
 		s.historicalRoutes(r)

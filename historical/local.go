@@ -1,0 +1,102 @@
+package historical
+
+import (
+	"fmt"
+	"os"
+
+	"strata/segment"
+	stseg "strata/storage/segment"
+)
+
+// Served is a segment file a process serves on its own account rather than
+// on the coordinator's assignment: a running ingestion task's rows, or the
+// segments it published until a historical has loaded them.
+type Served struct {
+	Segment  *segment.DataSegment
+	Path     string // the segment file (storage/segment format)
+	Realtime bool   // rows not yet published: brokers query them beside the timeline, never in it
+}
+
+// ServeLocal replaces everything owner serves with segs, in one step: a
+// broker's poll sees the old set or the new one, never a mix. Segments that
+// leave the set stop being announced and answering at once (no drop delay:
+// that is what makes a realtime-to-published swap safe, as a broker a poll
+// behind gets "missing" for the old ids and skips them rather than reading
+// rows twice), and are unmapped when their running queries finish; the caller owns the files (mapped files may be
+// deleted on Linux). nil segs stops serving owner's segments.
+func (n *Node) ServeLocal(owner string, segs []Served) error {
+	if owner == "" {
+		return fmt.Errorf("historical: local segments need an owner")
+	}
+	fresh := make(map[string]*loaded, len(segs))
+	closeAll := func() {
+		for _, l := range fresh {
+			if l.es != nil {
+				l.es.Data.Close()
+			}
+		}
+	}
+	for _, s := range segs {
+		if s.Segment == nil {
+			closeAll()
+			return fmt.Errorf("historical: a local segment of %s has no metadata", owner)
+		}
+		id := s.Segment.ID().String()
+		if _, dup := fresh[id]; dup {
+			closeAll()
+			return fmt.Errorf("historical: %s serves segment %s twice", owner, id)
+		}
+		l := &loaded{seg: s.Segment, owner: owner, rt: s.Realtime}
+		if !s.Segment.IsTombstone() {
+			data, err := stseg.Open(s.Path)
+			if err != nil {
+				closeAll()
+				return fmt.Errorf("historical: open %s for %s: %w", s.Path, owner, err)
+			}
+			st, err := os.Stat(s.Path)
+			if err != nil {
+				data.Close()
+				closeAll()
+				return err
+			}
+			l.size, l.es = st.Size(), newEngineSegment(id, data)
+		}
+		fresh[id] = l
+	}
+	var closeNow []*loaded
+	n.mu.Lock()
+	for id := range fresh {
+		if l := n.served[id]; l != nil && l.owner != owner && l.owner != "" {
+			n.mu.Unlock()
+			closeAll()
+			return fmt.Errorf("historical: segment %s is already served for %s", id, l.owner)
+		}
+	}
+	for id, l := range n.served {
+		if l.owner != owner {
+			continue
+		}
+		delete(n.served, id)
+		l.gone = true
+		if l.refs == 0 {
+			closeNow = append(closeNow, l)
+		}
+	}
+	for id, l := range fresh {
+		if old := n.served[id]; old != nil { // the coordinator's copy: keep it, drop ours
+			if l.es != nil {
+				closeNow = append(closeNow, &loaded{es: l.es})
+			}
+			continue
+		}
+		n.served[id] = l
+	}
+	n.version++
+	n.mu.Unlock()
+	for _, l := range closeNow {
+		if l.es != nil {
+			l.es.Data.Close()
+		}
+	}
+	return nil
+}
