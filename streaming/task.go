@@ -62,6 +62,9 @@ type kafkaTask struct {
 	start        Offsets
 	taskDuration time.Duration
 	lockTimeout  time.Duration
+	// realtimePeriod is how often rows read since the last time become
+	// queryable before they are published (realtime.go).
+	realtimePeriod time.Duration
 }
 
 type rawTask struct {
@@ -80,6 +83,7 @@ type rawTask struct {
 	} `json:"ioConfig"`
 	Context struct {
 		TaskLockTimeout *int64 `json:"taskLockTimeout"`
+		RealtimePeriod  *int64 `json:"realtimePeriod"`
 	} `json:"context"`
 }
 
@@ -113,7 +117,7 @@ func parseTask(payload []byte) (*kafkaTask, error) {
 	if io.Type != "" && io.Type != "kafka" {
 		return nil, fmt.Errorf("index_kafka task: ioConfig.type must be \"kafka\", got %q", io.Type)
 	}
-	k := &kafkaTask{spec: s, topic: io.Topic, taskDuration: time.Hour, lockTimeout: defaultLockTimeout}
+	k := &kafkaTask{spec: s, topic: io.Topic, taskDuration: time.Hour, lockTimeout: defaultLockTimeout, realtimePeriod: defaultRealtimePeriod}
 	if k.topic == "" {
 		k.topic = io.Stream
 	}
@@ -156,6 +160,12 @@ func parseTask(payload []byte) (*kafkaTask, error) {
 		}
 		k.lockTimeout = time.Duration(*ms) * time.Millisecond
 	}
+	if ms := r.Context.RealtimePeriod; ms != nil {
+		if *ms <= 0 {
+			return nil, fmt.Errorf("index_kafka task: context.realtimePeriod must be positive")
+		}
+		k.realtimePeriod = time.Duration(*ms) * time.Millisecond
+	}
 	return k, nil
 }
 
@@ -193,8 +203,12 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 	spool := filepath.Join(env.Dir(), "records")
 	defer os.Remove(spool)
 	prog := &progressReporter{env: env, taskID: t.ID, period: progressPeriod}
-	end, read, err := k.read(ctx, spool, env.Logf, prog.update)
+	// Rows read become queryable every realtimePeriod, before they are published.
+	rt := newRealtime(k, t.ID, spool, filepath.Join(env.Dir(), "realtime"), env)
+	end, read, err := k.read(ctx, spool, env.Logf, prog.update, rt)
+	rt.stop() // the hydrants stay served until the publish settles
 	if err != nil {
+		rt.withdraw()
 		return fail(nativebatch.RowStats{}, err)
 	}
 	// Reading stopped; what was read is published even when ctx was cancelled.
@@ -203,9 +217,18 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 	p := &publisher{k: k, c: c, env: env, taskID: t.ID, spool: spool}
 	stats, published, err := p.buildAndPublish(pctx, read, end)
 	if err != nil {
+		rt.withdraw()
+		os.RemoveAll(p.held)
 		return fail(stats, err)
 	}
 	env.Logf("Published %d segments with offsets %s", published, end.MetadataJSON())
+	// The published segments replace the hydrants, served from their local
+	// files until a historical loads them; the worker then owns the files.
+	if rt.handOff(k.spec.DataSource, p.handoff) {
+		os.Remove(p.held) // empty now
+	} else {
+		os.RemoveAll(p.held)
+	}
 	return nativebatch.MakeReport(t.ID, "COMPLETED", stats, nil, false, 0, published), nil
 }
 
@@ -213,7 +236,8 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 // file, one record value per line, until taskDuration has passed or ctx ends.
 // It returns the next offset of every partition and how many records it read;
 // progress hears the position after every fetch.
-func (k *kafkaTask) read(ctx context.Context, spool string, logf func(string, ...any), progress func(context.Context, Offsets, int64)) (Offsets, int64, error) {
+// With rt set, reading also hands the spool to rt at least every period.
+func (k *kafkaTask) read(ctx context.Context, spool string, logf func(string, ...any), progress func(context.Context, Offsets, int64), rt *realtime) (Offsets, int64, error) {
 	next := Offsets{Stream: k.topic, Partitions: map[int32]int64{}}
 	assign := map[int32]kgo.Offset{}
 	for p, off := range k.start.Partitions {
@@ -240,9 +264,15 @@ func (k *kafkaTask) read(ctx context.Context, spool string, logf func(string, ..
 	logf("Reading topic %s partitions %s for %s", k.topic, next.MetadataJSON(), k.taskDuration)
 	rctx, stop := context.WithTimeout(ctx, k.taskDuration)
 	defer stop()
-	var n int64
+	var n, written int64 // records read, spool bytes written
 	for rctx.Err() == nil {
-		fetches := cl.PollFetches(rctx)
+		pctx, pcancel := rctx, context.CancelFunc(func() {})
+		if rt != nil {
+			// Quiet partitions must not delay serving the last records read.
+			pctx, pcancel = context.WithTimeout(rctx, rt.period)
+		}
+		fetches := cl.PollFetches(pctx)
+		pcancel()
 		var ferr error
 		fetches.EachError(func(topic string, p int32, err error) {
 			if ferr == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
@@ -266,10 +296,15 @@ func (k *kafkaTask) read(ctx context.Context, spool string, logf func(string, ..
 				return // a tombstone holds no row
 			}
 			w.Write(r.Value)
+			written += int64(len(r.Value))
 			if r.Value[len(r.Value)-1] != '\n' {
 				werr = w.WriteByte('\n')
+				written++
 			}
 		})
+		if werr == nil {
+			werr = rt.maybeBuild(written, w.Flush)
+		}
 		if werr != nil {
 			return next, n, werr
 		}
@@ -292,6 +327,9 @@ type publisher struct {
 	taskID string
 	spool  string
 	held   string // built segment files waiting for their final metadata
+	// handoff lists the published segments with their held files, for the
+	// worker to serve until a historical loads them.
+	handoff []middlemanager.Served
 }
 
 // buildAndPublish turns the spooled records into segments, locks their time
@@ -303,11 +341,16 @@ func (p *publisher) buildAndPublish(ctx context.Context, read int64, end Offsets
 		// Nothing moved: no segments, and the offsets stay as they are.
 		return stats, 0, nil
 	}
-	p.held = p.p("held")
-	defer os.RemoveAll(p.held)
+	p.held = p.p("held") // the caller removes it
 	segs, stats, err := p.build(ctx)
 	if err != nil {
 		return stats, 0, err
+	}
+	files := make([]string, len(segs))
+	for i, sg := range segs {
+		if files[i], err = heldPath(sg); err != nil {
+			return stats, 0, err
+		}
 	}
 	chunks := chunkIntervals(segs)
 	locked, err := p.lockChunks(ctx, chunks)
@@ -340,6 +383,7 @@ func (p *publisher) buildAndPublish(ctx context.Context, read int64, end Offsets
 			return stats, 0, fmt.Errorf("publish of %d segments: %w; whether it happened is unknown (%v), so their files are kept", len(segs), err, verr)
 		case done:
 			p.env.Logf("Publish answered %v, but its segments are stored: it happened", err)
+			p.handoff = servedFiles(segs, files)
 			return stats, len(segs), nil
 		}
 		p.deleteUploaded(uploaded)
@@ -352,7 +396,17 @@ func (p *publisher) buildAndPublish(ctx context.Context, read int64, end Offsets
 	if _, err := p.env.Act(ctx, middlemanager.Action{Type: middlemanager.ActionLockRelease}); err != nil {
 		p.env.Logf("Releasing locks: %v", err) // they lapse when the task ends anyway
 	}
+	p.handoff = servedFiles(segs, files)
 	return stats, n, nil
+}
+
+// servedFiles pairs published segments with their local files.
+func servedFiles(segs []*segment.DataSegment, files []string) []middlemanager.Served {
+	out := make([]middlemanager.Served, len(segs))
+	for i, sg := range segs {
+		out[i] = middlemanager.Served{Segment: sg, Path: files[i]}
+	}
+	return out
 }
 
 func (p *publisher) p(name string) string { return filepath.Join(p.env.Dir(), name) }
@@ -465,13 +519,13 @@ func place(segs []*segment.DataSegment, locks map[interval.Interval]string, exis
 // upload stores one held segment file in deep storage under a key unique to
 // this task and sets the segment's loadSpec.
 func (p *publisher) upload(ctx context.Context, s *segment.DataSegment) (deep.LoadSpec, error) {
-	var h heldSpec
-	if err := json.Unmarshal([]byte(s.LoadSpec), &h); err != nil || h.Type != "held" {
-		return deep.LoadSpec{}, fmt.Errorf("segment %s was not built here", s.ID())
+	file, err := heldPath(s)
+	if err != nil {
+		return deep.LoadSpec{}, err
 	}
 	key := path.Join(deep.SegmentKey(s.DataSource, interval.FormatMillis(s.Interval.Start), interval.FormatMillis(s.Interval.End),
 		s.Version, int(s.ShardSpec.PartitionNum)), p.taskID)
-	ls, err := p.c.Storage.Put(ctx, key, h.Path)
+	ls, err := p.c.Storage.Put(ctx, key, file)
 	if err != nil {
 		return ls, fmt.Errorf("upload %s: %w", key, err)
 	}
