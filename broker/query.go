@@ -116,9 +116,10 @@ type reply struct {
 	srv     *server
 	units   []int
 	part    *partial
-	final   []byte // the final result, when the server finalized
-	missing map[string]bool
-	err     error
+	final    []byte // the final result, when the server finalized
+	missing  map[string]bool
+	replaced map[string][]historical.SegmentRef // missing realtime ids → the published segments holding their rows
+	err      error
 }
 
 // transportError marks a failure to talk to a server (connection refused
@@ -140,6 +141,13 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 	defer cancel()
 	tried := make([]map[*server]bool, len(units))
 	why := make([]string, len(units)) // the last failure per unit
+	// Every segment the query reads, so that a realtime segment handed off
+	// since the last poll is replaced only by published segments not read
+	// already (from a historical that loaded them).
+	reading := make(map[string]bool, len(units))
+	for _, u := range units {
+		reading[u.ref.ID] = true
+	}
 	load := map[*server]int{}
 	replies := make(chan reply)
 	inflight := 0
@@ -180,7 +188,12 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 		first = false
 		for _, s := range order {
 			inflight++
-			go func(s *server, g []int) { replies <- b.send(ctx, q, body, s, units, g, finalize) }(s, groups[s])
+			g := groups[s]
+			refs := make([]historical.SegmentRef, len(g)) // units may grow while the sub-query runs
+			for k, i := range g {
+				refs[k] = units[i].ref
+			}
+			go func() { replies <- b.send(ctx, q, body, s, refs, g, finalize) }()
 		}
 		return nil
 	}
@@ -202,9 +215,22 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 			parts = append(parts, r.part)
 			var again []int
 			for _, i := range r.units {
-				if r.missing[units[i].ref.ID] && !units[i].realtime {
+				id := units[i].ref.ID
+				switch {
+				case !r.missing[id]:
+				case !units[i].realtime:
 					why[i] = r.srv.host + " no longer serves it"
 					again = append(again, i)
+				default: // published meanwhile: read what replaced it, once
+					for _, ref := range r.replaced[id] {
+						if reading[ref.ID] {
+							continue
+						}
+						reading[ref.ID] = true
+						units = append(units, unit{ref: ref, servers: []*server{r.srv}, realtime: true})
+						tried, why = append(tried, nil), append(why, "")
+						again = append(again, len(units)-1)
+					}
 				}
 			}
 			if len(again) > 0 {
@@ -240,13 +266,10 @@ func (b *Broker) unavailable(u unit, tried map[*server]bool, why string) *Error 
 		u.ref.ID, why, strings.Join(names, ", "))
 }
 
-// send runs one sub-query on s.
-func (b *Broker) send(ctx context.Context, q *nativeQuery, body []byte, s *server, units []unit, idx []int, finalize bool) reply {
+// send runs one sub-query on s over refs (the units idx of the query).
+func (b *Broker) send(ctx context.Context, q *nativeQuery, body []byte, s *server, refs []historical.SegmentRef, idx []int, finalize bool) reply {
 	r := reply{srv: s, units: idx}
-	sq := historical.SubQuery{Query: json.RawMessage(bytes.TrimSpace(body)), Segments: make([]historical.SegmentRef, len(idx)), Finalize: finalize}
-	for k, i := range idx {
-		sq.Segments[k] = units[i].ref
-	}
+	sq := historical.SubQuery{Query: json.RawMessage(bytes.TrimSpace(body)), Segments: refs, Finalize: finalize}
 	if dl, ok := ctx.Deadline(); ok {
 		sq.TimeoutMs = max(time.Until(dl).Milliseconds(), 1)
 	}
@@ -298,6 +321,7 @@ func (b *Broker) send(ctx context.Context, q *nativeQuery, body []byte, s *serve
 			r.missing[id] = true
 		}
 	}
+	r.replaced = res.Replaced
 	return r
 }
 

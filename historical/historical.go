@@ -79,6 +79,7 @@ type Node struct {
 	retryAt  map[string]time.Time
 	failures map[string]int
 	want     map[string]*segment.DataSegment // the last coordinator listing
+	replaced map[string]replacement          // realtime ids a hand-off replaced (local.go)
 	locs     []*location
 	version  uint64
 	lastList [32]byte
@@ -280,6 +281,12 @@ func (n *Node) Query(ctx context.Context, sq *SubQuery) (*SubQueryResult, error)
 		}
 		if l == nil {
 			res.Missing = append(res.Missing, ref.ID)
+			if rep, ok := n.replaced[ref.ID]; ok {
+				if res.Replaced == nil {
+					res.Replaced = map[string][]SegmentRef{}
+				}
+				res.Replaced[ref.ID] = rep.refs
+			}
 			continue
 		}
 		l.refs++

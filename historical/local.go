@@ -3,6 +3,8 @@ package historical
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"strata/segment"
 	stseg "strata/storage/segment"
@@ -72,9 +74,30 @@ func (n *Node) ServeLocal(owner string, segs []Served) error {
 			return fmt.Errorf("historical: segment %s is already served for %s", id, l.owner)
 		}
 	}
+	// A hand-off (realtime segments replaced by published ones) is recorded,
+	// so that a broker a poll behind, asking for the realtime ids, learns
+	// which segments hold their rows now instead of losing them for a poll.
+	for id, rep := range n.replaced {
+		if rep.owner == owner {
+			delete(n.replaced, id)
+		}
+	}
+	var published []SegmentRef
+	for _, l := range fresh {
+		if !l.rt {
+			published = append(published, SegmentRef{ID: l.seg.ID().String(), Interval: l.seg.Interval.String()})
+		}
+	}
+	slices.SortFunc(published, func(a, b SegmentRef) int { return strings.Compare(a.ID, b.ID) })
 	for id, l := range n.served {
 		if l.owner != owner {
 			continue
+		}
+		if l.rt && len(published) > 0 {
+			if n.replaced == nil {
+				n.replaced = map[string]replacement{}
+			}
+			n.replaced[id] = replacement{owner: owner, refs: published}
 		}
 		delete(n.served, id)
 		l.gone = true
@@ -99,4 +122,10 @@ func (n *Node) ServeLocal(owner string, segs []Served) error {
 		}
 	}
 	return nil
+}
+
+// replacement is what a realtime segment's rows were published as.
+type replacement struct {
+	owner string
+	refs  []SegmentRef
 }

@@ -75,6 +75,11 @@ const FinalHeader = "X-Strata-Final"
 type SubQueryResult struct {
 	Partial json.RawMessage `json:"partial"`
 	Missing []string        `json:"missing,omitempty"`
+	// Replaced maps a missing realtime segment whose rows were published
+	// since the broker's last poll to the published segments this server
+	// serves them from now, which the broker reads instead unless it reads
+	// them elsewhere already.
+	Replaced map[string][]SegmentRef `json:"replaced,omitempty"`
 	// Final is the final result of a Finalize sub-query that found every
 	// segment; it travels as the response body itself (see FinalHeader).
 	Final []byte `json:"-"`
