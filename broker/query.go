@@ -113,9 +113,9 @@ func (b *Broker) failure(ctx context.Context, id string, timeout time.Duration, 
 
 // reply is the outcome of one sub-query.
 type reply struct {
-	srv     *server
-	units   []int
-	part    *partial
+	srv      *server
+	units    []int
+	part     *partial
 	final    []byte // the final result, when the server finalized
 	missing  map[string]bool
 	replaced map[string][]historical.SegmentRef // missing realtime ids → the published segments holding their rows
