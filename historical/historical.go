@@ -220,7 +220,11 @@ func (n *Node) Metadata() ServerMetadata {
 	for _, l := range n.cfg.Locations {
 		maxSize += l.MaxSize
 	}
-	return ServerMetadata{Name: n.cfg.Name, Host: n.cfg.Name, MaxSize: maxSize, Type: "historical", Tier: n.cfg.Tier, Priority: n.cfg.Priority}
+	typ := "historical"
+	if n.cfg.LocalOnly {
+		typ = "indexer-executor" // Druid's server type of a process serving its tasks' rows
+	}
+	return ServerMetadata{Name: n.cfg.Name, Host: n.cfg.Name, MaxSize: maxSize, Type: typ, Tier: n.cfg.Tier, Priority: n.cfg.Priority}
 }
 
 // Announce returns the served segments, or just Unchanged when since is the

@@ -7,7 +7,8 @@
 // command whose compare-and-swap on the stored offsets makes every record
 // land exactly once.
 //
-// Data becomes queryable when a task publishes (every taskDuration, or when
-// the task is stopped gracefully); rows still held by a running task are not
-// queryable, unlike Druid's realtime segments.
+// Rows become queryable about a second after a task reads them: the task
+// builds them into "hydrant" segments its middle manager serves to brokers
+// beside the published timeline (realtime.go), and at publish hands them off
+// to the published segments without a gap or a double count.
 package streaming
