@@ -26,25 +26,11 @@ type Retention struct {
 
 // Run applies the drop rules every Period until ctx ends.
 func (r *Retention) Run(ctx context.Context) {
-	period := r.Period
-	if period <= 0 {
-		period = time.Minute
-	}
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			if !r.Node.IsLeader() {
-				continue
-			}
-			if _, err := r.RunOnce(now); err != nil && r.Logger != nil {
-				r.Logger.Warn("cannot apply drop rules; will retry next period", "error", err)
-			}
+	asLeader(ctx, r.Node, r.Period, time.Minute, func(now time.Time) {
+		if _, err := r.RunOnce(now); err != nil && r.Logger != nil {
+			r.Logger.Warn("cannot apply drop rules; will retry next period", "error", err)
 		}
-	}
+	})
 }
 
 // RunOnce marks unused the used segments that drop rules match at now and

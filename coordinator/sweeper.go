@@ -34,19 +34,24 @@ type Sweeper struct {
 
 // Run sweeps until ctx ends.
 func (s *Sweeper) Run(ctx context.Context) {
-	iv := s.Interval
-	if iv <= 0 {
-		iv = time.Second
+	asLeader(ctx, s.Node, s.Interval, time.Second, func(time.Time) { s.SweepOnce(ctx) })
+}
+
+// asLeader runs duty every period (def when period <= 0) while node leads,
+// until ctx ends.
+func asLeader(ctx context.Context, node *cluster.Node, period, def time.Duration, duty func(now time.Time)) {
+	if period <= 0 {
+		period = def
 	}
-	t := time.NewTicker(iv)
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
-			if s.Node.IsLeader() {
-				s.SweepOnce(ctx)
+		case now := <-t.C:
+			if node.IsLeader() {
+				duty(now)
 			}
 		}
 	}

@@ -10,13 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"strata/historical"
-	"strata/middlemanager"
-	"strata/props"
 )
 
 // realtimePipeline is kafkaPipeline with two brokers: one polls the
@@ -29,47 +23,13 @@ type realtimePipeline struct {
 }
 
 func newRealtimePipeline(t *testing.T) *realtimePipeline {
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "events"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
-	producer, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DefaultProduceTopic("events"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(producer.Close)
-	c := startCluster(t, 1, map[string]string{"svc.worker.heartbeatTimeout": "3s"})
-	c.leader()
-	ports := freePorts(t, 4)
-	deepDir := t.TempDir()
-	mp := props.Defaults()
-	mp.Set("svc.node.roles", "middleManager")
-	mp.Set("svc.http.address", ports[0])
-	mp.Set("svc.data.dir", t.TempDir())
-	mp.Set("svc.worker.overlordUrls", c.url(0))
-	mp.Set("svc.worker.capacity", "2")
-	mp.Set("svc.worker.heartbeatPeriod", "100ms")
-	mp.Set("svc.storage.storageDirectory", deepDir)
-	mmProc, err := StartServer(mp, hclog.NewNullLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	worker := middlemanager.Attached(mp)
-	t.Cleanup(func() {
-		mmProc.Close()
-		<-worker.Done()
-	})
-	startRole(t, "historical", ports[1], map[string]string{
-		"svc.historical.coordinatorUrls": c.url(0), "svc.historical.pollPeriod": "20ms", "svc.storage.storageDirectory": deepDir,
-	})
-	startRole(t, "broker", ports[2], map[string]string{
-		"svc.broker.historicalUrls": "http://" + ports[1] + ",http://" + ports[0], "svc.broker.pollPeriod": "20ms"})
-	startRole(t, "broker", ports[3], map[string]string{"svc.broker.historicalUrls": "http://" + ports[1], "svc.broker.pollPeriod": "20ms"})
-	return &realtimePipeline{
-		kafkaPipeline: &kafkaPipeline{t: t, c: c, kafka: kc, producer: producer, broker: "http://" + ports[2]},
-		published:     "http://" + ports[3], mm: "http://" + ports[0],
-	}
+	k, mm, hist := newKafkaStack(t, 1)
+	ports := freePorts(t, 2)
+	startRole(t, "broker", ports[0], map[string]string{
+		"svc.broker.historicalUrls": "http://" + hist + ",http://" + mm, "svc.broker.pollPeriod": "20ms"})
+	startRole(t, "broker", ports[1], map[string]string{"svc.broker.historicalUrls": "http://" + hist, "svc.broker.pollPeriod": "20ms"})
+	k.broker = "http://" + ports[0]
+	return &realtimePipeline{kafkaPipeline: k, published: "http://" + ports[1], mm: "http://" + mm}
 }
 
 // count asks a broker for the rows and the sum of n; safe off the test's

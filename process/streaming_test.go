@@ -29,6 +29,17 @@ type kafkaPipeline struct {
 }
 
 func newKafkaPipeline(t *testing.T, controlNodes int) *kafkaPipeline {
+	k, _, hist := newKafkaStack(t, controlNodes)
+	port := freePorts(t, 1)[0]
+	startRole(t, "broker", port, map[string]string{"svc.broker.historicalUrls": "http://" + hist, "svc.broker.pollPeriod": "20ms"})
+	k.broker = "http://" + port
+	return k
+}
+
+// newKafkaStack starts the kfake broker, the control nodes, a middle manager
+// and a historical, and returns the pipeline without a broker, with the
+// middle manager's and the historical's addresses.
+func newKafkaStack(t *testing.T, controlNodes int) (k *kafkaPipeline, mm, hist string) {
 	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "events"))
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +56,7 @@ func newKafkaPipeline(t *testing.T, controlNodes int) *kafkaPipeline {
 	for i := range c.procs {
 		urls = append(urls, c.url(i))
 	}
-	ports := freePorts(t, 3)
+	ports := freePorts(t, 2)
 	deepDir := t.TempDir()
 	mp := props.Defaults()
 	mp.Set("svc.node.roles", "middleManager")
@@ -67,8 +78,7 @@ func newKafkaPipeline(t *testing.T, controlNodes int) *kafkaPipeline {
 	startRole(t, "historical", ports[1], map[string]string{
 		"svc.historical.coordinatorUrls": strings.Join(urls, ","), "svc.historical.pollPeriod": "20ms", "svc.storage.storageDirectory": deepDir,
 	})
-	startRole(t, "broker", ports[2], map[string]string{"svc.broker.historicalUrls": "http://" + ports[1], "svc.broker.pollPeriod": "20ms"})
-	return &kafkaPipeline{t: t, c: c, kafka: kc, producer: producer, broker: "http://" + ports[2]}
+	return &kafkaPipeline{t: t, c: c, kafka: kc, producer: producer}, ports[0], ports[1]
 }
 
 // produce sends n records spread over two hours and both partitions; record
