@@ -549,8 +549,12 @@ func (s *Server) loadQueue(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		var load, drop []*segment.DataSegment
-		hold := make(map[segment.ID]bool, len(cur.Plan.Hold[srv.Meta.Name]))
-		for _, seg := range cur.Plan.Hold[srv.Meta.Name] {
+		planned, ok := cur.Plan.Hold[srv.Meta.Name]
+		if !ok { // not planned yet: it keeps what it holds
+			planned = sortedSegments(srv.Segments)
+		}
+		hold := make(map[segment.ID]bool, len(planned))
+		for _, seg := range planned {
 			hold[seg.ID()] = true
 			if _, ok := srv.Segments[seg.ID()]; !ok {
 				load = append(load, seg)
