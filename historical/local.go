@@ -24,8 +24,9 @@ type Served struct {
 // leave the set stop being announced and answering at once (no drop delay:
 // that is what makes a realtime-to-published swap safe, as a broker a poll
 // behind gets "missing" for the old ids and skips them rather than reading
-// rows twice), and are unmapped when their running queries finish; the caller owns the files (mapped files may be
-// deleted on Linux). nil segs stops serving owner's segments.
+// rows twice), and are unmapped when their running queries finish. The
+// caller owns the files (mapped files may be deleted on Linux). nil segs
+// stops serving owner's segments.
 func (n *Node) ServeLocal(owner string, segs []Served) error {
 	if owner == "" {
 		return fmt.Errorf("historical: local segments need an owner")
