@@ -21,10 +21,10 @@ type Served struct {
 
 // ServeLocal replaces everything owner serves with segs, in one step: a
 // broker's poll sees the old set or the new one, never a mix. Segments that
-// leave the set stop being announced and answering at once (no drop delay:
-// that is what makes a realtime-to-published swap safe, as a broker a poll
-// behind gets "missing" for the old ids and skips them rather than reading
-// rows twice), and are unmapped when their running queries finish. The
+// leave the set stop being announced and answering at once (no drop delay,
+// so no row is read twice: a broker a poll behind that asks for a swapped-out
+// realtime id gets "missing" with the published segments that replaced it),
+// and are unmapped when their running queries finish. The
 // caller owns the files (mapped files may be deleted on Linux). nil segs
 // stops serving owner's segments.
 func (n *Node) ServeLocal(owner string, segs []Served) error {
