@@ -33,6 +33,9 @@ type BuildOptions struct {
 	Uploader ingest.Uploader // stores finished segment files
 	// Logf receives parse exceptions and progress; nil discards them.
 	Logf func(format string, args ...any)
+	// OnParseError hears each unparseable row's message (nil: none), for
+	// callers that keep them (a streaming task's parseErrors).
+	OnParseError func(msg string)
 }
 
 // ParseExceptionsError is the failure of a task whose unparseable rows
@@ -118,6 +121,9 @@ func Build(ctx context.Context, s *Spec, opts BuildOptions) ([]*segment.DataSegm
 	unparseable := func(msg string) error {
 		stats.Unparseable++
 		logf("Encountered parse exception: %s", msg)
+		if opts.OnParseError != nil {
+			opts.OnParseError(msg)
+		}
 		if stats.Unparseable > s.MaxParseExceptions {
 			return &ParseExceptionsError{Max: s.MaxParseExceptions, Last: msg}
 		}

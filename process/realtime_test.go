@@ -188,6 +188,28 @@ func TestKafkaRowsQueryableBeforePublish(t *testing.T) {
 	if rows, _, err := count(k.published); err != nil || rows != 0 {
 		t.Fatalf("before publish the historical-only broker serves %d rows (%v)", rows, err)
 	}
+	// The supervisor's row stats follow the reading task (its progress reports).
+	waitFor(t, "row stats of the reading task", func() bool {
+		code, _, body := do(t, "GET", k.supervisors()+"/events/stats", "", "", nil)
+		var st map[string]map[string]struct {
+			Totals map[string]struct {
+				Processed int64 `json:"processed"`
+			} `json:"totals"`
+		}
+		if code != 200 || json.Unmarshal([]byte(body), &st) != nil {
+			return false
+		}
+		for _, task := range st["0"] {
+			return task.Totals["buildSegments"].Processed == int64(k.sent)
+		}
+		return false
+	})
+	if code, _, body := do(t, "GET", k.supervisors()+"/events/parseErrors", "", "", nil); code != 200 || body != "[]" {
+		t.Fatalf("parseErrors: %d %s", code, body)
+	}
+	if code, _, _ := do(t, "GET", k.supervisors()+"/nope/stats", "", "", nil); code != 404 {
+		t.Fatalf("stats of an unknown supervisor: %d", code)
+	}
 
 	// Suspending makes the task publish now; the rows move to the published
 	// segments, served by the middle manager until the historical has them.

@@ -66,10 +66,13 @@ type realtime struct {
 	last   time.Time // start of the last build (read loop only)
 
 	// Shared by the read loop and the build in flight.
-	mu      sync.Mutex
-	busy    bool  // a build is in flight
-	stopped bool  // no more builds: reading ended or serving is off
-	covered int64 // spool bytes the hydrants hold
+	mu        sync.Mutex
+	busy      bool                 // a build is in flight
+	stopped   bool                 // no more builds: reading ended or serving is off
+	covered   int64                // spool bytes the hydrants hold
+	totals    nativebatch.RowStats // row counts of the served hydrants
+	parseErrs []ParseError         // the newest saved parse exceptions, oldest first
+	maxSaved  int                  // tuningConfig.maxSavedParseExceptions
 
 	// Owned by the build in flight, and by the task after stop.
 	hydrants []*hydrant // served now, in spool order
@@ -80,9 +83,20 @@ type realtime struct {
 
 // hydrant is what one build made of the spool bytes [lo, hi).
 type hydrant struct {
-	lo, hi int64
-	level  int // how many merges made it (see mergeFanIn)
-	segs   []middlemanager.Served
+	lo, hi  int64
+	level   int // how many merges made it (see mergeFanIn)
+	segs    []middlemanager.Served
+	stats   nativebatch.RowStats // of the rows of [lo, hi)
+	newErrs []ParseError         // saved exceptions of rows no earlier hydrant had
+}
+
+// ParseError is one saved parse exception, in Druid's ParseExceptionReport
+// shape (the supervisor's /parseErrors lists them).
+type ParseError struct {
+	Input     *string  `json:"input"`
+	ErrorType string   `json:"errorType"`
+	Details   []string `json:"details"`
+	TimeMs    int64    `json:"timeOfExceptionMillis"`
 }
 
 // newRealtime returns the hydrant builder of a task, or nil when its rows
@@ -101,7 +115,7 @@ func newRealtime(k *kafkaTask, taskID, spool, dir string, env servingEnv) *realt
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &realtime{spec: k.spec, spool: spool, dir: dir, version: "realtime-" + taskID, period: k.realtimePeriod,
-		env: env, ctx: ctx, cancel: cancel}
+		env: env, ctx: ctx, cancel: cancel, maxSaved: k.maxSavedParseExceptions}
 }
 
 func logServeError(env servingEnv, err error) {
@@ -161,7 +175,11 @@ func (r *realtime) maybeBuild(hi int64, flush func() error) error {
 // loop reads, and stop waits for this goroutine before a hand-off.
 func (r *realtime) build(hi int64) {
 	first, lo, level := r.plan(hi)
-	h, err := r.buildRange(lo, hi, level, r.nextPart)
+	var rebuilt int64 // unparseable rows of the hydrants this build merges
+	for _, old := range r.hydrants[first:] {
+		rebuilt += old.stats.Unparseable
+	}
+	h, err := r.buildRange(lo, hi, level, r.nextPart, rebuilt)
 	if err == nil && r.ctx.Err() != nil {
 		err = r.ctx.Err()
 	}
@@ -185,8 +203,18 @@ func (r *realtime) build(hi int64) {
 	}
 	r.hydrants, r.nextPart, r.lastErr = next, r.nextPart+int32(len(h.segs)), ""
 	r.builds++
+	var totals nativebatch.RowStats
+	for _, hy := range next {
+		totals = addStats(totals, hy.stats)
+	}
 	r.mu.Lock()
-	r.busy, r.covered = false, hi
+	r.busy, r.covered, r.totals = false, hi, totals
+	// A merge rebuilds rows whose exceptions were saved already: only the
+	// new bytes' exceptions are new.
+	r.parseErrs = append(r.parseErrs, h.newErrs...)
+	if over := len(r.parseErrs) - r.maxSaved; over > 0 {
+		r.parseErrs = slices.Delete(r.parseErrs, 0, over)
+	}
 	r.mu.Unlock()
 }
 
@@ -229,22 +257,32 @@ func (r *realtime) plan(hi int64) (first int, lo int64, level int) {
 // bytes [lo, hi) and names the segments as hydrants: the task's realtime
 // version and partition numbers from part on, so that no two hydrants and no
 // published segment share an id.
-func (r *realtime) buildRange(lo, hi int64, level int, part int32) (*hydrant, error) {
+func (r *realtime) buildRange(lo, hi int64, level int, part int32, skip int64) (*hydrant, error) {
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
 	}
 	s := *r.spec
 	s.Source = &spoolRange{path: r.spool, lo: lo, hi: hi}
-	segs, _, err := nativebatch.Build(r.ctx, &s, nativebatch.BuildOptions{
+	// Parse exceptions are logged once, by the final build. The new bytes'
+	// are saved for the supervisor's /parseErrors; the first skip come from
+	// rows a merge rebuilds, saved when they were new (one split reads the
+	// range in order).
+	var errs []ParseError
+	seen := int64(0)
+	segs, stats, err := nativebatch.Build(r.ctx, &s, nativebatch.BuildOptions{
 		Version:  r.version,
 		TempDir:  filepath.Join(r.dir, "build"),
 		Uploader: holdUploader{dir: r.dir},
-		// Parse exceptions are logged once, by the final build.
+		OnParseError: func(msg string) {
+			if seen++; seen > skip && r.maxSaved > 0 {
+				errs = append(errs, ParseError{ErrorType: "unparseable", Details: []string{msg}, TimeMs: time.Now().UnixMilli()})
+			}
+		},
 	})
 	if err != nil {
 		return nil, err
 	}
-	h := &hydrant{lo: lo, hi: hi, level: level}
+	h := &hydrant{lo: lo, hi: hi, level: level, stats: stats, newErrs: errs}
 	for i, sg := range segs {
 		path, err := heldPath(sg)
 		if err != nil {
@@ -375,3 +413,23 @@ type sectionFile struct {
 }
 
 func (s sectionFile) Close() error { return s.f.Close() }
+
+func addStats(a, b nativebatch.RowStats) nativebatch.RowStats {
+	a.Processed += b.Processed
+	a.ProcessedBytes += b.ProcessedBytes
+	a.ProcessedWithError += b.ProcessedWithError
+	a.ThrownAway += b.ThrownAway
+	a.Unparseable += b.Unparseable
+	return a
+}
+
+// rowProgress returns the row counts of what is served and the saved parse
+// exceptions, for the task's progress report.
+func (r *realtime) rowProgress() (nativebatch.RowStats, []ParseError) {
+	if r == nil {
+		return nativebatch.RowStats{}, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.totals, slices.Clone(r.parseErrs)
+}

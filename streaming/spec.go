@@ -97,13 +97,17 @@ type rawKafkaIO struct {
 type Tuning struct {
 	MaxRowsPerSegment  int
 	MaxParseExceptions int64
+	// MaxSavedParseExceptions is how many parse exceptions a task keeps for
+	// the supervisor's /parseErrors (at most 1000: a report, not a log).
+	MaxSavedParseExceptions int
 }
 
 type rawTuning struct {
-	Type               string `json:"type"`
-	MaxRowsPerSegment  *int   `json:"maxRowsPerSegment"`
-	MaxRowsInMemory    *int64 `json:"maxRowsInMemory"`
-	MaxParseExceptions *int64 `json:"maxParseExceptions"`
+	Type                    string `json:"type"`
+	MaxRowsPerSegment       *int   `json:"maxRowsPerSegment"`
+	MaxRowsInMemory         *int64 `json:"maxRowsInMemory"`
+	MaxParseExceptions      *int64 `json:"maxParseExceptions"`
+	MaxSavedParseExceptions *int64 `json:"maxSavedParseExceptions"`
 }
 
 // tuningDefaults are Druid's Kafka tuningConfig defaults as GET echoes them.
@@ -372,6 +376,12 @@ func parseTuning(raw json.RawMessage) (json.RawMessage, Tuning, error) {
 				return nil, t, fmt.Errorf("tuningConfig.maxParseExceptions must not be negative")
 			}
 			t.MaxParseExceptions = *r.MaxParseExceptions
+		}
+		if r.MaxSavedParseExceptions != nil {
+			if *r.MaxSavedParseExceptions < 0 {
+				return nil, t, fmt.Errorf("tuningConfig.maxSavedParseExceptions must not be negative")
+			}
+			t.MaxSavedParseExceptions = int(min(*r.MaxSavedParseExceptions, 1000))
 		}
 	}
 	for k, v := range tuningDefaults {

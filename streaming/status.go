@@ -10,6 +10,9 @@ type Status struct {
 	State, DetailedState string // ADMIN-API §10.1
 	Healthy              bool
 	Payload              json.RawMessage // the status report payload (API-SPEC §2.9)
+	// Stats and ParseErrors are the bodies of the supervisor's /stats and
+	// /parseErrors (stats.go); nil when the supervisor does not run here.
+	Stats, ParseErrors json.RawMessage
 }
 
 // StatusSource gives the runtime status of a supervisor; false means it does

@@ -65,6 +65,8 @@ type supTask struct {
 	startedMs int64
 	createdMs int64
 	current   map[int32]int64 // next offsets to read, from the task's progress report
+	samples   []rowSample     // row counts over time, from the progress reports (stats.go)
+	parseErrs []ParseError    // the newest saved parse exceptions it reported
 }
 
 func newSupervisor(m *Manager, rec fsm.SupervisorRecord) *supervisor {
@@ -317,7 +319,7 @@ func (s *supervisor) trackCompletions(now time.Time, v supFSMView) {
 			continue
 		}
 		t.seen, t.startedMs, t.createdMs = true, r.StartedMs, r.CreatedMs
-		t.current = supProgressOffsets(r.Report)
+		t.observe(now, r.Report)
 		if r.Active() {
 			if s.spec != nil && t.startedMs > 0 && s.spec.CompletionTimeout > 0 &&
 				now.Sub(time.UnixMilli(t.startedMs)) > s.spec.TaskDuration+s.spec.CompletionTimeout {
@@ -350,17 +352,13 @@ func (s *supervisor) trackCompletions(now time.Time, v supFSMView) {
 			s.m.forgetStopped(id)
 		} else {
 			t.startedMs, t.createdMs = r.StartedMs, r.CreatedMs
-			t.current = supProgressOffsets(r.Report)
+			t.observe(now, r.Report)
 		}
 	}
 }
 
-// supProgressOffsets reads the position a task last reported (nil: none).
-func supProgressOffsets(report string) map[int32]int64 {
-	p, ok := ParseProgress(report)
-	if !ok {
-		return nil
-	}
+// progressOffsets is the position a progress report gives.
+func progressOffsets(p Progress) map[int32]int64 {
 	out := make(map[int32]int64, len(p.CurrentOffsets))
 	for k, off := range p.CurrentOffsets {
 		if n, err := strconv.ParseInt(k, 10, 32); err == nil {
@@ -742,5 +740,6 @@ func (s *supervisor) status(now time.Time) Status {
 	if err != nil { // cannot happen: plain types only
 		payload = []byte("{}")
 	}
-	return Status{State: rep.State, DetailedState: rep.DetailedState, Healthy: rep.Healthy, Payload: payload}
+	return Status{State: rep.State, DetailedState: rep.DetailedState, Healthy: rep.Healthy, Payload: payload,
+		Stats: rowStats(now, tasks), ParseErrors: parseErrors(tasks)}
 }

@@ -65,6 +65,9 @@ type kafkaTask struct {
 	// realtimePeriod is how often rows read since the last time become
 	// queryable before they are published (realtime.go).
 	realtimePeriod time.Duration
+	// maxSavedParseExceptions is how many parse exceptions the task keeps
+	// for the supervisor's /parseErrors (tuningConfig; Druid's default 0).
+	maxSavedParseExceptions int
 }
 
 type rawTask struct {
@@ -117,7 +120,8 @@ func parseTask(payload []byte) (*kafkaTask, error) {
 	if io.Type != "" && io.Type != "kafka" {
 		return nil, fmt.Errorf("index_kafka task: ioConfig.type must be \"kafka\", got %q", io.Type)
 	}
-	k := &kafkaTask{spec: s, topic: io.Topic, taskDuration: time.Hour, lockTimeout: defaultLockTimeout, realtimePeriod: defaultRealtimePeriod}
+	k := &kafkaTask{spec: s, topic: io.Topic, taskDuration: time.Hour, lockTimeout: defaultLockTimeout, realtimePeriod: defaultRealtimePeriod,
+		maxSavedParseExceptions: tuning.MaxSavedParseExceptions}
 	if k.topic == "" {
 		k.topic = io.Stream
 	}
@@ -205,6 +209,9 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 	prog := &progressReporter{env: env, taskID: t.ID, period: progressPeriod}
 	// Rows read become queryable every realtimePeriod, before they are published.
 	rt := newRealtime(k, t.ID, spool, filepath.Join(env.Dir(), "realtime"), env)
+	if rt != nil {
+		prog.rows = rt.rowProgress
+	}
 	end, read, err := k.read(ctx, spool, env.Logf, prog.update, rt)
 	rt.stop() // the hydrants stay served until the publish settles
 	if err != nil {
@@ -628,6 +635,11 @@ type Progress struct {
 	Stream         string           `json:"stream"`
 	CurrentOffsets map[string]int64 `json:"currentOffsets"`
 	RecordsRead    int64            `json:"recordsRead"`
+	// RowStats counts the rows built so far (the realtime segments'), and
+	// ParseErrors are the newest saved parse exceptions; both are absent when
+	// the task serves no rows before publishing.
+	RowStats    *nativebatch.RowStats `json:"rowStats,omitempty"`
+	ParseErrors []ParseError          `json:"parseErrors,omitempty"`
 }
 
 // ParseProgress reads the kafkaProgress payload of a task report; ok is false
@@ -651,20 +663,32 @@ type progressReporter struct {
 	period time.Duration
 	last   time.Time
 	sent   int64
+	// rows, when set, gives the row counts and saved parse exceptions of
+	// what the task serves so far (realtime.rowProgress).
+	rows     func() (nativebatch.RowStats, []ParseError)
+	sentRows nativebatch.RowStats
 }
 
 func (p *progressReporter) update(ctx context.Context, next Offsets, n int64) {
-	if n == p.sent || time.Since(p.last) < p.period {
+	var stats nativebatch.RowStats
+	var errs []ParseError
+	if p.rows != nil {
+		stats, errs = p.rows()
+	}
+	if (n == p.sent && stats == p.sentRows) || time.Since(p.last) < p.period {
 		return
 	}
-	p.last, p.sent = time.Now(), n
+	p.last, p.sent, p.sentRows = time.Now(), n, stats
 	cur := make(map[string]int64, len(next.Partitions))
 	for part, off := range next.Partitions {
 		cur[strconv.Itoa(int(part))] = off
 	}
+	pr := Progress{Stream: next.Stream, CurrentOffsets: cur, RecordsRead: n, ParseErrors: errs}
+	if p.rows != nil {
+		pr.RowStats = &stats
+	}
 	b, _ := json.Marshal(map[string]any{ProgressReportType: map[string]any{
-		"type": ProgressReportType, "taskId": p.taskID,
-		"payload": Progress{Stream: next.Stream, CurrentOffsets: cur, RecordsRead: n},
+		"type": ProgressReportType, "taskId": p.taskID, "payload": pr,
 	}})
 	// Best effort: a lost report only makes the lag look larger until the next.
 	if err := p.env.PublishReport(ctx, middlemanager.Report(b)); err != nil && ctx.Err() == nil {
