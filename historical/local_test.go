@@ -1,0 +1,102 @@
+package historical
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"strata/interval"
+	"strata/segment"
+	stseg "strata/storage/segment"
+)
+
+// localSegment writes a one-column segment file of rows x=1..rows.
+func localSegment(t *testing.T, ivs, version string, part int32, rows int) (*segment.DataSegment, string) {
+	t.Helper()
+	iv, _ := interval.Parse(ivs)
+	w, err := stseg.NewWriter(stseg.Spec{Fields: []stseg.Field{{Name: "x", Kind: stseg.KindLong}},
+		Metrics: []stseg.Metric{{Type: "longSum", Name: "x", FieldName: "x"}}, Interval: stseg.Interval{Start: iv.Start, End: iv.End}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows {
+		w.Add(stseg.Row{Time: iv.Start + int64(i), Values: []stseg.Value{stseg.Long(int64(i + 1))}})
+	}
+	path := filepath.Join(t.TempDir(), "f.seg")
+	info, err := w.WriteFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &segment.DataSegment{DataSource: "ds", Interval: iv, Version: version, Metrics: []string{"x"},
+		ShardSpec: segment.NumberedShard(part, 0), Size: info.Bytes}, path
+}
+
+// A local-only node serves what ServeLocal hands it: realtime segments
+// apart in the announcement, swaps in one step, and a hand-off's
+// replacements for the realtime ids it no longer has.
+func TestServeLocal(t *testing.T) {
+	n, err := New(Config{Name: "mm:1", LocalOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	n.Start()
+	if !n.Ready() || n.Metadata().Type != "indexer-executor" {
+		t.Fatalf("local-only node: ready %v, type %s", n.Ready(), n.Metadata().Type)
+	}
+	rt1, p1 := localSegment(t, "2024-01-01/2024-01-02", "realtime-t", 0, 3)
+	rt2, p2 := localSegment(t, "2024-01-01/2024-01-02", "realtime-t", 1, 2)
+	if err := n.ServeLocal("t", []Served{{Segment: rt1, Path: p1, Realtime: true}, {Segment: rt2, Path: p2, Realtime: true}}); err != nil {
+		t.Fatal(err)
+	}
+	ann := n.Announce("")
+	if len(ann.Segments) != 0 || len(ann.Realtime) != 2 {
+		t.Fatalf("announced %d published and %d realtime", len(ann.Segments), len(ann.Realtime))
+	}
+	q := json.RawMessage(`{"queryType":"timeseries","dataSource":"ds","intervals":["2024-01-01/2024-01-02"],"granularity":"all","aggregations":[{"type":"longSum","name":"x","fieldName":"x"}]}`)
+	ref := func(s *segment.DataSegment) SegmentRef {
+		return SegmentRef{ID: s.ID().String(), Interval: s.Interval.String()}
+	}
+	res, err := n.Query(context.Background(), &SubQuery{Query: q, Segments: []SegmentRef{ref(rt1), ref(rt2)}})
+	if err != nil || len(res.Missing) != 0 {
+		t.Fatalf("query: %v, missing %v", err, res.Missing)
+	}
+
+	// Hand-off: the published segment replaces both realtime ones.
+	pub, pp := localSegment(t, "2024-01-01/2024-01-02", "v1", 0, 5)
+	if err := n.ServeLocal("t", []Served{{Segment: pub, Path: pp}}); err != nil {
+		t.Fatal(err)
+	}
+	if ann2 := n.Announce(ann.Version); ann2.Unchanged || len(ann2.Segments) != 1 || len(ann2.Realtime) != 0 {
+		t.Fatalf("after the hand-off: %+v", ann2)
+	}
+	res, err = n.Query(context.Background(), &SubQuery{Query: q, Segments: []SegmentRef{ref(rt1), ref(rt2)}})
+	if err != nil || len(res.Missing) != 2 {
+		t.Fatalf("stale query: %v, missing %v", err, res.Missing)
+	}
+	for _, id := range []string{rt1.ID().String(), rt2.ID().String()} {
+		if got := res.Replaced[id]; len(got) != 1 || got[0] != ref(pub) {
+			t.Fatalf("replacement of %s: %+v", id, got)
+		}
+	}
+
+	// Another owner cannot take a served id; ending the hand-off forgets the
+	// replacements.
+	if err := n.ServeLocal("u", []Served{{Segment: pub, Path: pp}}); err == nil {
+		t.Fatal("a second owner served the same segment")
+	}
+	if err := n.ServeLocal("t", nil); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = n.Query(context.Background(), &SubQuery{Query: q, Segments: []SegmentRef{ref(rt1)}})
+	if len(res.Missing) != 1 || len(res.Replaced) != 0 {
+		t.Fatalf("after the hand-off ended: missing %v, replaced %v", res.Missing, res.Replaced)
+	}
+	if err := n.ServeLocal("t", []Served{{Segment: rt1, Path: filepath.Join(t.TempDir(), "absent")}}); err == nil {
+		t.Fatal("served a file that does not exist")
+	}
+	if len(n.Announce("").Segments) != 0 {
+		t.Fatal("a failed ServeLocal changed what is served")
+	}
+}
