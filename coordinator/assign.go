@@ -36,6 +36,9 @@ type Candidate struct {
 	Tier    string
 	MaxSize int64                               // bytes it may hold; <= 0 means no limit
 	Held    map[segment.ID]*segment.DataSegment // what it serves now (may be nil)
+	// Decommissioning servers get no new targets; they keep what they hold
+	// until its new holders have it (decommissioningNodes).
+	Decommissioning bool
 }
 
 // Plan is the outcome.
@@ -87,7 +90,7 @@ func PlanAssignments(segs []*segment.DataSegment, want func(*segment.DataSegment
 		start := len(tgt)
 		if w.Broadcast {
 			for i := range int32(n) {
-				if p.take(i, size) {
+				if !p.srv[i].Decommissioning && p.take(i, size) {
 					tgt = append(tgt, i)
 				}
 			}
@@ -188,7 +191,9 @@ func newPlanner(servers []Candidate) *planner {
 		used: make([]int64, n), count: make([]int, n), cand: make([]weighted, 0, n)}
 	for i, s := range srv {
 		p.hash[i] = xxhash.Sum64String(s.Name)
-		p.tiers[s.Tier] = append(p.tiers[s.Tier], int32(i))
+		if !s.Decommissioning {
+			p.tiers[s.Tier] = append(p.tiers[s.Tier], int32(i))
+		}
 	}
 	return p
 }

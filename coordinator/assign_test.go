@@ -390,3 +390,44 @@ func BenchmarkPlanAssignments(b *testing.B) {
 		PlanAssignments(segs, want, servers)
 	}
 }
+
+// A decommissioning server gets no new targets and keeps what it holds until
+// the new holders have it.
+func TestPlanDecommissioning(t *testing.T) {
+	servers := planServers(3, "hot", 0)
+	segs := planSegs(30, 1, 1)
+	held := map[segment.ID]*segment.DataSegment{}
+	for _, s := range segs {
+		held[s.ID()] = s
+	}
+	servers[0].Held, servers[0].Decommissioning = held, true
+	p := PlanAssignments(segs, replicas(map[string]int{"hot": 1}), servers)
+	checkPlan(t, p, servers)
+	for id, names := range p.Targets {
+		if slices.Contains(names, servers[0].Name) {
+			t.Fatalf("segment %s targets the decommissioning server", id)
+		}
+	}
+	if len(p.Targets) != len(segs) || len(p.Hold[servers[0].Name]) != len(segs) {
+		t.Fatalf("%d segments placed; the decommissioning server keeps %d of %d until they move",
+			len(p.Targets), len(p.Hold[servers[0].Name]), len(segs))
+	}
+	// Once the others hold their targets, it gives everything up.
+	for i := 1; i < 3; i++ {
+		servers[i].Held = map[segment.ID]*segment.DataSegment{}
+		for _, s := range p.Hold[servers[i].Name] {
+			servers[i].Held[s.ID()] = s
+		}
+	}
+	p = PlanAssignments(segs, replicas(map[string]int{"hot": 1}), servers)
+	if n := len(p.Hold[servers[0].Name]); n != 0 {
+		t.Fatalf("the decommissioning server still holds %d moved segments", n)
+	}
+	// Broadcast skips it too.
+	p = PlanAssignments(segs[:2], func(*segment.DataSegment) Want { return Want{Broadcast: true} }, servers)
+	for _, names := range p.Targets {
+		if slices.Contains(names, servers[0].Name) {
+			t.Fatal("a broadcast segment targets the decommissioning server")
+		}
+	}
+}

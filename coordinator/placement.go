@@ -66,8 +66,10 @@ func (p *Placement) Current(now time.Time) (*Current, error) {
 	c := &Current{NowMs: now.UnixMilli(), Segments: map[string][]*segment.DataSegment{}, Wants: map[segment.ID]Want{}}
 	var all []*segment.DataSegment
 	paused := false
+	var decommissioning []string
 	p.Node.FSM().Read(func(st *fsm.State) {
-		paused = st.CoordinatorConfig().PauseCoordination
+		cfg := st.CoordinatorConfig()
+		paused, decommissioning = cfg.PauseCoordination, cfg.DecommissioningNodes
 		defaults := st.DefaultRules()
 		for _, ds := range st.UsedIndex().DataSources() {
 			segs := ServedSegments(st, ds)
@@ -86,7 +88,8 @@ func (p *Placement) Current(now time.Time) (*Current, error) {
 	var cands []Candidate
 	for _, srv := range c.Servers {
 		if srv.Reachable {
-			cands = append(cands, Candidate{Name: srv.Meta.Name, Tier: srv.Meta.Tier, MaxSize: srv.Meta.MaxSize, Held: srv.Segments})
+			cands = append(cands, Candidate{Name: srv.Meta.Name, Tier: srv.Meta.Tier, MaxSize: srv.Meta.MaxSize, Held: srv.Segments,
+				Decommissioning: slices.Contains(decommissioning, srv.Meta.Name)})
 		}
 	}
 	if paused {

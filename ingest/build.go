@@ -119,38 +119,90 @@ func (b *Builder) Add(row stseg.Row) error {
 // Finish writes the last partitions, uploads every file and returns the
 // segments to publish, sorted by id. The temp dir is removed.
 func (b *Builder) Finish(ctx context.Context, up Uploader) ([]*segment.DataSegment, error) {
-	defer os.RemoveAll(b.spec.TempDir)
-	starts := make([]int64, 0, len(b.chunks))
-	for s := range b.chunks {
-		starts = append(starts, s)
+	return FinishAll(ctx, up, []*Builder{b})
+}
+
+// FinishAll finishes builders that wrote the same datasource and version
+// side by side (parallel readers of one job) as if they were one: per time
+// chunk, in time order, it closes the chunk of each builder in slice order
+// and numbers their partitions consecutively, so the chunk's segments are
+// NumberedShard(0..n-1, n) with n the total over all builders, each uploaded
+// under its final key. The result depends only on what each builder holds.
+// Rows of one chunk are rolled up within each builder's partitions, not
+// across builders (best-effort rollup, as with Druid's dynamic partitioning).
+// Every temp dir is removed; on error all partial output is discarded, as by
+// Abort (files already uploaded stay in deep storage, unpublished).
+func FinishAll(ctx context.Context, up Uploader, bs []*Builder) (out []*segment.DataSegment, err error) {
+	defer func() {
+		for _, b := range bs {
+			if b == nil {
+				continue
+			}
+			if err != nil {
+				b.Abort()
+			} else {
+				os.RemoveAll(b.spec.TempDir)
+			}
+		}
+	}()
+	if len(bs) == 0 {
+		return nil, nil
+	}
+	if bs[0] == nil {
+		return nil, fmt.Errorf("builder 0 to finish is nil")
+	}
+	spec := bs[0].spec
+	var starts []int64
+	for i, b := range bs {
+		if b == nil || slices.Contains(bs[:i], b) {
+			return nil, fmt.Errorf("builder %d to finish is nil or listed twice", i)
+		}
+		if b.spec.DataSource != spec.DataSource || b.spec.Version != spec.Version ||
+			granularity.String(b.spec.SegmentGranularity) != granularity.String(spec.SegmentGranularity) {
+			return nil, fmt.Errorf("builders finished together differ in datasource, version or segment granularity")
+		}
+		for s := range b.chunks {
+			starts = append(starts, s)
+		}
 	}
 	slices.Sort(starts)
-	dims := make([]string, len(b.spec.Dimensions))
-	for i, d := range b.spec.Dimensions {
+	starts = slices.Compact(starts)
+	dims := make([]string, len(spec.Dimensions))
+	for i, d := range spec.Dimensions {
 		dims[i] = d.Name
 	}
-	mets := make([]string, len(b.spec.Metrics))
-	for i, m := range b.spec.Metrics {
+	mets := make([]string, len(spec.Metrics))
+	for i, m := range spec.Metrics {
 		mets[i] = m.Name
 	}
-	var out []*segment.DataSegment
+	var parts []stseg.Info
 	for _, s := range starts {
-		c := b.chunks[s]
-		infos, err := c.b.Close()
-		if err != nil {
-			return nil, fmt.Errorf("chunk %s: %w", c.iv, err)
+		// Close the chunk everywhere first: the shard specs need the total.
+		parts = parts[:0]
+		var iv interval.Interval
+		for _, b := range bs {
+			c := b.chunks[s]
+			if c == nil {
+				continue
+			}
+			iv = c.iv
+			infos, err := c.b.Close()
+			if err != nil {
+				return nil, fmt.Errorf("chunk %s: %w", c.iv, err)
+			}
+			parts = append(parts, infos...)
 		}
-		for _, info := range infos {
+		for p, info := range parts {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 			seg := &segment.DataSegment{
-				DataSource: b.spec.DataSource,
-				Interval:   c.iv,
-				Version:    b.spec.Version,
+				DataSource: spec.DataSource,
+				Interval:   iv,
+				Version:    spec.Version,
 				Dimensions: dims,
 				Metrics:    mets,
-				ShardSpec:  segment.NumberedShard(int32(info.Partition), int32(len(infos))),
+				ShardSpec:  segment.NumberedShard(int32(p), int32(len(parts))),
 				Size:       info.Bytes,
 			}
 			seg.BinaryVersion = segment.NullInt32{V: 9, Valid: true}

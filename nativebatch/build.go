@@ -7,7 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"strata/expr"
 	"strata/ingest"
@@ -73,6 +77,15 @@ type compiledTransform struct {
 // Build reads the input of s and writes its segments; it does not publish
 // them. Rows are dropped (thrownAway) by the transform filter or when outside
 // granularitySpec.intervals; unparseable rows count until maxParseExceptions.
+//
+// With s.MaxConcurrency > 1 and several input splits, that many workers (at
+// most one per split) take splits from a shared queue, so that uneven files
+// balance, and each writes its own ingest.Builder; the builders are finished
+// as one (ingest.FinishAll). Row stats and the parse-exception limit cover
+// all workers, and the first error stops them all. Which worker reads which
+// split depends on timing, so the partitions a row lands in (and how far
+// equal rows roll up) may differ between runs; the rows and metric totals
+// stored do not.
 func Build(ctx context.Context, s *Spec, opts BuildOptions) ([]*segment.DataSegment, RowStats, error) {
 	var stats RowStats
 	logf := opts.Logf
@@ -90,108 +103,214 @@ func Build(ctx context.Context, s *Spec, opts BuildOptions) ([]*segment.DataSegm
 		}
 		logf("Discovered dimensions %v", dimNames(dims))
 	}
-	lay, err := newLayout(s, dims)
-	if err != nil {
-		return nil, stats, err
-	}
-	b, err := ingest.NewBuilder(ingest.Spec{
-		DataSource:         s.DataSource,
-		Fields:             lay.fields,
-		Dimensions:         lay.dims,
-		Metrics:            s.Metrics,
-		Rollup:             s.Rollup,
-		SegmentGranularity: s.SegmentGranularity,
-		QueryGranularity:   s.QueryGranularity,
-		RowsPerSegment:     s.MaxRowsPerSegment,
-		Version:            opts.Version,
-		TempDir:            opts.TempDir,
-	})
-	if err != nil {
-		return nil, stats, err
-	}
+	n := max(min(s.MaxConcurrency, len(splits)), 1)
+	var ws []*worker
 	ok := false
 	defer func() {
 		if !ok {
-			b.Abort()
+			for _, w := range ws {
+				w.b.Abort()
+			}
 		}
 	}()
-	row := make([]expr.Value, len(lay.inputs)+len(lay.transforms))
-	out := stseg.Row{Values: make([]stseg.Value, len(lay.fields))}
-	strs := make([][]string, len(lay.fields)) // per field, reused multi-value buffers
+	if n > 1 && opts.TempDir != "" {
+		// The workers' dirs are removed with their builders; this one after.
+		defer os.RemoveAll(opts.TempDir)
+	}
+	for i := range n {
+		// Transforms bind the row being evaluated: each worker needs its own.
+		lay, err := newLayout(s, dims)
+		if err != nil {
+			return nil, stats, err
+		}
+		tmp := opts.TempDir
+		if n > 1 && tmp != "" {
+			tmp = filepath.Join(tmp, fmt.Sprintf("worker_%d", i))
+		}
+		b, err := ingest.NewBuilder(ingest.Spec{
+			DataSource:         s.DataSource,
+			Fields:             lay.fields,
+			Dimensions:         lay.dims,
+			Metrics:            s.Metrics,
+			Rollup:             s.Rollup,
+			SegmentGranularity: s.SegmentGranularity,
+			QueryGranularity:   s.QueryGranularity,
+			RowsPerSegment:     s.MaxRowsPerSegment,
+			Version:            opts.Version,
+			TempDir:            tmp,
+		})
+		if err != nil {
+			return nil, stats, err
+		}
+		ws = append(ws, newWorker(s, lay, b))
+	}
+	// Unparseable rows are counted, logged and reported under one lock:
+	// the limit is over all workers, and callers' hooks expect one goroutine.
+	var mu sync.Mutex
+	total := int64(0)
 	unparseable := func(msg string) error {
-		stats.Unparseable++
+		mu.Lock()
+		defer mu.Unlock()
+		total++
 		logf("Encountered parse exception: %s", msg)
 		if opts.OnParseError != nil {
 			opts.OnParseError(msg)
 		}
-		if stats.Unparseable > s.MaxParseExceptions {
+		if total > s.MaxParseExceptions {
 			return &ParseExceptionsError{Max: s.MaxParseExceptions, Last: msg}
 		}
 		return nil
 	}
-	for _, sp := range splits {
-		fr, err := input.Open(ctx, sp, s.Format, lay.inputs, s.Source.SystemFields())
-		if err != nil {
-			return nil, stats, fmt.Errorf("open %s: %w", sp.URI, err)
-		}
-		rec := int64(0)
-		for {
-			if rec++; rec&1023 == 0 {
-				if err := ctx.Err(); err != nil {
-					fr.Close()
-					return nil, stats, err
-				}
-			}
-			err := fr.Next(row[:len(lay.inputs)])
-			if err == io.EOF {
-				break
-			}
-			var pe *input.ParseError
-			if errors.As(err, &pe) {
-				if err := unparseable(pe.Error()); err != nil {
-					fr.Close()
-					return nil, stats, err
-				}
-				continue
-			}
-			if err != nil {
-				fr.Close()
-				return nil, stats, fmt.Errorf("read %s: %w", sp.URI, err)
-			}
-			t, msg := lay.process(s, row)
-			if msg != "" {
-				if err := unparseable(fmt.Sprintf("%s (Path: %s, Record: %d)", msg, sp.URI, rec)); err != nil {
-					fr.Close()
-					return nil, stats, err
-				}
-				continue
-			}
-			if (lay.filter != nil && !lay.filter(row)) || !inIntervals(s.Intervals, t) {
-				stats.ThrownAway++
-				continue
-			}
-			out.Time = t
-			for i, sl := range lay.fieldSlot {
-				out.Values[i] = toStorage(row[sl], &strs[i])
-			}
-			if err := b.Add(out); err != nil {
-				fr.Close()
-				return nil, stats, fmt.Errorf("%s record %d: %w", sp.URI, rec, err)
-			}
-			stats.Processed++
-		}
-		stats.ProcessedBytes += fr.Bytes()
-		fr.Close()
+	if n > 1 {
+		logf("Reading %d input splits with %d concurrent workers", len(splits), n)
+	}
+	err = readSplits(ctx, ws, splits, unparseable)
+	builders := make([]*ingest.Builder, len(ws))
+	for i, w := range ws {
+		stats.Processed += w.stats.Processed
+		stats.ProcessedBytes += w.stats.ProcessedBytes
+		stats.ProcessedWithError += w.stats.ProcessedWithError
+		stats.ThrownAway += w.stats.ThrownAway
+		stats.Unparseable += w.stats.Unparseable
+		builders[i] = w.b
+	}
+	if err != nil {
+		return nil, stats, err
 	}
 	if opts.Uploader == nil {
 		return nil, stats, fmt.Errorf("no deep storage to upload segments to")
 	}
-	segs, err := b.Finish(ctx, opts.Uploader)
+	segs, err := ingest.FinishAll(ctx, opts.Uploader, builders)
 	ok = true
 	if err != nil {
 		return nil, stats, err
 	}
 	return segs, stats, nil
+}
+
+// readSplits has the workers read every split: one worker reads them in
+// order; several take the next unread split each time they are free, and the
+// first error cancels the others.
+func readSplits(ctx context.Context, ws []*worker, splits []input.Split, unparseable func(string) error) error {
+	if len(ws) == 1 {
+		for _, sp := range splits {
+			if err := ws[0].read(ctx, sp, unparseable); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		next  atomic.Int64
+		once  sync.Once
+		first error
+		wg    sync.WaitGroup
+	)
+	fail := func(err error) {
+		once.Do(func() {
+			first = err
+			cancel()
+		})
+	}
+	for _, w := range ws {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(len(splits)) {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					fail(err)
+					return
+				}
+				if err := w.read(ctx, splits[i], unparseable); err != nil {
+					fail(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+// worker reads splits into its own builder, with its own row buffers.
+type worker struct {
+	s     *Spec
+	lay   *layout
+	b     *ingest.Builder
+	row   []expr.Value
+	out   stseg.Row
+	strs  [][]string // per field, reused multi-value buffers
+	stats RowStats
+}
+
+func newWorker(s *Spec, lay *layout, b *ingest.Builder) *worker {
+	return &worker{
+		s:    s,
+		lay:  lay,
+		b:    b,
+		row:  make([]expr.Value, len(lay.inputs)+len(lay.transforms)),
+		out:  stseg.Row{Values: make([]stseg.Value, len(lay.fields))},
+		strs: make([][]string, len(lay.fields)),
+	}
+}
+
+// read ingests one split.
+func (w *worker) read(ctx context.Context, sp input.Split, unparseable func(string) error) error {
+	s, lay, row := w.s, w.lay, w.row
+	fr, err := input.Open(ctx, sp, s.Format, lay.inputs, s.Source.SystemFields())
+	if err != nil {
+		return fmt.Errorf("open %s: %w", sp.URI, err)
+	}
+	defer fr.Close()
+	rec := int64(0)
+	for {
+		if rec++; rec&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		err := fr.Next(row[:len(lay.inputs)])
+		if err == io.EOF {
+			break
+		}
+		var pe *input.ParseError
+		if errors.As(err, &pe) {
+			w.stats.Unparseable++
+			if err := unparseable(pe.Error()); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", sp.URI, err)
+		}
+		t, msg := lay.process(s, row)
+		if msg != "" {
+			w.stats.Unparseable++
+			if err := unparseable(fmt.Sprintf("%s (Path: %s, Record: %d)", msg, sp.URI, rec)); err != nil {
+				return err
+			}
+			continue
+		}
+		if (lay.filter != nil && !lay.filter(row)) || !inIntervals(s.Intervals, t) {
+			w.stats.ThrownAway++
+			continue
+		}
+		w.out.Time = t
+		for i, sl := range lay.fieldSlot {
+			w.out.Values[i] = toStorage(row[sl], &w.strs[i])
+		}
+		if err := w.b.Add(w.out); err != nil {
+			return fmt.Errorf("%s record %d: %w", sp.URI, rec, err)
+		}
+		w.stats.Processed++
+	}
+	w.stats.ProcessedBytes += fr.Bytes()
+	return nil
 }
 
 // process parses the time and applies the transforms of one row; it returns

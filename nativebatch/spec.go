@@ -2,9 +2,12 @@
 // `index` and `index_parallel`: rows are read from an input source, their
 // timestamps parsed, transformed and filtered, rolled up by the metricsSpec
 // into segments chunked by segmentGranularity, stored in deep storage and
-// published. index_parallel runs in a single worker here: the spec is accepted
-// as is, but its sub-task settings (maxNumConcurrentSubTasks, splitHintSpec)
-// do not fan the work out.
+// published. index_parallel honours tuningConfig.maxNumConcurrentSubTasks
+// (default 1, sequential) by reading up to that many input splits at once in
+// goroutines of the one task, rather than in sub-tasks; as with Druid's
+// dynamic partitioning, rollup is then best-effort: equal rows read by
+// different workers land in different partitions of their time chunk.
+// splitHintSpec is accepted and ignored: each input file is one split.
 package nativebatch
 
 import (
@@ -57,6 +60,9 @@ type Spec struct {
 
 	MaxRowsPerSegment  int
 	MaxParseExceptions int64
+	// MaxConcurrency is how many input splits Build reads at once:
+	// index_parallel's maxNumConcurrentSubTasks, 1 for index. Zero counts as 1.
+	MaxConcurrency int
 }
 
 // Transform is one transformSpec transform: Name := Expr over the input row.
@@ -128,8 +134,9 @@ type rawTuning struct {
 		TargetRowsPerSeg  *int   `json:"targetRowsPerSegment"`
 		MaxTotalRows      *int64 `json:"maxTotalRows"`
 	} `json:"partitionsSpec"`
-	MaxParseExceptions    *int64 `json:"maxParseExceptions"`
-	ForceGuaranteedRollup bool   `json:"forceGuaranteedRollup"`
+	MaxParseExceptions       *int64 `json:"maxParseExceptions"`
+	ForceGuaranteedRollup    bool   `json:"forceGuaranteedRollup"`
+	MaxNumConcurrentSubTasks *int   `json:"maxNumConcurrentSubTasks"`
 }
 
 // DefaultMaxRowsPerSegment is Druid's default for dynamic partitioning.
@@ -439,8 +446,15 @@ func (s *Spec) parseIOConfig(io *rawIOConfig) error {
 func (s *Spec) parseTuning(t *rawTuning) error {
 	s.MaxRowsPerSegment = DefaultMaxRowsPerSegment
 	s.MaxParseExceptions = math.MaxInt32 // Druid's default: unlimited
+	s.MaxConcurrency = 1                 // Druid's default; index tasks have no such setting
 	if t == nil {
 		return nil
+	}
+	if t.MaxNumConcurrentSubTasks != nil && s.TaskType == "index_parallel" {
+		if *t.MaxNumConcurrentSubTasks <= 0 {
+			return fmt.Errorf("tuningConfig: maxNumConcurrentSubTasks must be > 0, got %d", *t.MaxNumConcurrentSubTasks)
+		}
+		s.MaxConcurrency = *t.MaxNumConcurrentSubTasks
 	}
 	if t.MaxRowsPerSegment != nil {
 		s.MaxRowsPerSegment = *t.MaxRowsPerSegment

@@ -159,6 +159,17 @@ func TestRetentionRulesPlaceSegments(t *testing.T) {
 	})
 	expect(t, "GET", cp+"/loadstatus?full", "", "", 200, `{"_default_tier":{"wiki":0},"hot":{"wiki":0}}`)
 
+	// Decommissioning a historical moves its segments to the other one of its
+	// tier, which holds them before it lets go.
+	leaving := strings.TrimPrefix(left[0].url, "http://")
+	if code, got, _ := call(t, "POST", cp+"/config", "application/json", `{"decommissioningNodes":["`+leaving+`"]}`); code != 200 {
+		t.Fatalf("decommission: %d %s", code, got)
+	}
+	eventually(t, "the decommissioned historical empties", func() bool { return len(left[0].served()) == 0 })
+	if !exactlyOnce(ids[3:], left[1]) {
+		t.Fatalf("the remaining default-tier historical serves %v", left[1].served())
+	}
+
 	// Paused coordination: nothing new is loaded until it resumes.
 	pause := func(on bool) {
 		t.Helper()
