@@ -2,6 +2,8 @@ package nativebatch
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,5 +39,43 @@ func BenchmarkBuild(b *testing.B) {
 		if _, _, err := Build(b.Context(), s, BuildOptions{Version: "v", TempDir: b.TempDir(), Uploader: ingest.DeepUploader{Storage: store}}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkBuildParallel ingests 8 local files of 20k rows (the spec of
+// parallelTask: a transform, a filter, hourly rollup) sequentially and with
+// 2 and 4 workers (maxNumConcurrentSubTasks).
+func BenchmarkBuildParallel(b *testing.B) {
+	sizes := make([]int, 8)
+	for i := range sizes {
+		sizes[i] = 20000
+	}
+	dir := writeFiles(b, sizes, 0)
+	var bytes int64
+	for i := range sizes {
+		st, err := os.Stat(filepath.Join(dir, fmt.Sprintf("part_%d.json", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		bytes += st.Size()
+	}
+	for _, workers := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			s, err := ParseSpec(parallelTask(dir, workers, 5_000_000, 0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			store, err := deep.NewLocal(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.SetBytes(bytes)
+			for b.Loop() {
+				if _, _, err := Build(b.Context(), s, BuildOptions{Version: "v", TempDir: b.TempDir(), Uploader: ingest.DeepUploader{Storage: store}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

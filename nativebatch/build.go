@@ -146,8 +146,12 @@ func Build(ctx context.Context, s *Spec, opts BuildOptions) ([]*segment.DataSegm
 	}
 	// Unparseable rows are counted, logged and reported under one lock:
 	// the limit is over all workers, and callers' hooks expect one goroutine.
-	var mu sync.Mutex
-	total := int64(0)
+	// Once over the limit, every worker fails with the same error.
+	var (
+		mu       sync.Mutex
+		total    int64
+		exceeded *ParseExceptionsError
+	)
 	unparseable := func(msg string) error {
 		mu.Lock()
 		defer mu.Unlock()
@@ -156,8 +160,11 @@ func Build(ctx context.Context, s *Spec, opts BuildOptions) ([]*segment.DataSegm
 		if opts.OnParseError != nil {
 			opts.OnParseError(msg)
 		}
-		if total > s.MaxParseExceptions {
-			return &ParseExceptionsError{Max: s.MaxParseExceptions, Last: msg}
+		if exceeded == nil && total > s.MaxParseExceptions {
+			exceeded = &ParseExceptionsError{Max: s.MaxParseExceptions, Last: msg}
+		}
+		if exceeded != nil {
+			return exceeded
 		}
 		return nil
 	}
