@@ -33,9 +33,13 @@ type Placement struct {
 	cur *Current
 }
 
+// placementKey is what a placement is computed from: the FSM's segments,
+// rules and config (not its log index, which every task heartbeat moves),
+// the inventory, and the clock in planTick steps.
 type placementKey struct {
-	index, gen uint64
-	tick       int64
+	state fsm.PlacementVersion
+	gen   uint64
+	tick  int64
 }
 
 // planTick bounds how stale the clock of a cached plan may be.
@@ -59,7 +63,9 @@ func (p *Placement) Current(now time.Time) (*Current, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	key := placementKey{index: p.Node.FSM().LastIndex(), gen: p.Inventory.Generation(), tick: now.UnixNano() / int64(planTick)}
+	var state fsm.PlacementVersion
+	p.Node.FSM().Read(func(st *fsm.State) { state = st.PlacementVersion() })
+	key := placementKey{state: state, gen: p.Inventory.Generation(), tick: now.UnixNano() / int64(planTick)}
 	if p.cur != nil && key == p.key {
 		return p.cur, nil
 	}

@@ -8,6 +8,7 @@ import (
 
 	"strata/commands"
 	"strata/rules"
+	"strata/segment"
 )
 
 // AuditRules is the audit type of retention rule changes; the key is the
@@ -21,6 +22,7 @@ const DefaultRulesKey = "_default"
 // never changed in place, so readers may keep them.
 type rulesTable struct {
 	byDS map[string]rulesEntry
+	gen  uint64 // bumped by every change (not snapshotted: placement caching only)
 }
 
 type rulesEntry struct {
@@ -41,6 +43,7 @@ func applySetRules(s *State, m Meta, c commands.SetRules) (any, error) {
 		s.rules.byDS = map[string]rulesEntry{}
 	}
 	s.rules.byDS[c.DataSource] = e
+	s.rules.gen++
 	s.audit.add(m, c.DataSource, AuditRules, e.canonical)
 	return nil, nil
 }
@@ -145,4 +148,24 @@ var rulesSnapshotTable = table{
 func init() {
 	on(applySetRules)
 	tables = append(tables, rulesSnapshotTable)
+}
+
+// PlacementVersion identifies the state segment placement is derived from:
+// the used segments, the rules and the coordinator config. Equal versions
+// mean the same inputs (a restored state never equals an earlier one: its
+// index is a new one).
+type PlacementVersion struct {
+	index    *segment.Index
+	indexGen uint64
+	rulesGen uint64
+	config   *commands.CoordinatorDynamicConfig
+}
+
+// PlacementVersion returns the current PlacementVersion.
+func (s *State) PlacementVersion() PlacementVersion {
+	v := PlacementVersion{index: s.segments.used, rulesGen: s.rules.gen, config: s.coordinatorConfig}
+	if v.index != nil {
+		v.indexGen = v.index.Generation()
+	}
+	return v
 }

@@ -10,6 +10,7 @@ import (
 	"strata/commands"
 	"strata/interval"
 	"strata/rules"
+	"strata/segment"
 )
 
 func setRules(t *testing.T, i uint64, ms int64, ds, body string) *raft.Log {
@@ -130,4 +131,53 @@ func TestRulesSnapshotAndDeterminism(t *testing.T) {
 			t.Fatal("restored audit lacks the rules changes")
 		}
 	})
+}
+
+// The placement version moves with what placement reads (used segments,
+// rules, coordinator config) and not with other changes.
+func TestPlacementVersion(t *testing.T) {
+	f := New(nil)
+	version := func() PlacementVersion {
+		var v PlacementVersion
+		f.Read(func(s *State) { v = s.PlacementVersion() })
+		return v
+	}
+	v0 := version()
+	f.Apply(entry(t, 1, 1000, commands.SetWorkerConfig{Config: commands.WorkerBehaviorConfig{Type: "default"}}, "a"))
+	if version() != v0 {
+		t.Fatal("a worker config change moved the placement version")
+	}
+	f.Apply(setRules(t, 2, 2000, "wiki", `[{"type":"dropForever"}]`))
+	v1 := version()
+	if v1 == v0 {
+		t.Fatal("a rules change did not move the placement version")
+	}
+	f.Apply(entry(t, 3, 3000, commands.SetCoordinatorConfig{Patch: commands.CoordinatorConfigPatch{MaxSegmentsToMove: i32(3)}}, "a"))
+	v2 := version()
+	if v2 == v1 {
+		t.Fatal("a coordinator config change did not move the placement version")
+	}
+	iv, _ := interval.Parse("2024-01-01/2024-01-02")
+	ps := publishCmd([]*segment.DataSegment{{DataSource: "wiki", Interval: iv, Version: "v1", LoadSpec: `{"type":"local","path":"/x"}`,
+		ShardSpec: segment.NumberedShard(0, 1), Size: 1}}, "", "")
+	if res := f.Apply(entry(t, 4, 4000, ps, "a")).(Result); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	v3 := version()
+	if v3 == v2 {
+		t.Fatal("a publish did not move the placement version")
+	}
+	if res := f.Apply(entry(t, 5, 5000, commands.MarkSegments{DataSource: "wiki", All: true}, "a")).(Result); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if version() == v3 {
+		t.Fatal("marking segments unused did not move the placement version")
+	}
+	if restored := restore(t, snapshotBytes(t, f)); func() bool {
+		var v PlacementVersion
+		restored.Read(func(s *State) { v = s.PlacementVersion() })
+		return v == version()
+	}() {
+		t.Fatal("a restored state has the version of the state it was restored from")
+	}
 }

@@ -12,7 +12,12 @@ import (
 type Index struct {
 	timelines map[string]*Timeline
 	size      int
+	gen       uint64 // bumped by every Add or Remove that changes the index
 }
+
+// Generation changes whenever the index does, so that what is derived from
+// it (the coordinator's placement) can be cached.
+func (x *Index) Generation() uint64 { return x.gen }
 
 // NewIndex returns an empty index.
 func NewIndex() *Index { return &Index{timelines: map[string]*Timeline{}} }
@@ -67,6 +72,9 @@ func (x *Index) Add(segs []*DataSegment) (int, error) {
 		x.size += n
 		i = j
 	}
+	if added > 0 {
+		x.gen++
+	}
 	return added, nil
 }
 
@@ -89,6 +97,9 @@ func (x *Index) Remove(ids []ID) int {
 		i = j
 	}
 	x.size -= removed
+	if removed > 0 {
+		x.gen++
+	}
 	return removed
 }
 
