@@ -12,6 +12,10 @@ type SetSupervisor struct {
 	DataSource string          `json:"dataSource"`
 	Spec       json.RawMessage `json:"spec"`
 	Suspended  bool            `json:"suspended"`
+	// IfIndex, when set, applies the change only if the active record is
+	// still the one stored at that Raft index (the autoscaler's edits must
+	// not undo a suspend or an update made meanwhile).
+	IfIndex uint64 `json:"ifIndex,omitempty"`
 }
 
 // CommandType implements Command.

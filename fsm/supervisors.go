@@ -22,6 +22,9 @@ type SupervisorRecord struct {
 	Spec       json.RawMessage `json:"spec"` // normalized spec of the current version; its "suspended" is authoritative
 	Suspended  bool            `json:"suspended"`
 	Version    string          `json:"version"` // ISO leader time of the version
+	// Index is the Raft index of the change: unique per version, where two
+	// versions stamped in the same millisecond share Version.
+	Index uint64 `json:"index,omitempty"`
 }
 
 // SupervisorVersion is one entry of a supervisor's history: a spec version or
@@ -92,8 +95,13 @@ func applySetSupervisor(s *State, m Meta, c commands.SetSupervisor) (any, error)
 	if flag.Suspended != nil && *flag.Suspended != c.Suspended {
 		return nil, Invalid("the spec of supervisor %s says suspended=%t but the command says %t", c.ID, *flag.Suspended, c.Suspended)
 	}
+	if c.IfIndex != 0 {
+		if cur := t.active[c.ID]; cur == nil || cur.Index != c.IfIndex {
+			return nil, Conflict("supervisor %s changed since the version the change was made on", c.ID)
+		}
+	}
 	version := interval.FormatMillis(m.TimeMs)
-	rec := &SupervisorRecord{ID: c.ID, DataSource: c.DataSource, Spec: spec.Bytes(), Suspended: c.Suspended, Version: version}
+	rec := &SupervisorRecord{ID: c.ID, DataSource: c.DataSource, Spec: spec.Bytes(), Suspended: c.Suspended, Version: version, Index: m.Index}
 	t.active[c.ID] = rec
 	t.history[c.ID] = append(t.history[c.ID], SupervisorVersion{Spec: rec.Spec, Version: version})
 	s.audit.add(m, c.ID, AuditSupervisor, fmt.Sprintf("Update supervisor[%s] for datasource[[%s]]", c.ID, c.DataSource))

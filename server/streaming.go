@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -43,6 +44,16 @@ func (c *supervisorControl) SubmitTask(ctx context.Context, payload []byte) (str
 	}
 	c.o.Submitted()
 	return task.ID, nil
+}
+
+// UpdateSpec stores a new spec version of a running supervisor, unless it
+// changed since the version stored at ifIndex (a suspend, an update, a
+// terminate).
+func (c *supervisorControl) UpdateSpec(ctx context.Context, id, dataSource string, ifIndex uint64, spec json.RawMessage, why string) error {
+	audit := supervisorAudit
+	audit.Comment = why
+	_, err := c.s.node.Propose(commands.SetSupervisor{ID: id, DataSource: dataSource, Spec: spec, IfIndex: ifIndex}, audit, c.s.proposeT)
+	return err
 }
 
 // ShutdownTask stops a task gracefully: the worker running it cancels the task's

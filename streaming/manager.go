@@ -2,6 +2,7 @@ package streaming
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -18,6 +19,10 @@ type Control interface {
 	SubmitTask(ctx context.Context, payload []byte) (string, error)
 	// ShutdownTask asks a running task to stop (for index_kafka: stop reading and publish).
 	ShutdownTask(ctx context.Context, id string) error
+	// UpdateSpec stores a new version of a running supervisor's spec (the
+	// autoscaler's taskCount changes) if its current version is still the
+	// one stored at Raft index ifIndex; why goes into the audit comment.
+	UpdateSpec(ctx context.Context, id, dataSource string, ifIndex uint64, spec json.RawMessage, why string) error
 }
 
 // Manager keeps one supervisor goroutine per active supervisor record of the
@@ -135,7 +140,7 @@ func (m *Manager) reconcile(ctx context.Context) {
 	m.mu.Unlock()
 
 	for id, s := range running {
-		if r, ok := want[id]; ok && r.Version == s.version {
+		if r, ok := want[id]; ok && r.Version == s.version && r.Index == s.index {
 			continue
 		}
 		// Terminated or a new version: stop gracefully (its tasks publish),

@@ -27,6 +27,7 @@ type SupervisorSpec struct {
 	CompletionTimeout time.Duration
 	UseEarliestOffset bool
 	Suspended         bool
+	AutoScaler        *AutoScaler     // nil: taskCount is fixed
 	DataSchema        json.RawMessage // Druid dataSchema, validated with the native batch parser
 	InputFormat       json.RawMessage // ioConfig.inputFormat
 	TuningConfig      json.RawMessage // with defaults filled in
@@ -70,24 +71,22 @@ type rawInner struct {
 }
 
 type rawKafkaIO struct {
-	Type                      string          `json:"type"`
-	Topic                     string          `json:"topic"`
-	Stream                    string          `json:"stream"`
-	TopicPattern              string          `json:"topicPattern"`
-	InputFormat               json.RawMessage `json:"inputFormat"`
-	Replicas                  *int            `json:"replicas"`
-	TaskCount                 *int            `json:"taskCount"`
-	TaskDuration              *string         `json:"taskDuration"`
-	StartDelay                *string         `json:"startDelay"`
-	Period                    *string         `json:"period"`
-	CompletionTimeout         *string         `json:"completionTimeout"`
-	UseEarliestOffset         *bool           `json:"useEarliestOffset"`
-	UseEarliestSequenceNumber *bool           `json:"useEarliestSequenceNumber"`
-	PollTimeout               *int64          `json:"pollTimeout"`
-	ConsumerProperties        map[string]any  `json:"consumerProperties"`
-	AutoScalerConfig          *struct {
-		EnableTaskAutoScaler bool `json:"enableTaskAutoScaler"`
-	} `json:"autoScalerConfig"`
+	Type                              string          `json:"type"`
+	Topic                             string          `json:"topic"`
+	Stream                            string          `json:"stream"`
+	TopicPattern                      string          `json:"topicPattern"`
+	InputFormat                       json.RawMessage `json:"inputFormat"`
+	Replicas                          *int            `json:"replicas"`
+	TaskCount                         *int            `json:"taskCount"`
+	TaskDuration                      *string         `json:"taskDuration"`
+	StartDelay                        *string         `json:"startDelay"`
+	Period                            *string         `json:"period"`
+	CompletionTimeout                 *string         `json:"completionTimeout"`
+	UseEarliestOffset                 *bool           `json:"useEarliestOffset"`
+	UseEarliestSequenceNumber         *bool           `json:"useEarliestSequenceNumber"`
+	PollTimeout                       *int64          `json:"pollTimeout"`
+	ConsumerProperties                map[string]any  `json:"consumerProperties"`
+	AutoScalerConfig                  json.RawMessage `json:"autoScalerConfig"`
 	LateMessageRejectionPeriod        json.RawMessage `json:"lateMessageRejectionPeriod"`
 	EarlyMessageRejectionPeriod       json.RawMessage `json:"earlyMessageRejectionPeriod"`
 	LateMessageRejectionStartDateTime json.RawMessage `json:"lateMessageRejectionStartDateTime"`
@@ -306,8 +305,14 @@ func (s *SupervisorSpec) parseIOConfig(raw json.RawMessage) (json.RawMessage, er
 	} else if io.UseEarliestSequenceNumber != nil {
 		s.UseEarliestOffset = *io.UseEarliestSequenceNumber
 	}
-	if io.AutoScalerConfig != nil && io.AutoScalerConfig.EnableTaskAutoScaler {
-		return nil, fmt.Errorf("ioConfig.autoScalerConfig: task autoscaling is not supported")
+	auto, autoNorm, err := parseAutoScaler(io.AutoScalerConfig)
+	if err != nil {
+		return nil, err
+	}
+	s.AutoScaler = auto
+	fields["autoScalerConfig"] = autoNorm
+	if auto != nil { // the autoscaler owns taskCount, within its bounds
+		s.TaskCount = min(max(s.TaskCount, auto.TaskCountMin), auto.TaskCountMax)
 	}
 	for name, v := range map[string]json.RawMessage{
 		"lateMessageRejectionPeriod":        io.LateMessageRejectionPeriod,
@@ -335,9 +340,6 @@ func (s *SupervisorSpec) parseIOConfig(raw json.RawMessage) (json.RawMessage, er
 	fields["useEarliestOffset"] = json.RawMessage(fmt.Sprint(s.UseEarliestOffset))
 	fields["useEarliestSequenceNumber"] = json.RawMessage(fmt.Sprint(s.UseEarliestOffset))
 	fields["pollTimeout"] = json.RawMessage(fmt.Sprint(pollTimeout))
-	if _, ok := fields["autoScalerConfig"]; !ok {
-		fields["autoScalerConfig"] = json.RawMessage("null")
-	}
 	for _, k := range []string{"configOverrides", "idleConfig"} {
 		if _, ok := fields[k]; !ok {
 			fields[k] = json.RawMessage("null")

@@ -32,6 +32,7 @@ type supervisor struct {
 	m        *Manager
 	id, ds   string
 	version  string
+	index    uint64          // Raft index of the version (fsm.SupervisorRecord.Index)
 	spec     *SupervisorSpec // nil when the stored spec does not parse
 	specErr  error
 	log      hclog.Logger
@@ -48,6 +49,8 @@ type supervisor struct {
 	known   map[int32]bool      // partitions of the first listing
 	initial bool                // known is filled in
 	foreign map[string]*supTask // active tasks of the datasource no group owns (being stopped)
+
+	scale *scaler // lag-based autoscaler; nil when taskCount is fixed
 
 	mu      sync.Mutex // guards st and rep
 	st      *stateTracker
@@ -71,13 +74,16 @@ type supTask struct {
 
 func newSupervisor(m *Manager, rec fsm.SupervisorRecord) *supervisor {
 	s := &supervisor{
-		m: m, id: rec.ID, ds: rec.DataSource, version: rec.Version,
+		m: m, id: rec.ID, ds: rec.DataSource, version: rec.Version, index: rec.Index,
 		kick: make(chan struct{}, 1), done: make(chan struct{}),
 		groups: map[int]*supTask{}, retry: map[int]bool{}, known: map[int32]bool{}, foreign: map[string]*supTask{},
 		st: newStateTracker(m.States),
 	}
 	s.log = m.log.With("supervisor", rec.ID)
 	s.spec, s.specErr = ParseSupervisorSpec(rec.Spec)
+	if s.specErr == nil && s.spec.AutoScaler != nil {
+		s.scale = &scaler{cfg: *s.spec.AutoScaler, started: time.Now()}
+	}
 	if s.specErr == nil {
 		s.spec.Suspended = rec.Suspended // the record's flag is authoritative
 		s.ds = s.spec.DataSource
@@ -256,8 +262,38 @@ func (s *supervisor) runOnce(ctx context.Context) {
 			s.fail(now, serr.stream, serr.Error())
 		}
 	}
-	s.updateLag(now, ends, stored.Partitions)
+	lag := s.updateLag(now, ends, stored.Partitions)
+	if err == nil && !s.spec.Suspended {
+		s.autoscale(ctx, now, lag, len(ends))
+	}
 	s.finish()
+}
+
+// autoscale feeds the lag to the autoscaler and stores the task count it
+// asks for as a new spec version; the manager then restarts this supervisor
+// with it (running tasks publish first, as on any spec update).
+func (s *supervisor) autoscale(ctx context.Context, now time.Time, lag int64, partitions int) {
+	if s.scale == nil {
+		return
+	}
+	s.scale.observe(now, lag)
+	next, why, ok := s.scale.decide(now, s.spec.TaskCount, partitions)
+	if !ok {
+		return
+	}
+	spec, err := s.spec.WithTaskCount(next)
+	if err != nil {
+		s.log.Error("cannot rewrite the spec for the autoscaler", "error", err)
+		return
+	}
+	msg := fmt.Sprintf("autoscaler: taskCount %d -> %d (%s)", s.spec.TaskCount, next, why)
+	if err := s.m.ctl.UpdateSpec(ctx, s.id, s.ds, s.index, spec, msg); err != nil {
+		s.log.Warn("autoscaler could not store the new task count; will retry", "error", err)
+		s.scale.lastCheck = time.Time{}
+		return
+	}
+	s.log.Info("scaled", "from", s.spec.TaskCount, "to", next, "why", why)
+	s.m.Kick()
 }
 
 func (s *supervisor) fetchTimeout() time.Duration {
@@ -464,8 +500,9 @@ func (s *supervisor) listOffsets(ctx context.Context, start bool) (map[int32]int
 // updateLag stores the latest offsets and each partition's lag behind the
 // offsets known to be reached: the furthest of the stored (published) offset,
 // the start offset of the task reading it and the position that task last
-// reported (every couple of seconds), as Druid measures it.
-func (s *supervisor) updateLag(now time.Time, ends, stored map[int32]int64) {
+// reported (every couple of seconds), as Druid measures it. It returns the
+// aggregate lag.
+func (s *supervisor) updateLag(now time.Time, ends, stored map[int32]int64) int64 {
 	base := maps.Clone(stored)
 	if base == nil {
 		base = map[int32]int64{}
@@ -498,6 +535,7 @@ func (s *supervisor) updateLag(now time.Time, ends, stored map[int32]int64) {
 	s.rep.Partitions = len(ends)
 	s.rep.LatestOffsets, s.rep.MinimumLag, s.rep.AggregateLag, s.rep.OffsetsLastUpdated = latest, lag, &total, &ts
 	s.mu.Unlock()
+	return total
 }
 
 // supPartitionsOf lists the partitions of group g, ascending.

@@ -32,6 +32,7 @@ type supTestControl struct {
 
 	submitted []supTaskPayload // in submission order
 	shutdowns []string
+	updates   []string // the audit comments of UpdateSpec calls
 }
 
 func newSupTestControl(t *testing.T) *supTestControl {
@@ -74,6 +75,16 @@ func (c *supTestControl) SubmitTask(_ context.Context, payload []byte) (string, 
 	c.submitted = append(c.submitted, p)
 	c.mu.Unlock()
 	return p.ID, nil
+}
+
+func (c *supTestControl) UpdateSpec(_ context.Context, id, dataSource string, ifIndex uint64, spec json.RawMessage, why string) error {
+	res := c.apply(commands.SetSupervisor{ID: id, DataSource: dataSource, Spec: spec, IfIndex: ifIndex})
+	if res.Err == nil {
+		c.mu.Lock()
+		c.updates = append(c.updates, why)
+		c.mu.Unlock()
+	}
+	return res.Err
 }
 
 func (c *supTestControl) ShutdownTask(_ context.Context, id string) error {
