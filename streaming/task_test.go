@@ -22,6 +22,7 @@ import (
 
 	"strata/cluster"
 	"strata/fsm"
+	"strata/historical"
 	"strata/ingest"
 	"strata/interval"
 	"strata/middlemanager"
@@ -44,6 +45,13 @@ type env struct {
 }
 
 func newEnv(t testing.TB) *env {
+	t.Helper()
+	return newEnvServing(t, false)
+}
+
+// newEnvServing is newEnv whose worker, with serving set, serves its tasks'
+// rows as a middle manager does (realtime hydrants, then hand-off).
+func newEnvServing(t testing.TB, serving bool) *env {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	var n *cluster.Node
@@ -76,8 +84,18 @@ func newEnv(t testing.TB) *env {
 
 	wts := httptest.NewUnstartedServer(nil)
 	host := wts.Listener.Addr().String()
-	mm, err := middlemanager.New(middlemanager.Config{Host: host, Capacity: 2, Version: "1", DataDir: t.TempDir(),
-		Overlords: []string{ts.URL}, HeartbeatPeriod: 50 * time.Millisecond})
+	cfg := middlemanager.Config{Host: host, Capacity: 2, Version: "1", DataDir: t.TempDir(),
+		Overlords: []string{ts.URL}, HeartbeatPeriod: 50 * time.Millisecond, HandoffTimeout: time.Millisecond}
+	if serving {
+		local, err := historical.New(historical.Config{Name: host, LocalOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		local.Start()
+		t.Cleanup(func() { local.Close() })
+		cfg.Serving = local
+	}
+	mm, err := middlemanager.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,9 +484,15 @@ func TestMultiLineJSONRecords(t *testing.T) {
 // 100,000 JSON records from 2 partitions of an in-process broker, building
 // the segments (rollup off, hour chunks), uploading and publishing them.
 func BenchmarkIndexKafkaTask(b *testing.B) {
+	b.Run("published-only", func(b *testing.B) { benchIndexKafkaTask(b, false) })
+	// Rows also built into realtime hydrants every second while reading.
+	b.Run("realtime", func(b *testing.B) { benchIndexKafkaTask(b, true) })
+}
+
+func benchIndexKafkaTask(b *testing.B, serving bool) {
 	const n = 100_000
 	defer streaming.SetProgressPeriod(10 * time.Millisecond)()
-	e := newEnv(b)
+	e := newEnvServing(b, serving)
 	var recs [2][]string
 	for i := range n {
 		recs[i%2] = append(recs[i%2], row(1+i%2, i%24, fmt.Sprint("p", i%100), i))
@@ -483,6 +507,9 @@ func BenchmarkIndexKafkaTask(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		payload := strings.ReplaceAll(e.payload(map[int32]int64{0: 0, 1: 0}, "PT600S"), `"k"`, fmt.Sprintf(`"k%d"`, i))
+		if serving { // hydrants every 10 ms: reading 100k records spans several builds and merges
+			payload = strings.Replace(payload, `"taskLockTimeout":5000`, `"taskLockTimeout":5000,"realtimePeriod":10`, 1)
+		}
 		// Stop reading as soon as every record is in: poll the progress report.
 		id := e.submit(b, payload)
 		for {
