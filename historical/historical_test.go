@@ -108,21 +108,8 @@ func TestNodeLoadsListingAndAnswersSubQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	mk := func(ivs, version string, rows int) *segment.DataSegment {
-		iv, _ := interval.Parse(ivs)
-		w, err := stseg.NewWriter(stseg.Spec{Fields: []stseg.Field{{Name: "x", Kind: stseg.KindLong}},
-			Metrics: []stseg.Metric{{Type: "longSum", Name: "x", FieldName: "x"}}, Interval: stseg.Interval{Start: iv.Start, End: iv.End}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range rows {
-			w.Add(stseg.Row{Time: iv.Start + int64(i), Values: []stseg.Value{stseg.Long(int64(i + 1))}})
-		}
-		path := filepath.Join(t.TempDir(), "f.seg")
-		info, err := w.WriteFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seg := &segment.DataSegment{DataSource: "ds", Interval: iv, Version: version, Metrics: []string{"x"}, ShardSpec: segment.NumberedShard(0, 1), Size: info.Bytes}
+		seg, path := localSegment(t, ivs, version, 0, rows)
+		seg.ShardSpec = segment.NumberedShard(0, 1)
 		spec, err := store.Put(context.Background(), "ds/"+version+"/"+strings.ReplaceAll(ivs, "/", "_"), path)
 		if err != nil {
 			t.Fatal(err)

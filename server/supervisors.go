@@ -111,8 +111,8 @@ func (s *Server) supervisorRoutes(r *mux.Router) {
 	r.HandleFunc(p+"/{id}/status", s.leaderRead(s.supervisorStatusReport)).Methods(get)
 	r.HandleFunc(p+"/{id}/health", s.leaderRead(s.supervisorHealth)).Methods(get)
 	r.HandleFunc(p+"/{id}/history", s.leaderRead(s.supervisorHistory)).Methods(get)
-	r.HandleFunc(p+"/{id}/stats", s.leaderRead(s.supervisorStats)).Methods(get)
-	r.HandleFunc(p+"/{id}/parseErrors", s.leaderRead(s.supervisorParseErrors)).Methods(get)
+	r.HandleFunc(p+"/{id}/stats", s.leaderRead(s.supervisorRuntime(func(st streaming.Status) json.RawMessage { return st.Stats }, "{}"))).Methods(get)
+	r.HandleFunc(p+"/{id}/parseErrors", s.leaderRead(s.supervisorRuntime(func(st streaming.Status) json.RawMessage { return st.ParseErrors }, "[]"))).Methods(get)
 	r.HandleFunc(p+"/{id}/suspend", s.leaderOnly(s.setSuspended(true))).Methods(post)
 	r.HandleFunc(p+"/{id}/resume", s.leaderOnly(s.setSuspended(false))).Methods(post)
 	r.HandleFunc(p+"/{id}/reset", s.leaderOnly(s.resetSupervisor)).Methods(post)
@@ -201,32 +201,23 @@ func (s *Server) getSupervisor(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// supervisorStats serves /{id}/stats: the row counts of the reading tasks,
-// by task group and task, with per-second moving averages.
-func (s *Server) supervisorStats(w http.ResponseWriter, r *http.Request) {
-	rec, ok := s.activeSupervisor(w, r)
-	if !ok {
-		return
+// supervisorRuntime serves a body the supervisor runtime computes:
+// /{id}/stats (the reading tasks' row counts by task group and task, with
+// per-second moving averages) and /{id}/parseErrors (the parse exceptions
+// they saved, newest first). A supervisor that does not run here answers
+// empty.
+func (s *Server) supervisorRuntime(pick func(streaming.Status) json.RawMessage, empty string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		rec, ok := s.activeSupervisor(w, r)
+		if !ok {
+			return
+		}
+		body := pick(s.supervisorStatus(rec))
+		if body == nil {
+			body = json.RawMessage(empty)
+		}
+		writeRawJSON(w, http.StatusOK, body)
 	}
-	body := s.supervisorStatus(rec).Stats
-	if body == nil {
-		body = json.RawMessage("{}")
-	}
-	writeRawJSON(w, http.StatusOK, body)
-}
-
-// supervisorParseErrors serves /{id}/parseErrors: the parse exceptions the
-// reading tasks saved (tuningConfig.maxSavedParseExceptions), newest first.
-func (s *Server) supervisorParseErrors(w http.ResponseWriter, r *http.Request) {
-	rec, ok := s.activeSupervisor(w, r)
-	if !ok {
-		return
-	}
-	body := s.supervisorStatus(rec).ParseErrors
-	if body == nil {
-		body = json.RawMessage("[]")
-	}
-	writeRawJSON(w, http.StatusOK, body)
 }
 
 func (s *Server) supervisorStatusReport(w http.ResponseWriter, r *http.Request) {
