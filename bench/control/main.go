@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -356,6 +357,29 @@ func report(name string, r loadResult) {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
+// printTargets checks the figures against the control plane's targets (the
+// foundation issue): 1-client p50 ≤ 1.0 ms, ≥ 7,300 writes/s with 64
+// clients, failover ≤ 1.5 s at worst.
+func printTargets(one, many loadResult, clients int, failovers []time.Duration) {
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
+	}
+	p50 := ms(one.pct(0.5))
+	line := fmt.Sprintf("targets: 1-client p50 %.3f ms (<= 1.000: %s)", p50, verdict(p50 <= 1.0))
+	if clients == 64 {
+		rate := float64(many.n) / many.elapsed.Seconds()
+		line += fmt.Sprintf("; 64 clients %.0f writes/s (>= 7300: %s)", rate, verdict(rate >= 7300))
+	}
+	if len(failovers) > 0 {
+		worst := ms(slices.Max(failovers))
+		line += fmt.Sprintf("; failover max %.0f ms (<= 1500: %s)", worst, verdict(worst <= 1500))
+	}
+	fmt.Println(line)
+}
+
 func run(bin string, dur time.Duration, trials, clients int, etcdBin string) error {
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("%s not found: run make build", bin)
@@ -434,6 +458,7 @@ func run(bin string, dur time.Duration, trials, clients int, etcdBin string) err
 			return err
 		}
 	}
+	printTargets(one, many, clients, fo)
 
 	if etcdBin == "off" {
 		return nil
