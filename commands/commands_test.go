@@ -79,10 +79,10 @@ func TestCoordinatorPatchParse(t *testing.T) {
 	bad := map[string]string{
 		`[]`:                                "JSON object",
 		`{"maxSegmentsToMove":"ten"}`:       "maxSegmentsToMove",
-		`{"maxSegmentsToMove":1.5}`:         "maxSegmentsToMove",
 		`{"maxSegmentsToMove":99999999999}`: "maxSegmentsToMove",
 		`{"pauseCoordination":"yes"}`:       "pauseCoordination",
-		`{"decommissioningNodes":5}`:        "decommissioningNodes",
+		`{"maxSegmentsToMove":true}`:        "maxSegmentsToMove",
+		`{"pauseCoordination":0.5}`:         "pauseCoordination",
 		`{"debugDimensions":[1]}`:           "debugDimensions",
 		`{"killDataSourceWhitelist":[1,2]}`: "killDataSourceWhitelist",
 		`{"maxSegmentsToMove":1`:            "malformed",
@@ -95,6 +95,50 @@ func TestCoordinatorPatchParse(t *testing.T) {
 	}
 }
 
+// Druid reads these bodies through Jackson, which converts scalars of the
+// wrong JSON type and reads the list fields as sets.
+func TestCoordinatorPatchLenient(t *testing.T) {
+	cases := []struct {
+		in    string
+		check func(c CoordinatorDynamicConfig) bool
+	}{
+		{`{"maxSegmentsToMove":"12"}`, func(c CoordinatorDynamicConfig) bool { return c.MaxSegmentsToMove == 12 }},
+		{`{"maxSegmentsToMove":7.9}`, func(c CoordinatorDynamicConfig) bool { return c.MaxSegmentsToMove == 7 }},
+		{`{"maxSegmentsToMove":1e2}`, func(c CoordinatorDynamicConfig) bool { return c.MaxSegmentsToMove == 100 }},
+		{`{"maxSegmentsToMove":-3}`, func(c CoordinatorDynamicConfig) bool { return c.MaxSegmentsToMove == -3 }},
+		{`{"millisToWaitBeforeDeleting":-5}`, func(c CoordinatorDynamicConfig) bool { return c.MillisToWaitBeforeDeleting == -5 }},
+		{`{"mergeBytesLimit":"1000"}`, func(c CoordinatorDynamicConfig) bool { return c.MergeBytesLimit == 1000 }},
+		{`{"percentOfSegmentsToConsiderPerMove":"50"}`, func(c CoordinatorDynamicConfig) bool { return c.PercentOfSegmentsToConsiderPerMove == 50 }},
+		{`{"pauseCoordination":"true"}`, func(c CoordinatorDynamicConfig) bool { return c.PauseCoordination }},
+		{`{"pauseCoordination":1}`, func(c CoordinatorDynamicConfig) bool { return c.PauseCoordination }},
+		{`{"smartSegmentLoading":0}`, func(c CoordinatorDynamicConfig) bool { return !c.SmartSegmentLoading }},
+		{`{"killDataSourceWhitelist":["a","a","b"," b "]}`, func(c CoordinatorDynamicConfig) bool {
+			return strings.Join(c.KillDataSourceWhitelist, "|") == "a|b"
+		}},
+		{`{"decommissioningNodes":"h:1, h:1,h:2"}`, func(c CoordinatorDynamicConfig) bool {
+			return strings.Join(c.DecommissioningNodes, "|") == "h:1|h:2"
+		}},
+		{`{"decommissioningNodes":5}`, func(c CoordinatorDynamicConfig) bool { return len(c.DecommissioningNodes) == 0 }},
+		{`{"killPendingSegmentsSkipList":{}}`, func(c CoordinatorDynamicConfig) bool { return len(c.KillPendingSegmentsSkipList) == 0 }},
+		{`{"killDataSourceWhitelist":[null]}`, func(c CoordinatorDynamicConfig) bool { return len(c.KillDataSourceWhitelist) == 0 }},
+	}
+	cur := DefaultCoordinatorConfig()
+	cur.DecommissioningNodes = StringList{"old:1"}
+	cur.KillPendingSegmentsSkipList = StringList{"old"}
+	cur.KillDataSourceWhitelist = StringList{"old"}
+	for _, tc := range cases {
+		p, err := ParseCoordinatorConfigPatch([]byte(tc.in))
+		if err != nil {
+			t.Errorf("%s: %v", tc.in, err)
+			continue
+		}
+		c, err := p.Apply(cur)
+		if err != nil || !tc.check(c) {
+			t.Errorf("%s: got %+v, %v", tc.in, c, err)
+		}
+	}
+}
+
 func TestCoordinatorBounds(t *testing.T) {
 	cases := map[string]string{
 		`{"decommissioningMaxPercentOfMaxSegmentsToMove":101}`: "decommissioningMaxPercentOfMaxSegmentsToMove should be in range [0, 100]",
@@ -102,7 +146,6 @@ func TestCoordinatorBounds(t *testing.T) {
 		`{"percentOfSegmentsToConsiderPerMove":0}`:             "percentOfSegmentsToConsiderPerMove should be between 1 and 100!",
 		`{"percentOfSegmentsToConsiderPerMove":100.5}`:         "percentOfSegmentsToConsiderPerMove should be between 1 and 100!",
 		`{"maxNonPrimaryReplicantsToLoad":-3}`:                 "maxNonPrimaryReplicantsToLoad must be greater than or equal to 0.",
-		`{"maxSegmentsToMove":-3}`:                             "maxSegmentsToMove must be greater than or equal to 0.",
 	}
 	for in, want := range cases {
 		p, err := ParseCoordinatorConfigPatch([]byte(in))
@@ -145,6 +188,16 @@ func TestWorkerConfigParse(t *testing.T) {
 	}
 	if _, err := ParseWorkerBehaviorConfig([]byte(`{"autoScaler":{"type":"ec2","minNumWorkers":1,"maxNumWorkers":3,"envConfig":{}}}`)); err != nil {
 		t.Errorf("ec2 autoscaler rejected: %v", err)
+	}
+	// Without a type Druid falls back to equalDistribution and the no-op autoscaler.
+	c, err = ParseWorkerBehaviorConfig([]byte(`{"selectStrategy":{"affinityConfig":{"affinity":{"wiki":["h:8091"]}}},"autoScaler":{"minNumWorkers":1}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = json.Marshal(c)
+	want = `{"type":"default","selectStrategy":{"type":"equalDistribution","affinityConfig":{"affinity":{"wiki":["h:8091"]},"strong":false}},"autoScaler":null}`
+	if string(b) != want {
+		t.Fatalf("untyped: got %s\nwant %s", b, want)
 	}
 }
 

@@ -155,7 +155,8 @@ func (p CoordinatorConfigPatch) Apply(cur CoordinatorDynamicConfig) (Coordinator
 	return c, nil
 }
 
-// Validate checks bounds; messages follow Druid's where Druid has one.
+// Validate checks Druid's bounds, with Druid's messages. The other fields have
+// no bounds in Druid (ADMIN-API §4.2): a negative count is accepted there too.
 func (c CoordinatorDynamicConfig) Validate() error {
 	switch {
 	case c.DecommissioningMaxPercentOfMaxSegmentsToMove < 0 || c.DecommissioningMaxPercentOfMaxSegmentsToMove > 100:
@@ -164,22 +165,6 @@ func (c CoordinatorDynamicConfig) Validate() error {
 		return fmt.Errorf("percentOfSegmentsToConsiderPerMove should be between 1 and 100!")
 	case c.MaxNonPrimaryReplicantsToLoad < 0:
 		return fmt.Errorf("maxNonPrimaryReplicantsToLoad must be greater than or equal to 0.")
-	}
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{
-		{"millisToWaitBeforeDeleting", c.MillisToWaitBeforeDeleting},
-		{"mergeBytesLimit", c.MergeBytesLimit},
-		{"mergeSegmentsLimit", int64(c.MergeSegmentsLimit)},
-		{"maxSegmentsToMove", int64(c.MaxSegmentsToMove)},
-		{"replicantLifetime", int64(c.ReplicantLifetime)},
-		{"replicationThrottleLimit", int64(c.ReplicationThrottleLimit)},
-		{"maxSegmentsInNodeLoadingQueue", int64(c.MaxSegmentsInNodeLoadingQueue)},
-	} {
-		if f.v < 0 {
-			return fmt.Errorf("%s must be greater than or equal to 0.", f.name)
-		}
 	}
 	return nil
 }
@@ -210,41 +195,41 @@ func setList(dst *StringList, v *StringList) {
 // as a JSON array.
 type StringList []string
 
-// UnmarshalJSON accepts an array of strings, a comma-separated string, or null.
+// UnmarshalJSON accepts what Druid's parseJsonStringOrArray accepts: an array
+// of strings or a comma-separated string, kept as a set (blanks trimmed and
+// dropped, duplicates removed, first occurrence first). Like Druid, any other
+// scalar or an object reads as the empty set.
 func (l *StringList) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
+	var items []string
 	switch {
-	case bytes.Equal(b, []byte("null")):
-		*l = StringList{}
-		return nil
 	case len(b) > 0 && b[0] == '"':
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
-		out := StringList{}
-		for _, part := range strings.Split(s, ",") {
-			if part = strings.TrimSpace(part); part != "" {
-				out = append(out, part)
-			}
-		}
-		*l = out
-		return nil
+		items = strings.Split(s, ",")
 	case len(b) > 0 && b[0] == '[':
-		var arr []string
+		var arr []*string
 		if err := json.Unmarshal(b, &arr); err != nil {
 			return fmt.Errorf("expected an array of strings or a comma-separated string")
 		}
-		out := StringList{}
 		for _, s := range arr {
-			if s = strings.TrimSpace(s); s != "" {
-				out = append(out, s)
+			if s != nil {
+				items = append(items, *s)
 			}
 		}
-		*l = out
-		return nil
 	}
-	return fmt.Errorf("expected an array of strings or a comma-separated string")
+	out := StringList{}
+	seen := map[string]bool{}
+	for _, s := range items {
+		if s = strings.TrimSpace(s); s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	*l = out
+	return nil
 }
 
 // MarshalJSON prints an array, never null.

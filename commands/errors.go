@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -31,6 +33,12 @@ func decodeFields(body []byte, dst any) error {
 			continue
 		}
 		if err := json.Unmarshal(raw, f.Addr().Interface()); err != nil {
+			if c, ok := coerceScalar(raw, f.Type()); ok {
+				err = json.Unmarshal(c, f.Addr().Interface())
+			}
+			if err == nil {
+				continue
+			}
 			var te *json.UnmarshalTypeError
 			if errors.As(err, &te) {
 				return fmt.Errorf("invalid value for field %q: expected %s, got JSON %s", name, jsonKind(te.Type), te.Value)
@@ -55,6 +63,63 @@ func jsonFieldNames(t reflect.Type) []string {
 	}
 	fieldNames.Store(t, names)
 	return names
+}
+
+// coerceScalar converts a scalar the way Druid's JSON reader (Jackson, default
+// settings) does when it does not have the declared type: a fraction or an
+// exponent for an integer (truncated toward zero), a number or boolean held in
+// a string, and 0/1 for a boolean. It returns the value as JSON of the right
+// type, or false when there is nothing to convert.
+func coerceScalar(raw json.RawMessage, t reflect.Type) (json.RawMessage, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil, false
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		var f float64
+		switch x := v.(type) {
+		case float64:
+			f = x
+		case string:
+			p, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+			if err != nil {
+				return nil, false
+			}
+			f = p
+		default:
+			return nil, false
+		}
+		f = math.Trunc(f)
+		if math.IsNaN(f) || math.IsInf(f, 0) || f < math.MinInt64 || f >= math.MaxInt64 {
+			return nil, false
+		}
+		return json.RawMessage(strconv.FormatInt(int64(f), 10)), true
+	case reflect.Float32, reflect.Float64:
+		if x, ok := v.(string); ok {
+			if p, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil && !math.IsNaN(p) && !math.IsInf(p, 0) {
+				return json.RawMessage(strconv.FormatFloat(p, 'g', -1, 64)), true
+			}
+		}
+	case reflect.Bool:
+		switch x := v.(type) {
+		case string:
+			switch strings.ToLower(strings.TrimSpace(x)) {
+			case "true":
+				return json.RawMessage("true"), true
+			case "false":
+				return json.RawMessage("false"), true
+			}
+		case float64:
+			if x == math.Trunc(x) {
+				return json.RawMessage(strconv.FormatBool(x != 0)), true
+			}
+		}
+	}
+	return nil, false
 }
 
 func jsonKind(t reflect.Type) string {

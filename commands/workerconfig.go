@@ -73,7 +73,12 @@ func ParseWorkerBehaviorConfig(body []byte) (WorkerBehaviorConfig, error) {
 	if c.Type == "" {
 		c.Type = "default"
 	}
-	if len(c.AutoScaler) == 0 {
+	// Druid's defaults for an object without a type: the equalDistribution
+	// strategy, and the no-op autoscaler (stored as null, no autoscaling).
+	if c.SelectStrategy != nil && c.SelectStrategy.Type == "" {
+		c.SelectStrategy.Type = "equalDistribution"
+	}
+	if len(c.AutoScaler) == 0 || untypedObject(c.AutoScaler) {
 		c.AutoScaler = json.RawMessage("null")
 	} else {
 		var buf bytes.Buffer
@@ -83,6 +88,16 @@ func ParseWorkerBehaviorConfig(body []byte) (WorkerBehaviorConfig, error) {
 		c.AutoScaler = buf.Bytes()
 	}
 	return c, c.Validate()
+}
+
+// untypedObject reports whether raw is a JSON object without a "type".
+func untypedObject(raw json.RawMessage) bool {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(raw, &probe) != nil {
+		return false
+	}
+	_, typed := probe["type"]
+	return !typed
 }
 
 // Validate checks the strategy and autoscaler.

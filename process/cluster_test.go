@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -353,6 +354,11 @@ func TestRouterFollowsLeader(t *testing.T) {
 	rp.Set("svc.node.roles", "router")
 	rp.Set("svc.http.address", port)
 	rp.Set("svc.router.coordinatorUrls", strings.Join(urls, ","))
+	worker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"path":%q}`, r.URL.Path)
+	}))
+	defer worker.Close()
+	rp.Set("svc.router.workerUrls", worker.URL)
 	router, err := StartServer(rp, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
@@ -366,15 +372,26 @@ func TestRouterFollowsLeader(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `"author":"router-user"`) || !strings.Contains(body, `"ip":"127.0.0.1"`) {
 		t.Fatalf("history through router: %d %s", code, body)
 	}
-	// Kill the leader; the router finds the new one.
+	// Kill the leader and keep writing through the router during the election:
+	// its clients never see a redirect (followers still name the dead leader
+	// for a moment) or an error; the router waits for the new leader.
 	c.stop(c.leader())
+	for i := 0; i < 10; i++ {
+		code, h, body := do(t, "POST", "http://"+port+"/svc/coordinator/v1/config", "application/json", fmt.Sprintf(`{"replicantLifetime":%d}`, 100+i), nil)
+		if code != 200 {
+			t.Fatalf("write %d through router during failover: %d %v %s", i, code, h, body)
+		}
+	}
 	c.leader()
 	code, _, body = do(t, "GET", "http://"+port+"/svc/coordinator/v1/config", "", "", nil)
-	if code != 200 || !strings.Contains(body, `"pauseCoordination":true`) {
+	if code != 200 || !strings.Contains(body, `"pauseCoordination":true`) || !strings.Contains(body, `"replicantLifetime":109,`) {
 		t.Fatalf("read through router after failover: %d %s", code, body)
 	}
 	if code, _, _ := do(t, "GET", "http://"+port+"/status/health", "", "", nil); code != 200 {
 		t.Fatalf("router health %d", code)
+	}
+	if code, _, body := do(t, "GET", "http://"+port+"/svc/worker/v1/enabled", "", "", nil); code != 200 || body != `{"path":"/svc/worker/v1/enabled"}` {
+		t.Fatalf("worker endpoint through router: %d %s", code, body)
 	}
 }
 

@@ -172,6 +172,10 @@ func routerProxy(p *props.Properties) *server.Proxy {
 	maxBody, _ := p.Int("svc.server.http.maxRequestBytes", 10<<20)
 	control := props.ParseList(p.String("svc.router.coordinatorUrls"))
 	brokers, historicals := routerDataPlane(p)
+	workers := props.ParseList(p.String("svc.router.workerUrls"))
+	if len(workers) == 0 {
+		workers = []string{"http://" + QuickstartMiddleManager}
+	}
 	return server.NewProxy([]server.Route{
 		{Prefix: "/svc/coordinator/", Backends: control, Leader: true},
 		{Prefix: "/svc/indexer/", Backends: control, Leader: true},
@@ -179,6 +183,9 @@ func routerProxy(p *props.Properties) *server.Proxy {
 		{Prefix: "/svc/v2/", Backends: brokers},
 		{Prefix: "/svc/broker/", Backends: brokers},
 		{Prefix: "/svc/historical/", Backends: historicals},
+		// Worker endpoints are about one middle manager, so the router speaks
+		// for one: the first of svc.router.workerUrls (quickstart's by default).
+		{Prefix: "/svc/worker/", Backends: workers[:1]},
 	}, maxBody)
 }
 

@@ -55,6 +55,7 @@ var defaultValues = map[string]string{
 	"svc.data.dir":                         "./var",
 	"svc.server.hiddenProperties":          `["svc.s3.accessKey","svc.s3.secretKey","svc.metadata.storage.connector.password","password","key","token","pwd"]`,
 	"svc.server.http.maxRequestBytes":      "10485760",
+	"svc.server.trustedProxies":            "",
 	"svc.audit.manager.auditHistoryMillis": "604800000",
 	"svc.storage.type":                     "local",
 	"svc.storage.storageDirectory":         "",

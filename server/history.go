@@ -38,7 +38,7 @@ func (s *Server) history(typ, key string) http.HandlerFunc {
 		case hasInterval:
 			iv, err := interval.Parse(ivText)
 			if err != nil {
-				writeError(w, http.StatusBadRequest, "invalid interval "+strconv.Quote(ivText)+": "+err.Error()+" (use ISO 8601 start/end, e.g. 2024-01-01/2024-01-08)")
+				writeError(w, http.StatusBadRequest, err.Error()+" (use ISO 8601 start/end, e.g. 2024-01-01/2024-01-08)")
 				return
 			}
 			// Both ends inclusive, as Druid's audit query does.

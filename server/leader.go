@@ -43,14 +43,16 @@ func (s *Server) notLeader(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusTemporaryRedirect)
 }
 
-// leaderURL answers GET .../leader with the raw leader URL (any node).
+// leaderURL answers GET .../leader with the raw leader URL (any node). Druid's
+// resource is a JSON endpoint that writes the string unquoted, so the body is
+// raw text labelled application/json (ADMIN-API §0).
 func (s *Server) leaderURL(w http.ResponseWriter, r *http.Request) {
 	leader := s.node.LeaderURL()
 	if leader == "" {
 		writeError(w, http.StatusServiceUnavailable, "no leader is elected right now; retry in a moment")
 		return
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	w.Write([]byte(leader))
 }

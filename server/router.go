@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,8 +28,13 @@ type Route struct {
 
 // Proxy is the router role: a reverse proxy by path prefix.
 type Proxy struct {
+	// LeaderWait bounds how long a request to a leader route keeps trying
+	// while no control node answers as leader (an election); then 503.
+	LeaderWait time.Duration
+
 	routes  []Route
 	client  *http.Client
+	fresh   *http.Client // no connection reuse: for changes sent to the control plane
 	maxBody int64
 
 	mu     sync.Mutex
@@ -39,19 +45,13 @@ type Proxy struct {
 // NewProxy returns a router over the given routes (longest prefix wins).
 func NewProxy(routes []Route, maxBody int64) *Proxy {
 	return &Proxy{
-		routes:  routes,
-		maxBody: maxBody,
-		client: &http.Client{
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-			Transport: &http.Transport{
-				Proxy:               nil,
-				DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
-				MaxIdleConnsPerHost: 256,
-				IdleConnTimeout:     90 * time.Second,
-			},
-		},
-		leader: map[string]string{},
-		next:   map[string]int{},
+		LeaderWait: 5 * time.Second,
+		routes:     routes,
+		maxBody:    maxBody,
+		client:     newProxyClient(false),
+		fresh:      newProxyClient(true),
+		leader:     map[string]string{},
+		next:       map[string]int{},
 	}
 }
 
@@ -80,27 +80,64 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rt Route) {
 		writeError(w, http.StatusBadRequest, "cannot read request body: "+err.Error())
 		return
 	}
+	// A leader route keeps trying through an election: a follower may still
+	// name the dead leader in its 307, or no node may answer for a moment.
+	deadline := time.Now().Add(p.LeaderWait)
 	target := p.pick(rt)
 	tried := map[string]bool{}
 	var lastErr error
-	for attempt := 0; attempt < 2*len(rt.Backends)+2; attempt++ {
-		tried[target] = true
-		resp, err := p.forward(r, body, target)
-		if err != nil {
-			lastErr = err
-			target = p.another(rt, tried)
-			if target == "" {
+	for {
+		if target == "" || tried[target] {
+			if !rt.Leader || time.Now().After(deadline) {
 				break
 			}
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(leaderRetryPause):
+			}
+			tried = map[string]bool{}
+			target = p.pick(rt)
+		}
+		tried[target] = true
+		resp, err := p.forward(r, rt, body, target)
+		if err != nil {
+			lastErr = err
+			p.forgetLeader(rt.Prefix, target)
+			if rt.Leader && !safeToResend(r.Method, err) {
+				writeError(w, http.StatusBadGateway, fmt.Sprintf("%s failed during the request (%v); the change may or may not have been applied: check before retrying", target, err))
+				return
+			}
+			target = p.another(rt, tried)
 			continue
 		}
 		if rt.Leader && resp.StatusCode == http.StatusTemporaryRedirect {
-			if base := baseOf(resp.Header.Get("Location")); base != "" && contains(rt.Backends, base) && !tried[base] {
-				resp.Body.Close()
+			// Never hand a redirect to the router's clients: follow it to a
+			// known node, or try the others.
+			resp.Body.Close()
+			base := baseOf(resp.Header.Get("Location"))
+			if base != "" && contains(rt.Backends, base) && !tried[base] {
 				p.setLeader(rt.Prefix, base)
 				target = base
 				continue
 			}
+			lastErr = fmt.Errorf("%s redirects to %s, which did not answer", target, base)
+			target = p.another(rt, tried)
+			continue
+		}
+		if rt.Leader && resp.StatusCode == http.StatusServiceUnavailable && time.Now().Before(deadline) {
+			// No leader yet, or one still starting up: wait for the election.
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			resp.Body.Close()
+			msg := strings.TrimSpace(string(b))
+			var eb ErrorBody
+			if json.Unmarshal(b, &eb) == nil && eb.Error != "" {
+				msg = eb.Error
+			}
+			lastErr = fmt.Errorf("%s answered 503 (%s)", target, msg)
+			p.forgetLeader(rt.Prefix, target)
+			target = p.another(rt, tried)
+			continue
 		}
 		if rt.Leader && resp.StatusCode < 300 {
 			p.setLeader(rt.Prefix, target)
@@ -109,13 +146,46 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rt Route) {
 		return
 	}
 	msg := "no backend answered"
+	if rt.Leader {
+		msg = "no leader answered"
+	}
 	if lastErr != nil {
 		msg += ": " + lastErr.Error()
 	}
 	writeError(w, http.StatusServiceUnavailable, msg+"; retry in a moment")
 }
 
-func (p *Proxy) forward(r *http.Request, body []byte, base string) (*http.Response, error) {
+// leaderRetryPause is the wait between rounds over the control nodes while a
+// leader is being elected (elections take well under a second).
+const leaderRetryPause = 100 * time.Millisecond
+
+// safeToResend says whether a failed control-plane request may go to another
+// node: reads always, changes only when the connection was never made (a
+// leader that died mid-request may have applied the change already). Data-plane
+// routes carry queries, which are always safe to resend.
+func safeToResend(method string, err error) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return true
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+func newProxyClient(fresh bool) *http.Client {
+	return &http.Client{
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Transport: &http.Transport{
+			Proxy:               nil,
+			DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+			MaxIdleConnsPerHost: 256,
+			IdleConnTimeout:     90 * time.Second,
+			DisableKeepAlives:   fresh,
+		},
+	}
+}
+
+func (p *Proxy) forward(r *http.Request, rt Route, body []byte, base string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, base+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -128,6 +198,13 @@ func (p *Proxy) forward(r *http.Request, body []byte, base string) (*http.Respon
 	}
 	if ip := clientIP(r); ip != "" {
 		req.Header.Set("X-Forwarded-For", ip)
+	}
+	if rt.Leader && !safeToResend(r.Method, nil) {
+		// A change goes over a new connection: a pooled one may have been
+		// closed by a leader that just stopped, and a write that fails on
+		// it cannot be told apart from one the leader crashed while
+		// applying. A refused connection is unambiguous, so it is retried.
+		return p.fresh.Do(req)
 	}
 	return p.client.Do(req)
 }
@@ -169,6 +246,14 @@ func (p *Proxy) another(rt Route, tried map[string]bool) string {
 		}
 	}
 	return ""
+}
+
+func (p *Proxy) forgetLeader(prefix, base string) {
+	p.mu.Lock()
+	if p.leader[prefix] == base {
+		delete(p.leader, prefix)
+	}
+	p.mu.Unlock()
 }
 
 func (p *Proxy) setLeader(prefix, base string) {

@@ -4,6 +4,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -66,6 +68,7 @@ type Server struct {
 	started   time.Time
 	proposeT  time.Duration
 	pprof     bool                   // svc.debug.pprof: serve /debug/pprof/
+	trusted   []*net.IPNet           // svc.server.trustedProxies: peers whose X-Forwarded-For is believed
 	sup       supervisorHooks        // supervisor runtime status and kick hook (supervisors.go)
 	inv       *coordinator.Inventory // what the historicals serve (coordinator role)
 	placement *coordinator.Placement // which historical should serve what (coordinator role)
@@ -90,7 +93,12 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	trusted, err := parseTrustedProxies(o.Props.List("svc.server.trustedProxies"))
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
+		trusted:  trusted,
 		pprof:    pprofOn,
 		opts:     o,
 		node:     o.Node,
@@ -113,7 +121,57 @@ func New(o Options) (*Server, error) {
 }
 
 // Handler returns the root handler with the common middleware.
-func (s *Server) Handler() http.Handler { return s.recoverer(s.router) }
+func (s *Server) Handler() http.Handler { return s.recoverer(s.common(s.router)) }
+
+// common does what every endpoint needs before routing: it rejects a query
+// string that does not decode (rather than silently dropping the parameter),
+// answers HEAD as GET without the body and OPTIONS with the allowed methods
+// (load-balancer health checks use both), and records the client's address
+// for audit entries.
+func (s *Server) common(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			writeError(w, http.StatusBadRequest, "malformed query string: "+err.Error()+"; percent-encode special characters")
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), clientIPKey{}, s.resolveClientIP(r)))
+		switch r.Method {
+		case http.MethodHead:
+			// net/http drops the body of a response to a HEAD request, which
+			// w still belongs to; the handlers see a GET.
+			g := r.Clone(r.Context())
+			g.Method = http.MethodGet
+			next.ServeHTTP(w, g)
+			return
+		case http.MethodOptions:
+			s.options(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// options answers OPTIONS with the methods the path accepts.
+func (s *Server) options(w http.ResponseWriter, r *http.Request) {
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		var match mux.RouteMatch
+		if s.router.Match(probe, &match) && match.MatchErr == nil {
+			allowed = append(allowed, m)
+			if m == http.MethodGet {
+				allowed = append(allowed, http.MethodHead)
+			}
+		}
+	}
+	if len(allowed) == 0 {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s (see the README for the API)", r.URL.Path))
+		return
+	}
+	w.Header().Set("Allow", strings.Join(append(allowed, http.MethodOptions), ", "))
+	writeEmpty(w, http.StatusOK)
+}
 
 func (s *Server) routes() {
 	r := s.router
@@ -235,20 +293,82 @@ func auditFrom(r *http.Request) commands.Audit {
 	}
 }
 
-// clientIP is the original client's address: the first X-Forwarded-For hop when
-// the request came through Strata's router, else the peer address.
+type clientIPKey struct{}
+
+// clientIP is the client's address as resolved by the common middleware.
 func clientIP(r *http.Request) string {
-	if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
-		first, _, _ := strings.Cut(xff, ",")
-		if ip := strings.TrimSpace(first); net.ParseIP(ip) != nil {
-			return ip
-		}
+	if ip, ok := r.Context().Value(clientIPKey{}).(string); ok {
+		return ip
 	}
+	return peerIP(r)
+}
+
+func peerIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
 	}
 	return host
+}
+
+// resolveClientIP is the peer's address, unless the peer is one of
+// svc.server.trustedProxies (a router in front of this node): then
+// X-Forwarded-For is read from the right, and the first hop that is not a
+// trusted proxy is the client. Anyone else's X-Forwarded-For is ignored, so a
+// client cannot write a made-up address into the audit trail.
+func (s *Server) resolveClientIP(r *http.Request) string {
+	peer := peerIP(r)
+	if len(s.trusted) == 0 || !s.isTrusted(peer) {
+		return peer
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	client := peer
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop := strings.TrimSpace(hops[i])
+		if net.ParseIP(hop) == nil {
+			break
+		}
+		client = hop
+		if !s.isTrusted(hop) {
+			break
+		}
+	}
+	return client
+}
+
+func (s *Server) isTrusted(ip string) bool {
+	addr := net.ParseIP(ip)
+	for _, n := range s.trusted {
+		if addr != nil && n.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseTrustedProxies reads svc.server.trustedProxies: IP addresses or CIDR
+// blocks, as a JSON array or a comma-separated list.
+func parseTrustedProxies(list []string) ([]*net.IPNet, error) {
+	var out []*net.IPNet
+	for _, item := range list {
+		if !strings.Contains(item, "/") {
+			ip := net.ParseIP(item)
+			if ip == nil {
+				return nil, fmt.Errorf("svc.server.trustedProxies: %q is not an IP address or CIDR block", item)
+			}
+			bits := 32
+			if ip.To4() == nil {
+				bits = 128
+			}
+			item = fmt.Sprintf("%s/%d", ip, bits)
+		}
+		_, n, err := net.ParseCIDR(item)
+		if err != nil {
+			return nil, fmt.Errorf("svc.server.trustedProxies: %q is not an IP address or CIDR block", item)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // propose replicates a command and maps its outcome to HTTP: apply errors become

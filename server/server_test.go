@@ -131,7 +131,9 @@ func TestBadInputLeavesStateUnchanged(t *testing.T) {
 		{"POST", "/svc/coordinator/v1/config", "application/json", `{"maxSegmentsToMove":`, 400, "malformed JSON"},
 		{"POST", "/svc/coordinator/v1/config", "application/json", `not json`, 400, "JSON object"},
 		{"POST", "/svc/coordinator/v1/config", "application/json", `{"maxSegmentsToMove":"many"}`, 400, "maxSegmentsToMove"},
-		{"POST", "/svc/coordinator/v1/config", "application/json", `{"pauseCoordination":1}`, 400, "pauseCoordination"},
+		{"POST", "/svc/coordinator/v1/config", "application/json", `{"pauseCoordination":"maybe"}`, 400, "pauseCoordination"},
+		{"POST", "/svc/coordinator/v1/config", "application/json", `{"maxSegmentsToMove":[5]}`, 400, "maxSegmentsToMove"},
+		{"GET", "/svc/coordinator/v1/config/history?interval=%zz", "", "", 400, "malformed query string"},
 		{"POST", "/svc/coordinator/v1/config", "application/json", `{"maxSegmentsToMove":5,"decommissioningMaxPercentOfMaxSegmentsToMove":150}`, 400, "should be in range [0, 100]"},
 		{"POST", "/svc/coordinator/v1/config", "application/json", `{"maxNonPrimaryReplicantsToLoad":-1}`, 400, "greater than or equal to 0"},
 		{"POST", "/svc/coordinator/v1/config", "text/plain", `{"maxSegmentsToMove":5}`, 415, "application/json"},
@@ -251,7 +253,7 @@ func TestStatusEndpoints(t *testing.T) {
 	if code, body, _ := call(t, "GET", ts.URL+"/svc/coordinator/v1/isLeader", "", ""); code != 200 || body != `{"leader":true}` {
 		t.Fatalf("isLeader: %d %s", code, body)
 	}
-	if code, body, h := call(t, "GET", ts.URL+"/svc/coordinator/v1/leader", "", ""); code != 200 || body != ts.URL || !strings.HasPrefix(h.Get("Content-Type"), "text/plain") {
+	if code, body, h := call(t, "GET", ts.URL+"/svc/coordinator/v1/leader", "", ""); code != 200 || body != ts.URL || h.Get("Content-Type") != "application/json" {
 		t.Fatalf("leader: %d %s", code, body)
 	}
 }
@@ -313,5 +315,82 @@ func TestPprofEndpoint(t *testing.T) {
 	p.Set("svc.debug.pprof", "maybe")
 	if _, err := New(Options{Roles: []string{RoleRouter}, Props: p}); err == nil {
 		t.Error("svc.debug.pprof=maybe accepted")
+	}
+}
+
+// Load balancers probe with HEAD and OPTIONS; both work wherever GET does.
+func TestHeadAndOptions(t *testing.T) {
+	ts, _ := single(t, nil)
+	for _, path := range []string{"/status/health", "/svc/coordinator/v1/isLeader", "/svc/coordinator/v1/config"} {
+		code, body, h := call(t, "HEAD", ts.URL+path, "", "")
+		if code != 200 || body != "" || h.Get("Content-Type") != "application/json" {
+			t.Errorf("HEAD %s: %d %q %v", path, code, body, h)
+		}
+	}
+	code, body, h := call(t, "OPTIONS", ts.URL+"/svc/coordinator/v1/config", "", "")
+	if code != 200 || body != "" || h.Get("Allow") != "GET, HEAD, POST, OPTIONS" {
+		t.Errorf("OPTIONS config: %d %q Allow=%q", code, body, h.Get("Allow"))
+	}
+	if code, _, h := call(t, "OPTIONS", ts.URL+"/status/health", "", ""); code != 200 || h.Get("Allow") != "GET, HEAD, OPTIONS" {
+		t.Errorf("OPTIONS health: %d Allow=%q", code, h.Get("Allow"))
+	}
+	if code, body, _ := call(t, "OPTIONS", ts.URL+"/svc/nothing/here", "", ""); code != 404 || !strings.Contains(body, `"error"`) {
+		t.Errorf("OPTIONS unknown path: %d %s", code, body)
+	}
+	// HEAD is GET without the body: it changes nothing and POST-only paths refuse it.
+	if code, _, _ := call(t, "HEAD", ts.URL+"/svc/coordinator/v1/datasources/x/markUnused", "", ""); code != 405 {
+		t.Errorf("HEAD on a POST-only path: %d, want 405", code)
+	}
+}
+
+// A query string that does not decode is an error, not a silently dropped
+// parameter (which would turn a bad history interval into the default week).
+func TestMalformedQueryString(t *testing.T) {
+	ts, _ := single(t, nil)
+	code, body, h := call(t, "GET", ts.URL+"/svc/coordinator/v1/config/history?interval=%zz", "", "")
+	if code != 400 || !strings.Contains(body, "malformed query string") || h.Get("Content-Type") != "application/json" {
+		t.Fatalf("bad escape: %d %s", code, body)
+	}
+	code, body, _ = call(t, "GET", ts.URL+"/svc/coordinator/v1/config/history?interval=garbage", "", "")
+	if code != 400 || strings.Count(body, "invalid interval") != 1 {
+		t.Fatalf("bad interval: %d %s", code, body)
+	}
+}
+
+// The audit ip is the peer's address; X-Forwarded-For counts only from a
+// trusted proxy (svc.server.trustedProxies), read from the right.
+func TestAuditIPTrustsOnlyConfiguredProxies(t *testing.T) {
+	post := func(ts string, xff string) string {
+		t.Helper()
+		code, body, _ := callWith(t, "POST", ts+"/svc/coordinator/v1/config", "application/json", `{}`, map[string]string{"X-Forwarded-For": xff})
+		if code != 200 {
+			t.Fatalf("POST: %d %s", code, body)
+		}
+		_, body, _ = call(t, "GET", ts+"/svc/coordinator/v1/config/history?count=1", "", "")
+		var h []struct {
+			AuditInfo struct{ IP string } `json:"auditInfo"`
+		}
+		if json.Unmarshal([]byte(body), &h) != nil || len(h) != 1 {
+			t.Fatalf("history: %s", body)
+		}
+		return h[0].AuditInfo.IP
+	}
+	ts, _ := single(t, nil)
+	if ip := post(ts.URL, "6.6.6.6"); ip != "127.0.0.1" {
+		t.Errorf("untrusted peer's X-Forwarded-For believed: ip %q", ip)
+	}
+	p := props.Defaults()
+	p.Set("svc.server.trustedProxies", "10.0.0.0/8, 127.0.0.1")
+	ts2, _ := single(t, p)
+	if ip := post(ts2.URL, "6.6.6.6, 203.0.113.9, 10.1.2.3"); ip != "203.0.113.9" {
+		t.Errorf("through trusted proxies: ip %q, want the first untrusted hop from the right", ip)
+	}
+	if ip := post(ts2.URL, "not-an-ip"); ip != "127.0.0.1" {
+		t.Errorf("garbage X-Forwarded-For: ip %q", ip)
+	}
+	bad := props.Defaults()
+	bad.Set("svc.server.trustedProxies", "somewhere")
+	if _, err := New(Options{Props: bad}); err == nil || !strings.Contains(err.Error(), "svc.server.trustedProxies") {
+		t.Errorf("bad trustedProxies accepted: %v", err)
 	}
 }
