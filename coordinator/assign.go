@@ -48,6 +48,8 @@ type Plan struct {
 	Hold map[string][]*segment.DataSegment
 	// Targets maps a segment to the servers chosen for it, sorted by name;
 	// segments with no target (unwanted, or no room anywhere) are absent.
+	// After Throttle a target may lack the segment in Hold: its load is held
+	// back for a later plan.
 	Targets map[segment.ID][]string
 }
 

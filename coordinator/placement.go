@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"strata/cluster"
+	"strata/commands"
 	"strata/fsm"
 	"strata/rules"
 	"strata/segment"
@@ -71,11 +72,9 @@ func (p *Placement) Current(now time.Time) (*Current, error) {
 	}
 	c := &Current{NowMs: now.UnixMilli(), Segments: map[string][]*segment.DataSegment{}, Wants: map[segment.ID]Want{}}
 	var all []*segment.DataSegment
-	paused := false
-	var decommissioning []string
+	var cfg commands.CoordinatorDynamicConfig
 	p.Node.FSM().Read(func(st *fsm.State) {
-		cfg := st.CoordinatorConfig()
-		paused, decommissioning = cfg.PauseCoordination, cfg.DecommissioningNodes
+		cfg = st.CoordinatorConfig()
 		defaults := st.DefaultRules()
 		for _, ds := range st.UsedIndex().DataSources() {
 			segs := ServedSegments(st, ds)
@@ -95,13 +94,14 @@ func (p *Placement) Current(now time.Time) (*Current, error) {
 	for _, srv := range c.Servers {
 		if srv.Reachable {
 			cands = append(cands, Candidate{Name: srv.Meta.Name, Tier: srv.Meta.Tier, MaxSize: srv.Meta.MaxSize, Held: srv.Segments,
-				Decommissioning: slices.Contains(decommissioning, srv.Meta.Name)})
+				Decommissioning: slices.Contains(cfg.DecommissioningNodes, srv.Meta.Name)})
 		}
 	}
-	if paused {
+	if cfg.PauseCoordination {
 		c.Plan = frozen(cands)
 	} else {
-		c.Plan = PlanAssignments(all, func(seg *segment.DataSegment) Want { return c.Wants[seg.ID()] }, cands)
+		want := func(seg *segment.DataSegment) Want { return c.Wants[seg.ID()] }
+		c.Plan = Throttle(PlanAssignments(all, want, cands), cands, want, LimitsOf(cfg, len(all)))
 	}
 	p.key, p.cur = key, c
 	return c, nil
