@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -188,4 +189,48 @@ func TestRetentionRulesPlaceSegments(t *testing.T) {
 	eventually(t, "the late segment loads after resuming", func() bool {
 		return holdersOf(append(left, hot)...)[late.ID().String()] == 1
 	})
+}
+
+// With a load queue of one segment per historical (smart loading off), the
+// coordinator hands each historical one segment at a time, and the loading
+// still runs to the end: every finished load lets the next one out.
+func TestThrottledLoadingConverges(t *testing.T) {
+	f := newDPFixture(t)
+	if code, got, _ := call(t, "POST", f.coord+"/svc/coordinator/v1/config", "application/json",
+		`{"smartSegmentLoading":false,"maxSegmentsInNodeLoadingQueue":1}`); code != 200 {
+		t.Fatalf("config: %d %s", code, got)
+	}
+	f.setRules("wiki", `[{"type":"loadForever","tieredReplicants":{"_default_tier":2}}]`)
+	var ids []string
+	for d := 1; d <= 6; d++ {
+		day, next := fmt.Sprintf("2013-09-%02d", d), fmt.Sprintf("2013-09-%02d", d+1)
+		seg := f.segment("wiki", day+"/"+next, "v1", 0, 1, wikiRows(day, int64(d)))
+		f.publish(seg)
+		ids = append(ids, seg.ID().String())
+	}
+	h1, h2 := f.startHistorical(t.TempDir(), nil), f.startHistorical(t.TempDir(), nil)
+	h1.node.Start()
+	h2.node.Start()
+	maxQueued := 0
+	eventually(t, "both historicals hold all six segments", func() bool {
+		_, got, _ := call(t, "GET", f.coord+"/svc/coordinator/v1/loadqueue?simple", "", "")
+		var q map[string]struct {
+			SegmentsToLoad int `json:"segmentsToLoad"`
+		}
+		if json.Unmarshal([]byte(got), &q) == nil {
+			for _, s := range q {
+				maxQueued = max(maxQueued, s.SegmentsToLoad)
+			}
+		}
+		h := holdersOf(h1, h2)
+		for _, id := range ids {
+			if h[id] != 2 {
+				return false
+			}
+		}
+		return true
+	})
+	if maxQueued > 1 {
+		t.Fatalf("a historical had %d segments queued, limit 1", maxQueued)
+	}
 }
