@@ -220,7 +220,14 @@ func StartQuickstart(p *props.Properties, logger hclog.Logger) (*Process, error)
 		return nil, err
 	}
 	proc.Props = p
-	rsrv, err := server.New(server.Options{Roles: []string{server.RoleRouter}, Props: p, Logger: logger.Named("router"), Mount: []func(*mux.Router){routerProxy(p).Mount}})
+	// The router's listener reports its own address and role, as a separate
+	// router process would.
+	rp := props.New()
+	rp.Merge(p)
+	rp.Set("svc.node.roles", server.RoleRouter)
+	rp.Set("svc.http.address", p.String("svc.router.address"))
+	rp.Set("svc.http.advertisedUrl", "")
+	rsrv, err := server.New(server.Options{Roles: []string{server.RoleRouter}, Props: rp, Logger: logger.Named("router"), Mount: []func(*mux.Router){routerProxy(p).Mount}})
 	if err != nil {
 		proc.Close()
 		return nil, err
