@@ -378,13 +378,7 @@ func BenchmarkPlanAssignments(b *testing.B) {
 	servers := planServers(20, "t", 0)
 	want := replicas(map[string]int{"t": 2})
 	// Steady state: every server already holds what it is planned to hold.
-	prev := PlanAssignments(segs, want, servers)
-	for i := range servers {
-		servers[i].Held = map[segment.ID]*segment.DataSegment{}
-		for _, s := range prev.Hold[servers[i].Name] {
-			servers[i].Held[s.ID()] = s
-		}
-	}
+	servers = holding(PlanAssignments(segs, want, servers), servers)
 	b.ReportAllocs()
 	for b.Loop() {
 		PlanAssignments(segs, want, servers)

@@ -23,6 +23,17 @@ func loads(p Plan, servers []Candidate) map[string][]segment.ID {
 	return out
 }
 
+// copies counts the servers whose hold list has seg.
+func copies(p Plan, servers []Candidate, seg *segment.DataSegment) int {
+	n := 0
+	for _, c := range servers {
+		if slices.ContainsFunc(p.Hold[c.Name], func(s *segment.DataSegment) bool { return s.ID() == seg.ID() }) {
+			n++
+		}
+	}
+	return n
+}
+
 func countLoads(m map[string][]segment.ID) int {
 	n := 0
 	for _, ids := range m {
@@ -76,13 +87,7 @@ func TestThrottlePrimaryLoadsAreNotHeldBack(t *testing.T) {
 		t.Fatalf("%d loads, want 310 (every primary and 10 replicas)", got)
 	}
 	for _, seg := range segs {
-		n := 0
-		for _, c := range servers {
-			if slices.ContainsFunc(p.Hold[c.Name], func(s *segment.DataSegment) bool { return s.ID() == seg.ID() }) {
-				n++
-			}
-		}
-		if n == 0 {
+		if copies(p, servers, seg) == 0 {
 			t.Fatalf("segment %s has no server", seg.ID())
 		}
 	}
@@ -92,13 +97,7 @@ func TestThrottlePrimaryLoadsAreNotHeldBack(t *testing.T) {
 		if len(p.Targets[seg.ID()]) != 2 {
 			t.Fatalf("newest segment %s lacks a target", seg.ID())
 		}
-		n := 0
-		for _, c := range servers {
-			if slices.ContainsFunc(p.Hold[c.Name], func(s *segment.DataSegment) bool { return s.ID() == seg.ID() }) {
-				n++
-			}
-		}
-		if n != 2 {
+		if n := copies(p, servers, seg); n != 2 {
 			t.Errorf("newest segment %s placed %d times, want both replicas now", seg.ID(), n)
 		}
 	}
@@ -139,13 +138,7 @@ func TestThrottleMovesAndLoadQueue(t *testing.T) {
 		t.Fatalf("loads %v, want 7 moves onto the new server", l)
 	}
 	for _, seg := range segs {
-		n := 0
-		for _, c := range grown {
-			if slices.ContainsFunc(p.Hold[c.Name], func(s *segment.DataSegment) bool { return s.ID() == seg.ID() }) {
-				n++
-			}
-		}
-		if n == 0 {
+		if copies(p, grown, seg) == 0 {
 			t.Fatalf("segment %s unserved during the moves", seg.ID())
 		}
 	}
