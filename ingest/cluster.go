@@ -16,6 +16,7 @@ import (
 
 	"strata/interval"
 	"strata/props"
+	"strata/rules"
 	"strata/segment"
 	"strata/storage/deep"
 	stseg "strata/storage/segment"
@@ -309,13 +310,59 @@ func (c *Cluster) publish(ctx context.Context, ds string, segs []*segment.DataSe
 	return out.Published, nil
 }
 
+// ruleLoads tells whether the retention rules have historicals load a
+// segment. Like Druid's load waiter (which counts a segment with replication
+// factor 0 as loaded) it does not wait for segments a drop rule, or a load
+// rule with no replicas, keeps off the historicals: they would never load.
+// When the rules cannot be read, every segment is waited for.
+func (c *Cluster) ruleLoads(ctx context.Context, segs []*segment.DataSegment) func(*segment.DataSegment) bool {
+	byDS := map[string][]rules.Rule{}
+	known := map[string]bool{}
+	for _, s := range segs {
+		if known[s.DataSource] {
+			continue
+		}
+		known[s.DataSource] = true
+		b, code, err := c.coordinatorDo(ctx, http.MethodGet, "/svc/coordinator/v1/rules/"+url.PathEscape(s.DataSource)+"?full", nil)
+		if err != nil || code != http.StatusOK {
+			continue
+		}
+		if rs, err := rules.Parse(b); err == nil {
+			byDS[s.DataSource] = rs
+		}
+	}
+	now := time.Now().UnixMilli()
+	return func(s *segment.DataSegment) bool {
+		rs, ok := byDS[s.DataSource]
+		if !ok {
+			return true
+		}
+		r, ok := rules.Match(rs, nil, s.Interval, now)
+		if !ok {
+			return false // no rule applies: nothing loads it
+		}
+		switch r.Kind() {
+		case rules.Broadcast:
+			return true
+		case rules.Load:
+			for _, n := range r.Replicants() {
+				if n > 0 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+}
+
 // WaitLoaded waits until the broker lists every published data segment (not
 // tombstones, which are never loaded) with a location, for at most timeout.
 func (c *Cluster) WaitLoaded(ctx context.Context, segs []*segment.DataSegment, timeout time.Duration) error {
 	want := map[string]bool{}
 	byDS := map[string][]string{}
+	loads := c.ruleLoads(ctx, segs)
 	for _, s := range segs {
-		if s.IsTombstone() {
+		if s.IsTombstone() || !loads(s) {
 			continue
 		}
 		want[fmt.Sprintf("%s|%s|%s|%d", s.DataSource, s.Interval.String(), s.Version, s.ShardSpec.PartitionNum)] = true

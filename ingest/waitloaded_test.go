@@ -1,0 +1,66 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"strata/interval"
+	"strata/segment"
+)
+
+// The load waiter does not wait for segments the retention rules keep off the
+// historicals (a drop rule, or no rule at all), as Druid's counts replication
+// factor 0 as loaded; it still waits for the ones a load rule places.
+func TestWaitLoadedSkipsSegmentsRulesDoNotLoad(t *testing.T) {
+	day := func(d string) interval.Interval {
+		iv, err := interval.Parse(d + "/P1D")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return iv
+	}
+	kept := &segment.DataSegment{DataSource: "wiki", Interval: day("2020-01-01"), Version: "v1", ShardSpec: segment.NumberedShard(0, 1)}
+	dropped := &segment.DataSegment{DataSource: "wiki", Interval: day("2021-06-01"), Version: "v1", ShardSpec: segment.NumberedShard(0, 1)}
+	coord := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/svc/coordinator/v1/rules/wiki" || !r.URL.Query().Has("full") {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, `[{"type":"loadByInterval","interval":"2020-01-01/2020-02-01","tieredReplicants":{"_default_tier":1}},{"type":"dropForever"}]`)
+	}))
+	defer coord.Close()
+	var hideKept atomic.Bool
+	broker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/candidates") {
+			http.NotFound(w, r)
+			return
+		}
+		if hideKept.Load() {
+			fmt.Fprint(w, `[]`)
+			return
+		}
+		fmt.Fprintf(w, `[{"interval":%q,"version":"v1","partitionNumber":0,"locations":[{"name":"h1"}]}]`, kept.Interval.String())
+	}))
+	defer broker.Close()
+	c := &Cluster{Coordinators: []string{coord.URL}, Broker: broker.URL, HTTP: http.DefaultClient}
+
+	start := time.Now()
+	if err := c.WaitLoaded(context.Background(), []*segment.DataSegment{kept, dropped}, 5*time.Second); err != nil {
+		t.Fatalf("waiting for a loaded segment and a dropped one: %v", err)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Fatalf("waited %s for a segment the rules drop", time.Since(start))
+	}
+	hideKept.Store(true)
+	err := c.WaitLoaded(context.Background(), []*segment.DataSegment{kept, dropped}, 300*time.Millisecond)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "1 published segments") {
+		t.Fatalf("a segment a load rule places was not waited for: %v", err)
+	}
+}
