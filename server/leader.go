@@ -31,12 +31,12 @@ func (s *Server) leaderRead(h http.HandlerFunc) http.HandlerFunc {
 
 func (s *Server) notLeader(w http.ResponseWriter, r *http.Request) {
 	if s.node.RaftLeader() {
-		writeError(w, http.StatusServiceUnavailable, "this node was just elected leader and is catching up; retry in a moment")
+		writeUnavailable(w, "this node was just elected leader and is catching up; retry in a moment")
 		return
 	}
 	leader := s.node.LeaderURL()
 	if leader == "" || leader == s.node.HTTPURL() {
-		writeError(w, http.StatusServiceUnavailable, "no leader is elected right now (election in progress or quorum lost); retry in a moment")
+		writeUnavailable(w, "no leader is elected right now (election in progress or quorum lost); retry in a moment")
 		return
 	}
 	w.Header().Set("Location", leader+r.URL.RequestURI())
@@ -64,4 +64,14 @@ func (s *Server) isLeader(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusNotFound, map[string]bool{"leader": false})
+}
+
+// RetryHeader marks a 503 that means "no leader can answer yet" (an election,
+// or a new leader still starting up), as opposed to a 503 that is the answer
+// (an unhealthy supervisor, say). The router retries only the former.
+const RetryHeader = "X-Svc-Retry-After-Election"
+
+func writeUnavailable(w http.ResponseWriter, msg string) {
+	w.Header().Set(RetryHeader, "true")
+	writeError(w, http.StatusServiceUnavailable, msg)
 }

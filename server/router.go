@@ -125,8 +125,9 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rt Route) {
 			target = p.another(rt, tried)
 			continue
 		}
-		if rt.Leader && resp.StatusCode == http.StatusServiceUnavailable && time.Now().Before(deadline) {
+		if rt.Leader && resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get(RetryHeader) != "" && time.Now().Before(deadline) {
 			// No leader yet, or one still starting up: wait for the election.
+			// Other 503s are answers (an unhealthy supervisor) and pass on.
 			b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 			resp.Body.Close()
 			msg := strings.TrimSpace(string(b))

@@ -492,7 +492,7 @@ func (s *Server) supervisorHistory(w http.ResponseWriter, r *http.Request) {
 func (s *Server) killSupervisorTasks(w http.ResponseWriter, ds string) bool {
 	o := overlord.For(s.node)
 	if o == nil {
-		writeError(w, http.StatusServiceUnavailable, "the overlord is not running on this node; retry")
+		writeUnavailable(w, "the overlord is not running on this node; retry")
 		return false
 	}
 	var ids []string

@@ -78,7 +78,7 @@ func (s *Server) taskRoutes(r *mux.Router) {
 func (t *taskAPI) overlordError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, overlord.ErrNotReady):
-		writeError(w, http.StatusServiceUnavailable, err.Error())
+		writeUnavailable(w, err.Error())
 	case errors.Is(err, overlord.ErrUnknownWorker):
 		writeError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, cluster.ErrNotLeader):
@@ -444,7 +444,7 @@ type workerRecordJSON struct {
 func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) {
 	o := overlord.For(s.node)
 	if o == nil {
-		writeError(w, http.StatusServiceUnavailable, overlord.ErrNotReady.Error())
+		writeUnavailable(w, overlord.ErrNotReady.Error())
 		return
 	}
 	infos, err := o.Workers()
