@@ -58,20 +58,21 @@ type Options struct {
 
 // Server serves one process's HTTP API.
 type Server struct {
-	opts      Options
-	node      *cluster.Node
-	props     *props.Properties
-	log       hclog.Logger
-	maxBody   int64
-	roles     map[string]bool
-	router    *mux.Router
-	started   time.Time
-	proposeT  time.Duration
-	pprof     bool                   // svc.debug.pprof: serve /debug/pprof/
-	trusted   []*net.IPNet           // svc.server.trustedProxies: peers whose X-Forwarded-For is believed
-	sup       supervisorHooks        // supervisor runtime status and kick hook (supervisors.go)
-	inv       *coordinator.Inventory // what the historicals serve (coordinator role)
-	placement *coordinator.Placement // which historical should serve what (coordinator role)
+	opts            Options
+	node            *cluster.Node
+	props           *props.Properties
+	log             hclog.Logger
+	maxBody         int64
+	maxInternalBody int64 // svc.server.http.maxInternalRequestBytes, for /svc-internal/
+	roles           map[string]bool
+	router          *mux.Router
+	started         time.Time
+	proposeT        time.Duration
+	pprof           bool                   // svc.debug.pprof: serve /debug/pprof/
+	trusted         []*net.IPNet           // svc.server.trustedProxies: peers whose X-Forwarded-For is believed
+	sup             supervisorHooks        // supervisor runtime status and kick hook (supervisors.go)
+	inv             *coordinator.Inventory // what the historicals serve (coordinator role)
+	placement       *coordinator.Placement // which historical should serve what (coordinator role)
 
 	assignedMu sync.Mutex
 	assigned   map[string]assignedAnswer // encoded assignments by historical name
@@ -89,6 +90,10 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	maxInternal, err := o.Props.Int("svc.server.http.maxInternalRequestBytes", 256<<20)
+	if err != nil {
+		return nil, err
+	}
 	pprofOn, err := o.Props.Bool("svc.debug.pprof", false)
 	if err != nil {
 		return nil, err
@@ -98,17 +103,18 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		trusted:  trusted,
-		pprof:    pprofOn,
-		opts:     o,
-		node:     o.Node,
-		props:    o.Props,
-		log:      o.Logger,
-		maxBody:  maxBody,
-		roles:    map[string]bool{},
-		router:   mux.NewRouter(),
-		started:  time.Now(),
-		proposeT: 10 * time.Second,
+		trusted:         trusted,
+		pprof:           pprofOn,
+		opts:            o,
+		node:            o.Node,
+		props:           o.Props,
+		log:             o.Logger,
+		maxBody:         maxBody,
+		maxInternalBody: maxInternal,
+		roles:           map[string]bool{},
+		router:          mux.NewRouter(),
+		started:         time.Now(),
+		proposeT:        10 * time.Second,
 	}
 	for _, r := range o.Roles {
 		s.roles[r] = true
@@ -267,15 +273,21 @@ func (s *Server) readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, b
 }
 
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	if r.ContentLength > s.maxBody {
-		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes (svc.server.http.maxRequestBytes)", r.ContentLength, s.maxBody))
+	// Calls between Strata's own processes (a task publishing every segment
+	// of a large ingestion at once) have their own, larger limit.
+	limit, prop := s.maxBody, "svc.server.http.maxRequestBytes"
+	if strings.HasPrefix(r.URL.Path, "/svc-internal/") {
+		limit, prop = s.maxInternalBody, "svc.server.http.maxInternalRequestBytes"
+	}
+	if r.ContentLength > limit {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes (%s)", r.ContentLength, limit, prop))
 		return nil, false
 	}
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes (svc.server.http.maxRequestBytes)", s.maxBody))
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes (%s)", limit, prop))
 			return nil, false
 		}
 		writeError(w, http.StatusBadRequest, "cannot read request body: "+err.Error())

@@ -319,6 +319,25 @@ func TestPprofEndpoint(t *testing.T) {
 }
 
 // Load balancers probe with HEAD and OPTIONS; both work wherever GET does.
+// Internal calls (a task publishing a large ingestion's segments) are held to
+// svc.server.http.maxInternalRequestBytes, not the public limit.
+func TestInternalBodyLimit(t *testing.T) {
+	p := props.Defaults()
+	p.Set("svc.server.http.maxRequestBytes", "1024")
+	p.Set("svc.server.http.maxInternalRequestBytes", "4096")
+	ts, _ := single(t, p)
+	pad := strings.Repeat(" ", 2000)
+	if code, body, _ := call(t, "POST", ts.URL+"/svc-internal/v1/segments/publish", "application/json", `{"segments":[]}`+pad); code == 413 {
+		t.Fatalf("internal publish of 2 kB refused by the public limit: %s", body)
+	}
+	if code, body, _ := call(t, "POST", ts.URL+"/svc-internal/v1/segments/publish", "application/json", `{}`+strings.Repeat(" ", 5000)); code != 413 || !strings.Contains(body, "maxInternalRequestBytes") {
+		t.Fatalf("internal body over its limit: %d %s", code, body)
+	}
+	if code, _, _ := call(t, "POST", ts.URL+"/svc/coordinator/v1/config", "application/json", `{}`+pad); code != 413 {
+		t.Fatalf("public body over the public limit: %d", code)
+	}
+}
+
 func TestHeadAndOptions(t *testing.T) {
 	ts, _ := single(t, nil)
 	for _, path := range []string{"/status/health", "/svc/coordinator/v1/isLeader", "/svc/coordinator/v1/config"} {
