@@ -61,6 +61,12 @@ var defaultValues = map[string]string{
 	"svc.storage.type":                        "local",
 	"svc.storage.storageDirectory":            "",
 	"svc.debug.pprof":                         "false",
+	"svc.log.level":                           "info",
+	"svc.log.json":                            "false",
+	"svc.coordinator.period":                  "60s",
+	"svc.coordinator.startDelay":              "2s",
+	"svc.coordinator.inventory.period":        "1s",
+	"svc.coordinator.inventory.expiry":        "30s",
 }
 
 // Load reads a properties file in java.util.Properties syntax: `key=value`,
