@@ -67,6 +67,7 @@ type Worker struct {
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
 	start  sync.Once
+	begun  time.Time // when Start was called
 	stop   sync.Once
 	done   chan struct{}
 
@@ -142,6 +143,7 @@ func (w *Worker) Host() string { return w.cfg.Host }
 // Start registers with the leader (retrying until it answers) and heartbeats.
 func (w *Worker) Start() {
 	w.start.Do(func() {
+		w.begun = time.Now()
 		w.wg.Add(1)
 		go w.loop()
 	})
@@ -396,6 +398,10 @@ func (w *Worker) loop() {
 	}
 }
 
+// registerQuietPeriod is how long after start an overlord that is not ready
+// yet (503) is expected rather than warned about.
+const registerQuietPeriod = 15 * time.Second
+
 func (w *Worker) register() {
 	w.mu.Lock()
 	reg := Registration{Host: w.cfg.Host, Scheme: w.cfg.Scheme, IP: w.cfg.IP, Capacity: w.cfg.Capacity,
@@ -404,7 +410,13 @@ func (w *Worker) register() {
 	var reply HeartbeatReply
 	status, body, err := w.postWithin(w.ctx, w.attemptTimeout(), PathRegister, reg, &reply)
 	if err != nil || status != http.StatusOK {
-		if w.ctx.Err() == nil {
+		switch {
+		case w.ctx.Err() != nil:
+		case status == http.StatusServiceUnavailable && time.Since(w.begun) < registerQuietPeriod:
+			// The overlord is still being elected or starting (the quickstart
+			// starts everything at once): expected, not worth a warning.
+			w.log.Debug("overlord not ready yet; retrying registration", "status", status)
+		default:
 			w.log.Warn("cannot register with the overlord; retrying", "status", status, "body", string(body), "error", err)
 		}
 		return
