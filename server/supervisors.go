@@ -69,7 +69,7 @@ func (s *Server) supervisorStatus(rec *fsm.SupervisorRecord) streaming.Status {
 		DataSource: rec.DataSource, ActiveTasks: []any{}, PublishingTasks: []any{}, RecentErrors: []any{},
 		Suspended: rec.Suspended, Healthy: true, State: streaming.StatePending, DetailedState: streaming.StatePending,
 	}
-	if spec, err := streaming.ParseSupervisorSpec(rec.Spec); err == nil {
+	if spec, err := streaming.ParseStoredSupervisorSpec(rec.Spec); err == nil {
 		p.Stream, p.Replicas, p.DurationSeconds = spec.Topic, spec.Replicas, int64(spec.TaskDuration/time.Second)
 	}
 	b, _ := json.Marshal(p) // plain fields always encode
@@ -285,7 +285,7 @@ func (s *Server) postSupervisor(w http.ResponseWriter, r *http.Request) {
 
 // flipSuspended builds the command storing rec with "suspended" set to v.
 func flipSuspended(rec *fsm.SupervisorRecord, v bool) (commands.SetSupervisor, error) {
-	spec, err := streaming.ParseSupervisorSpec(rec.Spec)
+	spec, err := streaming.ParseStoredSupervisorSpec(rec.Spec)
 	if err != nil {
 		return commands.SetSupervisor{}, fmt.Errorf("the stored spec of supervisor [%s] no longer parses: %v; POST a new spec", rec.ID, err)
 	}
@@ -412,7 +412,7 @@ func (s *Server) resetSupervisorOffsets(w http.ResponseWriter, r *http.Request) 
 		writeError(w, http.StatusBadRequest, "resetOffsets lists no partition offsets")
 		return
 	}
-	if spec, err := streaming.ParseSupervisorSpec(rec.Spec); err == nil && spec.Topic != stream {
+	if spec, err := streaming.ParseStoredSupervisorSpec(rec.Spec); err == nil && spec.Topic != stream {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("stream [%s] is not the stream [%s] of supervisor [%s]", stream, spec.Topic, rec.ID))
 		return
 	}

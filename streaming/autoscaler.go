@@ -16,6 +16,7 @@ import (
 // spec update does: running tasks publish, then the new groups start.
 type AutoScaler struct {
 	TaskCountMax, TaskCountMin     int
+	TaskCountStart                 int // the taskCount a submitted spec starts with; 0: unset
 	MinTriggerScaleActionFrequency time.Duration
 	LagCollectionInterval          time.Duration
 	LagCollectionRange             time.Duration
@@ -35,6 +36,7 @@ type rawAutoScaler struct {
 	AutoScalerStrategy               *string  `json:"autoScalerStrategy"`
 	TaskCountMax                     *int     `json:"taskCountMax"`
 	TaskCountMin                     *int     `json:"taskCountMin"`
+	TaskCountStart                   *int     `json:"taskCountStart"`
 	MinTriggerScaleActionFrequencyMs *int64   `json:"minTriggerScaleActionFrequencyMillis"`
 	LagCollectionIntervalMs          *int64   `json:"lagCollectionIntervalMillis"`
 	LagCollectionRangeMs             *int64   `json:"lagCollectionRangeMillis"`
@@ -75,6 +77,13 @@ func parseAutoScaler(raw json.RawMessage) (*AutoScaler, json.RawMessage, error) 
 		ScaleActionPeriod: 60 * time.Second, ScaleInStep: 1, ScaleOutStep: 2}
 	if a.TaskCountMin < 1 || a.TaskCountMax < a.TaskCountMin {
 		return nil, nil, fmt.Errorf("ioConfig.autoScalerConfig: need 1 <= taskCountMin <= taskCountMax, got %d and %d", a.TaskCountMin, a.TaskCountMax)
+	}
+	if r.TaskCountStart != nil {
+		if *r.TaskCountStart < a.TaskCountMin || *r.TaskCountStart > a.TaskCountMax {
+			return nil, nil, fmt.Errorf("ioConfig.autoScalerConfig: need taskCountMin <= taskCountStart <= taskCountMax, got %d <= %d <= %d",
+				a.TaskCountMin, *r.TaskCountStart, a.TaskCountMax)
+		}
+		a.TaskCountStart = *r.TaskCountStart
 	}
 	millis := []struct {
 		name string
@@ -138,7 +147,7 @@ func parseAutoScaler(raw json.RawMessage) (*AutoScaler, json.RawMessage, error) 
 		}
 		*n.dst = *n.v
 	}
-	norm, err := json.Marshal(map[string]any{
+	fields := map[string]any{
 		"enableTaskAutoScaler": true, "autoScalerStrategy": "lagBased",
 		"taskCountMax": a.TaskCountMax, "taskCountMin": a.TaskCountMin,
 		"minTriggerScaleActionFrequencyMillis": a.MinTriggerScaleActionFrequency.Milliseconds(),
@@ -149,7 +158,11 @@ func parseAutoScaler(raw json.RawMessage) (*AutoScaler, json.RawMessage, error) 
 		"scaleActionStartDelayMillis": a.ScaleActionStartDelay.Milliseconds(),
 		"scaleActionPeriodMillis":     a.ScaleActionPeriod.Milliseconds(),
 		"scaleInStep":                 a.ScaleInStep, "scaleOutStep": a.ScaleOutStep,
-	})
+	}
+	if a.TaskCountStart > 0 { // Druid leaves it out when unset
+		fields["taskCountStart"] = a.TaskCountStart
+	}
+	norm, err := json.Marshal(fields)
 	return a, norm, err
 }
 
@@ -242,7 +255,7 @@ func (s *SupervisorSpec) WithTaskCount(n int) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := ParseSupervisorSpec(b)
+	out, err := ParseStoredSupervisorSpec(b) // n wins over taskCountStart
 	if err != nil {
 		return nil, err
 	}

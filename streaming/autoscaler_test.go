@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"strata/commands"
 	"strata/fsm"
 )
 
@@ -198,5 +199,101 @@ func TestAutoScalerEditNeedsCurrentVersion(t *testing.T) {
 	c.ReadState(func(st *fsm.State) { r, _ := st.Supervisor("wiki"); rec = *r })
 	if err := c.UpdateSpec(t.Context(), "wiki", "wiki", rec.Index, moved, "test"); err != nil {
 		t.Fatalf("an edit of the current version: %v", err)
+	}
+}
+
+// taskCountStart is the task count a submitted spec starts with (within
+// [taskCountMin, taskCountMax]); without it, the spec's taskCount, else
+// taskCountMin. A stored version's taskCount (one the autoscaler chose)
+// wins over it when read back.
+func TestAutoScalerTaskCountStart(t *testing.T) {
+	const auto = `{"enableTaskAutoScaler":true,"taskCountMin":1,"taskCountMax":4,"taskCountStart":3}`
+	spec, err := ParseSupervisorSpec(autoSpecJSON("wiki", "t", "k:9092", 1, auto))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.TaskCount != 3 || spec.AutoScaler.TaskCountStart != 3 {
+		t.Fatalf("taskCount %d, %+v", spec.TaskCount, spec.AutoScaler)
+	}
+	norm := string(spec.Normalized)
+	if !strings.Contains(norm, `"taskCountStart":3`) || !strings.Contains(norm, `"taskCount":3`) {
+		t.Fatalf("normalized: %s", norm)
+	}
+	for _, parse := range []func([]byte) (*SupervisorSpec, error){ParseSupervisorSpec, ParseStoredSupervisorSpec} {
+		if again, err := parse(spec.Normalized); err != nil || string(again.Normalized) != norm {
+			t.Fatalf("round trip: %v", err)
+		}
+	}
+	// The autoscaler moved it: the stored count stands when read back, and
+	// taskCountStart is still shown; submitted again, the spec starts over.
+	moved, err := spec.WithTaskCount(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := ParseStoredSupervisorSpec(moved); err != nil || m.TaskCount != 4 || !strings.Contains(string(m.Normalized), `"taskCountStart":3`) {
+		t.Fatalf("stored after scaling: %v %+v", err, m)
+	}
+	if m, err := ParseSupervisorSpec(moved); err != nil || m.TaskCount != 3 {
+		t.Fatalf("resubmitted: %v %+v", err, m)
+	}
+
+	// Absent: taskCount when given, else taskCountMin; not shown.
+	noStart := `{"enableTaskAutoScaler":true,"taskCountMin":2,"taskCountMax":4}`
+	if s, err := ParseSupervisorSpec(autoSpecJSON("wiki", "t", "k:9092", 3, noStart)); err != nil || s.TaskCount != 3 ||
+		strings.Contains(string(s.Normalized), "taskCountStart") {
+		t.Fatalf("no taskCountStart, taskCount 3: %v %+v", err, s)
+	}
+	bare := strings.Replace(string(autoSpecJSON("wiki", "t", "k:9092", 1, noStart)), `"taskCount":1,`, ``, 1)
+	if s, err := ParseSupervisorSpec([]byte(bare)); err != nil || s.TaskCount != 2 {
+		t.Fatalf("no taskCountStart, no taskCount: %v %+v", err, s)
+	}
+	// Out of bounds: refused. With the autoscaler off: ignored, as Druid does.
+	for _, bad := range []string{
+		`{"enableTaskAutoScaler":true,"taskCountMin":2,"taskCountMax":4,"taskCountStart":1}`,
+		`{"enableTaskAutoScaler":true,"taskCountMin":2,"taskCountMax":4,"taskCountStart":5}`,
+		`{"enableTaskAutoScaler":true,"taskCountMin":2,"taskCountMax":4,"taskCountStart":"3"}`,
+	} {
+		if _, err := ParseSupervisorSpec(autoSpecJSON("wiki", "t", "k:9092", 3, bad)); err == nil || !strings.Contains(err.Error(), "taskCountStart") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	if s, err := ParseSupervisorSpec(autoSpecJSON("wiki", "t", "k:9092", 2, `{"enableTaskAutoScaler":false,"taskCountStart":9}`)); err != nil || s.TaskCount != 2 {
+		t.Fatalf("autoscaler off: %v %+v", err, s)
+	}
+}
+
+// A supervisor starts with taskCountStart groups, and runs a stored version
+// with the count the autoscaler chose.
+func TestSupervisorTaskCountStart(t *testing.T) {
+	_, addr := supCluster(t, 2, "t")
+	c := newSupTestControl(t)
+	m, stop := runManager(t, c)
+	body := autoSpecJSON("wiki", "t", addr, 1, `{"enableTaskAutoScaler":true,"taskCountMin":1,"taskCountMax":2,"taskCountStart":2}`)
+	c.setSpec(t, body, false)
+	m.Kick()
+	waitFor(t, "two tasks", func() bool { return len(c.tasks()) == 2 })
+	if g := byGroup(c.tasks()); len(g["index_kafka_wiki_g0"]) != 1 || len(g["index_kafka_wiki_g1"]) != 1 {
+		t.Fatalf("groups %v", g)
+	}
+	stop()
+
+	spec, err := ParseSupervisorSpec(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scaled, err := spec.WithTaskCount(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2 := newSupTestControl(t)
+	c2.mustApply(commands.SetSupervisor{ID: "wiki", DataSource: "wiki", Spec: scaled})
+	runManager(t, c2)
+	waitFor(t, "a task", func() bool { return len(c2.tasks()) == 1 })
+	if got := startOffsets(c2.tasks()[0]); len(got) != 2 {
+		t.Fatalf("one group reads both partitions, got %v", got)
+	}
+	settle()
+	if n := len(c2.tasks()); n != 1 {
+		t.Fatalf("%d tasks for taskCount 1", n)
 	}
 }

@@ -32,8 +32,16 @@ type SupervisorSpec struct {
 	InputFormat       json.RawMessage // ioConfig.inputFormat
 	TuningConfig      json.RawMessage // with defaults filled in
 	// Normalized is the whole spec as GET /supervisor/{id} returns it, with
-	// defaults filled in; ParseSupervisorSpec(Normalized) gives it back unchanged.
+	// defaults filled in; ParseStoredSupervisorSpec(Normalized) gives it back
+	// unchanged (ParseSupervisorSpec too, unless the autoscaler moved
+	// taskCount away from taskCountStart).
 	Normalized json.RawMessage
+
+	// Message rejection (nil: unset); MessageTimes turns them into a task
+	// group's bounds. At most one of the two late settings is set.
+	LateMessageRejectionPeriod        *time.Duration
+	LateMessageRejectionStartDateTime *int64 // ms since the epoch
+	EarlyMessageRejectionPeriod       *time.Duration
 }
 
 // normalized is the stored form of a spec; field order is the output order.
@@ -141,7 +149,22 @@ var tuningDefaults = map[string]string{
 // {"type":"kafka","spec":{"dataSchema":..,"ioConfig":..,"tuningConfig":..},"suspended":false}
 // (also the legacy flattened form with dataSchema/ioConfig/tuningConfig at top level).
 // Errors are user-facing (HTTP 400 text).
-func ParseSupervisorSpec(body []byte) (*SupervisorSpec, error) {
+//
+// With the autoscaler on, a submitted spec starts at autoScalerConfig's
+// taskCountStart when it has one, else at its taskCount, else at
+// taskCountMin (Druid's rule for a submitted spec).
+func ParseSupervisorSpec(body []byte) (*SupervisorSpec, error) { return parseSpec(body, false) }
+
+// ParseStoredSupervisorSpec parses a spec as stored (a Normalized form, e.g.
+// a version the autoscaler wrote). It differs from ParseSupervisorSpec only
+// in that the stored taskCount wins over taskCountStart, as when Druid reads
+// a spec back from its metadata store, so that a count the autoscaler chose
+// survives a restart of the supervisor, a suspend and a resume.
+func ParseStoredSupervisorSpec(stored []byte) (*SupervisorSpec, error) {
+	return parseSpec(stored, true)
+}
+
+func parseSpec(body []byte, stored bool) (*SupervisorSpec, error) {
 	var r rawSupervisor
 	if err := strictObject(body, &r); err != nil {
 		return nil, fmt.Errorf("invalid supervisor spec: %v", err)
@@ -165,7 +188,7 @@ func ParseSupervisorSpec(body []byte) (*SupervisorSpec, error) {
 	if s.DataSchema, err = compact(in.DataSchema); err != nil {
 		return nil, fmt.Errorf("supervisor spec: dataSchema: %v", err)
 	}
-	ioConfig, err := s.parseIOConfig(in.IOConfig)
+	ioConfig, err := s.parseIOConfig(in.IOConfig, stored)
 	if err != nil {
 		return nil, fmt.Errorf("supervisor spec: %v", err)
 	}
@@ -218,7 +241,8 @@ func (s *SupervisorSpec) WithSuspended(v bool) json.RawMessage {
 }
 
 // parseIOConfig validates ioConfig, fills s and returns the normalized ioConfig.
-func (s *SupervisorSpec) parseIOConfig(raw json.RawMessage) (json.RawMessage, error) {
+// stored tells a stored spec from a submitted one (see ParseStoredSupervisorSpec).
+func (s *SupervisorSpec) parseIOConfig(raw json.RawMessage, stored bool) (json.RawMessage, error) {
 	if len(raw) == 0 || isNull(raw) {
 		return nil, fmt.Errorf("ioConfig is required")
 	}
@@ -312,17 +336,17 @@ func (s *SupervisorSpec) parseIOConfig(raw json.RawMessage) (json.RawMessage, er
 	s.AutoScaler = auto
 	fields["autoScalerConfig"] = autoNorm
 	if auto != nil { // the autoscaler owns taskCount, within its bounds
-		s.TaskCount = min(max(s.TaskCount, auto.TaskCountMin), auto.TaskCountMax)
-	}
-	for name, v := range map[string]json.RawMessage{
-		"lateMessageRejectionPeriod":        io.LateMessageRejectionPeriod,
-		"earlyMessageRejectionPeriod":       io.EarlyMessageRejectionPeriod,
-		"lateMessageRejectionStartDateTime": io.LateMessageRejectionStartDateTime,
-	} {
-		if len(v) > 0 && !isNull(v) {
-			return nil, fmt.Errorf("ioConfig.%s is not supported", name)
+		switch {
+		case auto.TaskCountStart > 0 && (!stored || io.TaskCount == nil):
+			s.TaskCount = auto.TaskCountStart
+		case io.TaskCount != nil:
+			s.TaskCount = min(max(s.TaskCount, auto.TaskCountMin), auto.TaskCountMax)
+		default:
+			s.TaskCount = auto.TaskCountMin
 		}
-		fields[name] = json.RawMessage("null")
+	}
+	if err := s.parseRejection(&io, fields); err != nil {
+		return nil, err
 	}
 	pollTimeout := int64(100)
 	if io.PollTimeout != nil {
@@ -409,6 +433,9 @@ func parseDuration(s string, zeroOK bool) (time.Duration, error) {
 		return 0, fmt.Errorf("period %q has no fixed length (years or months)", s)
 	}
 	ms := p.FixedMillis()
+	if ms < 0 && zeroOK {
+		return 0, fmt.Errorf("period %q must not be negative", s)
+	}
 	if ms < 0 || (ms == 0 && !zeroOK) {
 		return 0, fmt.Errorf("period %q must be positive", s)
 	}

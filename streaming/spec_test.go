@@ -100,6 +100,7 @@ func FuzzParseSupervisorSpec(f *testing.F) {
 	f.Add([]byte(`{"type":"kafka","dataSchema":{},"ioConfig":null}`))
 	f.Add([]byte(`{"type":"kafka","spec":{"ioConfig":{"taskDuration":"PT-1S"}}}`))
 	f.Add([]byte(`null`))
+	f.Add(withIO(`"lateMessageRejectionStartDateTime":"2016-01-01T11:00Z","earlyMessageRejectionPeriod":"PT1H"`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := ParseSupervisorSpec(b)
 		if err != nil {

@@ -49,6 +49,11 @@ type supervisor struct {
 	known   map[int32]bool      // partitions of the first listing
 	initial bool                // known is filled in
 	foreign map[string]*supTask // active tasks of the datasource no group owns (being stopped)
+	// times holds each task group's message-time bounds, fixed when the group
+	// starts. As in Druid, a task that failed while reading leaves its group
+	// in place (the retry gets the same bounds); a task that published ends
+	// it, and the next group's bounds are computed for its own creation.
+	times map[int]MessageTimes
 
 	scale *scaler // lag-based autoscaler; nil when taskCount is fixed
 
@@ -77,10 +82,10 @@ func newSupervisor(m *Manager, rec fsm.SupervisorRecord) *supervisor {
 		m: m, id: rec.ID, ds: rec.DataSource, version: rec.Version, index: rec.Index,
 		kick: make(chan struct{}, 1), done: make(chan struct{}),
 		groups: map[int]*supTask{}, retry: map[int]bool{}, known: map[int32]bool{}, foreign: map[string]*supTask{},
-		st: newStateTracker(m.States),
+		times: map[int]MessageTimes{}, st: newStateTracker(m.States),
 	}
 	s.log = m.log.With("supervisor", rec.ID)
-	s.spec, s.specErr = ParseSupervisorSpec(rec.Spec)
+	s.spec, s.specErr = ParseStoredSupervisorSpec(rec.Spec)
 	if s.specErr == nil && s.spec.AutoScaler != nil {
 		s.scale = &scaler{cfg: *s.spec.AutoScaler, started: time.Now()}
 	}
@@ -372,6 +377,11 @@ func (s *supervisor) trackCompletions(now time.Time, v supFSMView) {
 		delete(s.groups, g)
 		s.m.forgetStopped(t.id)
 		ok = r.Status == commands.TaskSuccess
+		// Past its taskDuration a Druid group is no longer reading but
+		// publishing: its failure ends the group too.
+		if ok || s.spec == nil || (t.startedMs > 0 && now.Sub(time.UnixMilli(t.startedMs)) >= s.spec.TaskDuration) {
+			delete(s.times, g)
+		}
 		s.mu.Lock()
 		s.st.taskCompleted(ok)
 		if !ok {
@@ -425,12 +435,13 @@ func (s *supervisor) adopt(v supFSMView) {
 			continue
 		}
 		t := &supTask{id: r.ID, group: -1, seen: true, startedMs: r.StartedMs, createdMs: r.CreatedMs}
-		topic, start, err := supParseTaskPayload(r.Payload)
+		topic, start, times, err := supParseTaskPayload(r.Payload)
 		if err == nil {
 			t.start = start
 			if g, ok := s.groupOf(r.GroupID, topic, start); ok && s.groups[g] == nil {
 				t.group = g
 				s.groups[g] = t
+				s.times[g] = times // the group keeps the bounds its task got
 				s.log.Info("adopted running task", "task", r.ID, "group", g)
 				continue
 			}
@@ -657,6 +668,9 @@ type supTaskIOConfig struct {
 	InputFormat          json.RawMessage   `json:"inputFormat"`
 	StartSequenceNumbers supSequenceNumber `json:"startSequenceNumbers"`
 	TaskDuration         string            `json:"taskDuration"`
+	// The task group's bounds of the row timestamps (ISO; null: unbounded).
+	MinimumMessageTime *string `json:"minimumMessageTime"`
+	MaximumMessageTime *string `json:"maximumMessageTime"`
 }
 
 type supSequenceNumber struct {
@@ -673,21 +687,30 @@ func supOffsetsJSONMap(m map[int32]int64) map[string]int64 {
 	return out
 }
 
-// supParseTaskPayload reads the topic and start offsets of a task payload.
-func supParseTaskPayload(payload string) (string, map[int32]int64, error) {
-	var p supTaskPayload
+// supParseTaskPayload reads the topic, start offsets and message-time
+// bounds of a task payload.
+func supParseTaskPayload(payload string) (string, map[int32]int64, MessageTimes, error) {
+	var p struct {
+		IOConfig struct {
+			Topic                string            `json:"topic"`
+			StartSequenceNumbers supSequenceNumber `json:"startSequenceNumbers"`
+			MinimumMessageTime   json.RawMessage   `json:"minimumMessageTime"`
+			MaximumMessageTime   json.RawMessage   `json:"maximumMessageTime"`
+		} `json:"ioConfig"`
+	}
 	if err := json.Unmarshal([]byte(payload), &p); err != nil {
-		return "", nil, err
+		return "", nil, MessageTimes{}, err
 	}
 	out := make(map[int32]int64, len(p.IOConfig.StartSequenceNumbers.PartitionSequenceNumberMap))
 	for k, o := range p.IOConfig.StartSequenceNumbers.PartitionSequenceNumberMap {
 		n, err := strconv.ParseInt(k, 10, 32)
 		if err != nil {
-			return "", nil, fmt.Errorf("bad partition %q", k)
+			return "", nil, MessageTimes{}, fmt.Errorf("bad partition %q", k)
 		}
 		out[int32(n)] = o
 	}
-	return p.IOConfig.Topic, out, nil
+	times, err := parseMessageTimes(p.IOConfig.MinimumMessageTime, p.IOConfig.MaximumMessageTime)
+	return p.IOConfig.Topic, out, times, err
 }
 
 func supRandomSuffix() string {
@@ -696,9 +719,16 @@ func supRandomSuffix() string {
 	return hex.EncodeToString(b[:])
 }
 
-// submit builds and submits the next task of group g.
+// submit builds and submits the next task of group g. A group starting now
+// gets its message-time bounds (the supervisor's clock, not the FSM's).
 func (s *supervisor) submit(ctx context.Context, now time.Time, g int, offsets map[int32]int64) error {
 	id := TaskType + "_" + s.ds + "_" + supRandomSuffix()
+	times, ok := s.times[g]
+	if !ok {
+		times = s.spec.MessageTimes(now)
+		s.times[g] = times
+	}
+	minTime, maxTime := times.payload()
 	body, err := json.Marshal(supTaskPayload{
 		Type: TaskType, ID: id, GroupID: supGroupPrefix(s.ds) + strconv.Itoa(g), DataSource: s.ds,
 		DataSchema: s.spec.DataSchema, TuningConfig: s.spec.TuningConfig,
@@ -709,7 +739,9 @@ func (s *supervisor) submit(ctx context.Context, now time.Time, g int, offsets m
 			StartSequenceNumbers: supSequenceNumber{
 				Type: "start", Stream: s.spec.Topic, PartitionSequenceNumberMap: supOffsetsJSONMap(offsets),
 			},
-			TaskDuration: FormatDuration(s.spec.TaskDuration),
+			TaskDuration:       FormatDuration(s.spec.TaskDuration),
+			MinimumMessageTime: minTime,
+			MaximumMessageTime: maxTime,
 		},
 	})
 	if err != nil {

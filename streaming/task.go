@@ -62,6 +62,9 @@ type kafkaTask struct {
 	start        Offsets
 	taskDuration time.Duration
 	lockTimeout  time.Duration
+	// times bounds the row timestamps kept (ioConfig minimumMessageTime and
+	// maximumMessageTime); spec.Intervals is narrowed to them.
+	times MessageTimes
 	// realtimePeriod is how often rows read since the last time become
 	// queryable before they are published (realtime.go).
 	realtimePeriod time.Duration
@@ -83,6 +86,8 @@ type rawTask struct {
 		InputFormat          json.RawMessage `json:"inputFormat"`
 		StartSequenceNumbers json.RawMessage `json:"startSequenceNumbers"`
 		TaskDuration         *string         `json:"taskDuration"`
+		MinimumMessageTime   json.RawMessage `json:"minimumMessageTime"`
+		MaximumMessageTime   json.RawMessage `json:"maximumMessageTime"`
 	} `json:"ioConfig"`
 	Context struct {
 		TaskLockTimeout *int64 `json:"taskLockTimeout"`
@@ -158,6 +163,12 @@ func parseTask(payload []byte) (*kafkaTask, error) {
 			return nil, fmt.Errorf("index_kafka task: ioConfig.taskDuration: %v", err)
 		}
 	}
+	if k.times, err = parseMessageTimes(io.MinimumMessageTime, io.MaximumMessageTime); err != nil {
+		return nil, fmt.Errorf("index_kafka task: %v", err)
+	}
+	// Rows outside the bounds are thrown away by the build (published and
+	// realtime alike) and counted as thrownAway.
+	s.Intervals = k.times.restrict(s.Intervals)
 	if ms := r.Context.TaskLockTimeout; ms != nil {
 		if *ms < 0 {
 			return nil, fmt.Errorf("index_kafka task: context.taskLockTimeout must not be negative")
@@ -269,6 +280,9 @@ func (k *kafkaTask) read(ctx context.Context, spool string, logf func(string, ..
 	}
 	defer cl.Close()
 	logf("Reading topic %s partitions %s for %s", k.topic, next.MetadataJSON(), k.taskDuration)
+	if minTime, maxTime := k.times.payload(); minTime != nil || maxTime != nil {
+		logf("Throwing away rows with timestamps before %s or after %s", orNone(minTime), orNone(maxTime))
+	}
 	rctx, stop := context.WithTimeout(ctx, k.taskDuration)
 	defer stop()
 	var n, written int64 // records read, spool bytes written
@@ -694,4 +708,11 @@ func (p *progressReporter) update(ctx context.Context, next Offsets, n int64) {
 	if err := p.env.PublishReport(ctx, middlemanager.Report(b)); err != nil && ctx.Err() == nil {
 		p.env.Logf("Publishing progress: %v", err)
 	}
+}
+
+func orNone(s *string) string {
+	if s == nil {
+		return "(none)"
+	}
+	return *s
 }

@@ -26,6 +26,7 @@ import (
 	"strata/ingest"
 	"strata/interval"
 	"strata/middlemanager"
+	"strata/nativebatch"
 	"strata/props"
 	"strata/segment"
 	"strata/server"
@@ -477,6 +478,55 @@ func TestMultiLineJSONRecords(t *testing.T) {
 	}
 	if rs := e.rowStats(t, id); rs["processed"] != 3 || rs["unparseable"] != 0 {
 		t.Fatalf("row stats %v", rs)
+	}
+}
+
+// Rows outside the task's minimumMessageTime and maximumMessageTime (both
+// inclusive) are thrown away and counted, in the live row stats of the rows
+// served while reading and in the final report; only the rows within are
+// published.
+func TestTaskRejectsRowsOutsideMessageTimes(t *testing.T) {
+	defer streaming.SetProgressPeriod(10 * time.Millisecond)()
+	e := newEnvServing(t, true)
+	e.produce(t, 0, row(1, 0, "late", 1), row(1, 1, "min", 2), row(1, 2, "a", 4), row(1, 3, "max", 8),
+		`{"ts":"2024-01-01T03:00:00.001Z","page":"early","n":16}`)
+	e.produce(t, 1, row(2, 0, "early", 32), "not json")
+	payload := strings.Replace(e.payload(map[int32]int64{0: 0, 1: 0}, "PT60S"), `"taskDuration":`,
+		`"minimumMessageTime":"2024-01-01T01:00:00.000Z","maximumMessageTime":"2024-01-01T03:00Z","taskDuration":`, 1)
+	payload = strings.Replace(payload, `"taskLockTimeout":5000`, `"taskLockTimeout":5000,"realtimePeriod":20`, 1)
+	id := e.submit(t, payload)
+	want := nativebatch.RowStats{Processed: 3, ThrownAway: 3, Unparseable: 1}
+	var last string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, last = e.do(t, "GET", "/svc/indexer/v1/task/"+url.PathEscape(id)+"/reports", "")
+		if p, ok := streaming.ParseProgress(last); ok && p.RowStats != nil {
+			got := *p.RowStats
+			got.ProcessedBytes = 0
+			if got == want {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no live row stats %+v: %s", want, last)
+		}
+	}
+	if !e.mm.Shutdown(id, "graceful stop") {
+		t.Fatal("task not running")
+	}
+	if st, msg := e.wait(t, id); st != "SUCCESS" {
+		t.Fatalf("task %s: %s", st, msg)
+	}
+	if rs := e.rowStats(t, id); rs["processed"] != 3 || rs["thrownAway"] != 3 || rs["unparseable"] != 1 {
+		t.Fatalf("final row stats %v", rs)
+	}
+	wantOffsets(t, e.offsets(t), map[int32]int64{0: 5, 1: 2})
+	if segs, rows, sum := e.contents(t); len(segs) != 1 || rows != 3 || sum != 14 {
+		t.Fatalf("published %d segments, %d rows, sum %d; want the 3 rows within the bounds (sum 14)", len(segs), rows, sum)
+	}
+	// Bad bounds are refused at submission.
+	bad := strings.Replace(e.payload(map[int32]int64{0: 0}, "PT1S"), `"taskDuration":`, `"minimumMessageTime":"yesterday","taskDuration":`, 1)
+	if code, body := e.do(t, "POST", "/svc/indexer/v1/task", bad); code != 400 || !strings.Contains(body, "minimumMessageTime") {
+		t.Fatalf("bad minimumMessageTime: %d %s", code, body)
 	}
 }
 
