@@ -310,8 +310,12 @@ func (w *Worker) execute(ctx context.Context, t Task, runner Runner, f *os.File,
 		st.Status, st.ErrorMsg = commands.TaskFailed, err.Error()
 		tl.printf("Task[%s] failed: %s", t.ID, st.ErrorMsg)
 	} else {
-		st.Report = json.RawMessage(report)
 		tl.printf("Task[%s] completed with status SUCCESS", t.ID)
+	}
+	// A failed task's report (its error report) replaces the last live one
+	// too, so a RUNNING report never outlives the task.
+	if len(report) > 0 && isJSONObject(report) {
+		st.Report = json.RawMessage(report)
 	}
 	f.Close()
 	w.mu.Lock()

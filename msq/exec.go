@@ -344,18 +344,20 @@ func (x *executor) readSplit(ctx context.Context, st *stage, sp *split, wc *work
 			return newFault(CodeUnknownError, "cannot read %s: %v", sp.ext.URI, err).with("message", err.Error())
 		}
 		defer pf.Close()
+		// rows not yet in the shared counter; bytes are added at the end
+		// (the decoder counts them on its own goroutine).
 		var rows int64
-		flush := func() {
-			wc.mu.Lock()
-			in.rows += rows
-			in.bytes = in.bytes + pf.Bytes()
-			wc.mu.Unlock()
-		}
-		for {
-			if rows&1023 == 0 {
+		for n := int64(0); ; n++ {
+			if n&1023 == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
+			}
+			if rows >= liveFlushRows {
+				wc.mu.Lock()
+				in.rows += rows
+				wc.mu.Unlock()
+				rows = 0
 			}
 			row, err := pf.Next(ctx, len(es.cols))
 			if err == io.EOF {
@@ -379,8 +381,9 @@ func (x *executor) readSplit(ctx context.Context, st *stage, sp *split, wc *work
 				return err
 			}
 		}
-		flush()
 		wc.mu.Lock()
+		in.rows += rows
+		in.bytes += pf.Bytes()
 		in.files++
 		wc.mu.Unlock()
 	case sp.piece != nil:
@@ -404,18 +407,24 @@ func (x *executor) readSplit(ctx context.Context, st *stage, sp *split, wc *work
 		}
 	case sp.part != nil:
 		src := st.inputs[sp.branch].src.(*stageSource)
-		var rows int64
+		var rows, n int64
 		err := sp.part.eachRow(x.sp, src.st.out.types, func(row []expr.Value) error {
 			rows++
-			if rows&1023 == 0 {
+			if n++; n&1023 == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
 			}
+			if rows >= liveFlushRows {
+				wc.mu.Lock()
+				in.addPart(sp, rows, false)
+				wc.mu.Unlock()
+				rows = 0
+			}
 			return emit(row)
 		})
 		wc.mu.Lock()
-		in.addPart(sp, rows)
+		in.addPart(sp, rows, true)
 		wc.mu.Unlock()
 		if err != nil {
 			return err

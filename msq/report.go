@@ -110,6 +110,9 @@ const (
 	StateRunning = "RUNNING"
 	StateSuccess = "SUCCESS"
 	StateFailed  = "FAILED"
+	// StateWaiting is segmentLoadWaiterStatus.state while published segments
+	// are not yet all loaded.
+	StateWaiting = "WAITING"
 )
 
 // Stage phases.
@@ -158,12 +161,21 @@ type tracker struct {
 	err      *ErrorReport
 	warnings []ErrorReport
 	loadStat *SegmentLoadStatus
+	loadFrom time.Time // start of the wait for segments to load
 	segRep   *SegmentReport
 	results  *Results
 	progress func(Report)
 	lastSent time.Time
 	sendMu   sync.Mutex // progress is called by one goroutine at a time
+	// tick, while running, sends a snapshot every tickPeriod so that the
+	// counters of long splits reach progress between phase changes.
+	tickStop chan struct{}
+	tickDone chan struct{}
 }
+
+// tickPeriod is how often a running query sends progress snapshots besides
+// those of phase changes and finished splits.
+const tickPeriod = time.Second
 
 // stageTrack is the live state of one stage.
 type stageTrack struct {
@@ -194,18 +206,27 @@ type inputCounter struct {
 	byPart                                 map[int]*chanStats
 }
 
-// addPart counts rows read from the partition of split sp (with the
-// partition's bytes and frames); the caller holds the worker counters' lock.
-func (in *inputCounter) addPart(sp *split, rows int64) {
+// addPart counts rows read from the partition of split sp; done adds the
+// partition's bytes and frames once it has been read to the end (rows are
+// counted along the way, for live reports). The caller holds the worker
+// counters' lock.
+func (in *inputCounter) addPart(sp *split, rows int64, done bool) {
 	s := in.byPart[sp.pidx]
 	if s == nil {
 		s = &chanStats{}
 		in.byPart[sp.pidx] = s
 	}
 	s.rows += rows
-	s.bytes += sp.part.bytes
-	s.frames += sp.part.nframes
+	if done {
+		s.bytes += sp.part.bytes
+		s.frames += sp.part.nframes
+	}
 }
+
+// liveFlushRows is how many rows a reader counts before adding them to the
+// shared counters, so that live reports move during long splits without a
+// lock per row.
+const liveFlushRows = 1 << 16
 
 type segGenCounter struct {
 	rowsProcessed, rowsPersisted, rowsMerged, rowsPushed int64
@@ -213,6 +234,49 @@ type segGenCounter struct {
 
 func newTracker(taskID string, progress func(Report)) *tracker {
 	return &tracker{taskID: taskID, status: StateRunning, progress: progress}
+}
+
+// startTicker sends a snapshot every period until finish.
+func (t *tracker) startTicker(period time.Duration) {
+	if t.progress == nil {
+		return
+	}
+	t.tickStop, t.tickDone = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(t.tickDone)
+		tk := time.NewTicker(period)
+		defer tk.Stop()
+		for {
+			select {
+			case <-t.tickStop:
+				return
+			case <-tk.C:
+				t.notify(false)
+			}
+		}
+	}()
+}
+
+// finish stops the ticker and sends the final snapshot: nothing reaches
+// progress after it.
+func (t *tracker) finish() {
+	if t.tickStop != nil {
+		close(t.tickStop)
+		<-t.tickDone
+		t.tickStop = nil
+	}
+	t.notify(true)
+}
+
+// loadWait records that the query waits for its n published segments to
+// load: Druid's WAITING state, every segment's state still unknown.
+func (t *tracker) loadWait(dataSource string, start time.Time, n int) {
+	t.mu.Lock()
+	t.loadStat = &SegmentLoadStatus{State: StateWaiting, DataSource: dataSource, StartTime: isoTime(start),
+		TotalSegments: n, UnknownSegments: n}
+	t.loadFrom = start
+	t.mu.Unlock()
+	t.notify(true)
 }
 
 func (t *tracker) addStage(def map[string]any, sort bool) int {
@@ -372,7 +436,13 @@ func (t *tracker) snapshot() Report {
 	if len(t.warnings) > 0 {
 		st.Warnings = append([]ErrorReport(nil), t.warnings...)
 	}
-	st.SegmentLoadWaiterStatus = t.loadStat
+	if ls := t.loadStat; ls != nil {
+		c := *ls
+		if c.State == StateWaiting {
+			c.Duration = now.Sub(t.loadFrom).Milliseconds()
+		}
+		st.SegmentLoadWaiterStatus = &c
+	}
 	st.SegmentReport = t.segRep
 	p := Payload{Status: st, Counters: map[string]map[string]map[string]any{}, Results: t.results}
 	for i, s := range t.stages {
@@ -459,4 +529,35 @@ func partArrays(m map[int]*chanStats) (rows, bytes, frames []int64) {
 		rows[p], bytes[p], frames[p] = s.rows, s.bytes, s.frames
 	}
 	return
+}
+
+// ProgressKey changes exactly when the progress in the report does: the
+// status, each stage's phase, workers and partitions, the counters, the
+// segment load state and the errors; durations and start times are left out.
+// Live reports are published only when it changes.
+func (r *Report) ProgressKey() string {
+	p := &r.MultiStageQuery.Payload
+	type stageKey struct {
+		Phase      string `json:"p"`
+		Workers    int    `json:"w"`
+		Partitions *int   `json:"n"`
+	}
+	k := struct {
+		Status   string                               `json:"s"`
+		Stages   []stageKey                           `json:"st"`
+		Counters map[string]map[string]map[string]any `json:"c"`
+		Load     *SegmentLoadStatus                   `json:"l"`
+		Error    *ErrorReport                         `json:"e"`
+		Warnings int                                  `json:"w"`
+	}{Status: p.Status.Status, Counters: p.Counters, Error: p.Status.ErrorReport, Warnings: len(p.Status.Warnings)}
+	for _, st := range p.Stages {
+		k.Stages = append(k.Stages, stageKey{st.Phase, st.WorkerCount, st.PartitionCount})
+	}
+	if ls := p.Status.SegmentLoadWaiterStatus; ls != nil {
+		c := *ls
+		c.Duration = 0
+		k.Load = &c
+	}
+	b, _ := json.Marshal(k)
+	return string(b)
 }

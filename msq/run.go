@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"math"
@@ -327,7 +328,7 @@ func Run(ctx context.Context, req Request, env Env, progress func(Report)) (Repo
 		f := asFault(ctx, err)
 		tr.fail(f)
 		r := tr.snapshot()
-		tr.notify(true)
+		tr.finish()
 		return r, f
 	}
 	pr, err := prepare(ctx, &req, env, now)
@@ -356,6 +357,7 @@ func Run(ctx context.Context, req Request, env Env, progress func(Report)) (Repo
 	defer x.sp.close()
 	tr.setWorkers(pr.opts.maxWorkers) // the worker tasks a query launches
 	tr.begin()
+	tr.startTicker(tickPeriod)
 	if err := pr.checkLimits(); err != nil {
 		return fail(err)
 	}
@@ -369,7 +371,7 @@ func Run(ctx context.Context, req Request, env Env, progress func(Report)) (Repo
 		pr.final.out.release()
 		tr.succeed()
 		r := tr.snapshot()
-		tr.notify(true)
+		tr.finish()
 		return r, nil
 	}
 	// Ingestion: run everything up to the segment generator, allocate the
@@ -428,11 +430,12 @@ func Run(ctx context.Context, req Request, env Env, progress func(Report)) (Repo
 	tr.mu.Unlock()
 	if pr.opts.waitLoad && len(all) > 0 {
 		start := time.Now()
+		tr.loadWait(pr.gen.dataSource, start, len(all))
 		ls := &SegmentLoadStatus{State: StateSuccess, DataSource: pr.gen.dataSource, StartTime: isoTime(start),
 			TotalSegments: len(all)}
 		if err := env.WaitLoaded(ctx, all); err != nil {
 			ls.State = StateFailed
-			if ctx.Err() == context.DeadlineExceeded {
+			if errors.Is(err, context.DeadlineExceeded) {
 				ls.State = "TIMED_OUT"
 			}
 			ls.PendingSegments = len(all)
@@ -447,7 +450,7 @@ func Run(ctx context.Context, req Request, env Env, progress func(Report)) (Repo
 	tr.succeed()
 	r := tr.snapshot()
 	r.Published = all
-	tr.notify(true)
+	tr.finish()
 	return r, nil
 }
 

@@ -549,16 +549,23 @@ func (x *executor) readPartitionDirect(ctx context.Context, st *stage, sp *split
 		p.out.Values = make([]stseg.Value, len(g.fields))
 	}
 	p.out.Values = p.out.Values[:len(g.fields)]
-	var rows int64
+	var rows, n int64 // rows: not yet in the shared counter
 	// The writer copies what it keeps: frames can go as soon as they are read.
 	err := sp.part.consume(x.sp, func(f frame) error {
+		if rows >= liveFlushRows {
+			wc.mu.Lock()
+			in.addPart(sp, rows, false)
+			wc.mu.Unlock()
+			rows = 0
+		}
 		b := f.data
 		for range f.rows {
-			if rows&1023 == 0 {
+			if n&1023 == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
 			}
+			n++
 			rows++
 			p.rows++
 			p.out.Time = 0
@@ -575,7 +582,7 @@ func (x *executor) readPartitionDirect(ctx context.Context, st *stage, sp *split
 		return nil
 	})
 	wc.mu.Lock()
-	in.addPart(sp, rows)
+	in.addPart(sp, rows, true)
 	wc.mu.Unlock()
 	return err
 }

@@ -30,6 +30,33 @@ type RowStats struct {
 	Unparseable        int64 `json:"unparseable"`
 }
 
+// LiveStats are the row stats of a Build under way, readable from other
+// goroutines (for live reports). Workers add to them every 1024 records and
+// at the end of each split, so they trail the true counts a little until
+// Build returns; ProcessedBytes moves at the end of each split.
+type LiveStats struct {
+	processed, processedBytes, processedWithError, thrownAway, unparseable atomic.Int64
+}
+
+// Snapshot returns the counts so far.
+func (l *LiveStats) Snapshot() RowStats {
+	return RowStats{
+		Processed:          l.processed.Load(),
+		ProcessedBytes:     l.processedBytes.Load(),
+		ProcessedWithError: l.processedWithError.Load(),
+		ThrownAway:         l.thrownAway.Load(),
+		Unparseable:        l.unparseable.Load(),
+	}
+}
+
+func (l *LiveStats) add(d RowStats) {
+	l.processed.Add(d.Processed)
+	l.processedBytes.Add(d.ProcessedBytes)
+	l.processedWithError.Add(d.ProcessedWithError)
+	l.thrownAway.Add(d.ThrownAway)
+	l.unparseable.Add(d.Unparseable)
+}
+
 // BuildOptions is what Build needs besides the spec.
 type BuildOptions struct {
 	Version  string          // version of the segments written
@@ -40,6 +67,8 @@ type BuildOptions struct {
 	// OnParseError hears each unparseable row's message (nil: none), for
 	// callers that keep them (a streaming task's parseErrors).
 	OnParseError func(msg string)
+	// Live, when set, receives the row stats as the input is read.
+	Live *LiveStats
 }
 
 // ParseExceptionsError is the failure of a task whose unparseable rows
@@ -142,7 +171,9 @@ func Build(ctx context.Context, s *Spec, opts BuildOptions) ([]*segment.DataSegm
 		if err != nil {
 			return nil, stats, err
 		}
-		ws = append(ws, newWorker(s, lay, b))
+		w := newWorker(s, lay, b)
+		w.live = opts.Live
+		ws = append(ws, w)
 	}
 	// Unparseable rows are counted, logged and reported under one lock:
 	// the limit is over all workers, and callers' hooks expect one goroutine.
@@ -252,6 +283,20 @@ type worker struct {
 	out   stseg.Row
 	strs  [][]string // per field, reused multi-value buffers
 	stats RowStats
+	live  *LiveStats // nil: no live stats
+	told  RowStats   // the part of stats already added to live
+}
+
+// tell adds what the worker counted since the last call to its live stats.
+func (w *worker) tell() {
+	if w.live == nil {
+		return
+	}
+	s, t := w.stats, w.told
+	w.live.add(RowStats{Processed: s.Processed - t.Processed, ProcessedBytes: s.ProcessedBytes - t.ProcessedBytes,
+		ProcessedWithError: s.ProcessedWithError - t.ProcessedWithError, ThrownAway: s.ThrownAway - t.ThrownAway,
+		Unparseable: s.Unparseable - t.Unparseable})
+	w.told = s
 }
 
 func newWorker(s *Spec, lay *layout, b *ingest.Builder) *worker {
@@ -273,12 +318,14 @@ func (w *worker) read(ctx context.Context, sp input.Split, unparseable func(stri
 		return fmt.Errorf("open %s: %w", sp.URI, err)
 	}
 	defer fr.Close()
+	defer w.tell()
 	rec := int64(0)
 	for {
 		if rec++; rec&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			w.tell()
 		}
 		err := fr.Next(row[:len(lay.inputs)])
 		if err == io.EOF {

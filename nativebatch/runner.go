@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"strata/ingest"
 	"strata/interval"
 	"strata/middlemanager"
+	"strata/msq/live"
 	"strata/props"
 	"strata/segment"
 )
@@ -78,16 +80,77 @@ func MakeReport(taskID, state string, stats RowStats, err error, available bool,
 	return middlemanager.Report(b)
 }
 
+// Ingestion states of the report (Druid's IngestionState).
+const (
+	StateNotStarted       = "NOT_STARTED"
+	StateBuildSegments    = "BUILD_SEGMENTS"
+	StateAvailabilityWait = "SEGMENT_AVAILABILITY_WAIT"
+	StateCompleted        = "COMPLETED"
+)
+
+// liveReport is the ingestionStatsAndErrors report of a task under way.
+type liveReport struct {
+	taskID string
+	stats  LiveStats
+	mu     sync.Mutex
+	state  string
+	waitAt time.Time // start of the wait for segments to load
+	segs   int       // segments published
+}
+
+func (l *liveReport) set(state string, segs int) {
+	l.mu.Lock()
+	l.state, l.segs = state, segs
+	if state == StateAvailabilityWait {
+		l.waitAt = time.Now()
+	}
+	l.mu.Unlock()
+}
+
+// snapshot implements live.Snapshot: the report so far, keyed by the state,
+// the row stats and the segments published (not the time waited).
+func (l *liveReport) snapshot() ([]byte, string) {
+	l.mu.Lock()
+	state, segs, waitAt := l.state, l.segs, l.waitAt
+	l.mu.Unlock()
+	stats := l.stats.Snapshot()
+	var waited int64
+	if state == StateAvailabilityWait {
+		waited = time.Since(waitAt).Milliseconds()
+	}
+	key := fmt.Sprintf("%s %+v %d", state, stats, segs)
+	return MakeReport(l.taskID, state, stats, nil, false, waited, segs), key
+}
+
 // Run implements middlemanager.Runner: lock, build, publish, wait for load.
+// While it runs it publishes the live report (ingestion state and row stats
+// so far); the report of a failure is published too, as the worker keeps
+// only the report of a task that succeeds.
 func (runner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.Env) (middlemanager.Report, error) {
+	lr := &liveReport{taskID: t.ID, state: StateNotStarted}
+	publish := func(ctx context.Context, b []byte) error { return env.PublishReport(ctx, middlemanager.Report(b)) }
+	pub := live.Start(ctx, live.Period, lr.snapshot, publish, env.Logf)
+	rep, err := run(ctx, t, env, lr)
+	pub.Stop()
+	if err != nil {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if perr := publish(pctx, rep); perr != nil {
+			env.Logf("Publishing the final report: %v", perr)
+		}
+		cancel()
+	}
+	return rep, err
+}
+
+func run(ctx context.Context, t middlemanager.Task, env middlemanager.Env, lr *liveReport) (middlemanager.Report, error) {
 	s, err := ParseSpec(t.Payload)
 	if err != nil {
-		return MakeReport(t.ID, "BUILD_SEGMENTS", RowStats{}, err, false, 0, 0), err
+		return MakeReport(t.ID, StateNotStarted, RowStats{}, err, false, 0, 0), err
 	}
 	c := cluster.Get()
 	if c == nil {
 		err := fmt.Errorf("native batch tasks are not configured on this worker (no deep storage)")
-		return MakeReport(t.ID, "BUILD_SEGMENTS", RowStats{}, err, false, 0, 0), err
+		return MakeReport(t.ID, StateNotStarted, RowStats{}, err, false, 0, 0), err
 	}
 	version := interval.FormatMillis(time.Now().UnixMilli())
 	var locks []lockVersion
@@ -95,7 +158,7 @@ func (runner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.E
 		raw, err := env.Act(ctx, middlemanager.Action{Type: middlemanager.ActionLockAcquire, Interval: iv.String()})
 		if err != nil {
 			err = fmt.Errorf("lock %s of %s: %w", iv, s.DataSource, err)
-			return MakeReport(t.ID, "BUILD_SEGMENTS", RowStats{}, err, false, 0, 0), err
+			return MakeReport(t.ID, StateNotStarted, RowStats{}, err, false, 0, 0), err
 		}
 		var lock struct {
 			Version string `json:"version"`
@@ -108,15 +171,17 @@ func (runner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.E
 		version = locks[0].version
 	}
 	env.Logf("Running %s task %s for dataSource[%s], version %s", s.TaskType, t.ID, s.DataSource, version)
+	lr.set(StateBuildSegments, 0)
 	segs, stats, err := Build(ctx, s, BuildOptions{
 		Version:  version,
 		TempDir:  filepath.Join(env.Dir(), "build"),
 		Uploader: c.Uploader(),
 		Logf:     env.Logf,
+		Live:     &lr.stats,
 	})
 	if err != nil {
 		env.Logf("Build failed: %v", err)
-		return MakeReport(t.ID, "BUILD_SEGMENTS", stats, err, false, 0, 0), err
+		return MakeReport(t.ID, StateBuildSegments, stats, err, false, 0, 0), err
 	}
 	// Each segment takes the version of the lock holding its chunk, so that
 	// it overshadows what that chunk held before.
@@ -124,12 +189,12 @@ func (runner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.E
 	env.Logf("Processed %d rows (%d thrown away, %d unparseable) into %d segments", stats.Processed, stats.ThrownAway, stats.Unparseable, len(segs))
 	if s.AppendToExisting {
 		if err := placeAppend(ctx, c, s.DataSource, segs); err != nil {
-			return MakeReport(t.ID, "BUILD_SEGMENTS", stats, err, false, 0, 0), err
+			return MakeReport(t.ID, StateBuildSegments, stats, err, false, 0, 0), err
 		}
 	}
 	if err := c.Publish(ctx, s.DataSource, segs); err != nil {
 		env.Logf("Publish failed: %v", err)
-		return MakeReport(t.ID, "BUILD_SEGMENTS", stats, err, false, 0, 0), err
+		return MakeReport(t.ID, StateBuildSegments, stats, err, false, 0, 0), err
 	}
 	for _, sg := range segs {
 		env.Logf("Published segment[%s]", sg.ID())
@@ -137,6 +202,7 @@ func (runner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.E
 	timeout := awaitTimeout(t.Payload, c.LoadTimeout)
 	available, waited := false, int64(0)
 	if timeout > 0 && len(segs) > 0 {
+		lr.set(StateAvailabilityWait, len(segs))
 		start := time.Now()
 		werr := c.WaitLoaded(ctx, segs, timeout)
 		waited = time.Since(start).Milliseconds()
@@ -145,7 +211,7 @@ func (runner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.E
 			env.Logf("Segments not confirmed available: %v", werr)
 		}
 	}
-	return MakeReport(t.ID, "COMPLETED", stats, nil, available, waited, len(segs)), nil
+	return MakeReport(t.ID, StateCompleted, stats, nil, available, waited, len(segs)), nil
 }
 
 type lockVersion struct {

@@ -11,12 +11,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"strata/ingest"
 	"strata/interval"
 	"strata/middlemanager"
 	"strata/msq"
+	"strata/msq/live"
 	"strata/props"
 	"strata/segment"
 	"strata/sql"
@@ -120,17 +122,59 @@ func (runner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.E
 	ce := &clusterEnv{c: c, dir: filepath.Join(env.Dir(), "segments")}
 	defer os.RemoveAll(ce.dir)
 	req := msq.Request{SQL: p.SQL, Context: p.Context, Parameters: p.Parameters, TaskID: t.ID, Version: version, TempDir: env.Dir()}
-	rep, err := msq.Run(ctx, req, ce, nil)
-	b, merr := json.Marshal(rep)
-	if merr != nil {
-		return nil, merr
-	}
+	publish := func(ctx context.Context, b []byte) error { return env.PublishReport(ctx, middlemanager.Report(b)) }
+	rep, b, err := runQuery(ctx, req, ce, publish, live.Period, env.Logf)
 	if err != nil {
 		env.Logf("SQL task failed: %v", err)
 		return middlemanager.Report(b), err
 	}
 	env.Logf("SQL task done: %d segments published", len(rep.Published))
 	return middlemanager.Report(b), nil
+}
+
+// runQuery runs a statement, publishing its live multiStageQuery report
+// every period while it runs, and returns the final report and its JSON.
+// The final report of a failed query is published too: the worker keeps
+// only the report of a task that succeeds, and the failure's errorReport
+// must replace the last live (RUNNING) one.
+func runQuery(ctx context.Context, req msq.Request, env msq.Env, publish live.Publish, period time.Duration,
+	logf func(string, ...any)) (msq.Report, []byte, error) {
+	var mu sync.Mutex
+	var latest *msq.Report
+	progress := func(r msq.Report) {
+		mu.Lock()
+		latest = &r
+		mu.Unlock()
+	}
+	snapshot := func() ([]byte, string) {
+		mu.Lock()
+		r := latest
+		mu.Unlock()
+		if r == nil || r.MultiStageQuery.Payload.Status.Status != msq.StateRunning {
+			return nil, ""
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			return nil, ""
+		}
+		return b, r.ProgressKey()
+	}
+	pub := live.Start(ctx, period, snapshot, publish, logf)
+	rep, err := msq.Run(ctx, req, env, progress)
+	pub.Stop()
+	b, merr := json.Marshal(rep)
+	if merr != nil {
+		return rep, nil, merr
+	}
+	if err != nil {
+		// A shutdown cancelled ctx; the failure is worth recording anyway.
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if perr := publish(pctx, b); perr != nil && logf != nil {
+			logf("Publishing the final report: %v", perr)
+		}
+		cancel()
+	}
+	return rep, b, err
 }
 
 // clusterEnv is msq.Env over the shared ingestion cluster access.

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,20 +11,31 @@ import (
 	"time"
 )
 
+// httpClient is the CLI's client: a cluster that stops answering must not
+// hang a command for good.
+var httpClient = &http.Client{Timeout: 30 * time.Second}
+
+// pollPeriod is how often a followed task is polled; quietPeriod is the
+// least time between two progress lines when stderr is not a terminal.
+var (
+	pollPeriod  = 250 * time.Millisecond
+	quietPeriod = 3 * time.Second
+)
+
 // runIngest implements `strata ingest --sql FILE|-`: submit SQL-based ingestion,
 // follow the task with a progress line (stage, phase, rows read), and print the
 // report's summary.
 func runIngest(args []string) error {
-	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	fs := newFlagSet("ingest", "ingest --sql FILE|- [--url URL] [--context JSON] [--no-wait]")
 	sqlFile := fs.String("sql", "", "file holding the INSERT/REPLACE statement, or - for stdin (required)")
 	url := fs.String("url", "http://127.0.0.1:8888", "router (or overlord/broker) URL")
 	ctxJSON := fs.String("context", "", `query context as JSON, e.g. {"maxNumTasks":3}`)
 	noWait := fs.Bool("no-wait", false, "submit and print the task id without following it")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *sqlFile == "" {
-		return errors.New("--sql FILE (or --sql -) is required")
+		return usagef("--sql FILE (or --sql -) is required")
 	}
 	var src []byte
 	var err error
@@ -42,12 +51,12 @@ func runIngest(args []string) error {
 	if *ctxJSON != "" {
 		var c map[string]any
 		if err := json.Unmarshal([]byte(*ctxJSON), &c); err != nil {
-			return fmt.Errorf("--context: %w", err)
+			return usagef("--context: %v", err)
 		}
 		body["context"] = c
 	}
 	b, _ := json.Marshal(body)
-	resp, err := http.Post(strings.TrimRight(*url, "/")+"/svc/v2/sql/task", "application/json", bytes.NewReader(b))
+	resp, err := httpClient.Post(strings.TrimRight(*url, "/")+"/svc/v2/sql/task", "application/json", bytes.NewReader(b))
 	if err != nil {
 		return fmt.Errorf("submit: %w (is the cluster up? strata quickstart)", err)
 	}
@@ -63,63 +72,92 @@ func runIngest(args []string) error {
 	if err := json.Unmarshal(out, &sub); err != nil {
 		return fmt.Errorf("submit: unexpected answer %s", out)
 	}
-	fmt.Fprintf(os.Stderr, "task %s %s\n", sub.TaskID, sub.State)
+	fmt.Fprintf(stderr, "task %s %s\n", sub.TaskID, sub.State)
 	if *noWait {
-		fmt.Println(sub.TaskID)
+		fmt.Fprintln(stdout, sub.TaskID)
 		return nil
 	}
-	return waitTask(*url, sub.TaskID, true)
+	// The task was just stored; a follower may not have it yet.
+	return waitTask(*url, sub.TaskID, 2*time.Second)
 }
 
 // runTask implements `strata task status|wait|cancel ID`.
 func runTask(args []string) error {
+	const synopsis = "task status|wait|cancel ID [--url URL]"
+	if len(args) > 0 && isHelp(args[0]) {
+		return verbHelp("task", synopsis)
+	}
 	if len(args) < 1 {
-		return errors.New("usage: strata task status|wait|cancel ID [--url URL]")
+		return usagef("usage: strata %s", synopsis)
 	}
 	verb := args[0]
-	fs := flag.NewFlagSet("task "+verb, flag.ContinueOnError)
+	switch verb {
+	case "status", "wait", "cancel":
+	default:
+		return usagef("unknown task command %q: use status, wait or cancel", verb)
+	}
+	fs := newFlagSet("task "+verb, "task "+verb+" ID [--url URL]")
 	url := fs.String("url", "http://127.0.0.1:8888", "router (or overlord) URL")
-	if err := fs.Parse(args[1:]); err != nil {
+	// Go's flag package stops at the first argument: let the id come first.
+	rest := args[1:]
+	var id string
+	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		id, rest = rest[0], rest[1:]
+	}
+	if err := parseFlags(fs, rest); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return errors.New("usage: strata task status|wait|cancel ID [--url URL]")
+	if id == "" && fs.NArg() == 1 {
+		id = fs.Arg(0)
+	} else if id == "" || fs.NArg() > 0 {
+		return usagef("usage: strata task %s ID [--url URL]", verb)
 	}
-	id := fs.Arg(0)
-	base := strings.TrimRight(*url, "/") + "/svc/indexer/v1/task/" + id
+	base := taskURL(*url, id)
 	switch verb {
 	case "status":
 		code, body, err := httpGet(base + "/status")
 		if err != nil {
 			return err
 		}
+		if code == http.StatusNotFound {
+			return noSuchTask(id, *url)
+		}
 		if code != 200 {
 			return fmt.Errorf("task %s: HTTP %d %s", id, code, body)
 		}
 		var pretty bytes.Buffer
 		json.Indent(&pretty, body, "", "  ")
-		fmt.Println(pretty.String())
+		fmt.Fprintln(stdout, pretty.String())
 		return nil
 	case "wait":
-		return waitTask(*url, id, true)
-	case "cancel":
-		resp, err := http.Post(base+"/shutdown", "application/json", nil)
-		if err != nil {
-			return err
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			return fmt.Errorf("cancel %s: HTTP %d %s", id, resp.StatusCode, b)
-		}
-		fmt.Printf("cancel requested for %s\n", id)
-		return nil
+		return waitTask(*url, id, 0)
 	}
-	return fmt.Errorf("unknown task command %q: use status, wait or cancel", verb)
+	resp, err := httpClient.Post(base+"/shutdown", "application/json", nil)
+	if err != nil {
+		return err
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return noSuchTask(id, *url)
+	}
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("cancel %s: HTTP %d %s", id, resp.StatusCode, b)
+	}
+	fmt.Fprintf(stdout, "cancel requested for %s\n", id)
+	return nil
+}
+
+func taskURL(url, id string) string {
+	return strings.TrimRight(url, "/") + "/svc/indexer/v1/task/" + id
+}
+
+func noSuchTask(id, url string) error {
+	return fmt.Errorf("no such task: %s (unknown to the cluster at %s)", id, url)
 }
 
 func httpGet(url string) (int, []byte, error) {
-	resp, err := http.Get(url)
+	resp, err := httpClient.Get(url)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -128,110 +166,189 @@ func httpGet(url string) (int, []byte, error) {
 	return resp.StatusCode, b, err
 }
 
-// waitTask polls status and report until the task ends, showing progress.
-func waitTask(url, id string, progress bool) error {
-	base := strings.TrimRight(url, "/") + "/svc/indexer/v1/task/" + id
+// taskStatus is what the CLI reads of GET .../task/{id}/status.
+type taskStatus struct {
+	ID               string `json:"id"`
+	DataSource       string `json:"dataSource"`
+	CreatedTime      string `json:"createdTime"`
+	Status           string `json:"status"`
+	RunnerStatusCode string `json:"runnerStatusCode"`
+	Duration         int64  `json:"duration"` // ms; -1 until the task ends
+	Location         struct {
+		Host    *string `json:"host"`
+		Port    int     `json:"port"`
+		TLSPort int     `json:"tlsPort"`
+	} `json:"location"`
+	ErrorMsg *string `json:"errorMsg"`
+}
+
+// fetchStatus returns a task's status; found is false on 404.
+func fetchStatus(base string) (st taskStatus, found bool, err error) {
+	code, body, err := httpGet(base + "/status")
+	if err != nil {
+		return st, false, err
+	}
+	if code == http.StatusNotFound {
+		return st, false, nil
+	}
+	var doc struct {
+		Status *taskStatus `json:"status"`
+	}
+	if code != 200 || json.Unmarshal(body, &doc) != nil || doc.Status == nil {
+		return st, false, fmt.Errorf("status: HTTP %d %s", code, bytes.TrimSpace(body))
+	}
+	return *doc.Status, true, nil
+}
+
+// waitTask follows a task to its end, showing its live progress on stderr,
+// and prints its summary. A task the cluster does not know (404) fails the
+// wait once grace has passed since it started (a task just submitted may
+// not be visible everywhere at once).
+func waitTask(url, id string, grace time.Duration) error {
+	base := taskURL(url, id)
 	start := time.Now()
+	pr := newProgressLine(stderr)
+	defer pr.end()
 	for {
-		code, body, err := httpGet(base + "/status")
+		st, found, err := fetchStatus(base)
 		if err != nil {
-			return err
+			return fmt.Errorf("task %s: %w", id, err)
 		}
-		var st struct {
-			Status struct {
-				Status   string `json:"status"`
-				ErrorMsg string `json:"errorMsg"`
-				Duration int64  `json:"duration"`
-			} `json:"status"`
+		if !found {
+			if time.Since(start) >= grace {
+				return noSuchTask(id, url)
+			}
+			time.Sleep(pollPeriod)
+			continue
 		}
-		if code == 200 {
-			json.Unmarshal(body, &st)
+		var rep []byte
+		if code, b, err := httpGet(base + "/reports"); err == nil && code == 200 {
+			rep = b
 		}
-		_, rep, _ := httpGet(base + "/reports")
 		sum := summarize(rep)
-		if progress {
-			fmt.Fprintf(os.Stderr, "\r%-9s %5.1fs  %s", st.Status.Status, time.Since(start).Seconds(), sum.line)
-		}
-		switch st.Status.Status {
+		switch st.Status {
 		case "SUCCESS":
-			fmt.Fprintln(os.Stderr)
-			fmt.Printf("task %s SUCCESS in %.1fs: %s\n", id, time.Since(start).Seconds(), sum.final)
+			pr.end()
+			fmt.Fprintln(stdout, finalLine(id, st, sum))
 			return nil
 		case "FAILED":
-			fmt.Fprintln(os.Stderr)
-			return fmt.Errorf("task %s FAILED: %s %s", id, st.Status.ErrorMsg, sum.errorText)
+			pr.end()
+			return fmt.Errorf("%s", failureLine(id, st, sum))
 		}
-		time.Sleep(250 * time.Millisecond)
+		pr.show(liveLine(st, sum, start), st.Status+" "+st.RunnerStatusCode+" "+sum.line)
+		time.Sleep(pollPeriod)
 	}
 }
 
-type reportSummary struct {
-	line, final, errorText string
+// liveLine is the progress line of a task that has not ended.
+func liveLine(st taskStatus, sum reportSummary, since time.Time) string {
+	if t, err := time.Parse(time.RFC3339Nano, st.CreatedTime); err == nil && !t.After(time.Now()) {
+		since = t
+	}
+	head := fmt.Sprintf("%-8s %6.1fs  ", st.Status, time.Since(since).Seconds())
+	switch st.RunnerStatusCode {
+	case "WAITING":
+		what := "the datasource"
+		if st.DataSource != "" {
+			what = st.DataSource
+		}
+		return head + "waiting for a lock: another task holds an overlapping interval of " + what
+	case "PENDING":
+		return head + "waiting for a worker: no middle manager has a free slot yet"
+	}
+	where := ""
+	if h := st.Location.Host; h != nil && *h != "" {
+		port := st.Location.Port
+		if port <= 0 {
+			port = st.Location.TLSPort
+		}
+		where = fmt.Sprintf(" on %s:%d", *h, port)
+	}
+	if sum.line == "" {
+		return head + "started" + where + ", no progress report yet"
+	}
+	return head + sum.line
 }
 
-// summarize reads a multiStageQuery report: the current stage and phase, rows
-// read so far, and at the end the segments published.
-func summarize(raw []byte) reportSummary {
-	var r struct {
-		MSQ struct {
-			Payload struct {
-				Status struct {
-					Status      string `json:"status"`
-					ErrorReport *struct {
-						Error struct {
-							ErrorCode    string `json:"errorCode"`
-							ErrorMessage string `json:"errorMessage"`
-						} `json:"error"`
-					} `json:"errorReport"`
-					SegmentLoad *struct {
-						State         string `json:"state"`
-						TotalSegments int    `json:"totalSegments"`
-					} `json:"segmentLoadWaiterStatus"`
-				} `json:"status"`
-				Stages []struct {
-					StageNumber int    `json:"stageNumber"`
-					Phase       string `json:"phase"`
-					Definition  struct {
-						Processor struct {
-							Type string `json:"type"`
-						} `json:"processor"`
-					} `json:"definition"`
-				} `json:"stages"`
-				Counters map[string]map[string]map[string]json.RawMessage `json:"counters"`
-			} `json:"payload"`
-		} `json:"multiStageQuery"`
+// finalLine is the summary of a task that succeeded; the time is the
+// task's own (status duration), not how long the CLI waited.
+func finalLine(id string, st taskStatus, sum reportSummary) string {
+	s := "task " + id + " SUCCESS"
+	if st.Duration >= 0 {
+		s += fmt.Sprintf(" in %.1fs", float64(st.Duration)/1000)
 	}
-	var s reportSummary
-	if json.Unmarshal(raw, &r) != nil {
-		return s
-	}
-	p := r.MSQ.Payload
-	var rows int64
-	for _, workers := range p.Counters["0"] {
-		if in, ok := workers["input0"]; ok {
-			var c struct {
-				Rows []int64 `json:"rows"`
-			}
-			json.Unmarshal(in, &c)
-			for _, n := range c.Rows {
-				rows += n
-			}
-		}
-	}
-	cur := ""
-	for _, st := range p.Stages {
-		if st.Phase != "FINISHED" && st.Phase != "" {
-			cur = fmt.Sprintf("stage %d (%s) %s", st.StageNumber, st.Definition.Processor.Type, st.Phase)
-			break
-		}
-	}
-	s.line = fmt.Sprintf("%-40s rows read %d ", cur, rows)
-	s.final = fmt.Sprintf("%d stages, %d input rows", len(p.Stages), rows)
-	if sl := p.Status.SegmentLoad; sl != nil {
-		s.final += fmt.Sprintf(", %d segments (load %s)", sl.TotalSegments, sl.State)
-	}
-	if e := p.Status.ErrorReport; e != nil {
-		s.errorText = fmt.Sprintf("[%s] %s", e.Error.ErrorCode, e.Error.ErrorMessage)
+	if sum.final != "" {
+		s += ": " + sum.final
 	}
 	return s
+}
+
+// failureLine is the error of a task that failed: its status errorMsg and
+// the report's error when it says more.
+func failureLine(id string, st taskStatus, sum reportSummary) string {
+	s := "task " + id + " FAILED"
+	if st.Duration >= 0 {
+		s += fmt.Sprintf(" after %.1fs", float64(st.Duration)/1000)
+	}
+	msg := ""
+	if st.ErrorMsg != nil {
+		msg = *st.ErrorMsg
+	}
+	if sum.errorText != "" && !strings.Contains(msg, sum.errorText) {
+		if msg != "" {
+			msg += "; "
+		}
+		msg += sum.errorText
+	}
+	if msg != "" {
+		s += ": " + msg
+	}
+	if sum.final != "" {
+		s += " (" + sum.final + ")"
+	}
+	return s
+}
+
+// progressLine shows a line that changes: redrawn in place on a terminal;
+// elsewhere (a log file, CI) printed as a new line when its text changes, at
+// most every few seconds.
+type progressLine struct {
+	w      io.Writer
+	tty    bool
+	shown  bool
+	last   string
+	lastAt time.Time
+}
+
+func newProgressLine(w io.Writer) *progressLine {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			tty = true
+		}
+	}
+	return &progressLine{w: w, tty: tty}
+}
+
+// show shows line; key is what the line says besides the time, so that
+// the time alone is no news off a terminal.
+func (p *progressLine) show(line, key string) {
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		p.shown = true
+		return
+	}
+	if key == p.last || time.Since(p.lastAt) < quietPeriod {
+		return
+	}
+	p.last, p.lastAt = key, time.Now()
+	fmt.Fprintln(p.w, line)
+}
+
+// end finishes the line on a terminal.
+func (p *progressLine) end() {
+	if p.tty && p.shown {
+		fmt.Fprintln(p.w)
+	}
+	p.shown = false
 }

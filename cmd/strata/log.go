@@ -3,12 +3,10 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -23,13 +21,20 @@ import (
 // runLog implements `strata log dump|replay --data DIR`: the audit tooling that
 // reads a node's Raft log (and its latest snapshot) offline.
 func runLog(args []string) error {
-	if len(args) == 0 || (args[0] != "dump" && args[0] != "replay") {
-		return errors.New("usage: strata log dump|replay --data DIR")
+	const synopsis = "log dump|replay --data DIR"
+	if len(args) > 0 && isHelp(args[0]) {
+		return verbHelp("log", synopsis)
 	}
-	fs := flag.NewFlagSet("log "+args[0], flag.ContinueOnError)
+	if len(args) == 0 || (args[0] != "dump" && args[0] != "replay") {
+		return usagef("usage: strata %s", synopsis)
+	}
+	fs := newFlagSet("log "+args[0], "log "+args[0]+" --data DIR")
 	data := fs.String("data", "./var", "data directory of a (stopped) node")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("log %s: unexpected argument %q", args[0], fs.Arg(0))
 	}
 	dir := filepath.Join(*data, "raft")
 	store, err := raftboltdb.New(raftboltdb.Options{
@@ -41,9 +46,9 @@ func runLog(args []string) error {
 	}
 	defer store.Close()
 	if args[0] == "dump" {
-		return dumpLog(store, os.Stdout)
+		return dumpLog(store, stdout)
 	}
-	return replayLog(store, dir, os.Stdout)
+	return replayLog(store, dir, stdout)
 }
 
 type dumpedEntry struct {
@@ -110,14 +115,25 @@ func replayLog(store *raftboltdb.BoltStore, dir string, out io.Writer) error {
 		fmt.Fprintf(out, "restored snapshot %s (index %d)\n", metas[0].ID, metas[0].Index)
 	}
 	last, _ := store.LastIndex()
-	applied := 0
+	// Only command entries change the state; Raft's own entries
+	// (configuration changes, the no-op a new leader writes, barriers)
+	// are read and skipped, so the state's index is the last command's.
+	var cmds, rejected int
+	other := map[raft.LogType]int{}
 	for i := from; i <= last; i++ {
 		var l raft.Log
 		if err := store.GetLog(i, &l); err != nil {
 			return fmt.Errorf("read log %d: %w", i, err)
 		}
-		f.Apply(&l)
-		applied++
+		res := f.Apply(&l)
+		if l.Type != raft.LogCommand {
+			other[l.Type]++
+			continue
+		}
+		cmds++
+		if r, ok := res.(fsm.Result); ok && r.Err != nil {
+			rejected++
+		}
 	}
 	snap, _ := f.Snapshot()
 	h := sha256.New()
@@ -127,6 +143,42 @@ func replayLog(store *raftboltdb.BoltStore, dir string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "applied %d entries up to index %d\nstate: %d bytes, sha256 %x\n", applied, f.LastIndex(), n, h.Sum(nil))
+	fmt.Fprintln(out, replaySummary(from, last, cmds, rejected, other, f.LastIndex()))
+	fmt.Fprintf(out, "state: %d bytes, sha256 %x\n", n, h.Sum(nil))
 	return nil
+}
+
+// replaySummary says what a replay read: the range of entries, how many were
+// commands (and how many of those the state machine refused, as the live node
+// did), which other entries were skipped, and the index of the resulting state.
+func replaySummary(from, last uint64, commands, rejected int, other map[raft.LogType]int, stateIndex uint64) string {
+	if last < from {
+		return fmt.Sprintf("no log entries after index %d; state at index %d", from-1, stateIndex)
+	}
+	s := fmt.Sprintf("read entries %d to %d (%d): %d commands applied", from, last, last-from+1, commands)
+	if rejected > 0 {
+		s += fmt.Sprintf(" (%d of them refused, as when they were first applied)", rejected)
+	}
+	var types []raft.LogType
+	for t := range other {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	for _, t := range types {
+		s += fmt.Sprintf(", %d %s skipped", other[t], raftEntryName(t))
+	}
+	return s + fmt.Sprintf("; state at index %d (its last command)", stateIndex)
+}
+
+// raftEntryName names Raft's own entry types for people.
+func raftEntryName(t raft.LogType) string {
+	switch t {
+	case raft.LogNoop:
+		return "no-op (leader election)"
+	case raft.LogConfiguration, raft.LogAddPeerDeprecated, raft.LogRemovePeerDeprecated:
+		return "configuration"
+	case raft.LogBarrier:
+		return "barrier"
+	}
+	return t.String()
 }

@@ -3,7 +3,10 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"strata/server"
@@ -12,53 +15,132 @@ import (
 const usage = `strata: a distributed, real-time analytics data store (Druid-compatible API)
 
 Usage:
-  strata quickstart [--data DIR] [--config FILE]   run the whole cluster in one process
-  strata server --id ID --roles coordinator,overlord --http HOST:PORT --raft HOST:PORT \
-                --data DIR [--peers ID=RAFTHOST:PORT=HTTPURL,...] [--config FILE] [--set svc.key=value]...
-                                                   run one node
-  strata segment build --datasource D --input FILE.json --timestamp-column C \
-                [--segment-granularity DAY] [--query-granularity G] [--coordinator URL]
-                                                   build segments from NDJSON and publish them
-  strata ingest --sql FILE|- [--url URL] [--context JSON]
-                                                   run SQL ingestion, following it with a progress line
-  strata task status|wait|cancel ID [--url URL]    inspect, follow or cancel a task
-  strata log dump --data DIR                       print every command in a node's Raft log
-  strata log replay --data DIR                     replay a node's log into a fresh state machine
-  strata version                                   print the version
+  strata quickstart [--data DIR] [--config FILE] [--set svc.key=value]...
+        run the whole cluster in one process (router on :8888, coordinator on :8081)
+  strata server --id ID --roles coordinator,overlord[,...] --http HOST:PORT --raft HOST:PORT --data DIR
+        [--peers ID=RAFTHOST:PORT=HTTPURL,...] [--config FILE] [--set svc.key=value]...
+        run a control node (Raft); it may carry the other roles too
+  strata server --roles broker|historical|middleManager|router[,...] --http HOST:PORT [--data DIR]
+        [--coordinators URL,...] [--config FILE] [--set svc.key=value]...
+        run a data, worker or router node (no Raft); a router proxies to --coordinators
+  strata segment build --datasource D --input FILE.json[,FILE...] [--timestamp-column C]
+        [--timestamp-format F] [--segment-granularity DAY] [--query-granularity G] [--rollup]
+        [--dimensions A,B] [--metrics JSON] [--rows-per-segment N] [--max-parse-exceptions N]
+        [--coordinator URL] [--config FILE]
+        build segments from NDJSON and publish them
+  strata ingest --sql FILE|- [--url URL] [--context JSON] [--no-wait]
+        run SQL ingestion, following it with a progress line
+  strata task status ID [--url URL]    print a task's status
+  strata task wait ID [--url URL]      follow a task to its end, with its live progress
+  strata task cancel ID [--url URL]    shut a task down
+  strata log dump --data DIR           print every entry of a stopped node's Raft log
+  strata log replay --data DIR         replay that log into a fresh state machine, print its digest
+  strata version                       print the version
+  strata help                          print this help
 
-Settings are svc.* properties (README, "Configuration"); --config reads a
-runtime.properties file and flags override it.
+"strata COMMAND -h" lists a command's flags. Settings are svc.* properties
+(README, "Configuration"); --config reads a runtime.properties file and flags
+override it.
 `
 
-func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
-		os.Exit(2)
+// Where commands write; tests replace them.
+var (
+	stdout io.Writer = os.Stdout
+	stderr io.Writer = os.Stderr
+)
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+// usageError is a command line that cannot be run as written (exit code 2);
+// printed when the flag package has already said so.
+type usageError struct {
+	msg     string
+	printed bool
+}
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// run runs one command line and returns the exit code: 0 on success and
+// for -h/--help, 1 when the command failed, 2 when the command line is wrong.
+func run(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
 	}
 	var err error
-	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	switch cmd, rest := args[0], args[1:]; cmd {
 	case "quickstart":
-		err = runQuickstart(args)
+		err = runQuickstart(rest)
 	case "server":
-		err = runServer(args)
+		err = runServer(rest)
 	case "log":
-		err = runLog(args)
+		err = runLog(rest)
 	case "segment":
-		err = runSegment(args)
+		err = runSegment(rest)
 	case "ingest":
-		err = runIngest(args)
+		err = runIngest(rest)
 	case "task":
-		err = runTask(args)
+		err = runTask(rest)
 	case "version", "--version":
-		fmt.Println("strata", server.Version)
-	case "help", "-h", "--help":
-		fmt.Print(usage)
+		fmt.Fprintln(stdout, "strata", server.Version)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
 	default:
-		fmt.Fprintf(os.Stderr, "strata: unknown command %q\n\n%s", cmd, usage)
-		os.Exit(2)
+		fmt.Fprintf(stderr, "strata: unknown command %q\n\n%s", cmd, usage)
+		return 2
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "strata:", err)
-		os.Exit(1)
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		if !ue.printed {
+			fmt.Fprintln(stderr, "strata:", err)
+		}
+		return 2
 	}
+	fmt.Fprintln(stderr, "strata:", err)
+	return 1
+}
+
+// newFlagSet returns the flag set of a command whose -h prints synopsis
+// (the command line after "strata ") and the flags.
+func newFlagSet(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: strata %s\n\nflags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args; -h/--help gives flag.ErrHelp (exit 0), any other
+// mistake a usage error (the flag package has printed it and the usage).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usageError{msg: err.Error(), printed: true}
+}
+
+// isHelp reports whether a command's first word asks for help.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
+}
+
+// verbHelp answers "strata CMD -h" for commands made of verbs: the
+// synopsis on stdout and flag.ErrHelp.
+func verbHelp(cmd, synopsis string) error {
+	fmt.Fprintf(stdout, "usage: strata %s\n\"strata %s VERB -h\" lists a verb's flags.\n", synopsis, cmd)
+	return flag.ErrHelp
 }

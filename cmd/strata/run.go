@@ -52,7 +52,7 @@ func applySets(p *props.Properties, sets setFlags) error {
 	for _, kv := range sets {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || !strings.HasPrefix(k, "svc.") {
-			return fmt.Errorf("--set %q: want svc.key=value", kv)
+			return usagef("--set %q: want svc.key=value", kv)
 		}
 		p.Set(k, v)
 	}
@@ -71,7 +71,7 @@ func explicit(fs *flag.FlagSet, keys map[string]string) map[string]string {
 }
 
 func runServer(args []string) error {
-	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs := newFlagSet("server", "server --roles ROLES --http HOST:PORT [--id ID --raft HOST:PORT --data DIR --peers ...] [--config FILE] [--set svc.key=value]...")
 	fs.String("id", "", "node id (svc.node.id)")
 	fs.String("roles", "coordinator,overlord", "comma-separated roles (svc.node.roles)")
 	fs.String("http", "", "HTTP listen address HOST:PORT (svc.http.address)")
@@ -82,7 +82,7 @@ func runServer(args []string) error {
 	config := fs.String("config", "", "runtime.properties file")
 	var sets setFlags
 	fs.Var(&sets, "set", "override a property: --set svc.key=value (repeatable)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	p, err := loadProps(*config, explicit(fs, map[string]string{
@@ -101,12 +101,12 @@ func runServer(args []string) error {
 }
 
 func runQuickstart(args []string) error {
-	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
+	fs := newFlagSet("quickstart", "quickstart [--data DIR] [--config FILE] [--set svc.key=value]...")
 	data := fs.String("data", "./var", "data directory")
 	config := fs.String("config", "", "runtime.properties file")
 	var sets setFlags
 	fs.Var(&sets, "set", "override a property: --set svc.key=value (repeatable)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	dir, err := process.EnsureDir(*data)

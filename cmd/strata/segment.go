@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -22,10 +21,14 @@ import (
 // runSegment implements `strata segment build`: NDJSON → segments in deep
 // storage → one atomic publish through the control plane.
 func runSegment(args []string) error {
-	if len(args) == 0 || args[0] != "build" {
-		return errors.New("usage: strata segment build --datasource D --input FILE.json --timestamp-column C [--segment-granularity DAY] [--query-granularity G] [--coordinator URL]")
+	const synopsis = "segment build --datasource D --input FILE.json[,FILE...] [--timestamp-column C] [flags]"
+	if len(args) > 0 && isHelp(args[0]) {
+		return verbHelp("segment", synopsis)
 	}
-	fs := flag.NewFlagSet("segment build", flag.ContinueOnError)
+	if len(args) == 0 || args[0] != "build" {
+		return usagef("usage: strata %s", synopsis)
+	}
+	fs := newFlagSet("segment build", synopsis)
 	ds := fs.String("datasource", "", "datasource name (required)")
 	input := fs.String("input", "", "newline-delimited JSON file(s), comma-separated (required)")
 	tsCol := fs.String("timestamp-column", "timestamp", "column holding the row time")
@@ -39,11 +42,11 @@ func runSegment(args []string) error {
 	maxBad := fs.Int64("max-parse-exceptions", 0, "unparseable rows to skip before failing")
 	coordinator := fs.String("coordinator", "http://127.0.0.1:8081", "coordinator (or router) URL to publish through")
 	config := fs.String("config", "", "runtime.properties with svc.storage.* settings (default: ask the coordinator)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	if *ds == "" || *input == "" {
-		return errors.New("--datasource and --input are required")
+		return usagef("--datasource and --input are required")
 	}
 	sg, err := granularity.FromName(*segGran)
 	if err != nil {
@@ -114,13 +117,13 @@ func runSegment(args []string) error {
 			stats.FirstError = name + ": " + st.FirstError
 		}
 		if err != nil {
-			bar.done()
+			bar.done(stats.Rows, false)
 			b.Abort()
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	bar.done()
-	fmt.Fprintf(os.Stderr, "writing and uploading segments...\n")
+	bar.done(stats.Rows, true)
+	fmt.Fprintf(stderr, "writing and uploading segments...\n")
 	segs, err := b.Finish(ctx, uploader)
 	if err != nil {
 		return err
@@ -138,10 +141,10 @@ func runSegment(args []string) error {
 		bytesOut += s.Size
 	}
 	el := time.Since(start)
-	fmt.Printf("published %d segments (%d new) of %s: %d rows in %.1fs (%.0f rows/s), %d bytes on disk, %d rows skipped\n",
+	fmt.Fprintf(stdout, "published %d segments (%d new) of %s: %d rows in %.1fs (%.0f rows/s), %d bytes on disk, %d rows skipped\n",
 		len(segs), n, *ds, stats.Rows, el.Seconds(), float64(stats.Rows)/el.Seconds(), bytesOut, stats.Skipped)
 	if stats.FirstError != "" {
-		fmt.Printf("first skipped row: %s\n", stats.FirstError)
+		fmt.Fprintf(stdout, "first skipped row: %s\n", stats.FirstError)
 	}
 	return nil
 }
@@ -223,6 +226,7 @@ type progress struct {
 	total int64
 	start time.Time
 	last  time.Time
+	shown bool
 }
 
 func newProgress(total int64, start time.Time) *progress {
@@ -238,18 +242,27 @@ func (p *progress) update(rows, bytesRead int64) {
 	if p.total > 0 {
 		pct = 100 * float64(bytesRead) / float64(p.total)
 	}
-	width := 30
-	fill := int(pct / 100 * float64(width))
-	if fill > width {
-		fill = width
-	}
-	el := time.Since(p.start).Seconds()
-	fmt.Fprintf(os.Stderr, "\r[%s%s] %5.1f%%  %d rows  %.0f rows/s ", strings.Repeat("#", fill), strings.Repeat(".", width-fill), pct, rows, float64(rows)/el)
+	p.render(rows, pct)
 }
 
-func (p *progress) done() {
-	p.last = time.Time{}
-	fmt.Fprintln(os.Stderr)
+func (p *progress) render(rows int64, pct float64) {
+	pct = min(pct, 100) // a last line without its newline counts one byte more
+	width := 30
+	fill := int(pct / 100 * float64(width))
+	el := time.Since(p.start).Seconds()
+	fmt.Fprintf(stderr, "\r[%s%s] %5.1f%%  %d rows  %.0f rows/s ", strings.Repeat("#", fill), strings.Repeat(".", width-fill), pct, rows, float64(rows)/el)
+	p.shown = true
+}
+
+// done ends the bar. After a complete read it shows the final count at 100%:
+// updates are throttled, so the last one seen may be well short of the end.
+func (p *progress) done(rows int64, complete bool) {
+	if complete {
+		p.render(rows, 100)
+	}
+	if p.shown {
+		fmt.Fprintln(stderr)
+	}
 }
 
 func newUploader(p *props.Properties) (ingest.Uploader, error) {
