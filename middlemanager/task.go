@@ -165,7 +165,9 @@ func newTaskID(typ, ds string, locks []interval.Interval, now time.Time) string 
 		suffix[i] = 'a' + byte(rand.IntN(16))
 	}
 	parts := []string{typ, ds, string(suffix[:])}
-	if len(locks) == 1 {
+	// The interval goes in when the task names one; a task that locks all
+	// of time (no intervals given) would carry two 9-digit years.
+	if len(locks) == 1 && locks[0] != interval.Eternity {
 		parts = append(parts, interval.FormatMillis(locks[0].Start), interval.FormatMillis(locks[0].End))
 	}
 	parts = append(parts, interval.FormatMillis(now.UnixMilli()))

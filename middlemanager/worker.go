@@ -402,6 +402,9 @@ func (w *Worker) loop() {
 	}
 }
 
+// errOverlordUnavailable marks a 503 from every overlord: none leads yet.
+var errOverlordUnavailable = errors.New("no overlord is leading yet")
+
 // registerQuietPeriod is how long after start an overlord that is not ready
 // yet (503) is expected rather than warned about.
 const registerQuietPeriod = 15 * time.Second
@@ -416,7 +419,7 @@ func (w *Worker) register() {
 	if err != nil || status != http.StatusOK {
 		switch {
 		case w.ctx.Err() != nil:
-		case status == http.StatusServiceUnavailable && time.Since(w.begun) < registerQuietPeriod:
+		case errors.Is(err, errOverlordUnavailable) && time.Since(w.begun) < registerQuietPeriod:
 			// The overlord is still being elected or starting (the quickstart
 			// starts everything at once): expected, not worth a warning.
 			w.log.Debug("overlord not ready yet; retrying registration", "status", status)
@@ -522,7 +525,7 @@ func (w *Worker) postWithin(ctx context.Context, perAttempt time.Duration, path 
 			continue
 		}
 		if resp.StatusCode == http.StatusServiceUnavailable {
-			lastErr = fmt.Errorf("%s: 503 %s", base, b)
+			lastErr = fmt.Errorf("%s: 503 %s: %w", base, b, errOverlordUnavailable)
 			continue
 		}
 		final := resp.Request.URL
