@@ -123,7 +123,7 @@ func Start(cfg Config) (*Node, error) {
 	}
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
-	rc.Logger = cfg.Logger.Named("raft")
+	rc.Logger = startupElectionQuiet{cfg.Logger.Named("raft")}
 	setDur(&rc.HeartbeatTimeout, cfg.HeartbeatTimeout)
 	setDur(&rc.ElectionTimeout, cfg.ElectionTimeout)
 	setDur(&rc.LeaderLeaseTimeout, cfg.LeaderLeaseTimeout)
@@ -391,4 +391,29 @@ func (n *Node) Shutdown() error {
 		}
 	})
 	return err
+}
+
+// startupElectionQuiet logs hashicorp/raft's "heartbeat timeout reached"
+// warning at info level when no leader was ever known: that is how every
+// node's first election starts, not a failure. After a leader has been seen
+// it stays a warning.
+type startupElectionQuiet struct{ hclog.Logger }
+
+func (l startupElectionQuiet) Warn(msg string, args ...interface{}) {
+	if msg == "heartbeat timeout reached, starting election" && noLeaderKnown(args) {
+		l.Logger.Info(msg, args...)
+		return
+	}
+	l.Logger.Warn(msg, args...)
+}
+
+// noLeaderKnown reads raft's key/value arguments: last-leader-addr is empty
+// before the first leader.
+func noLeaderKnown(args []interface{}) bool {
+	for i := 0; i+1 < len(args); i += 2 {
+		if k, ok := args[i].(string); ok && k == "last-leader-addr" {
+			return fmt.Sprint(args[i+1]) == ""
+		}
+	}
+	return false
 }

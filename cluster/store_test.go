@@ -1,10 +1,13 @@
 package cluster
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 )
 
@@ -67,5 +70,19 @@ func TestOpenLogStore(t *testing.T) {
 	}
 	if term, err := store.GetUint64([]byte("CurrentTerm")); err != nil || term != 7 {
 		t.Fatalf("CurrentTerm = %d, %v", term, err)
+	}
+}
+
+// The first election of a node is logged at info, a later one (a leader was
+// lost) as a warning.
+func TestStartupElectionQuiet(t *testing.T) {
+	var buf bytes.Buffer
+	l := startupElectionQuiet{hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Info})}
+	l.Warn("heartbeat timeout reached, starting election", "last-leader-addr", raft.ServerAddress(""), "last-leader-id", raft.ServerID(""))
+	l.Warn("heartbeat timeout reached, starting election", "last-leader-addr", raft.ServerAddress("127.0.0.1:8300"), "last-leader-id", raft.ServerID("a"))
+	l.Warn("something else")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "[INFO]") || !strings.Contains(lines[1], "[WARN]") || !strings.Contains(lines[2], "[WARN]") {
+		t.Fatalf("levels:\n%s", buf.String())
 	}
 }
