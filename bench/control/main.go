@@ -470,7 +470,16 @@ func run(bin string, dur time.Duration, trials, clients int, etcdBin string) err
 		fmt.Println("etcd anchor: etcd not installed (apt-get install etcd-server); figures on this project's machines: 1 client 943 writes/s at 1.05 ms mean; 64 clients 7,297 writes/s")
 		return nil
 	}
-	return etcdAnchor(etcdBin, dur, clients)
+	eOne, eMany, err := etcdAnchor(etcdBin, dur, clients)
+	if err != nil {
+		return err
+	}
+	// The machine's speed drifts; the same-run ratio to the anchor does not.
+	fmt.Printf("beside etcd in this run: 1-client p50 %.3f ms vs %.3f ms (%.2fx); %d clients %.0f vs %.0f writes/s (%.2fx)\n",
+		ms(one.pct(0.5)), ms(eOne.pct(0.5)), ms(one.pct(0.5))/ms(eOne.pct(0.5)), clients,
+		float64(many.n)/many.elapsed.Seconds(), float64(eMany.n)/eMany.elapsed.Seconds(),
+		(float64(many.n)/many.elapsed.Seconds())/(float64(eMany.n)/eMany.elapsed.Seconds()))
+	return nil
 }
 
 // phase runs fn while recording the CPU time each node spends and, with
@@ -733,10 +742,10 @@ func (c *cluster) durability(writers, kills int) error {
 
 // etcdAnchor runs a 3-member etcd cluster on loopback and measures 256-byte puts
 // through its JSON gateway with the same load shapes.
-func etcdAnchor(bin string, dur time.Duration, clients int) error {
+func etcdAnchor(bin string, dur time.Duration, clients int) (one, many loadResult, err error) {
 	dir, err := tempDir("etcd-anchor-")
 	if err != nil {
-		return err
+		return one, many, err
 	}
 	defer os.RemoveAll(dir)
 	type member struct{ name, client, peer string }
@@ -760,7 +769,7 @@ func etcdAnchor(bin string, dur time.Duration, clients int) error {
 			"--listen-peer-urls", m.peer, "--initial-advertise-peer-urls", m.peer,
 			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new", "--log-level", "error")
 		if err := startChild(cmd); err != nil {
-			return err
+			return one, many, err
 		}
 		cmds = append(cmds, cmd)
 	}
@@ -781,12 +790,14 @@ func etcdAnchor(bin string, dur time.Duration, clients int) error {
 	defer probe.close()
 	for put(probe) != nil {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("etcd anchor did not start (is %s etcd 3.4+?)", bin)
+			return one, many, fmt.Errorf("etcd anchor did not start (is %s etcd 3.4+?)", bin)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	load(8, time.Second, put)
-	report("etcd anchor put, 1 client", load(1, dur, put))
-	report(fmt.Sprintf("etcd anchor put, %d clients", clients), load(clients, dur, put))
-	return nil
+	one = load(1, dur, put)
+	report("etcd anchor put, 1 client", one)
+	many = load(clients, dur, put)
+	report(fmt.Sprintf("etcd anchor put, %d clients", clients), many)
+	return one, many, nil
 }
