@@ -33,6 +33,9 @@ type TaskRecord struct {
 	DurationMs   int64                 `json:"duration"`          // -1 until complete
 	ErrorMsg     string                `json:"errorMsg,omitempty"`
 	Report       string                `json:"report,omitempty"` // compact JSON, "" when none
+	// ReportFinal is set once the task's final report (sent with its end) is
+	// stored; until then Report may be a live one a later final replaces.
+	ReportFinal bool `json:"reportFinal,omitempty"`
 
 	locks []interval.Interval // Locks, parsed
 }
@@ -304,7 +307,7 @@ func (t *tasksTable) complete(rec *TaskRecord, status, errMsg string, report str
 	n := *rec
 	n.Status, n.RunnerStatus, n.ErrorMsg = status, commands.RunnerNone, errMsg
 	if report != "" {
-		n.Report = report
+		n.Report, n.ReportFinal = report, true
 	}
 	start := n.StartedMs
 	if start == 0 {
@@ -411,10 +414,13 @@ func applyTaskStatusUpdate(s *State, m Meta, c commands.TaskStatusUpdate) (any, 
 		return nil, Conflict("task %s is assigned to worker %s, not %s", c.ID, rec.Worker, c.Worker)
 	}
 	if !rec.Active() {
-		// A report may still arrive after the end (e.g. after a shutdown).
-		if report != "" && rec.Report == "" {
+		// The final report may still arrive after the end: a task shut down
+		// is ended at once, and its worker reports how it stopped (the
+		// Canceled error report) afterwards. It replaces a live report, once;
+		// a live report arriving late does not replace anything.
+		if report != "" && (rec.Report == "" || !rec.ReportFinal && c.Status != commands.TaskRunning) {
 			n := *rec
-			n.Report = report
+			n.Report, n.ReportFinal = report, c.Status != commands.TaskRunning
 			t.put(&n)
 			return &n, nil
 		}

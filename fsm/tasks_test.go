@@ -107,8 +107,29 @@ func TestTaskLifecycle(t *testing.T) {
 	// A report can still be attached after the end, once.
 	mustOK(t, "late report", a.apply(commands.TaskStatusUpdate{ID: "t2", Worker: "mm1:8091", Status: "FAILED", ErrorMsg: "boom"}))
 	mustOK(t, "report after end", a.apply(commands.TaskStatusUpdate{ID: "t2", Worker: "mm1:8091", Status: "FAILED", Report: json.RawMessage(`{"x":2}`)}))
-	if rec = taskOf(t, a.f, "t2"); rec.ErrorMsg != "boom" || rec.Report != `{"x":2}` {
+	if rec = taskOf(t, a.f, "t2"); rec.ErrorMsg != "boom" || rec.Report != `{"x":2}` || !rec.ReportFinal {
 		t.Fatalf("late report %+v", rec)
+	}
+	wantKind(t, "second report after end", a.apply(commands.TaskStatusUpdate{ID: "t2", Worker: "mm1:8091", Status: "FAILED", Report: json.RawMessage(`{"x":3}`)}), KindConflict, "already complete")
+}
+
+// A task shut down while it runs ends at once with its last live report; the
+// final report its worker sends afterwards (the Canceled error report)
+// replaces that live one, and a live report arriving even later does not.
+func TestFinalReportReplacesLiveAfterShutdown(t *testing.T) {
+	a := &applier{t: t, f: New(nil)}
+	mustOK(t, "register", a.apply(commands.RegisterWorker{Host: "mm1:8091", Capacity: 1, Version: "0"}))
+	mustOK(t, "submit", a.apply(submitCmd("q", "wiki")))
+	mustOK(t, "assign", a.apply(commands.AssignTask{ID: "q", Worker: "mm1:8091"}))
+	mustOK(t, "live", a.apply(commands.TaskStatusUpdate{ID: "q", Worker: "mm1:8091", Status: "RUNNING", Report: json.RawMessage(`{"status":"RUNNING"}`)}))
+	mustOK(t, "shutdown", a.apply(commands.ShutdownTask{ID: "q"}))
+	if rec := taskOf(t, a.f, "q"); rec.Status != "FAILED" || rec.Report != `{"status":"RUNNING"}` || rec.ReportFinal {
+		t.Fatalf("after shutdown %+v", rec)
+	}
+	wantKind(t, "late live report", a.apply(commands.TaskStatusUpdate{ID: "q", Worker: "mm1:8091", Status: "RUNNING", Report: json.RawMessage(`{"status":"RUNNING","n":2}`)}), KindConflict, "already complete")
+	mustOK(t, "final", a.apply(commands.TaskStatusUpdate{ID: "q", Worker: "mm1:8091", Status: "FAILED", Report: json.RawMessage(`{"status":"FAILED","errorCode":"Canceled"}`)}))
+	if rec := taskOf(t, a.f, "q"); rec.Report != `{"status":"FAILED","errorCode":"Canceled"}` || !rec.ReportFinal || rec.ErrorMsg == "" {
+		t.Fatalf("final report %+v", rec)
 	}
 }
 

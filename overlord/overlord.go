@@ -481,7 +481,7 @@ func (o *Overlord) Heartbeat(hb middlemanager.Heartbeat) (middlemanager.Heartbea
 	completed := false
 	for _, c := range hb.Completed {
 		r := recs[c.ID]
-		if r == nil || r.Worker != hb.Host || (!r.Active() && (len(c.Report) == 0 || r.Report != "")) {
+		if r == nil || r.Worker != hb.Host || (!r.Active() && (len(c.Report) == 0 || r.ReportFinal)) {
 			reply.Ack = append(reply.Ack, c.ID)
 			continue
 		}

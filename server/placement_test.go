@@ -233,4 +233,9 @@ func TestThrottledLoadingConverges(t *testing.T) {
 	if maxQueued > 1 {
 		t.Fatalf("a historical had %d segments queued, limit 1", maxQueued)
 	}
+	// The metadata listing reports the replicas the rule asks for.
+	_, got, _ := call(t, "GET", f.coord+"/svc/coordinator/v1/metadata/segments?includeOvershadowedStatus", "", "")
+	if strings.Count(got, `"replicationFactor":2`) != 6 {
+		t.Fatalf("replication factors: %s", got)
+	}
 }

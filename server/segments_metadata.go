@@ -64,8 +64,14 @@ func (s *Server) metadataSegments(w http.ResponseWriter, r *http.Request) {
 	// changed.
 	var etag string
 	notModified := false
+	// With the status the answer also follows the placement (replication
+	// factors), so its ETag names the placement too.
+	replication, planned := func(*segment.DataSegment) (int, bool) { return 0, false }, ""
+	if withStatus {
+		replication, planned = s.replicationFactors()
+	}
 	s.node.FSM().Read(func(st *fsm.State) {
-		etag = `"` + strconv.FormatUint(st.Index(), 10) + `"`
+		etag = `"` + strconv.FormatUint(st.Index(), 10) + planned + `"`
 		if notModified = r.Header.Get("If-None-Match") == etag; notModified {
 			return
 		}
@@ -104,16 +110,55 @@ func (s *Server) metadataSegments(w http.ResponseWriter, r *http.Request) {
 		b = append(b, '{')
 		b = seg.AppendJSONFields(b)
 		// Druid reports 0 replicas for overshadowed segments (they are about to
-		// be dropped) and null while the coordinator has not computed
-		// replication, which it never has without historicals.
-		if over[seg] {
+		// be dropped), the replicas its rules ask for otherwise, and null
+		// while the coordinator has not planned yet.
+		switch n, ok := replication(seg); {
+		case over[seg]:
 			b = append(b, `,"overshadowed":true,"replicationFactor":0`...)
-		} else {
+		case ok:
+			b = append(b, `,"overshadowed":false,"replicationFactor":`...)
+			b = strconv.AppendInt(b, int64(n), 10)
+		default:
 			b = append(b, `,"overshadowed":false,"replicationFactor":null`...)
 		}
 		b = append(b, `,"numRows":null,"realtime":false}`...)
 	}
 	writeRawJSON(w, http.StatusOK, append(b, ']'))
+}
+
+// replicationFactors returns, per segment, the replicas its first matching
+// rule asks for over all tiers (a broadcast rule: every reachable
+// historical), from the coordinator's current placement; ok is false before
+// the coordinator has planned (a new leader still taking stock). The string
+// names the placement ("" when there is none).
+func (s *Server) replicationFactors() (func(*segment.DataSegment) (int, bool), string) {
+	var cur *coordinator.Current
+	if s.placement != nil {
+		cur, _ = s.placement.Current(time.Now())
+	}
+	if cur == nil {
+		return func(*segment.DataSegment) (int, bool) { return 0, false }, ""
+	}
+	reachable := 0
+	for _, srv := range cur.Servers {
+		if srv.Reachable {
+			reachable++
+		}
+	}
+	return func(seg *segment.DataSegment) (int, bool) {
+		w, ok := cur.Wants[seg.ID()]
+		if !ok {
+			return 0, false
+		}
+		if w.Broadcast {
+			return reachable, true
+		}
+		n := 0
+		for _, r := range w.Replicas {
+			n += r
+		}
+		return n, true
+	}, "-" + strconv.FormatInt(cur.NowMs, 10)
 }
 
 // metadataDataSources serves GET /metadata/datasources.

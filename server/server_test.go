@@ -413,3 +413,19 @@ func TestAuditIPTrustsOnlyConfiguredProxies(t *testing.T) {
 		t.Errorf("bad trustedProxies accepted: %v", err)
 	}
 }
+
+// SQL task requests with a field of the wrong type get a user-facing 400
+// (shape E), naming the field, with no Go type names.
+func TestSQLTaskRequestErrors(t *testing.T) {
+	ts, _ := single(t, nil)
+	for body, want := range map[string]string{
+		`{"query":"SELECT 1","context":"x"}`: `field \"context\" must be an object`,
+		`{"query":5}`:                        `field \"query\" must be a string`,
+		`{"query":"SELECT 1"`:                `malformed JSON`,
+	} {
+		code, got, _ := call(t, "POST", ts.URL+"/svc/v2/sql/task", "application/json", body)
+		if code != 400 || !strings.Contains(got, want) || !strings.Contains(got, `"errorCode":"invalidInput"`) || strings.Contains(got, "Go ") || strings.Contains(got, "map[") {
+			t.Errorf("%s: %d %s", body, code, got)
+		}
+	}
+}

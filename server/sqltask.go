@@ -2,6 +2,8 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -28,6 +30,18 @@ func writeInvalidInput(w http.ResponseWriter, msg string) {
 		Category: "INVALID_INPUT", ErrorMessage: msg, Context: map[string]string{}})
 }
 
+// sqlTaskFieldKinds names what each request field must be, for errors.
+var sqlTaskFieldKinds = map[string]string{"query": "a string", "context": "an object", "parameters": "an array"}
+
+// describeJSONSyntax words a JSON decoding error for users (no Go types).
+func describeJSONSyntax(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, se)
+	}
+	return "the body must be a JSON object with a \"query\" string"
+}
+
 func (t *taskAPI) sqlTaskRoutes(r *mux.Router) {
 	r.HandleFunc("/svc/v2/sql/task", t.s.leaderOnly(t.submitSQL)).Methods(http.MethodPost)
 	r.HandleFunc("/svc/v2/sql/task/", t.s.leaderOnly(t.submitSQL)).Methods(http.MethodPost)
@@ -48,7 +62,12 @@ func (t *taskAPI) submitSQL(w http.ResponseWriter, r *http.Request) {
 		Parameters json.RawMessage `json:"parameters"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeInvalidInput(w, "Malformed SQL task request: "+err.Error())
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			writeInvalidInput(w, fmt.Sprintf("Malformed SQL task request: field %q must be %s, got %s", te.Field, sqlTaskFieldKinds[te.Field], te.Value))
+			return
+		}
+		writeInvalidInput(w, "Malformed SQL task request: "+describeJSONSyntax(err))
 		return
 	}
 	if req.Query == nil || *req.Query == "" {
