@@ -71,6 +71,7 @@ func (s *Server) segmentRoutes(r *mux.Router) {
 	r.HandleFunc(m+"/datasources/{ds}", s.leaderRead(s.metadataDataSource)).Methods(http.MethodGet)
 	r.HandleFunc(m+"/datasources/{ds}/segments", s.leaderRead(s.metadataSegmentList)).Methods(http.MethodGet, http.MethodPost)
 	r.HandleFunc(m+"/datasources/{ds}/segments/{segmentId}", s.leaderRead(s.metadataSegment)).Methods(http.MethodGet)
+	r.HandleFunc(m+"/datasources/{ds}/unusedSegments", s.leaderRead(s.metadataUnusedSegments)).Methods(http.MethodGet)
 	r.HandleFunc(m+"/dataSourceInformation", s.leaderRead(s.dataSourceInformation)).Methods(http.MethodPost)
 }
 

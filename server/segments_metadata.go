@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -374,4 +375,95 @@ func (s *Server) dataSourceInformation(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSONPlain(w, http.StatusOK, out)
+}
+
+// metadataUnusedSegments serves GET /metadata/datasources/{ds}/unusedSegments
+// (ADMIN-API §7.3, newer Druid): the unused segments of ds, each with when it
+// was created and last marked (un)used. interval keeps those it contains;
+// sortOrder ASC or DESC sorts by id (ascending otherwise), lastSegmentId
+// pages on from an id in that order, limit caps the count.
+func (s *Server) metadataUnusedSegments(w http.ResponseWriter, r *http.Request) {
+	ds := mux.Vars(r)["ds"]
+	q := r.URL.Query()
+	var within *interval.Interval
+	if raw := q.Get("interval"); raw != "" {
+		iv, err := interval.Parse(raw)
+		if err != nil {
+			writeInvalidInput(w, err.Error())
+			return
+		}
+		within = &iv
+	}
+	limit := -1
+	if raw := q.Get("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n <= 0 {
+			writeInvalidInput(w, fmt.Sprintf("Invalid limit[%s]: it must be a positive integer", raw))
+			return
+		}
+		limit = n
+	}
+	desc := false
+	switch order := strings.ToUpper(q.Get("sortOrder")); order {
+	case "", "ASC":
+	case "DESC":
+		desc = true
+	default:
+		writeInvalidInput(w, fmt.Sprintf("Invalid sortOrder[%s]: expected ASC or DESC", q.Get("sortOrder")))
+		return
+	}
+	last := q.Get("lastSegmentId")
+	if last != "" {
+		id, err := segment.ParseID(ds, last)
+		if err != nil {
+			writeInvalidInput(w, fmt.Sprintf("Invalid lastSegmentId[%s]: not a segment id of datasource[%s]", last, ds))
+			return
+		}
+		last = id.String()
+	}
+	var recs []*fsm.SegmentRecord
+	s.node.FSM().Read(func(st *fsm.State) {
+		for _, rec := range st.Segments(ds) {
+			if !rec.Used && (within == nil || within.Contains(rec.Segment.Interval)) {
+				recs = append(recs, rec)
+			}
+		}
+	})
+	ids := make([]string, len(recs))
+	for i, rec := range recs {
+		ids[i] = rec.Segment.ID().String()
+	}
+	order := make([]int, len(recs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if desc {
+			return strings.Compare(ids[b], ids[a])
+		}
+		return strings.Compare(ids[a], ids[b])
+	})
+	b := []byte{'['}
+	n := 0
+	for _, i := range order {
+		if last != "" && (!desc && ids[i] <= last || desc && ids[i] >= last) {
+			continue
+		}
+		if limit >= 0 && n == limit {
+			break
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		rec := recs[i]
+		b = append(b, `{"dataSegment":`...)
+		b = rec.Segment.AppendJSON(b)
+		b = append(b, `,"createdDate":"`...)
+		b = append(b, interval.FormatMillis(rec.CreatedMs)...)
+		b = append(b, `","usedStatusLastUpdatedDate":"`...)
+		b = append(b, interval.FormatMillis(rec.UsedUpdatedMs)...)
+		b = append(b, `","used":false}`...)
+	}
+	writeRawJSON(w, http.StatusOK, append(b, ']'))
 }

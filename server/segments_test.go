@@ -533,6 +533,27 @@ func TestMetadataView(t *testing.T) {
 		t.Fatalf("listing after a change: %d %q (was %q)", code, tag2, tag)
 	}
 	expect(t, "GET", m+"/datasources", "", "", 200, `["wiki_edits"]`)
+	// Its unused segment, with its dates (newer Druid's unusedSegments).
+	code, got, _ := call(t, "GET", m+"/datasources/other/unusedSegments", "", "")
+	var unused []struct {
+		DataSegment map[string]any `json:"dataSegment"`
+		Created     string         `json:"createdDate"`
+		Updated     string         `json:"usedStatusLastUpdatedDate"`
+		Used        *bool          `json:"used"`
+	}
+	if code != 200 || json.Unmarshal([]byte(got), &unused) != nil || len(unused) != 1 || unused[0].DataSegment["dataSource"] != "other" ||
+		unused[0].Created == "" || unused[0].Updated < unused[0].Created || unused[0].Used == nil || *unused[0].Used {
+		t.Fatalf("unusedSegments: %d %s", code, got)
+	}
+	id := unused[0].DataSegment["identifier"].(string)
+	expect(t, "GET", m+"/datasources/other/unusedSegments?lastSegmentId="+id, "", "", 200, `[]`)
+	expect(t, "GET", m+"/datasources/other/unusedSegments?interval=1990-01-01/1990-01-02", "", "", 200, `[]`)
+	expect(t, "GET", m+"/datasources/nope/unusedSegments", "", "", 200, `[]`)
+	for _, bad := range []string{"limit=0", "limit=x", "sortOrder=sideways", "lastSegmentId=junk", "interval=nope"} {
+		if code, got, _ := call(t, "GET", m+"/datasources/other/unusedSegments?"+bad, "", ""); code != 400 || !strings.Contains(got, `"invalidInput"`) {
+			t.Errorf("unusedSegments?%s: %d %s", bad, code, got)
+		}
+	}
 	expect(t, "GET", m+"/datasources?includeUnused", "", "", 200, `["other","wiki_edits"]`)
 	expect(t, "GET", m+"/datasources?includeDisabled&full", "", "", 200, `["other","wiki_edits"]`)
 	var full []struct {
