@@ -63,20 +63,7 @@ func TestLiveReportShape(t *testing.T) {
 	if _, k := lr.snapshot(); k != k1 {
 		t.Fatal("key changed without progress")
 	}
-	var doc struct {
-		I struct {
-			Type    string `json:"type"`
-			TaskID  string `json:"taskId"`
-			Payload struct {
-				IngestionState string `json:"ingestionState"`
-				RowStats       struct {
-					BuildSegments RowStats `json:"buildSegments"`
-				} `json:"rowStats"`
-				SegmentsPublished int     `json:"segmentsPublished"`
-				ErrorMsg          *string `json:"errorMsg"`
-			} `json:"payload"`
-		} `json:"ingestionStatsAndErrors"`
-	}
+	var doc reportDoc
 	if err := json.Unmarshal(b1, &doc); err != nil {
 		t.Fatal(err)
 	}
