@@ -11,6 +11,7 @@ import (
 
 	"strata/broker"
 	"strata/commands"
+	"strata/fsm"
 	"strata/middlemanager"
 	"strata/sqltask"
 )
@@ -42,15 +43,24 @@ func describeJSONSyntax(err error) string {
 	return "the body must be a JSON object with a \"query\" string"
 }
 
+// sqlSourceExists reports whether a datasource has at least one used segment,
+// which is what the msq planner asks of a datasource a statement reads.
+func (s *Server) sqlSourceExists(ds string) bool {
+	found := false
+	s.node.FSM().Read(func(st *fsm.State) { found = st.UsedIndex().Timeline(ds) != nil })
+	return found
+}
+
 func (t *taskAPI) sqlTaskRoutes(r *mux.Router) {
 	r.HandleFunc("/svc/v2/sql/task", t.s.leaderOnly(t.submitSQL)).Methods(http.MethodPost)
 	r.HandleFunc("/svc/v2/sql/task/", t.s.leaderOnly(t.submitSQL)).Methods(http.MethodPost)
 }
 
 // submitSQL implements POST /svc/v2/sql/task: the statement is checked before any
-// task exists (syntax errors come back as 400 invalidInput with line and column),
-// then a query_controller task is submitted. resultFormat, header, typesHeader and
-// sqlTypesHeader are accepted and ignored, as Druid does.
+// task exists (syntax errors and datasources read but missing come back as 400
+// invalidInput with line and column), then a query_controller task is submitted.
+// resultFormat, header, typesHeader and sqlTypesHeader are accepted and ignored,
+// as Druid does.
 func (t *taskAPI) submitSQL(w http.ResponseWriter, r *http.Request) {
 	body, ok := t.s.readJSONBody(w, r)
 	if !ok {
@@ -74,7 +84,9 @@ func (t *taskAPI) submitSQL(w http.ResponseWriter, r *http.Request) {
 		writeInvalidInput(w, "Query must be specified: the request needs a non-empty \"query\"")
 		return
 	}
-	if _, err := sqltask.Target(*req.Query); err != nil {
+	// Druid's broker validates the tables a statement reads before it creates a
+	// task; a missing one is a 400 with the message the task would fail with.
+	if _, err := sqltask.Check(*req.Query, t.s.sqlSourceExists); err != nil {
 		writeInvalidInput(w, err.Error())
 		return
 	}

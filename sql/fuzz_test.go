@@ -44,6 +44,12 @@ func FuzzParse(f *testing.F) {
 			checkErr(err)
 		} else {
 			Walk(st, func(Node) bool { return true })
+			BaseTables(st, func(r *TableRef) bool {
+				if len(r.Name) == 0 || r.Position().Line < 1 {
+					t.Fatalf("bad table reference in %q: %#v", src, r)
+				}
+				return true
+			})
 			if _, err := Parse(Format(st)); !tooDeep(err) {
 				checkRoundTrip(t, st)
 			}

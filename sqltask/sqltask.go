@@ -8,6 +8,7 @@ package sqltask
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -48,7 +49,66 @@ func Target(sqlText string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	switch st := script.Statement.(type) {
+	return target(script.Statement)
+}
+
+// Check is Target plus the check Druid's broker makes before it creates a
+// task: every datasource the statement reads must exist, that is, exists
+// must report it has used segments. A missing one gives the error the task
+// itself would fail with (see MissingTable). The target need not exist.
+func Check(sqlText string, exists func(dataSource string) bool) (string, error) {
+	script, err := sql.ParseScript(sqlText)
+	if err != nil {
+		return "", err
+	}
+	ds, err := target(script.Statement)
+	if err != nil {
+		return "", err
+	}
+	if err := MissingTable(script.Statement, exists); err != nil {
+		return "", err
+	}
+	return ds, nil
+}
+
+// MissingTable returns, for the first table stmt reads (in the msq planner's
+// order) that exists reports missing, the planner's own error:
+// "Object 'x' not found (line [l], column [c])". Names the planner refuses
+// for other reasons (schemas other than druid: lookup, sys,
+// INFORMATION_SCHEMA) are left to it; a statement naming them fails anyway.
+func MissingTable(stmt sql.Statement, exists func(dataSource string) bool) error {
+	var err error
+	known := map[string]bool{}
+	sql.BaseTables(stmt, func(ref *sql.TableRef) bool {
+		if len(ref.Name) > 2 || (len(ref.Name) == 2 && ref.Name[0].Name != "druid") {
+			return true
+		}
+		name := ref.Name[len(ref.Name)-1].Name
+		found, asked := known[name]
+		if !asked {
+			found = exists(name)
+			known[name] = found
+		}
+		if found {
+			return true
+		}
+		err = errors.New(atPos(ref, fmt.Sprintf("Object '%s' not found", name)))
+		return false
+	})
+	return err
+}
+
+// atPos appends a node's position to a message as the msq planner does.
+func atPos(n sql.Node, msg string) string {
+	p := n.Position()
+	if p.Line == 0 {
+		return msg
+	}
+	return fmt.Sprintf("%s (line [%d], column [%d])", msg, p.Line, p.Column)
+}
+
+func target(stmt sql.Statement) (string, error) {
+	switch st := stmt.(type) {
 	case *sql.Insert:
 		return lastName(st.Table)
 	case *sql.Replace:
