@@ -239,3 +239,31 @@ func TestThrottledLoadingConverges(t *testing.T) {
 		t.Fatalf("replication factors: %s", got)
 	}
 }
+
+// Segments a newer version overshadows entirely are marked unused by the
+// retention duty, once the leader has led for millisToWaitBeforeDeleting.
+func TestOvershadowedSegmentsMarkedUnused(t *testing.T) {
+	f := newDPFixture(t)
+	old := f.segment("wiki", "2013-09-01/2013-09-02", "v1", 0, 1, wikiRows("2013-09-01", 1))
+	other := f.segment("wiki", "2013-09-02/2013-09-03", "v1", 0, 1, wikiRows("2013-09-02", 1))
+	f.publish(old, other)
+	f.publish(f.segment("wiki", "2013-09-01/2013-09-02", "v2", 0, 1, wikiRows("2013-09-01", 2)))
+	ret := &coordinator.Retention{Node: f.node}
+	// The default wait (15 minutes of leadership) has not passed.
+	if n, err := ret.RunOnce(time.Now()); err != nil || n != 0 {
+		t.Fatalf("before millisToWaitBeforeDeleting: marked %d, %v", n, err)
+	}
+	if code, got, _ := call(t, "POST", f.coord+"/svc/coordinator/v1/config", "application/json", `{"millisToWaitBeforeDeleting":0}`); code != 200 {
+		t.Fatalf("config: %d %s", code, got)
+	}
+	if n, err := ret.RunOnce(time.Now()); err != nil || n != 1 {
+		t.Fatalf("marked %d overshadowed segments, want 1 (%v)", n, err)
+	}
+	_, got, _ := call(t, "GET", f.coord+"/svc/coordinator/v1/metadata/datasources/wiki/segments", "", "")
+	if strings.Contains(got, old.ID().String()) || !strings.Contains(got, other.ID().String()) || !strings.Contains(got, "_v2") {
+		t.Fatalf("used segments after the duty: %s", got)
+	}
+	if n, err := ret.RunOnce(time.Now()); err != nil || n != 0 {
+		t.Fatalf("second run marked %d", n)
+	}
+}
