@@ -43,15 +43,20 @@ type Status struct {
 	PendingTasks            int                       `json:"pendingTasks"`
 	RunningTasks            int                       `json:"runningTasks"`
 	SegmentLoadWaiterStatus *SegmentLoadStatus        `json:"segmentLoadWaiterStatus,omitempty"`
-	SegmentReport           *SegmentReport            `json:"segmentReport,omitempty"`
-	ErrorReport             *ErrorReport              `json:"errorReport,omitempty"`
-	Warnings                []ErrorReport             `json:"warnings,omitempty"`
+	// SegmentLoadStatus repeats SegmentLoadWaiterStatus under the name the
+	// API spec (§2.11) gives it; Druid itself writes the former.
+	SegmentLoadStatus *SegmentLoadStatus `json:"segmentLoadStatus,omitempty"`
+	SegmentReport     *SegmentReport     `json:"segmentReport,omitempty"`
+	ErrorReport       *ErrorReport       `json:"errorReport,omitempty"`
+	Warnings          []ErrorReport      `json:"warnings,omitempty"`
 }
 
 // WorkerStatus is one worker task.
 type WorkerStatus struct {
-	WorkerID   string `json:"workerId"`
-	State      string `json:"state"`
+	WorkerID string `json:"workerId"`
+	State    string `json:"state"`
+	// Status repeats State under the name the API spec (§2.11) gives it.
+	Status     string `json:"status"`
 	DurationMs int64  `json:"durationMs"`
 	PendingMs  int64  `json:"pendingMs"`
 }
@@ -423,7 +428,7 @@ func (t *tracker) snapshot() Report {
 				d = st.DurationMs
 			}
 			st.Workers[strconv.Itoa(w)] = []WorkerStatus{{
-				WorkerID: t.taskID + "-worker" + strconv.Itoa(w) + "_0", State: state, DurationMs: d}}
+				WorkerID: t.taskID + "-worker" + strconv.Itoa(w) + "_0", State: state, Status: state, DurationMs: d}}
 		}
 	}
 	if t.status != StateRunning {
@@ -441,7 +446,7 @@ func (t *tracker) snapshot() Report {
 		if c.State == StateWaiting {
 			c.Duration = now.Sub(t.loadFrom).Milliseconds()
 		}
-		st.SegmentLoadWaiterStatus = &c
+		st.SegmentLoadWaiterStatus, st.SegmentLoadStatus = &c, &c
 	}
 	st.SegmentReport = t.segRep
 	p := Payload{Status: st, Counters: map[string]map[string]map[string]any{}, Results: t.results}

@@ -103,6 +103,15 @@ func TestLiveReportShowsProgressAndLoadWait(t *testing.T) {
 	if ls.TotalSegments != 2 || ls.UnknownSegments != 2 || ls.DataSource != "t" {
 		t.Errorf("load status %+v, want 2 segments of t", ls)
 	}
+	// The spec's names for the same members are there too.
+	if spec := waiting.MultiStageQuery.Payload.Status.SegmentLoadStatus; spec == nil || *spec != *ls {
+		t.Errorf("segmentLoadStatus %+v, want the same as segmentLoadWaiterStatus", spec)
+	}
+	for _, ws := range waiting.MultiStageQuery.Payload.Status.Workers {
+		if len(ws) == 0 || ws[0].Status != ws[0].State || ws[0].Status == "" {
+			t.Errorf("worker status %+v", ws)
+		}
+	}
 	// Every stage has run by then; stage 0 read the 3 inline rows.
 	p := waiting.MultiStageQuery.Payload
 	for _, st := range p.Stages {
