@@ -98,6 +98,11 @@ func (c *countAgg) add(b, from, to int, sel []int32, g int32, groups []int32) er
 // selection (and the matching groups) in the given buffers.
 func dropNulls(nulls []uint64, from, to int, sel, groups []int32, bsel, bgroups *[]int32) ([]int32, []int32) {
 	s, gs := (*bsel)[:0], (*bgroups)[:0]
+	if s == nil {
+		// The result must not be nil even when every row is null: a nil
+		// selection means "every row of the block".
+		s = make([]int32, 0, 64)
+	}
 	if sel == nil {
 		for i := from; i < to; i++ {
 			if !bitSet(nulls, i) {

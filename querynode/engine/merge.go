@@ -168,6 +168,7 @@ func (e *Engine) mergeGrouped(q *query.Query, parts []*Partial, out *Partial) er
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer recoverInto(&errs[si])
 				outs[si] = &Partial{Type: out.Type}
 				errs[si] = m.mergeShard(parts, assign, uint8(si), total/shards, outs[si])
 			}()
@@ -601,6 +602,7 @@ func (m *mergeSpec) mergeSortedParallel(parts []*Partial, n int, out *Partial) e
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer recoverInto(&errs[r])
 			outs[r] = &Partial{Type: out.Type}
 			errs[r] = m.mergeSorted(ranges[r], outs[r])
 		}()

@@ -75,6 +75,21 @@ func (e *Engine) Execute(ctx context.Context, q *query.Query, segs []*Segment) (
 	return e.Finalize(q, p)
 }
 
+// runSegmentSafely is RunSegment on a worker goroutine: a panic there would
+// end the whole process, so it becomes the query's error instead.
+func (e *Engine) runSegmentSafely(ctx context.Context, q *query.Query, seg *Segment) (p *Partial, err error) {
+	defer recoverInto(&err)
+	return e.RunSegment(ctx, q, seg)
+}
+
+// recoverInto turns a panic of the goroutine into *err. It is deferred by
+// every goroutine the engine starts.
+func recoverInto(err *error) {
+	if v := recover(); v != nil {
+		*err = query.Errorf(query.Internal, "internal error while running the query: %v", v)
+	}
+}
+
 // Run executes q on every segment (in parallel) and merges the partials.
 func (e *Engine) Run(ctx context.Context, q *query.Query, segs []*Segment) (*Partial, error) {
 	parts := make([]*Partial, len(segs))
@@ -88,7 +103,7 @@ func (e *Engine) Run(ctx context.Context, q *query.Query, segs []*Segment) (*Par
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				parts[i], errs[i] = e.RunSegment(ctx, q, segs[i])
+				parts[i], errs[i] = e.runSegmentSafely(ctx, q, segs[i])
 				if errs[i] != nil {
 					cancel()
 				}
