@@ -108,6 +108,10 @@ func TestDataPlaneProcesses(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// pydruid posts to /svc/v2 without the trailing slash.
+	if code, _, body := do(t, "POST", router+"/svc/v2", "application/json", q, nil); code != 200 || !strings.Contains(body, `"n":10`) {
+		t.Fatalf("POST /svc/v2 through the router: %d %s", code, body)
+	}
 	for path, want := range map[string]string{
 		"/svc/broker/v1/loadstatus":     `{"inventoryInitialized":true}`,
 		"/svc/historical/v1/loadstatus": `{"cacheInitialized":true}`,

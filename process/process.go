@@ -181,6 +181,7 @@ func routerProxy(p *props.Properties) *server.Proxy {
 		{Prefix: "/svc/indexer/", Backends: control, Leader: true},
 		{Prefix: "/svc/v2/sql/task", Backends: control, Leader: true}, // before /svc/v2/: SQL tasks go to the overlord
 		{Prefix: "/svc/v2/", Backends: brokers},
+		{Prefix: "/svc/v2", Backends: brokers}, // POST /svc/v2 without the slash, as pydruid sends it
 		{Prefix: "/svc/broker/", Backends: brokers},
 		{Prefix: "/svc/historical/", Backends: historicals},
 		// Worker endpoints are about one middle manager, so the router speaks
