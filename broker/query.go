@@ -54,11 +54,15 @@ func (b *Broker) Query(ctx context.Context, body []byte) (string, []byte, *Error
 		ctx, cancelT = context.WithTimeoutCause(ctx, timeout, errTimeout)
 		defer cancelT()
 	}
+	// With no segment to read the engine still renders the empty result:
+	// [] for most queries, but one row of empty aggregates for a timeseries
+	// or an ungrouped groupBy over all time, as Druid answers.
 	units := b.view.resolve(f)
-	if len(units) == 0 { // no segment to read: every query type answers an empty array
-		return id, []byte("[]"), nil
+	var parts []*partial
+	var final []byte
+	if len(units) > 0 {
+		parts, final, err = b.scatter(ctx, q, body, units)
 	}
-	parts, final, err := b.scatter(ctx, q, body, units)
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -85,7 +89,9 @@ func (b *Broker) timeoutOf(f queryFacts) (time.Duration, *Error) {
 		d = time.Duration(f.timeoutMs) * time.Millisecond
 	}
 	if max := b.cfg.MaxTimeout; max > 0 {
-		if d == 0 {
+		// The server default yields to the limit (Druid applies
+		// min(default, max)); only a timeout the query asks for is refused.
+		if d == 0 || f.timeoutMs < 0 && d > max {
 			d = max
 		}
 		if d > max {

@@ -352,15 +352,27 @@ func TestBrokerBadQueries(t *testing.T) {
 	if code, _, _ := call(t, "POST", b.url+"/svc/v2/", "text/plain", `{}`); code != 415 {
 		t.Errorf("text/plain body: %d, want 415", code)
 	}
-	// A query of a datasource nobody serves is empty, not an error.
-	if code, body, _ := b.query(t, `{"queryType":"timeseries","dataSource":"ghost","intervals":["2013/2014"],"granularity":"all","aggregations":[{"type":"count","name":"n"}]}`); code != 200 || body != "[]" {
-		t.Errorf("unknown datasource: %d %s", code, body)
+	// A query of a datasource nobody serves is empty, not an error; a
+	// timeseries over all time still has its one row (QUERY-SEMANTICS §3.1).
+	if code, body, _ := b.query(t, `{"queryType":"timeseries","dataSource":"ghost","intervals":["2013/2014"],"granularity":"all","aggregations":[{"type":"count","name":"n"},{"type":"longSum","name":"s","fieldName":"s"}]}`); code != 200 || body != `[{"timestamp":"2013-01-01T00:00:00.000Z","result":{"n":0,"s":null}}]` {
+		t.Errorf("unknown datasource, timeseries: %d %s", code, body)
+	}
+	if code, body, _ := b.query(t, `{"queryType":"topN","dataSource":"ghost","intervals":["2013/2014"],"granularity":"all","dimension":"d","metric":"n","threshold":2,"aggregations":[{"type":"count","name":"n"}]}`); code != 200 || body != "[]" {
+		t.Errorf("unknown datasource, topN: %d %s", code, body)
+	}
+	if code, body, _ := b.query(t, `{"queryType":"groupBy","dataSource":"ghost","intervals":["2013/2014"],"granularity":"all","dimensions":[],"aggregations":[{"type":"count","name":"n"}]}`); code != 200 || body != `[{"version":"v1","timestamp":"2013-01-01T00:00:00.000Z","event":{"n":0}}]` {
+		t.Errorf("unknown datasource, ungrouped groupBy: %d %s", code, body)
 	}
 	// A server limit on the timeout rejects larger ones.
-	lim := startBroker(t, nil, func(c *broker.Config) { c.MaxTimeout = time.Second })
+	lim := startBroker(t, nil, func(c *broker.Config) { c.MaxTimeout, c.DefaultTimeout = time.Second, 300*time.Second })
 	code, body, _ := lim.query(t, `{"queryType":"timeBoundary","dataSource":"x","context":{"timeout":5000}}`)
 	if e := errorBody(t, body); code != 400 || e["error"] != "Query context parse failed" {
 		t.Errorf("timeout above the limit: %d %s", code, body)
+	}
+	// The server default (300 s) yields to the smaller limit instead of
+	// failing every query that names no timeout.
+	if code, body, _ := lim.query(t, `{"queryType":"timeBoundary","dataSource":"x"}`); code != 200 {
+		t.Errorf("default timeout above the limit: %d %s", code, body)
 	}
 }
 
