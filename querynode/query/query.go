@@ -6,6 +6,7 @@ package query
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"math"
 	"slices"
@@ -588,12 +589,53 @@ func (q *Query) parseScan(o obj) error {
 	default:
 		return Invalidf("scan query: unknown order [%s]", order)
 	}
+	if err := s.parseOrderBy(o, order); err != nil {
+		return err
+	}
 	if s.Order != "none" && len(s.Columns) > 0 && !slices.Contains(s.Columns, "__time") {
 		return Invalidf("scan query: ordering by time requires [__time] in columns")
 	}
 	if len(q.Aggregations) > 0 {
 		return Invalidf("scan query: aggregations are not allowed")
 	}
+	return nil
+}
+
+// parseOrderBy reads the newer form of a scan's order, "orderBy": a list of
+// {columnName, order}. The native scan engine orders by __time only, as
+// Druid's does; ordering by other columns needs SQL (MSQ).
+func (s *ScanSpec) parseOrderBy(o obj, legacy string) error {
+	items, ok, err := o.array("orderBy")
+	if err != nil || !ok || len(items) == 0 {
+		return err
+	}
+	type item struct {
+		Column string `json:"columnName"`
+		Order  string `json:"order"`
+	}
+	var list []item
+	for _, raw := range items {
+		var it item
+		if err := json.Unmarshal(raw, &it); err != nil || it.Column == "" {
+			return Invalidf("scan query: orderBy entries are objects with a columnName and an order")
+		}
+		list = append(list, it)
+	}
+	if len(list) > 1 || list[0].Column != "__time" {
+		var names []string
+		for _, it := range list {
+			names = append(names, it.Column+" "+strings.ToLower(cmp.Or(it.Order, "ascending")))
+		}
+		return Errorf(Unsupported, "Cannot execute query with orderBy %v: the native scan query orders by __time only", names)
+	}
+	order := strings.ToLower(cmp.Or(list[0].Order, "ascending"))
+	if order != "ascending" && order != "descending" {
+		return Invalidf("scan query: unknown orderBy order [%s]", list[0].Order)
+	}
+	if o.has("order") && !strings.EqualFold(legacy, "none") && !strings.EqualFold(legacy, order) {
+		return Invalidf("scan query: 'order' [%s] disagrees with 'orderBy' [%s]", legacy, order)
+	}
+	s.Order = order
 	return nil
 }
 
