@@ -166,8 +166,13 @@ func TestBrokerMergesAcrossHistoricalsAsOnOne(t *testing.T) {
 	code, body, hdr := call(t, "POST", both.url+"/svc/v2?pretty", "application/json",
 		`{"queryType":"timeBoundary","dataSource":"wiki","context":{"queryId":"tb-1"}}`)
 	want := "[ {\n  \"timestamp\" : \"2013-08-31T01:00:00.000Z\",\n  \"result\" : {\n    \"minTime\" : \"2013-08-31T01:00:00.000Z\",\n    \"maxTime\" : \"2013-09-03T23:00:00.000Z\"\n  }\n} ]"
-	if code != 200 || hdr.Get("X-Druid-Query-Id") != "tb-1" || body != want {
+	if code != 200 || hdr.Get("X-Druid-Query-Id") != "tb-1" || body != want || hdr.Get("X-Druid-Response-Context") != "{}" {
 		t.Fatalf("pretty timeBoundary: %d %q %q", code, hdr.Get("X-Druid-Query-Id"), body)
+	}
+	// Errors are indented too.
+	code, body, _ = call(t, "POST", both.url+"/svc/v2?pretty", "application/json", `{"queryType":"nope","dataSource":"wiki"}`)
+	if code != 400 || !strings.HasPrefix(body, "{\n  \"") {
+		t.Fatalf("pretty error: %d %q", code, body)
 	}
 }
 

@@ -12,6 +12,9 @@ import (
 // header name, which clients look for).
 const queryIDHeader = "X-Druid-Query-Id"
 
+// responseContextHeader carries the query's response context (QUERY-SEMANTICS §1).
+const responseContextHeader = "X-Druid-Response-Context"
+
 // nativeQuery serves POST /svc/v2/ (QUERY-SEMANTICS §1): the body is one
 // native query; the answer is its JSON result array, indented with ?pretty.
 func (s *Server) nativeQuery(w http.ResponseWriter, r *http.Request) {
@@ -25,9 +28,16 @@ func (s *Server) nativeQuery(w http.ResponseWriter, r *http.Request) {
 		if r.Context().Err() != nil {
 			s.log.Debug("query ended with the client gone", "queryId", id, "error", qerr.Error())
 		}
-		writeQueryError(w, qerr)
+		eb := qerr.Body()
+		if flag(r, "pretty") {
+			eb = jacksonIndent(eb)
+		}
+		writeRawJSON(w, qerr.Status, eb)
 		return
 	}
+	// Druid's response context; the broker keeps nothing in it a client
+	// needs (no uncovered intervals are tracked), so it is empty.
+	w.Header().Set(responseContextHeader, "{}")
 	if flag(r, "pretty") {
 		out = jacksonIndent(out)
 	}
