@@ -36,6 +36,11 @@ type Config struct {
 	MaxTimeout     time.Duration
 	// MaxConcurrent bounds running queries; more get 429 (0: no bound).
 	MaxConcurrent int
+	// MaxSubqueryRows bounds the rows the subqueries of one query may
+	// produce on the broker (druid.server.http.maxSubqueryRows; default
+	// 100000, negative: no bound); the query context's maxSubqueryRows
+	// overrides it.
+	MaxSubqueryRows int64
 	// DefaultHistory is the window of the datasource metadata endpoints
 	// when no interval is given (svc.query.segmentMetadata.defaultHistory,
 	// default P1W).
@@ -78,6 +83,9 @@ func New(cfg Config) (*Broker, error) {
 	}
 	if cfg.DefaultTimeout <= 0 {
 		cfg.DefaultTimeout = 300 * time.Second
+	}
+	if cfg.MaxSubqueryRows == 0 {
+		cfg.MaxSubqueryRows = DefaultMaxSubqueryRows
 	}
 	if cfg.DefaultHistory.IsZero() {
 		cfg.DefaultHistory = interval.Period{Weeks: 1}

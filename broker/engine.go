@@ -6,6 +6,7 @@ package broker
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 
@@ -115,4 +116,60 @@ func (m *merger) mergeAndRender(q *nativeQuery, parts []*partial) ([]byte, error
 		return nil, err
 	}
 	return m.e.Finalize(q, p)
+}
+
+// Inline and query data sources (subquery.go).
+
+// table is a table of rows an outer query reads: an inline data source or
+// a subquery's result.
+type table = query.InlineTable
+
+// isSubqueryBased reports whether q reads an inline or query data source.
+func isSubqueryBased(q *nativeQuery) bool { return q.IsSubqueryBased() }
+
+// innerQuery returns the inner query of a query data source and its JSON
+// (nil when q reads an inline data source).
+func innerQuery(q *nativeQuery) (*nativeQuery, []byte) { return q.SubQuery, q.SubQueryJSON }
+
+// inlineTable returns the rows of an inline data source (nil otherwise).
+func inlineTable(q *nativeQuery) *table { return q.Inline }
+
+// contextMaxSubqueryRows is the maxSubqueryRows of the query context.
+func contextMaxSubqueryRows(q *nativeQuery) (int64, bool) {
+	if p := q.Context.MaxSubqueryRows; p != nil {
+		return *p, true
+	}
+	return 0, false
+}
+
+func isGroupBy(q *nativeQuery) bool { return q.Type == query.GroupBy }
+
+// resultTable reads a rendered result as the table an outer query reads.
+func resultTable(q *nativeQuery, out []byte) (*table, error) { return engine.ResultTable(q, out) }
+
+// runOnTable runs q with the engine over a table materialized as a
+// temporary in-memory segment, and renders the result.
+func (m *merger) runOnTable(ctx context.Context, q *nativeQuery, t *table) ([]byte, error) {
+	s, err := engine.TableSegment(t)
+	if err != nil {
+		return nil, err
+	}
+	var segs []*engine.Segment
+	if s != nil {
+		segs = append(segs, s)
+	}
+	q = engine.OverTable(q, t)
+	p, err := m.e.Run(ctx, q, segs)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return m.e.Finalize(q, p)
+}
+
+// resourceLimit is a "Resource limit exceeded" error (400).
+func resourceLimit(format string, args ...any) error {
+	return query.Errorf(query.ResourceLimit, format, args...)
 }

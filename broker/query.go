@@ -54,12 +54,30 @@ func (b *Broker) Query(ctx context.Context, body []byte) (string, []byte, *Error
 		ctx, cancelT = context.WithTimeoutCause(ctx, timeout, errTimeout)
 		defer cancelT()
 	}
+	out, err := b.execute(ctx, q, body, &subqueryRows{limit: b.maxSubqueryRows(q)})
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return id, nil, b.failure(ctx, id, timeout, err)
+	}
+	return id, out, nil
+}
+
+// execute runs q (body is its JSON) and renders its result. Queries on
+// tables are scattered to the historicals; inline and query data sources
+// are evaluated on the broker (see subquery.go).
+func (b *Broker) execute(ctx context.Context, q *nativeQuery, body []byte, rows *subqueryRows) ([]byte, error) {
+	if isSubqueryBased(q) {
+		return b.executeOverTable(ctx, q, rows)
+	}
 	// With no segment to read the engine still renders the empty result:
 	// [] for most queries, but one row of empty aggregates for a timeseries
 	// or an ungrouped groupBy over all time, as Druid answers.
-	units := b.view.resolve(f)
+	units := b.view.resolve(factsOf(q))
 	var parts []*partial
 	var final []byte
+	var err error
 	if len(units) > 0 {
 		parts, final, err = b.scatter(ctx, q, body, units)
 	}
@@ -67,16 +85,12 @@ func (b *Broker) Query(ctx context.Context, body []byte) (string, []byte, *Error
 		err = ctx.Err()
 	}
 	if err != nil {
-		return id, nil, b.failure(ctx, id, timeout, err)
+		return nil, err
 	}
 	if final != nil {
-		return id, final, nil
+		return final, nil
 	}
-	out, err := b.merger.mergeAndRender(q, parts)
-	if err != nil {
-		return id, nil, ErrorFrom(err, b.cfg.Name)
-	}
-	return id, out, nil
+	return b.merger.mergeAndRender(q, parts)
 }
 
 // timeoutOf applies the server default and limit to the context timeout.

@@ -39,6 +39,7 @@ const (
 //	                                        historical and middle manager)
 //	svc.broker.pollPeriod                   time between polls (default 250ms)
 //	svc.server.http.defaultQueryTimeout     ms, default 300000
+//	svc.server.http.maxSubqueryRows         rows all subqueries of one query may produce, default 100000
 //	svc.server.http.maxQueryTimeout         ms, 0 (default) = no limit
 //	svc.query.scheduler.numThreads          concurrent queries, more get 429 (default 0 = unbounded)
 //	svc.query.segmentMetadata.defaultHistory window of the broker datasource endpoints (default P1W)
@@ -194,7 +195,10 @@ func BrokerConfig(p *props.Properties, name string, logger hclog.Logger) (broker
 		DefaultTimeout: time.Duration(num("svc.server.http.defaultQueryTimeout", 300000)) * time.Millisecond,
 		MaxTimeout:     time.Duration(num("svc.server.http.maxQueryTimeout", 0)) * time.Millisecond,
 		MaxConcurrent:  int(num("svc.query.scheduler.numThreads", 0)),
-		Logger:         logger,
+		// Rows all subqueries of one query may produce (Druid's
+		// druid.server.http.maxSubqueryRows); the context may lower it.
+		MaxSubqueryRows: num("svc.server.http.maxSubqueryRows", broker.DefaultMaxSubqueryRows),
+		Logger:          logger,
 	}
 	if err := errors.Join(errs...); err != nil {
 		return cfg, err

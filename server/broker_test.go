@@ -342,7 +342,7 @@ func TestBrokerBadQueries(t *testing.T) {
 		{`{"queryType":"nope","dataSource":"x"}`, "application/json", 400, "druidException", "nope"},
 		{`{"queryType":"timeseries","dataSource":"x"}`, "application/json", 400, "druidException", "intervals"},
 		{`{"queryType":"timeseries","dataSource":"x","intervals":["2013/2014"],"context":{"timeout":"soon"}}`, "application/json", 400, "Query context parse failed", "timeout"},
-		{`{"queryType":"timeseries","dataSource":{"type":"inline","columnNames":["a"],"rows":[[1]]},"intervals":["2013/2014"]}`, "application/json", 501, "Unsupported query", "inline"},
+		{`{"queryType":"timeseries","dataSource":{"type":"lookup","lookup":"x"},"intervals":["2013/2014"]}`, "application/json", 501, "Unsupported query", "lookup"},
 	}
 	for _, c := range cases {
 		code, body, hdr := call(t, "POST", b.url+"/svc/v2/", c.ctype, c.body)

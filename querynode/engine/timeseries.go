@@ -33,6 +33,9 @@ func (rc *runCtx) dataBuckets(g granularity.Granularity) ([]int64, error) {
 	}
 	minT, maxT := rc.data.TimeRange()
 	span := rc.seg.dataInterval()
+	if isTable(rc.seg) {
+		minT, maxT = span.Start, span.End-1
+	}
 	dataEnd := maxT + 1
 	if !g.IsAll() {
 		dataEnd = g.Next(g.Bucket(maxT))

@@ -25,6 +25,10 @@ type Context struct {
 	// MaxMergingDictionarySize bounds the bytes of groupBy merge state;
 	// 0 means the server default.
 	MaxMergingDictionarySize int64
+	// MaxSubqueryRows, when set, bounds the rows the subqueries of a query
+	// may produce on the broker, in total (negative: no bound); nil means
+	// the server default.
+	MaxSubqueryRows *int64
 	// Vectorize is "true", "false" or "force".
 	Vectorize string
 	Raw       map[string]any
@@ -85,6 +89,13 @@ func parseContext(raw json.RawMessage) (Context, error) {
 			return c, bad("minTopNThreshold")
 		}
 		c.MinTopNThreshold = int(n)
+	}
+	if raw := o.raw("maxSubqueryRows"); raw != nil {
+		n, ok := parseInt(raw)
+		if !ok {
+			return c, bad("maxSubqueryRows")
+		}
+		c.MaxSubqueryRows = &n
 	}
 	if c.QueryID, err = o.strDefault("queryId", ""); err != nil {
 		return c, bad("queryId")

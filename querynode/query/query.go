@@ -42,6 +42,14 @@ type Query struct {
 	// tables in DataSources (DataSource is then the first).
 	DataSource  string
 	DataSources []string
+	// Inline holds the rows of an {"type":"inline"} data source; SubQuery
+	// the inner query of a {"type":"query"} data source, and SubQueryJSON
+	// its body as given (what a broker sends on to data servers). Both are
+	// nil for table and union data sources, and DataSource and DataSources
+	// are empty when either is set.
+	Inline       *InlineTable
+	SubQuery     *Query
+	SubQueryJSON json.RawMessage
 	// Intervals are the query intervals, sorted and condensed (overlapping
 	// and abutting intervals merged), as Druid does. Segments, when the
 	// intervals were given as {"type":"segments"}, lists the descriptors.
@@ -125,7 +133,10 @@ type SegmentMetadataSpec struct {
 func (s *SegmentMetadataSpec) HasAnalysis(t string) bool { return slices.Contains(s.AnalysisTypes, t) }
 
 // Parse parses and validates a native query.
-func Parse(body []byte) (*Query, error) {
+func Parse(body []byte) (*Query, error) { return parse(body, 0) }
+
+// parse parses a query that is depth levels deep in query data sources.
+func parse(body []byte, depth int) (*Query, error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		return nil, Invalidf("Empty query body")
@@ -151,7 +162,7 @@ func Parse(body []byte) (*Query, error) {
 	}
 	q := &Query{Type: qt, Limit: Unlimited}
 	o.what = qt + " query"
-	if err := q.parseCommon(o); err != nil {
+	if err := q.parseCommon(o, depth); err != nil {
 		return nil, err
 	}
 	switch qt {
@@ -181,12 +192,12 @@ func Parse(body []byte) (*Query, error) {
 	return q, nil
 }
 
-func (q *Query) parseCommon(o obj) error {
+func (q *Query) parseCommon(o obj, depth int) error {
 	raw := o.raw("dataSource")
 	if raw == nil {
 		return Invalidf("%s: dataSource can't be null", o.what)
 	}
-	if err := q.parseDataSource(raw); err != nil {
+	if err := q.parseDataSource(raw, depth); err != nil {
 		return err
 	}
 	needIntervals := q.Type != TimeBoundary && q.Type != SegmentMetadata && q.Type != DataSourceMetadata
@@ -217,7 +228,7 @@ func (q *Query) parseCommon(o obj) error {
 	return nil
 }
 
-func (q *Query) parseDataSource(raw json.RawMessage) error {
+func (q *Query) parseDataSource(raw json.RawMessage, depth int) error {
 	raw = bytes.TrimSpace(raw)
 	if raw[0] == '"' {
 		s, _ := scalarString(raw)
@@ -266,7 +277,11 @@ func (q *Query) parseDataSource(raw json.RawMessage) error {
 			q.DataSources = append(q.DataSources, name)
 		}
 		q.DataSource = q.DataSources[0]
-	case "inline", "query", "lookup", "join", "unnest", "frame", "restrict", "filtered":
+	case "inline":
+		return q.parseInline(o)
+	case "query":
+		return q.parseQueryDataSource(o, depth)
+	case "lookup", "join", "unnest", "frame", "restrict", "filtered":
 		return Errorf(Unsupported, "dataSource type [%s] is not supported by this engine", t)
 	default:
 		return Invalidf("Could not resolve type id '%s' as a subtype of [DataSource]", t)

@@ -82,7 +82,7 @@ func TestParseErrors(t *testing.T) {
 		{`{"queryType":"scan","dataSource":"w","intervals":["2024/2025"],"resultFormat":"valueVector"}`, InvalidInput, "valueVector"},
 		{`{"queryType":"scan","dataSource":"w","intervals":["2024/2025"],"order":"ascending","columns":["a"]}`, InvalidInput, "__time"},
 		{`{"queryType":"search","dataSource":"w","intervals":["2024/2025"]}`, InvalidInput, "query"},
-		{`{"queryType":"timeseries","dataSource":{"type":"inline","columnNames":[],"rows":[]},"intervals":["2024/2025"],"granularity":"all"}`, Unsupported, "inline"},
+		{`{"queryType":"timeseries","dataSource":{"type":"lookup","lookup":"l"},"intervals":["2024/2025"],"granularity":"all"}`, Unsupported, "lookup"},
 		{`{"queryType":"timeseries","dataSource":"w","intervals":["2024/2025"],"granularity":"all","context":{"timeout":"soon"}}`, InvalidInput, "Query context parse failed"},
 	}
 	for _, c := range cases {
@@ -185,6 +185,8 @@ func FuzzParse(f *testing.F) {
 		`{"queryType":"scan","dataSource":"w","intervals":["2024/2025"],"limit":3}`,
 		`{"queryType":"search","dataSource":"w","intervals":["2024/2025"],"query":{"type":"regex","pattern":"a+"}}`,
 		`{"queryType":"segmentMetadata","dataSource":"w"}`,
+		`{"queryType":"scan","dataSource":{"type":"inline","columnNames":["a","b"],"columnTypes":["STRING",null],"rows":[["x",1],[null,2.5]]},"intervals":["1970/2100"]}`,
+		`{"queryType":"timeseries","dataSource":{"type":"query","query":{"queryType":"groupBy","dataSource":"w","intervals":["2024/2025"],"granularity":"day","dimensions":["a"],"aggregations":[{"type":"count","name":"c"}]}},"intervals":["2024/2025"],"aggregations":[{"type":"longSum","name":"s","fieldName":"c"}]}`,
 		`{}`, `[]`, `{"queryType":1}`,
 	} {
 		f.Add([]byte(s))
