@@ -25,7 +25,9 @@ func ParseLimitSpec(raw json.RawMessage) (*LimitSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := o.strDefault("type", "default")
+	// Without a type Druid reads a limit spec as its no-op (defaultImpl
+	// NoopLimitSpec): the limit, offset and columns are ignored.
+	t, err := o.strDefault("type", "noop")
 	if err != nil {
 		return nil, err
 	}

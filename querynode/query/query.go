@@ -843,7 +843,46 @@ func (q *Query) checkNames() error {
 			return err
 		}
 	}
+	// Every field a post-aggregator reads must be a dimension, an aggregator
+	// or an earlier post-aggregator (Druid's Queries.prepareAggregations).
+	known := map[string]bool{}
+	for _, d := range dims {
+		known[d.OutputName] = true
+	}
+	for _, a := range q.Aggregations {
+		known[a.Name] = true
+	}
+	for _, p := range q.PostAggregations {
+		var missing []string
+		for _, f := range p.dependentFields(nil) {
+			if !known[f] && !slices.Contains(missing, f) {
+				missing = append(missing, f)
+			}
+		}
+		if len(missing) > 0 {
+			return Invalidf("Missing fields [%s] for postAggregator [%s]", strings.Join(missing, ", "), p.Name)
+		}
+		known[p.Name] = true
+	}
 	return nil
+}
+
+// dependentFields appends the output names p reads directly or through its
+// nested post-aggregators. Expressions are left out: their identifiers are
+// checked when the expression is bound.
+func (p *PostAggregator) dependentFields(dst []string) []string {
+	switch p.Type {
+	case "fieldAccess", "finalizingFieldAccess", "hyperUniqueCardinality":
+		if p.FieldName != "" {
+			dst = append(dst, p.FieldName)
+		}
+	}
+	for _, f := range p.Fields {
+		if f != nil {
+			dst = f.dependentFields(dst)
+		}
+	}
+	return dst
 }
 
 // VirtualColumn is an expression virtual column.
