@@ -19,9 +19,9 @@ func TestErrorBodies(t *testing.T) {
 	if err := json.Unmarshal(e.Body(), &m); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"error": "Query timeout", "errorClass": "QueryTimeoutException", "host": "b:8082",
+	want := map[string]any{"error": "Query timeout", "errorClass": "org.apache.druid.query.QueryTimeoutException", "host": "b:8082",
 		"errorCode": "legacyQueryException", "persona": "OPERATOR", "category": "TIMEOUT", "errorMessage": "Query [q1] timed out.",
-		"context": map[string]any{"host": "b:8082", "errorClass": "QueryTimeoutException", "legacyErrorCode": "Query timeout"}}
+		"context": map[string]any{"host": "b:8082", "errorClass": "org.apache.druid.query.QueryTimeoutException", "legacyErrorCode": "Query timeout"}}
 	if fmt.Sprint(m) != fmt.Sprint(want) || e.Status != 504 {
 		t.Fatalf("legacy body %s (status %d)", e.Body(), e.Status)
 	}

@@ -66,16 +66,18 @@ func legacyStatus(code string) (int, string) {
 	return http.StatusInternalServerError, categoryUncategoriz
 }
 
+// legacyClass is the Java class Druid names in errorClass (all in
+// org.apache.druid.query).
 var legacyClass = map[string]string{
-	CodeJSONParse:     "BadJsonQueryException",
-	CodeContextParse:  "BadQueryContextException",
-	CodeResourceLimit: "ResourceLimitExceededException",
-	CodeCapacity:      "QueryCapacityExceededException",
-	CodeUnsupported:   "QueryUnsupportedException",
-	CodeInterrupted:   "QueryInterruptedException",
-	CodeUnknown:       "QueryInterruptedException",
-	CodeCancelled:     "QueryInterruptedException",
-	CodeTimeout:       "QueryTimeoutException",
+	CodeJSONParse:     "org.apache.druid.query.BadJsonQueryException",
+	CodeContextParse:  "org.apache.druid.query.BadQueryContextException",
+	CodeResourceLimit: "org.apache.druid.query.ResourceLimitExceededException",
+	CodeCapacity:      "org.apache.druid.query.QueryCapacityExceededException",
+	CodeUnsupported:   "org.apache.druid.query.QueryUnsupportedException",
+	CodeInterrupted:   "org.apache.druid.query.QueryInterruptedException",
+	CodeUnknown:       "org.apache.druid.query.QueryInterruptedException",
+	CodeCancelled:     "org.apache.druid.query.QueryInterruptedException",
+	CodeTimeout:       "org.apache.druid.query.QueryTimeoutException",
 }
 
 // Legacy returns a legacy query exception raised on host.

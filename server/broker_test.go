@@ -313,7 +313,7 @@ func TestBrokerCancelTimeoutAndCapacity(t *testing.T) {
 	code, body, _ = b.query(t, strings.Replace(slow, `"queryId":"q-slow"`, `"timeout":150`, 1))
 	e := errorBody(t, body)
 	if code != 504 || e["error"] != "Query timeout" || e["category"] != "TIMEOUT" || e["persona"] != "OPERATOR" ||
-		e["errorClass"] != "QueryTimeoutException" || !strings.Contains(e["errorMessage"].(string), "timed out") {
+		e["errorClass"] != "org.apache.druid.query.QueryTimeoutException" || !strings.Contains(e["errorMessage"].(string), "timed out") {
 		t.Fatalf("timeout: %d %s", code, body)
 	}
 	if el := time.Since(start); el > 3*time.Second {
