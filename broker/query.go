@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"strata/historical"
@@ -53,6 +54,9 @@ func (b *Broker) Query(ctx context.Context, body []byte) (string, []byte, *Error
 		var cancelT context.CancelFunc
 		ctx, cancelT = context.WithTimeoutCause(ctx, timeout, errTimeout)
 		defer cancelT()
+	}
+	if n := q.Context.MaxScatterGatherBytes; n > 0 {
+		ctx = context.WithValue(ctx, scatterBytesKey{}, &scatterBytes{limit: n, queryID: id})
 	}
 	out, err := b.execute(ctx, q, body, &subqueryRows{limit: b.maxSubqueryRows(q)})
 	if err == nil {
@@ -286,6 +290,16 @@ func (b *Broker) unavailable(u unit, tried map[*server]bool, why string) *Error 
 		u.ref.ID, why, strings.Join(names, ", "))
 }
 
+// scatterBytes counts the bytes a query's sub-queries return against the
+// query's maxScatterGatherBytes (a context value, shared by the sub-queries).
+type scatterBytes struct {
+	limit   int64
+	used    atomic.Int64
+	queryID string
+}
+
+type scatterBytesKey struct{}
+
 // send runs one sub-query on s over refs (the units idx of the query).
 func (b *Broker) send(ctx context.Context, q *nativeQuery, body []byte, s *server, refs []historical.SegmentRef, idx []int, finalize bool) reply {
 	r := reply{srv: s, units: idx}
@@ -313,6 +327,10 @@ func (b *Broker) send(ctx context.Context, q *nativeQuery, body []byte, s *serve
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		r.err = b.transport(ctx, s, err)
+		return r
+	}
+	if sg, ok := ctx.Value(scatterBytesKey{}).(*scatterBytes); ok && sg.used.Add(int64(len(data))) > sg.limit {
+		r.err = Legacy(CodeResourceLimit, b.cfg.Name, "Query[%s] url[%s] max scatter-gather bytes limit reached.", sg.queryID, s.url+historical.QueryPath)
 		return r
 	}
 	switch {

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -168,6 +169,18 @@ func TestBrokerMergesAcrossHistoricalsAsOnOne(t *testing.T) {
 	want := "[ {\n  \"timestamp\" : \"2013-08-31T01:00:00.000Z\",\n  \"result\" : {\n    \"minTime\" : \"2013-08-31T01:00:00.000Z\",\n    \"maxTime\" : \"2013-09-03T23:00:00.000Z\"\n  }\n} ]"
 	if code != 200 || hdr.Get("X-Druid-Query-Id") != "tb-1" || body != want || hdr.Get("X-Druid-Response-Context") != "{}" {
 		t.Fatalf("pretty timeBoundary: %d %q %q", code, hdr.Get("X-Druid-Query-Id"), body)
+	}
+	// maxScatterGatherBytes bounds what the broker reads from the historicals.
+	scan := `{"queryType":"scan","dataSource":"wiki","intervals":["2013/2014"],"context":{"maxScatterGatherBytes":%s}}`
+	code, body, _ = both.query(t, fmt.Sprintf(scan, "10"))
+	if e := errorBody(t, body); code != 400 || e["error"] != "Resource limit exceeded" || !strings.Contains(e["errorMessage"].(string), "max scatter-gather bytes limit reached") {
+		t.Fatalf("scatter-gather limit: %d %s", code, body)
+	}
+	if code, body, _ = both.query(t, fmt.Sprintf(scan, `"abc"`)); code != 400 || errorBody(t, body)["error"] != "Query context parse failed" {
+		t.Fatalf("bad scatter-gather limit: %d %s", code, body)
+	}
+	if code, body, _ = both.query(t, fmt.Sprintf(scan, "100000000")); code != 200 {
+		t.Fatalf("within the scatter-gather limit: %d %s", code, body)
 	}
 	// Errors are indented too.
 	code, body, _ = call(t, "POST", both.url+"/svc/v2?pretty", "application/json", `{"queryType":"nope","dataSource":"wiki"}`)

@@ -29,6 +29,9 @@ type Context struct {
 	// may produce on the broker, in total (negative: no bound); nil means
 	// the server default.
 	MaxSubqueryRows *int64
+	// MaxScatterGatherBytes bounds the bytes the broker may read from data
+	// servers for the query; 0 means no bound.
+	MaxScatterGatherBytes int64
 	// Vectorize is "true", "false" or "force".
 	Vectorize string
 	Raw       map[string]any
@@ -55,7 +58,8 @@ func parseContext(raw json.RawMessage) (Context, error) {
 	ints := []struct {
 		k string
 		p *int64
-	}{{"timeout", &c.Timeout}, {"priority", &c.Priority}, {"maxMergingDictionarySize", &c.MaxMergingDictionarySize}}
+	}{{"timeout", &c.Timeout}, {"priority", &c.Priority}, {"maxMergingDictionarySize", &c.MaxMergingDictionarySize},
+		{"maxScatterGatherBytes", &c.MaxScatterGatherBytes}}
 	for _, e := range ints {
 		if raw := o.raw(e.k); raw != nil {
 			n, ok := parseInt(raw)
@@ -67,6 +71,9 @@ func parseContext(raw json.RawMessage) (Context, error) {
 	}
 	if c.Timeout < 0 && o.has("timeout") {
 		return c, Invalidf("Query context parse failed: timeout must be a non-negative value, got %d", c.Timeout)
+	}
+	if c.MaxScatterGatherBytes < 0 {
+		return c, Invalidf("Query context parse failed: maxScatterGatherBytes must be a non-negative value, got %d", c.MaxScatterGatherBytes)
 	}
 	bools := []struct {
 		k string
