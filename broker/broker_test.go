@@ -107,6 +107,13 @@ func TestViewTracksServersAndCompleteness(t *testing.T) {
 	if got := resolved(v, "ds", "2020-01-01/2020-01-02"); !slices.Equal(got, []string{old.ID().String() + "@2020-01-01T00:00:00.000Z/2020-01-02T00:00:00.000Z@a:1"}) {
 		t.Fatalf("incomplete v1: %v", got)
 	}
+	// A server still loading its cache is not known yet.
+	loading := ann("b0", p0)
+	loading.Loading = true
+	v.apply(b, loading, nil)
+	if v.initialized() {
+		t.Fatal("initialized while a server was still loading its cache")
+	}
 	v.apply(b, ann("b1", p0, p1), nil)
 	if !v.initialized() {
 		t.Fatal("not initialized after both servers answered")

@@ -72,7 +72,11 @@ func (v *view) initialized() bool {
 func (v *view) apply(s *server, ann *historical.Announcement, pollErr error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	s.tried = true
+	// A server still loading its cache is not known yet (an unreachable one
+	// is: it serves nothing, and waiting for it would never end).
+	if pollErr != nil || !ann.Loading {
+		s.tried = true
+	}
 	var next map[segment.ID]*segment.DataSegment
 	if pollErr != nil {
 		s.version, s.realtime = "", nil

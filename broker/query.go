@@ -55,6 +55,7 @@ func (b *Broker) Query(ctx context.Context, body []byte) (string, []byte, *Error
 		ctx, cancelT = context.WithTimeoutCause(ctx, timeout, errTimeout)
 		defer cancelT()
 	}
+	b.awaitView(ctx)
 	if n := q.Context.MaxScatterGatherBytes; n > 0 {
 		ctx = context.WithValue(ctx, scatterBytesKey{}, &scatterBytes{limit: n, queryID: id})
 	}
@@ -288,6 +289,29 @@ func (b *Broker) unavailable(u unit, tried map[*server]bool, why string) *Error 
 	}
 	return Legacy(CodeUnknown, b.cfg.Name, "segment %s could not be read: %s; no other replica is available (tried: %s)",
 		u.ref.ID, why, strings.Join(names, ", "))
+}
+
+// viewWait bounds how long a query waits for the broker to know every data
+// server, as Druid's broker waits for its server view at start-up; a query
+// answered before would miss the segments of servers not heard from yet.
+const viewWait = 10 * time.Second
+
+// awaitView waits until every data server has been heard from once, or the
+// wait or ctx ends (then the query runs over what is known).
+func (b *Broker) awaitView(ctx context.Context) {
+	if b.view.initialized() {
+		return
+	}
+	deadline := time.Now().Add(viewWait)
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for !b.view.initialized() && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // scatterBytes counts the bytes a query's sub-queries return against the

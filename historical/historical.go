@@ -232,7 +232,7 @@ func (n *Node) Metadata() ServerMetadata {
 func (n *Node) Announce(since string) Announcement {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	a := Announcement{Server: n.Metadata(), Version: n.instance + "-" + strconv.FormatUint(n.version, 10)}
+	a := Announcement{Server: n.Metadata(), Version: n.instance + "-" + strconv.FormatUint(n.version, 10), Loading: !n.ready.Load()}
 	for _, l := range n.served {
 		a.CurrSize += l.size
 	}

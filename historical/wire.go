@@ -32,11 +32,15 @@ type ServerMetadata struct {
 // across restarts); a poll that names the current version gets Unchanged
 // and no segments.
 type Announcement struct {
-	Server    ServerMetadata         `json:"server"`
-	CurrSize  int64                  `json:"currSize"`
-	Version   string                 `json:"version"`
-	Unchanged bool                   `json:"unchanged,omitempty"`
-	Segments  []*segment.DataSegment `json:"segments"`
+	Server    ServerMetadata `json:"server"`
+	CurrSize  int64          `json:"currSize"`
+	Version   string         `json:"version"`
+	Unchanged bool           `json:"unchanged,omitempty"`
+	// Loading is set while the server is still loading the segments of its
+	// local cache at start-up: the segments listed are not all it will
+	// serve, so a broker does not count it as known yet.
+	Loading  bool                   `json:"loading,omitempty"`
+	Segments []*segment.DataSegment `json:"segments"`
 	// Realtime are segments of rows not yet published (a running ingestion
 	// task's): brokers query them beside the timeline, never in it.
 	Realtime []*segment.DataSegment `json:"realtime,omitempty"`
