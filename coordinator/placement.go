@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"strata/cluster"
 	"strata/commands"
 	"strata/fsm"
@@ -28,10 +30,17 @@ type Placement struct {
 	Node       *cluster.Node
 	Inventory  *Inventory
 	StartDelay time.Duration // after becoming leader, before planning
+	// Period is the coordinator period (svc.coordinator.period), the unit of
+	// replicantLifetime; LoadTimeout is how long a load may take before
+	// replicateAfterLoadTimeout places another replica
+	// (svc.coordinator.loadTimeout). Zero turns either off.
+	Period, LoadTimeout time.Duration
+	Logger              hclog.Logger
 
-	mu  sync.Mutex
-	key placementKey
-	cur *Current
+	mu    sync.Mutex
+	key   placementKey
+	cur   *Current
+	loads loadTracker
 }
 
 // placementKey is what a placement is computed from: the FSM's segments,
@@ -102,9 +111,32 @@ func (p *Placement) Current(now time.Time) (*Current, error) {
 	} else {
 		want := func(seg *segment.DataSegment) Want { return c.Wants[seg.ID()] }
 		c.Plan = Throttle(PlanAssignments(all, want, cands), cands, want, LimitsOf(cfg, len(all)))
+		c.Plan = p.watchLoads(cfg, c.Plan, cands, now)
 	}
 	p.key, p.cur = key, c
 	return c, nil
+}
+
+// watchLoads keeps track of the loads handed out: it warns once about each
+// load waiting longer than replicantLifetime coordinator periods, and with
+// replicateAfterLoadTimeout places one more replica of a segment whose load
+// has waited past LoadTimeout, as Druid's coordinator does.
+func (p *Placement) watchLoads(cfg commands.CoordinatorDynamicConfig, plan Plan, cands []Candidate, now time.Time) Plan {
+	p.loads.update(p.Node.LeaderSince(), plan, cands, now)
+	runs := int64(cfg.ReplicantLifetime)
+	if cfg.SmartSegmentLoading {
+		runs = 60 // Druid's computed value
+	}
+	if p.Period > 0 && runs > 0 && p.Logger != nil {
+		for name, ids := range p.loads.newlyLate(time.Duration(runs)*p.Period, now) {
+			p.Logger.Warn("segments are waiting in a historical's load queue longer than replicantLifetime coordinator periods; check the historical's log",
+				"server", name, "segments", len(ids), "first", ids[0].String(), "periods", runs)
+		}
+	}
+	if cfg.ReplicateAfterLoadTimeout && p.LoadTimeout > 0 {
+		plan = replicateLate(plan, cands, p.loads.waiting(p.LoadTimeout, now))
+	}
+	return plan
 }
 
 // frozen is the plan while coordination is paused (pauseCoordination in the

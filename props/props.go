@@ -67,6 +67,7 @@ var defaultValues = map[string]string{
 	"svc.coordinator.startDelay":              "2s",
 	"svc.coordinator.inventory.period":        "1s",
 	"svc.coordinator.inventory.expiry":        "30s",
+	"svc.coordinator.loadTimeout":             "15m",
 }
 
 // Load reads a properties file in java.util.Properties syntax: `key=value`,

@@ -856,7 +856,17 @@ func (s *Server) startInventory() {
 	}
 	s.inv = &coordinator.Inventory{Period: period, Expiry: expiry, Logger: s.log.Named("inventory"),
 		Client: &http.Client{Timeout: 10 * time.Second}}
-	s.placement = &coordinator.Placement{Node: s.node, Inventory: s.inv, StartDelay: startDelay}
+	coordPeriod, err := s.props.Duration("svc.coordinator.period", time.Minute)
+	if err != nil || coordPeriod <= 0 {
+		coordPeriod = time.Minute // process start-up reports a bad value
+	}
+	loadTimeout, err := s.props.Duration("svc.coordinator.loadTimeout", 15*time.Minute)
+	if err != nil || loadTimeout <= 0 {
+		s.log.Error("using the default load timeout (15m)", "error", err)
+		loadTimeout = 15 * time.Minute
+	}
+	s.placement = &coordinator.Placement{Node: s.node, Inventory: s.inv, StartDelay: startDelay,
+		Period: coordPeriod, LoadTimeout: loadTimeout, Logger: s.log.Named("placement")}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-s.node.Done()
