@@ -208,13 +208,7 @@ func (e *Engine) groupByRows(q *query.Query, s *rowSchema, p *Partial) ([]*resul
 		rows = append(rows, r)
 	}
 	if allTime(q) {
-		ts := int64(0)
-		if len(q.Intervals) > 0 {
-			ts = q.Intervals[0].Start
-		}
-		if q.Context.FudgeTimestamp != nil {
-			ts = *q.Context.FudgeTimestamp
-		}
+		ts := universalTimestamp(q)
 		for _, r := range rows {
 			r.time = ts
 		}
@@ -268,4 +262,17 @@ func renderGroupBy(q *query.Query, s *rowSchema, rows []*resultRow) []byte {
 	}
 	w.raw("]")
 	return w.b
+}
+
+// universalTimestamp is the timestamp of a groupBy's rows over all time: the
+// start of the first interval (epoch without intervals), or the context's
+// fudgeTimestamp.
+func universalTimestamp(q *query.Query) int64 {
+	if q.Context.FudgeTimestamp != nil {
+		return *q.Context.FudgeTimestamp
+	}
+	if len(q.Intervals) > 0 {
+		return q.Intervals[0].Start
+	}
+	return 0
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -384,7 +385,7 @@ func (b *tableBuilder) add(ms int64, cols []int, vals []any) {
 func (b *tableBuilder) addObject(ms int64, m map[string]any) {
 	cols := make([]int, 0, len(m))
 	vals := make([]any, 0, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) { // a fixed order: a column first seen here gets a deterministic position
 		if k == seg.TimeColumn {
 			continue
 		}
@@ -441,13 +442,7 @@ func (b *tableBuilder) groupBy(q *query.Query, rows []any) error {
 	cols := b.declare(q, q.GroupBy.Dimensions...)
 	// Array rows (resultAsArray) carry no timestamp over all time: the
 	// rows are at the query's universal timestamp.
-	universal := int64(0)
-	if len(q.Intervals) > 0 {
-		universal = q.Intervals[0].Start
-	}
-	if q.Context.FudgeTimestamp != nil {
-		universal = *q.Context.FudgeTimestamp
-	}
+	universal := universalTimestamp(q)
 	for _, r := range rows {
 		switch r := r.(type) {
 		case map[string]any:
@@ -573,15 +568,4 @@ func (b *tableBuilder) scan(batches []any) error {
 		}
 	}
 	return nil
-}
-
-// sortedKeys returns the keys of an event in a fixed order, so that columns
-// first seen in an event get a deterministic position.
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
