@@ -102,15 +102,6 @@ func unsupported(format string, a ...any) *Fault {
 	return f
 }
 
-// atPos prefixes a message with the line and column of a node.
-func atPos(n sql.Node, msg string) string {
-	p := n.Position()
-	if p.Line == 0 {
-		return msg
-	}
-	return fmt.Sprintf("%s (line [%d], column [%d])", msg, p.Line, p.Column)
-}
-
 // CancelReason is a cancellation cause naming the reason the Canceled
 // error reports: cancel a query's context with
 // context.WithCancelCause(ctx) and cancel(msq.CancelReason("User request")).

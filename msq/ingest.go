@@ -66,21 +66,21 @@ func (p *planner) planIngest(stmt sql.Statement) (*stage, *segGenPlan, error) {
 	switch x := stmt.(type) {
 	case *sql.Insert:
 		if x.Export != nil {
-			return nil, nil, unsupported("%s", atPos(x, "INSERT INTO EXTERN (export) is not supported"))
+			return nil, nil, unsupported("%s", sql.AtPos(x, "INSERT INTO EXTERN (export) is not supported"))
 		}
 		table, src, gran, cluster = x.Table, x.Source, x.PartitionedBy, x.ClusteredBy
 	case *sql.Replace:
 		if x.Export != nil {
-			return nil, nil, unsupported("%s", atPos(x, "REPLACE INTO EXTERN (export) is not supported"))
+			return nil, nil, unsupported("%s", sql.AtPos(x, "REPLACE INTO EXTERN (export) is not supported"))
 		}
 		table, src, gran, cluster, where, replace = x.Table, x.Source, x.PartitionedBy, x.ClusteredBy, x.OverwriteWhere, true
 	}
 	if len(table) > 2 || (len(table) == 2 && table[0].Name != "druid") {
-		return nil, nil, invalidInput("%s", atPos(stmt, "cannot ingest into "+sql.Format(&sql.TableRef{Name: table})))
+		return nil, nil, invalidInput("%s", sql.AtPos(stmt, "cannot ingest into "+sql.Format(&sql.TableRef{Name: table})))
 	}
 	ds := table[len(table)-1].Name
 	if ds == "" || strings.ContainsAny(ds, "/") || strings.HasPrefix(ds, ".") {
-		return nil, nil, invalidInput("%s", atPos(stmt, fmt.Sprintf("invalid datasource name %q", ds)))
+		return nil, nil, invalidInput("%s", sql.AtPos(stmt, fmt.Sprintf("invalid datasource name %q", ds)))
 	}
 	g := &segGenPlan{dataSource: ds, replace: replace, rowsPerSeg: p.opts.rowsPerSegment}
 	if gran == nil || gran.IsAll() {
@@ -88,41 +88,41 @@ func (p *planner) planIngest(stmt sql.Statement) (*stage, *segGenPlan, error) {
 	} else {
 		per, err := interval.ParsePeriod(gran.Period)
 		if err != nil {
-			return nil, nil, invalidInput("%s", atPos(gran, "invalid PARTITIONED BY: "+err.Error()))
+			return nil, nil, invalidInput("%s", sql.AtPos(gran, "invalid PARTITIONED BY: "+err.Error()))
 		}
 		if g.gran, err = granularity.NewPeriod(per, time.UTC, 0, false); err != nil {
-			return nil, nil, invalidInput("%s", atPos(gran, "invalid PARTITIONED BY: "+err.Error()))
+			return nil, nil, invalidInput("%s", sql.AtPos(gran, "invalid PARTITIONED BY: "+err.Error()))
 		}
 	}
 	if len(src.OrderBy) > 0 {
-		return nil, nil, invalidInput("%s", atPos(src.OrderBy[0], "Cannot use an ORDER BY clause on a Query of type [INSERT/REPLACE], use CLUSTERED BY instead"))
+		return nil, nil, invalidInput("%s", sql.AtPos(src.OrderBy[0], "Cannot use an ORDER BY clause on a Query of type [INSERT/REPLACE], use CLUSTERED BY instead"))
 	}
 	if (src.Limit != nil || src.Offset != nil) && !g.gran.IsAll() {
-		return nil, nil, invalidInput("%s", atPos(src, "INSERT and REPLACE queries cannot have a LIMIT or OFFSET unless PARTITIONED BY ALL"))
+		return nil, nil, invalidInput("%s", sql.AtPos(src, "INSERT and REPLACE queries cannot have a LIMIT or OFFSET unless PARTITIONED BY ALL"))
 	}
 	if replace {
 		if where == nil {
 			g.bounds = []interval.Interval{interval.Eternity}
 		} else {
 			if g.gran.IsAll() {
-				return nil, nil, invalidInput("%s", atPos(where, "OVERWRITE WHERE cannot be used with PARTITIONED BY ALL; use OVERWRITE ALL"))
+				return nil, nil, invalidInput("%s", sql.AtPos(where, "OVERWRITE WHERE cannot be used with PARTITIONED BY ALL; use OVERWRITE ALL"))
 			}
 			ivs, ok := timeRanges(where, func(e sql.Expr) bool {
 				ref, ok := e.(*sql.ColumnRef)
 				return ok && len(ref.Parts) == 1 && ref.Parts[0].Name == "__time"
 			}, false)
 			if !ok {
-				return nil, nil, invalidInput("%s", atPos(where, "OVERWRITE WHERE must be a condition on __time comparing it with TIMESTAMP literals, combined with AND, OR and NOT"))
+				return nil, nil, invalidInput("%s", sql.AtPos(where, "OVERWRITE WHERE must be a condition on __time comparing it with TIMESTAMP literals, combined with AND, OR and NOT"))
 			}
 			if len(ivs) == 0 {
-				return nil, nil, invalidInput("%s", atPos(where, "OVERWRITE WHERE selects no time at all"))
+				return nil, nil, invalidInput("%s", sql.AtPos(where, "OVERWRITE WHERE selects no time at all"))
 			}
 			for _, iv := range ivs {
 				aligned := func(t int64) bool {
 					return t == interval.MinInstant || t == interval.MaxInstant || g.gran.Bucket(t) == t
 				}
 				if !aligned(iv.Start) || !aligned(iv.End) {
-					return nil, nil, invalidInput("%s", atPos(where, fmt.Sprintf(
+					return nil, nil, invalidInput("%s", sql.AtPos(where, fmt.Sprintf(
 						"OVERWRITE WHERE clause identified interval [%s] which is not aligned with PARTITIONED BY granularity [%s]",
 						iv, granularity.String(g.gran))))
 				}
@@ -190,7 +190,7 @@ func (p *planner) planIngest(stmt sql.Statement) (*stage, *segGenPlan, error) {
 		case *sql.NumberLit:
 			n, err := x.Int64()
 			if err != nil || n < 1 || int(n) > len(rel.sig) {
-				return nil, nil, invalidInput("%s", atPos(x, "CLUSTERED BY ordinal out of range"))
+				return nil, nil, invalidInput("%s", sql.AtPos(x, "CLUSTERED BY ordinal out of range"))
 			}
 			col = int(n) - 1
 		case *sql.ColumnRef:
@@ -205,7 +205,7 @@ func (p *planner) planIngest(stmt sql.Statement) (*stage, *segGenPlan, error) {
 			}
 		}
 		if col < 0 {
-			return nil, nil, invalidInput("%s", atPos(e, "CLUSTERED BY must name an output column (by name, alias or ordinal): "+sql.Format(e)))
+			return nil, nil, invalidInput("%s", sql.AtPos(e, "CLUSTERED BY must name an output column (by name, alias or ordinal): "+sql.Format(e)))
 		}
 		if col == g.timeCol || slices.Contains(g.cluster, col) {
 			continue

@@ -221,7 +221,7 @@ func (p *planner) sortPlan(q *sql.Query, out *queryOut) (*sortPlan, error) {
 		case *sql.NumberLit:
 			n, err := x.Int64()
 			if err != nil || n < 0 {
-				return 0, invalidInput("%s", atPos(x, "invalid "+what))
+				return 0, invalidInput("%s", sql.AtPos(x, "invalid "+what))
 			}
 			return n, nil
 		case *sql.Param:
@@ -231,7 +231,7 @@ func (p *planner) sortPlan(q *sql.Query, out *queryOut) (*sortPlan, error) {
 				}
 			}
 		}
-		return 0, invalidInput("%s", atPos(e, what+" must be a non-negative integer"))
+		return 0, invalidInput("%s", sql.AtPos(e, what+" must be a non-negative integer"))
 	}
 	if q.Limit != nil {
 		n, err := lim(q.Limit, "LIMIT")
@@ -254,7 +254,7 @@ func (p *planner) sortPlan(q *sql.Query, out *queryOut) (*sortPlan, error) {
 		case *sql.NumberLit:
 			n, err := x.Int64()
 			if err != nil || n < 1 || int(n) > len(sig) {
-				return nil, invalidInput("%s", atPos(x, "ORDER BY ordinal out of range"))
+				return nil, invalidInput("%s", sql.AtPos(x, "ORDER BY ordinal out of range"))
 			}
 			col = int(n) - 1
 		case *sql.ColumnRef:
@@ -272,7 +272,7 @@ func (p *planner) sortPlan(q *sql.Query, out *queryOut) (*sortPlan, error) {
 			}
 		}
 		if col < 0 {
-			return nil, unsupported("%s", atPos(it.Expr, "ORDER BY must refer to an output column (by name, alias, ordinal or the same expression)"))
+			return nil, unsupported("%s", sql.AtPos(it.Expr, "ORDER BY must refer to an output column (by name, alias, ordinal or the same expression)"))
 		}
 		sp.keys = append(sp.keys, col)
 		sp.desc = append(sp.desc, it.Desc)
@@ -302,10 +302,10 @@ func (p *planner) planBody(b sql.QueryBody) (*queryOut, error) {
 		return p.planQuery(x, false)
 	case *sql.SetOp:
 		if x.Op != sql.Union {
-			return nil, unsupported("%s", atPos(x, x.Op.String()+" is not supported"))
+			return nil, unsupported("%s", sql.AtPos(x, x.Op.String()+" is not supported"))
 		}
 		if !x.All {
-			return nil, unsupported("%s", atPos(x, "UNION is not supported; use UNION ALL"))
+			return nil, unsupported("%s", sql.AtPos(x, "UNION is not supported; use UNION ALL"))
 		}
 		l, err := p.planBody(x.Left)
 		if err != nil {
@@ -328,7 +328,7 @@ func (p *planner) planBody(b sql.QueryBody) (*queryOut, error) {
 // whose types differ to their common type.
 func unionAll(l, r *relation, at sql.Node) (*relation, error) {
 	if len(l.sig) != len(r.sig) {
-		return nil, invalidInput("%s", atPos(at, fmt.Sprintf("UNION ALL branches have %d and %d columns", len(l.sig), len(r.sig))))
+		return nil, invalidInput("%s", sql.AtPos(at, fmt.Sprintf("UNION ALL branches have %d and %d columns", len(l.sig), len(r.sig))))
 	}
 	sig := make(Signature, len(l.sig))
 	for i := range sig {
@@ -389,14 +389,14 @@ func (p *planner) planSelect(sel *sql.Select, _ bool) (*queryOut, error) {
 		return nil, err
 	}
 	if len(sel.Windows) > 0 {
-		return nil, unsupported("%s", atPos(sel, "WINDOW clauses are not supported"))
+		return nil, unsupported("%s", sql.AtPos(sel, "WINDOW clauses are not supported"))
 	}
 	sc := scopeOf(from.sig, from.quals...)
 	tr := &translator{sc: sc, q: p.q}
 	branches := from.branches
 	if sel.Where != nil {
 		if hasAggregate(sel.Where) {
-			return nil, invalidInput("%s", atPos(sel.Where, "aggregate functions are not allowed in WHERE"))
+			return nil, invalidInput("%s", sql.AtPos(sel.Where, "aggregate functions are not allowed in WHERE"))
 		}
 		w, err := tr.expr(sel.Where)
 		if err != nil {
@@ -435,7 +435,7 @@ func (p *planner) planSelect(sel *sql.Select, _ bool) (*queryOut, error) {
 				n++
 			}
 			if n == 0 {
-				return nil, invalidInput("%s", atPos(star, "'*' matches no columns"))
+				return nil, invalidInput("%s", sql.AtPos(star, "'*' matches no columns"))
 			}
 			continue
 		}
@@ -501,7 +501,7 @@ func (p *planner) planSelect(sel *sql.Select, _ bool) (*queryOut, error) {
 	keyExprs := sel.GroupBy
 	if sel.Distinct {
 		if len(sel.GroupBy) > 0 {
-			return nil, unsupported("%s", atPos(sel, "SELECT DISTINCT with GROUP BY is not supported"))
+			return nil, unsupported("%s", sql.AtPos(sel, "SELECT DISTINCT with GROUP BY is not supported"))
 		}
 		for _, it := range items {
 			keyExprs = append(keyExprs, it.e)
@@ -513,7 +513,7 @@ func (p *planner) planSelect(sel *sql.Select, _ bool) (*queryOut, error) {
 		if n, ok := k.(*sql.NumberLit); ok && !sel.Distinct {
 			i, err := n.Int64()
 			if err != nil || i < 1 || int(i) > len(items) {
-				return nil, invalidInput("%s", atPos(k, "GROUP BY ordinal out of range"))
+				return nil, invalidInput("%s", sql.AtPos(k, "GROUP BY ordinal out of range"))
 			}
 			e = items[i-1].e
 		} else if ref, ok := k.(*sql.ColumnRef); ok && len(ref.Parts) == 1 {
@@ -524,7 +524,7 @@ func (p *planner) planSelect(sel *sql.Select, _ bool) (*queryOut, error) {
 			}
 		}
 		if hasAggregate(e) {
-			return nil, invalidInput("%s", atPos(k, "aggregate functions are not allowed in GROUP BY"))
+			return nil, invalidInput("%s", sql.AtPos(k, "aggregate functions are not allowed in GROUP BY"))
 		}
 		v, err := tr.expr(e)
 		if err != nil {
@@ -616,14 +616,14 @@ func (p *planner) planFrom(t sql.TableExpr) (*relation, error) {
 			}
 		}
 		if len(x.Name) > 2 || (len(x.Name) == 2 && x.Name[0].Name != "druid") {
-			return nil, unsupported("%s", atPos(x, "table "+sql.Format(x)+" is not supported; only datasources of the druid schema"))
+			return nil, unsupported("%s", sql.AtPos(x, "table "+sql.Format(x)+" is not supported; only datasources of the druid schema"))
 		}
 		info, err := p.table(name)
 		if err != nil {
 			return nil, err
 		}
 		if info == nil {
-			return nil, invalidInput("%s", atPos(x, fmt.Sprintf("Object '%s' not found", name)))
+			return nil, invalidInput("%s", sql.AtPos(x, fmt.Sprintf("Object '%s' not found", name)))
 		}
 		src := &tableSource{dataSource: name, sig: info.sig, pieces: info.pieces}
 		rel := &relation{sig: slices.Clone(info.sig), quals: []string{alias}, branches: []*branch{{src: src}}}
@@ -636,7 +636,7 @@ func (p *planner) planFrom(t sql.TableExpr) (*relation, error) {
 		return rel, nil
 	case *sql.DerivedTable:
 		if x.Lateral {
-			return nil, unsupported("%s", atPos(x, "LATERAL is not supported"))
+			return nil, unsupported("%s", sql.AtPos(x, "LATERAL is not supported"))
 		}
 		out, err := p.planQuery(x.Query, false)
 		if err != nil {
@@ -665,9 +665,9 @@ func (p *planner) planFrom(t sql.TableExpr) (*relation, error) {
 		}
 		return rel, nil
 	case *sql.Join:
-		return nil, unsupported("%s", atPos(x, "joins are not supported by this engine"))
+		return nil, unsupported("%s", sql.AtPos(x, "joins are not supported by this engine"))
 	case *sql.Unnest:
-		return nil, unsupported("%s", atPos(x, "UNNEST is not supported by this engine"))
+		return nil, unsupported("%s", sql.AtPos(x, "UNNEST is not supported by this engine"))
 	}
 	return nil, unsupported("unsupported FROM item")
 }
@@ -691,7 +691,7 @@ func renameColumns(rel *relation, names []sql.Ident, at sql.Node) error {
 		return nil
 	}
 	if len(names) != len(rel.sig) {
-		return invalidInput("%s", atPos(at, fmt.Sprintf("%d column names given for %d columns", len(names), len(rel.sig))))
+		return invalidInput("%s", sql.AtPos(at, fmt.Sprintf("%d column names given for %d columns", len(names), len(rel.sig))))
 	}
 	sig := slices.Clone(rel.sig)
 	for i, n := range names {
@@ -844,13 +844,13 @@ func (p *planner) planTableFunc(tf *sql.TableFunc) (*relation, error) {
 		var err error
 		if srcJSON, ok, err = get(0, "inputSource"); err != nil || !ok {
 			if err == nil {
-				err = invalidInput("%s", atPos(tf, "EXTERN requires an inputSource"))
+				err = invalidInput("%s", sql.AtPos(tf, "EXTERN requires an inputSource"))
 			}
 			return nil, err
 		}
 		if fmtJSON, ok, err = get(1, "inputFormat"); err != nil || !ok {
 			if err == nil {
-				err = invalidInput("%s", atPos(tf, "EXTERN requires an inputFormat"))
+				err = invalidInput("%s", sql.AtPos(tf, "EXTERN requires an inputFormat"))
 			}
 			return nil, err
 		}
@@ -858,7 +858,7 @@ func (p *planner) planTableFunc(tf *sql.TableFunc) (*relation, error) {
 			return nil, err
 		}
 		if len(pos) > 3 {
-			return nil, invalidInput("%s", atPos(tf, "EXTERN takes at most 3 arguments"))
+			return nil, invalidInput("%s", sql.AtPos(tf, "EXTERN takes at most 3 arguments"))
 		}
 	case "INLINE", "LOCALFILES", "HTTP":
 		var err error
@@ -866,21 +866,21 @@ func (p *planner) planTableFunc(tf *sql.TableFunc) (*relation, error) {
 			return nil, err
 		}
 	default:
-		return nil, unsupported("%s", atPos(tf, "table function "+tf.Call.Name.Name+" is not supported"))
+		return nil, unsupported("%s", sql.AtPos(tf, "table function "+tf.Call.Name.Name+" is not supported"))
 	}
 	if haveSig && len(tf.Extend) > 0 {
-		return nil, invalidInput("%s", atPos(tf, "EXTERN takes a signature argument or an EXTEND list, not both"))
+		return nil, invalidInput("%s", sql.AtPos(tf, "EXTERN takes a signature argument or an EXTEND list, not both"))
 	}
 	if !haveSig && len(tf.Extend) == 0 {
-		return nil, invalidInput("%s", atPos(tf, "EXTERN needs a signature: a third argument or EXTEND (column TYPE, ...)"))
+		return nil, invalidInput("%s", sql.AtPos(tf, "EXTERN needs a signature: a third argument or EXTEND (column TYPE, ...)"))
 	}
 	src, err := input.ParseSource([]byte(srcJSON))
 	if err != nil {
-		return nil, invalidInput("%s", atPos(tf, err.Error()))
+		return nil, invalidInput("%s", sql.AtPos(tf, err.Error()))
 	}
 	format, err := input.ParseFormat([]byte(fmtJSON))
 	if err != nil {
-		return nil, invalidInput("%s", atPos(tf, err.Error()))
+		return nil, invalidInput("%s", sql.AtPos(tf, err.Error()))
 	}
 	var sig Signature
 	if haveSig {
@@ -889,12 +889,12 @@ func (p *planner) planTableFunc(tf *sql.TableFunc) (*relation, error) {
 			Type string `json:"type"`
 		}
 		if err := json.Unmarshal([]byte(sigJSON), &cols); err != nil {
-			return nil, invalidInput("%s", atPos(tf, "invalid EXTERN signature: "+err.Error()))
+			return nil, invalidInput("%s", sql.AtPos(tf, "invalid EXTERN signature: "+err.Error()))
 		}
 		for _, c := range cols {
 			t, ok := parseSignatureType(c.Type)
 			if !ok {
-				return nil, invalidInput("%s", atPos(tf, fmt.Sprintf("unsupported type %q of column %q in EXTERN signature", c.Type, c.Name)))
+				return nil, invalidInput("%s", sql.AtPos(tf, fmt.Sprintf("unsupported type %q of column %q in EXTERN signature", c.Type, c.Name)))
 			}
 			sig = append(sig, Column{Name: c.Name, Type: t})
 		}
@@ -902,7 +902,7 @@ func (p *planner) planTableFunc(tf *sql.TableFunc) (*relation, error) {
 		for _, cd := range tf.Extend {
 			t, ok := sqlTypeToType(cd.Type.Name, cd.Type.ArrayDepth)
 			if !ok || cd.Type.Name == "TIMESTAMP" || cd.Type.Name == "DATE" {
-				return nil, invalidInput("%s", atPos(cd, fmt.Sprintf("unsupported type %s of column %s", sql.Format(cd.Type), cd.Name.Name)))
+				return nil, invalidInput("%s", sql.AtPos(cd, fmt.Sprintf("unsupported type %s of column %s", sql.Format(cd.Type), cd.Name.Name)))
 			}
 			sig = append(sig, Column{Name: cd.Name.Name, Type: t})
 		}
@@ -911,10 +911,10 @@ func (p *planner) planTableFunc(tf *sql.TableFunc) (*relation, error) {
 	cols := make([]input.Column, len(sig))
 	for i, c := range sig {
 		if c.Name == "" {
-			return nil, invalidInput("%s", atPos(tf, "EXTERN signature has a column without a name"))
+			return nil, invalidInput("%s", sql.AtPos(tf, "EXTERN signature has a column without a name"))
 		}
 		if seen[c.Name] {
-			return nil, invalidInput("%s", atPos(tf, fmt.Sprintf("column %q appears twice in the EXTERN signature", c.Name)))
+			return nil, invalidInput("%s", sql.AtPos(tf, fmt.Sprintf("column %q appears twice in the EXTERN signature", c.Name)))
 		}
 		seen[c.Name] = true
 		cols[i] = input.Column{Name: c.Name, Kind: c.Type.inputKind()}
@@ -935,7 +935,7 @@ func (p *planner) stringArg(e sql.Expr) (string, error) {
 			}
 		}
 	}
-	return "", invalidInput("%s", atPos(e, "expected a string literal"))
+	return "", invalidInput("%s", sql.AtPos(e, "expected a string literal"))
 }
 
 // literalArg converts a literal argument of an input-source function to JSON.
@@ -968,7 +968,7 @@ func (p *planner) literalArg(e sql.Expr) (any, error) {
 			return p.q.params[x.Index].value, nil
 		}
 	}
-	return nil, invalidInput("%s", atPos(e, "expected a literal"))
+	return nil, invalidInput("%s", sql.AtPos(e, "expected a literal"))
 }
 
 // sourceFunction builds the inputSource and inputFormat of inline(...),
@@ -987,7 +987,7 @@ func (p *planner) sourceFunction(name string, call *sql.FuncCall) (string, strin
 	for _, a := range call.Args {
 		na, ok := a.(*sql.NamedArg)
 		if !ok {
-			return "", "", invalidInput("%s", atPos(a, name+" takes named arguments (name => value)"))
+			return "", "", invalidInput("%s", sql.AtPos(a, name+" takes named arguments (name => value)"))
 		}
 		v, err := p.literalArg(na.Value)
 		if err != nil {
@@ -996,7 +996,7 @@ func (p *planner) sourceFunction(name string, call *sql.FuncCall) (string, strin
 		key := strings.ToLower(na.Name.Name)
 		if k, isSrc := sourceKeys[key]; isSrc {
 			if k == "" {
-				return "", "", unsupported("%s", atPos(na, name+": "+na.Name.Name+" is not supported"))
+				return "", "", unsupported("%s", sql.AtPos(na, name+": "+na.Name.Name+" is not supported"))
 			}
 			if k == "data" {
 				if list, ok := v.([]any); ok {
@@ -1017,7 +1017,7 @@ func (p *planner) sourceFunction(name string, call *sql.FuncCall) (string, strin
 		format[na.Name.Name] = v
 	}
 	if _, ok := format["type"]; !ok {
-		return "", "", invalidInput("%s", atPos(call, name+" requires format => 'csv' | 'tsv' | 'json'"))
+		return "", "", invalidInput("%s", sql.AtPos(call, name+" requires format => 'csv' | 'tsv' | 'json'"))
 	}
 	sj, _ := json.Marshal(src)
 	fj, _ := json.Marshal(format)

@@ -229,7 +229,7 @@ func prepare(ctx context.Context, req *Request, env Env, now time.Time) (*prepar
 	for _, s := range script.Sets {
 		v, err := setValue(s.Value)
 		if err != nil {
-			return nil, invalidInput("%s", atPos(s, "SET "+s.Key.Name+": "+err.Error()))
+			return nil, invalidInput("%s", sql.AtPos(s, "SET "+s.Key.Name+": "+err.Error()))
 		}
 		merged[s.Key.Name] = v
 	}
@@ -276,7 +276,7 @@ func prepare(ctx context.Context, req *Request, env Env, now time.Time) (*prepar
 		pr.gen, pr.genSt = g, genSt
 		pr.info.DataSource = g.dataSource
 	case *sql.Explain:
-		return nil, unsupported("%s", atPos(x, "EXPLAIN PLAN FOR is not supported by the task engine"))
+		return nil, unsupported("%s", sql.AtPos(x, "EXPLAIN PLAN FOR is not supported by the task engine"))
 	default:
 		return nil, unsupported("unsupported statement")
 	}

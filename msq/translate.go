@@ -74,7 +74,7 @@ func (s *scope) resolve(ref *sql.ColumnRef) (int, error) {
 			}
 		}
 		if found >= 0 {
-			return -1, invalidInput("%s", atPos(ref, fmt.Sprintf("Column '%s' is ambiguous", name)))
+			return -1, invalidInput("%s", sql.AtPos(ref, fmt.Sprintf("Column '%s' is ambiguous", name)))
 		}
 		found = i
 	}
@@ -162,11 +162,11 @@ func doubleLit(f float64) string {
 }
 
 func (t *translator) errAt(n sql.Node, format string, a ...any) error {
-	return invalidInput("%s", atPos(n, fmt.Sprintf(format, a...)))
+	return invalidInput("%s", sql.AtPos(n, fmt.Sprintf(format, a...)))
 }
 
 func (t *translator) notSupported(n sql.Node, format string, a ...any) error {
-	return unsupported("%s", atPos(n, fmt.Sprintf(format, a...)))
+	return unsupported("%s", sql.AtPos(n, fmt.Sprintf(format, a...)))
 }
 
 // expr translates one expression.
@@ -450,7 +450,7 @@ func numberLit(x *sql.NumberLit) (tx, error) {
 	}
 	f, err := x.Float64()
 	if err != nil {
-		return tx{}, invalidInput("%s", atPos(x, "invalid number "+x.Text))
+		return tx{}, invalidInput("%s", sql.AtPos(x, "invalid number "+x.Text))
 	}
 	return tx{src: doubleLit(f), typ: typeDouble, node: x}, nil
 }
@@ -789,13 +789,13 @@ func compileTx(v tx) (*compiled, error) {
 	}
 	x, err := expr.Compile(v.src)
 	if err != nil {
-		return nil, invalidInput("%s", atPos(v.node, fmt.Sprintf("cannot plan expression %s: %v", c.sql, err)))
+		return nil, invalidInput("%s", sql.AtPos(v.node, fmt.Sprintf("cannot plan expression %s: %v", c.sql, err)))
 	}
 	c.x = x
 	for _, name := range x.RequiredColumns() {
 		n, err := strconv.Atoi(strings.TrimPrefix(name, "c"))
 		if err != nil || !strings.HasPrefix(name, "c") {
-			return nil, invalidInput("%s", atPos(v.node, "unknown identifier "+name))
+			return nil, invalidInput("%s", sql.AtPos(v.node, "unknown identifier "+name))
 		}
 		c.args = append(c.args, n)
 	}

@@ -38,3 +38,13 @@ func (e *Error) Error() string {
 	fmt.Fprintf(&b, "%s at line %d, column %d", e.Msg, e.Line, e.Column)
 	return b.String()
 }
+
+// AtPos appends a node's position to a message the way Druid's SQL errors
+// give it: "msg (line [l], column [c])"; a node without a position adds none.
+func AtPos(n Node, msg string) string {
+	p := n.Position()
+	if p.Line == 0 {
+		return msg
+	}
+	return fmt.Sprintf("%s (line [%d], column [%d])", msg, p.Line, p.Column)
+}

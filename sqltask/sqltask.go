@@ -92,19 +92,10 @@ func MissingTable(stmt sql.Statement, exists func(dataSource string) bool) error
 		if found {
 			return true
 		}
-		err = errors.New(atPos(ref, fmt.Sprintf("Object '%s' not found", name)))
+		err = errors.New(sql.AtPos(ref, fmt.Sprintf("Object '%s' not found", name)))
 		return false
 	})
 	return err
-}
-
-// atPos appends a node's position to a message as the msq planner does.
-func atPos(n sql.Node, msg string) string {
-	p := n.Position()
-	if p.Line == 0 {
-		return msg
-	}
-	return fmt.Sprintf("%s (line [%d], column [%d])", msg, p.Line, p.Column)
 }
 
 func target(stmt sql.Statement) (string, error) {
