@@ -536,11 +536,17 @@ func (o *Overlord) Submitted() { o.Kick() }
 // Shutdown ends an active task as FAILED (ShutdownByUser) and tells its worker
 // to cancel it. It reports whether the task was active.
 func (o *Overlord) Shutdown(id string, audit commands.Audit) (bool, error) {
+	return o.ShutdownFor(id, "", audit)
+}
+
+// ShutdownFor is Shutdown with the reason the task's status records ("" is
+// Druid's "Shutdown request from user").
+func (o *Overlord) ShutdownFor(id, reason string, audit commands.Audit) (bool, error) {
 	ctx, err := o.leadContext()
 	if err != nil {
 		return false, err
 	}
-	v, err := o.node.Propose(commands.ShutdownTask{ID: id}, audit, 10*time.Second)
+	v, err := o.node.Propose(commands.ShutdownTask{ID: id, Reason: reason}, audit, 10*time.Second)
 	if err != nil {
 		return false, err
 	}

@@ -215,6 +215,10 @@ func (s *supervisor) readFSM() supFSMView {
 	return v
 }
 
+// ResetShutdownReason is the status of a task a reset of its supervisor
+// ended; the supervisor does not count it as a failed task.
+const ResetShutdownReason = "Shutdown by a reset of its supervisor"
+
 // runOnce is one supervisor run (Druid's RunNotice).
 func (s *supervisor) runOnce(ctx context.Context) {
 	now := time.Now()
@@ -224,9 +228,17 @@ func (s *supervisor) runOnce(ctx context.Context) {
 		s.finish()
 		return
 	}
+	// Kafka first, as in Druid's run: partitions and end offsets (also while
+	// suspended, for the lag). A run that cannot reach the stream stays at
+	// CONNECTING_TO_STREAM.
+	fetchCtx, cancel := context.WithTimeout(ctx, s.fetchTimeout())
+	ends, ferr := s.listOffsets(fetchCtx, false)
+	cancel()
 	view := s.readFSM()
 	s.trackCompletions(now, view)
-	s.propose(StateDiscoveringInitialTasks)
+	if ferr == nil {
+		s.propose(StateDiscoveringInitialTasks)
+	}
 	s.adopt(view)
 
 	stored, err := ParseOffsets(view.metadata)
@@ -245,10 +257,6 @@ func (s *supervisor) runOnce(ctx context.Context) {
 		cancel()
 	}
 
-	// Kafka: partitions and end offsets (also while suspended, for the lag).
-	fetchCtx, cancel := context.WithTimeout(ctx, s.fetchTimeout())
-	ends, ferr := s.listOffsets(fetchCtx, false)
-	cancel()
 	if ferr != nil {
 		if ctx.Err() != nil {
 			return // stopping: not a failed run
@@ -376,6 +384,12 @@ func (s *supervisor) trackCompletions(now time.Time, v supFSMView) {
 		}
 		delete(s.groups, g)
 		s.m.forgetStopped(t.id)
+		if r.ErrorMsg == ResetShutdownReason {
+			// Ended by a reset of this supervisor: not a task failure, and
+			// the group starts afresh from the reset offsets.
+			delete(s.times, g)
+			continue
+		}
 		ok = r.Status == commands.TaskSuccess
 		// Past its taskDuration a Druid group is no longer reading but
 		// publishing: its failure ends the group too.

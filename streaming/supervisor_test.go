@@ -516,7 +516,15 @@ func TestSupervisorStatesUnreachableStream(t *testing.T) {
 	if st, _ := status(t, m, "wiki"); st.State != StatePending || st.DetailedState != StatePending || !st.Healthy {
 		t.Fatalf("before the first run: %+v", st)
 	}
-	waitFor(t, "unhealthy", func() bool { st, _ := m.Status("wiki"); return !st.Healthy })
+	// Until it is declared unable to connect, a supervisor that never reached
+	// the stream is still connecting, not discovering tasks.
+	waitFor(t, "first run", func() bool { st, _ := m.Status("wiki"); return st.DetailedState != StatePending })
+	for !func() bool { st, _ := m.Status("wiki"); return !st.Healthy }() {
+		if st, _ := m.Status("wiki"); st.Healthy && st.DetailedState != StateConnectingToStream {
+			t.Fatalf("while failing to connect: %s / %s", st.State, st.DetailedState)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	st, rep := status(t, m, "wiki")
 	if st.State != StateUnhealthySupervisor || st.DetailedState != StateUnableToConnectToStream {
 		t.Fatalf("state %+v", st)
@@ -624,5 +632,27 @@ func TestSupervisorReplacesEndedTaskAtOnce(t *testing.T) {
 	waitFor(t, "the next task", func() bool { return len(c.tasks()) == 2 })
 	if got := startOffsets(c.tasks()[1]); !mapsEqual(got, map[string]int64{"0": 9}) {
 		t.Fatalf("next task starts at %v", got)
+	}
+}
+
+// A task a reset ended (ResetShutdownReason) is not a failed task: no error
+// is recorded, and its group starts anew from the offsets the reset stored.
+func TestSupervisorResetKillIsNotAFailure(t *testing.T) {
+	_, addr := supCluster(t, 1, "t")
+	c := newSupTestControl(t)
+	m, _ := runManager(t, c)
+	c.setSpec(t, supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 1, earliest: true}), false)
+	waitFor(t, "a task", func() bool { return len(c.tasks()) == 1 })
+	first := c.tasks()[0].ID
+	c.start(first)
+	c.setOffsets("wiki", "t", map[int32]int64{0: 42})
+	c.mustApply(commands.ShutdownTask{ID: first, Reason: ResetShutdownReason})
+	waitFor(t, "the group's next task", func() bool { return len(c.tasks()) == 2 })
+	if next := c.tasks()[1]; !mapsEqual(startOffsets(next), map[string]int64{"0": 42}) {
+		t.Fatalf("next task starts at %v, want the reset offsets", startOffsets(next))
+	}
+	st, rep := status(t, m, "wiki")
+	if len(rep.RecentErrors) != 0 || !st.Healthy {
+		t.Fatalf("after a reset kill: healthy %v, errors %+v", st.Healthy, rep.RecentErrors)
 	}
 }
