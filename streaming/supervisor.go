@@ -776,6 +776,35 @@ func (s *supervisor) submit(ctx context.Context, now time.Time, g int, offsets m
 }
 
 // status renders the runtime status and report payload.
+// liveTasks refreshes the report's task copies from the tasks' latest
+// progress reports in the FSM, so a status shows where each task is now (as
+// Druid asks its tasks when a report is requested), not where it was at the
+// last run.
+func (s *supervisor) liveTasks(now time.Time, tasks []*supTask) []*supTask {
+	if len(tasks) == 0 {
+		return tasks
+	}
+	recs := make(map[string]fsm.TaskRecord, len(tasks))
+	s.m.ctl.ReadState(func(st *fsm.State) {
+		for _, t := range tasks {
+			if r, ok := st.Task(t.id); ok {
+				recs[t.id] = *r
+			}
+		}
+	})
+	out := make([]*supTask, len(tasks))
+	for i, t := range tasks {
+		c := *t
+		c.samples = slices.Clone(t.samples)
+		if r, ok := recs[t.id]; ok && r.Active() {
+			c.startedMs = r.StartedMs
+			c.observe(now, r.Report)
+		}
+		out[i] = &c
+	}
+	return out
+}
+
 func (s *supervisor) status(now time.Time) Status {
 	s.mu.Lock()
 	rep := s.rep
@@ -785,6 +814,7 @@ func (s *supervisor) status(now time.Time) Status {
 	rep.RecentErrors = slices.Clone(s.st.errors)
 	tasks := s.repTask
 	s.mu.Unlock()
+	tasks = s.liveTasks(now, tasks)
 	if rep.RecentErrors == nil {
 		rep.RecentErrors = []RecentError{}
 	}

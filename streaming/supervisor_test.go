@@ -656,3 +656,22 @@ func TestSupervisorResetKillIsNotAFailure(t *testing.T) {
 		t.Fatalf("after a reset kill: healthy %v, errors %+v", st.Healthy, rep.RecentErrors)
 	}
 }
+
+// The status shows a task's start at once, from the FSM, not at the next
+// supervisor run (an hour away here).
+func TestSupervisorStatusIsLive(t *testing.T) {
+	_, addr := supCluster(t, 1, "t")
+	c := newSupTestControl(t)
+	m, _ := runManager(t, c)
+	c.setSpec(t, supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 1, period: "PT1H"}), false)
+	waitFor(t, "a task", func() bool { return len(c.tasks()) == 1 })
+	waitFor(t, "the task in the report", func() bool { _, rep := status(t, m, "wiki"); return len(rep.ActiveTasks) == 1 })
+	if _, rep := status(t, m, "wiki"); rep.ActiveTasks[0].StartTime != nil {
+		t.Fatal("start time before the task started")
+	}
+	c.start(c.tasks()[0].ID)
+	waitFor(t, "start time shown", func() bool {
+		_, rep := status(t, m, "wiki")
+		return len(rep.ActiveTasks) == 1 && rep.ActiveTasks[0].StartTime != nil
+	})
+}
