@@ -23,6 +23,12 @@ type PublishSegments struct {
 	// hold locks covering every segment, so a task the overlord has already
 	// ended (a reset kills the supervisor's tasks) can no longer publish.
 	TaskID string `json:"taskId,omitempty"`
+	// OwnFiles makes the FSM refuse a segment whose loadSpec names a file
+	// that another segment (used or unused) names or that awaits deletion,
+	// so that a kill can never take another segment's data. The leader sets
+	// it; a field rather than a new rule so that older log entries replay as
+	// they applied.
+	OwnFiles bool `json:"ownFiles,omitempty"`
 }
 
 // MetadataModeKafka makes PublishSegments check Kafka offsets per partition:

@@ -12,6 +12,7 @@ import (
 	"strata/commands"
 	"strata/interval"
 	"strata/segment"
+	"strata/storage/deep"
 )
 
 // SegmentRecord is one segment's metadata row. Records are immutable once
@@ -32,6 +33,14 @@ type segmentsTable struct {
 	used     *segment.Index
 	metadata map[string]string // datasource → ingestion metadata (compact JSON)
 	pending  map[string]string // deep-storage loadSpec awaiting deletion → segment id
+
+	// Derived indexes (rebuilt on restore, not snapshotted), keyed by
+	// deep.FileKey so that two spellings of one file count as one: how many
+	// segment records (used or unused) name each deep-storage file, and how
+	// many pending deletions do. A file is deleted only when no record names
+	// it, and no segment may be published onto a file awaiting deletion.
+	files        map[string]int32
+	pendingFiles map[string]int32
 }
 
 func (t *segmentsTable) init() {
@@ -41,11 +50,19 @@ func (t *segmentsTable) init() {
 		t.used = segment.NewIndex()
 		t.metadata = map[string]string{}
 		t.pending = map[string]string{}
+		t.files = map[string]int32{}
+		t.pendingFiles = map[string]int32{}
 	}
 }
 
 func (t *segmentsTable) put(r *SegmentRecord) {
 	id := r.Segment.ID()
+	if old := t.records[id]; old == nil {
+		countFile(t.files, r.Segment.LoadSpec, 1)
+	} else if old.Segment.LoadSpec != r.Segment.LoadSpec {
+		countFile(t.files, old.Segment.LoadSpec, -1)
+		countFile(t.files, r.Segment.LoadSpec, 1)
+	}
 	t.records[id] = r
 	m := t.byDS[id.DataSource]
 	if m == nil {
@@ -56,6 +73,9 @@ func (t *segmentsTable) put(r *SegmentRecord) {
 }
 
 func (t *segmentsTable) delete(id segment.ID) {
+	if old := t.records[id]; old != nil {
+		countFile(t.files, old.Segment.LoadSpec, -1)
+	}
 	delete(t.records, id)
 	if m := t.byDS[id.DataSource]; m != nil {
 		delete(m, id)
@@ -63,6 +83,38 @@ func (t *segmentsTable) delete(id segment.ID) {
 			delete(t.byDS, id.DataSource)
 		}
 	}
+}
+
+// countFile adds delta to the count of the file loadSpec names (nothing for
+// load specs naming no file, such as tombstones).
+func countFile(m map[string]int32, loadSpec segment.RawJSON, delta int32) {
+	k := deep.FileKey(string(loadSpec))
+	if k == "" {
+		return
+	}
+	if n := m[k] + delta; n > 0 {
+		m[k] = n
+	} else {
+		delete(m, k)
+	}
+}
+
+// queueDeletion adds a loadSpec to the pending deletions.
+func (t *segmentsTable) queueDeletion(loadSpec, id string) {
+	if _, ok := t.pending[loadSpec]; !ok {
+		countFile(t.pendingFiles, segment.RawJSON(loadSpec), 1)
+	}
+	t.pending[loadSpec] = id
+}
+
+// dequeueDeletion removes a loadSpec from the pending deletions.
+func (t *segmentsTable) dequeueDeletion(loadSpec string) bool {
+	if _, ok := t.pending[loadSpec]; !ok {
+		return false
+	}
+	delete(t.pending, loadSpec)
+	countFile(t.pendingFiles, segment.RawJSON(loadSpec), -1)
+	return true
 }
 
 // Audit types of segment changes, as Druid names them.
@@ -188,6 +240,28 @@ func applyPublishSegments(s *State, m Meta, c commands.PublishSegments) (any, er
 		}
 		seen[id] = true
 		fresh = append(fresh, seg)
+	}
+	// Every segment has a file of its own: a segment published onto another
+	// segment's file would have a kill of either delete the other's data, and
+	// one published onto a killed segment's file would lose its data to the
+	// pending deletion. (Only commands that ask: entries written before the
+	// check existed replay as they applied then.)
+	claimed := map[string]segment.ID{}
+	for _, seg := range fresh {
+		k := deep.FileKey(string(seg.LoadSpec))
+		if !c.OwnFiles || k == "" {
+			continue
+		}
+		if t.files[k] > 0 {
+			return nil, Conflict("segment %s: its loadSpec %s names the file of another segment; every segment needs a file of its own", seg.ID(), seg.LoadSpec)
+		}
+		if t.pendingFiles[k] > 0 {
+			return nil, Conflict("segment %s: its loadSpec %s names the file of a killed segment, which is queued for deletion; store the segment under a new key", seg.ID(), seg.LoadSpec)
+		}
+		if other, ok := claimed[k]; ok {
+			return nil, Invalid("segments %s and %s name the same file %s; every segment needs a file of its own", other, seg.ID(), seg.LoadSpec)
+		}
+		claimed[k] = seg.ID()
 	}
 	if _, err := t.used.Add(fresh); err != nil {
 		return nil, Invalid("%v", err)
@@ -325,8 +399,10 @@ func applyKillSegments(s *State, m Meta, c commands.KillSegments) (any, error) {
 	for _, r := range doomed {
 		id := r.Segment.ID()
 		t.delete(id)
+		// The sweeper deletes the file only if no other segment names it
+		// by then (State.FileInUse).
 		if ls := string(r.Segment.LoadSpec); ls != "" && ls != "null" {
-			t.pending[ls] = id.String()
+			t.queueDeletion(ls, id.String())
 		}
 		res.Deleted = append(res.Deleted, id.String())
 	}
@@ -340,8 +416,7 @@ func applyAckFileDeletions(s *State, m Meta, c commands.AckFileDeletions) (any, 
 	t.init()
 	n := 0
 	for _, ls := range c.LoadSpecs {
-		if _, ok := t.pending[ls]; ok {
-			delete(t.pending, ls)
+		if t.dequeueDeletion(ls) {
 			n++
 		}
 	}
@@ -413,6 +488,17 @@ func (s *State) DataSourceMetadata(ds string) (string, bool) {
 	v, ok := s.segments.metadata[ds]
 	return v, ok
 }
+
+// fileInUse reports whether a segment record names the file loadSpec names.
+func (t *segmentsTable) fileInUse(loadSpec string) bool {
+	k := deep.FileKey(loadSpec)
+	return k != "" && t.files[k] > 0
+}
+
+// FileInUse reports whether any segment known to the state (used or unused)
+// names the deep-storage file loadSpec names: such a file must not be
+// deleted.
+func (s *State) FileInUse(loadSpec string) bool { return s.segments.fileInUse(loadSpec) }
 
 // PendingFileDeletions returns deep-storage loadSpecs awaiting deletion, sorted.
 func (s *State) PendingFileDeletions() []string {
@@ -506,7 +592,26 @@ var segmentTables = []table{
 		},
 	},
 	kvTable("datasource_metadata", func(s *State) map[string]string { return s.segments.metadata }),
-	kvTable("pending_file_deletions", func(s *State) map[string]string { return s.segments.pending }),
+	withRestored(kvTable("pending_file_deletions", func(s *State) map[string]string { return s.segments.pending }),
+		func(s *State) {
+			for ls := range s.segments.pending {
+				countFile(s.segments.pendingFiles, segment.RawJSON(ls), 1)
+			}
+		}),
+}
+
+// withRestored runs after once tb's records are restored (to rebuild derived
+// indexes).
+func withRestored(tb table, after func(s *State)) table {
+	restore := tb.restore
+	tb.restore = func(s *State, r *recordReader, n int) error {
+		if err := restore(s, r, n); err != nil {
+			return err
+		}
+		after(s)
+		return nil
+	}
+	return tb
 }
 
 // kvTable snapshots a string map of the segments table as sorted key/value records.

@@ -12,6 +12,16 @@ import (
 // DeepStorageFromProps opens the deep storage svc.storage.* selects; a local
 // store without a directory lives under <svc.data.dir>/deepstorage.
 func DeepStorageFromProps(p *props.Properties) (deep.DeepStorage, error) {
+	cfg, err := DeepStorageConfig(p)
+	if err != nil {
+		return nil, err
+	}
+	return deep.New(cfg)
+}
+
+// DeepStorageConfig is the deep storage configuration DeepStorageFromProps
+// opens, for those that only check load specs against it.
+func DeepStorageConfig(p *props.Properties) (deep.Config, error) {
 	m := p.Visible()
 	for _, k := range []string{deep.PropS3AccessKey, deep.PropS3SecretKey} {
 		if v, ok := p.Get(k); ok {
@@ -22,11 +32,11 @@ func DeepStorageFromProps(p *props.Properties) (deep.DeepStorage, error) {
 	if (cfg.Type == "" || cfg.Type == "local") && cfg.StorageDirectory == "" {
 		dir, err := filepath.Abs(filepath.Join(p.String("svc.data.dir"), "deepstorage"))
 		if err != nil {
-			return nil, err
+			return cfg, err
 		}
 		cfg.StorageDirectory = dir
 	}
-	return deep.New(cfg)
+	return cfg, nil
 }
 
 // DeepUploader adapts deep storage to Uploader.
@@ -50,6 +60,9 @@ func (r DeepRemover) RemoveLoadSpec(ctx context.Context, loadSpec string) error 
 	var ls deep.LoadSpec
 	if err := json.Unmarshal([]byte(loadSpec), &ls); err != nil {
 		return err
+	}
+	if ls.Type == "tombstone" {
+		return nil // a tombstone has no file
 	}
 	return r.Storage.Delete(ctx, ls)
 }

@@ -153,10 +153,28 @@ func (s *S3) Get(ctx context.Context, spec LoadSpec, localPath string) error {
 	return unzipSegment(tmp.Name(), localPath)
 }
 
-// Delete implements DeepStorage.
+// keyOf returns the segment key of the archive spec names, refusing objects
+// outside this storage's bucket and base key.
+func (s *S3) keyOf(spec LoadSpec) (string, error) {
+	if spec.Bucket != s.bucket {
+		return "", fmt.Errorf("deep: bucket %q is not the storage's bucket %q", spec.Bucket, s.bucket)
+	}
+	key, ok := s.segmentKey(spec.Key)
+	if !ok {
+		return "", fmt.Errorf("deep: object %q is not a segment archive (<key>/%s) under base key %q", spec.Key, ZipFile, s.baseKey)
+	}
+	return key, nil
+}
+
+// Delete implements DeepStorage. Only segment archives of this storage's
+// bucket and base key are deleted, so that a load spec can never make the
+// coordinator remove other objects its credentials reach.
 func (s *S3) Delete(ctx context.Context, spec LoadSpec) error {
 	if spec.Type != "s3_zip" || spec.Bucket == "" || spec.Key == "" {
 		return fmt.Errorf("deep: s3 storage cannot handle load spec %+v", spec)
+	}
+	if _, err := s.keyOf(spec); err != nil {
+		return err
 	}
 	if err := s.client.RemoveObject(ctx, spec.Bucket, spec.Key, minio.RemoveObjectOptions{}); err != nil {
 		return fmt.Errorf("deep: delete s3://%s/%s: %w", spec.Bucket, spec.Key, err)
