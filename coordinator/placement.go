@@ -35,12 +35,19 @@ type Placement struct {
 	// replicateAfterLoadTimeout places another replica
 	// (svc.coordinator.loadTimeout). Zero turns either off.
 	Period, LoadTimeout time.Duration
-	Logger              hclog.Logger
+	// HandoverDelay is how long the old version of a time chunk stays
+	// loaded after its replacement is loaded somewhere, so that every broker
+	// has seen the new chunk before the old one goes
+	// (svc.coordinator.handoverDelay; see handover).
+	HandoverDelay time.Duration
+	Logger        hclog.Logger
 
-	mu    sync.Mutex
-	key   placementKey
-	cur   *Current
-	loads loadTracker
+	mu       sync.Mutex
+	key      placementKey
+	cur      *Current
+	loads    loadTracker
+	handover handover
+	recheck  time.Time // recompute from then on even if the key is unchanged
 }
 
 // placementKey is what a placement is computed from: the FSM's segments,
@@ -76,7 +83,7 @@ func (p *Placement) Current(now time.Time) (*Current, error) {
 	var state fsm.PlacementVersion
 	p.Node.FSM().Read(func(st *fsm.State) { state = st.PlacementVersion() })
 	key := placementKey{state: state, gen: p.Inventory.Generation(), tick: now.UnixNano() / int64(planTick)}
-	if p.cur != nil && key == p.key {
+	if p.cur != nil && key == p.key && (p.recheck.IsZero() || now.Before(p.recheck)) {
 		return p.cur, nil
 	}
 	c := &Current{NowMs: now.UnixMilli(), Segments: map[string][]*segment.DataSegment{}, Wants: map[segment.ID]Want{}}
@@ -107,14 +114,40 @@ func (p *Placement) Current(now time.Time) (*Current, error) {
 		}
 	}
 	if cfg.PauseCoordination {
-		c.Plan = frozen(cands)
+		c.Plan, p.recheck = frozen(cands), time.Time{}
 	} else {
 		want := func(seg *segment.DataSegment) Want { return c.Wants[seg.ID()] }
 		c.Plan = Throttle(PlanAssignments(all, want, cands), cands, want, LimitsOf(cfg, len(all)))
 		c.Plan = p.watchLoads(cfg, c.Plan, cands, now)
+		c.Plan = p.keepForHandover(c, cands, now)
 	}
 	p.key, p.cur = key, c
 	return c, nil
+}
+
+// keepForHandover adds to the plan the segments that left the served view
+// but must stay loaded until what replaces them is (see handover).
+func (p *Placement) keepForHandover(c *Current, cands []Candidate, now time.Time) Plan {
+	inServed := func(id segment.ID) bool { _, ok := c.Wants[id]; return ok }
+	var plan Plan
+	p.Node.FSM().Read(func(st *fsm.State) {
+		defaults := st.DefaultRules()
+		repl := func(seg *segment.DataSegment) ([]*segment.DataSegment, func(*segment.DataSegment) bool) {
+			tl := st.UsedIndex().Timeline(seg.DataSource)
+			if tl == nil {
+				return nil, nil
+			}
+			own, _ := st.Rules(seg.DataSource)
+			return tl.VisibleSegments(seg.Interval), func(t *segment.DataSegment) bool {
+				if w, ok := c.Wants[t.ID()]; ok {
+					return w.Wanted()
+				}
+				return WantOf(own, defaults, t, c.NowMs).Wanted()
+			}
+		}
+		plan, p.recheck = p.handover.keep(c.Plan, cands, inServed, repl, p.HandoverDelay, now)
+	})
+	return plan
 }
 
 // watchLoads keeps track of the loads handed out: it warns once about each

@@ -865,8 +865,13 @@ func (s *Server) startInventory() {
 		s.log.Error("using the default load timeout (15m)", "error", err)
 		loadTimeout = 15 * time.Minute
 	}
+	handoverDelay, err := s.props.Duration("svc.coordinator.handoverDelay", time.Second)
+	if err != nil || handoverDelay < 0 {
+		s.log.Error("using the default handover delay (1s)", "error", err)
+		handoverDelay = time.Second
+	}
 	s.placement = &coordinator.Placement{Node: s.node, Inventory: s.inv, StartDelay: startDelay,
-		Period: coordPeriod, LoadTimeout: loadTimeout, Logger: s.log.Named("placement")}
+		Period: coordPeriod, LoadTimeout: loadTimeout, HandoverDelay: handoverDelay, Logger: s.log.Named("placement")}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-s.node.Done()

@@ -1,0 +1,153 @@
+package coordinator
+
+import (
+	"slices"
+	"time"
+
+	"strata/segment"
+)
+
+// handover keeps the outgoing version of a time chunk loaded until its
+// replacement is, so that brokers switch each chunk from one complete
+// version to the next and never answer from a gap or a mix.
+//
+// A REPLACE (or a reindex, a Kafka hand-off, a mark used/unused) changes
+// the used timeline at once, but loading the new segments takes time. The
+// brokers only see what the historicals announce, and a new chunk counts
+// for them only once all its partitions are announced; until then they
+// answer from the old chunk, as long as some historical still serves it.
+// So a segment that leaves the served view is held where it is while the
+// segments now visible over its interval are not all loaded somewhere, and
+// for Delay after they are, so that every broker has polled the new ones
+// before the old ones go (brokers poll each historical every 250 ms by
+// default). Segments that nothing replaces (marked unused without a newer
+// version beneath, or matched by a drop rule) go at once: the data is meant
+// to disappear.
+type handover struct {
+	readySince map[segment.ID]time.Time // outgoing segment → when its replacement was first seen loaded
+}
+
+// outgoing is a segment held by reachable historicals that is no longer in
+// the served view.
+type outgoing struct {
+	seg     *segment.DataSegment
+	holders []string
+}
+
+// replacement describes what now answers over an outgoing segment's
+// interval: the segments visible there in the used timeline and, per
+// segment, whether any retention rule loads it.
+type replacement func(seg *segment.DataSegment) (visible []*segment.DataSegment, wanted func(*segment.DataSegment) bool)
+
+// keep adds to plan's hold lists the outgoing segments whose replacement is
+// not ready yet, and returns when the plan must be recomputed because a
+// replacement's Delay runs out (zero: not for the handover). inServed
+// reports whether a segment is in the served view.
+func (h *handover) keep(plan Plan, cands []Candidate, inServed func(segment.ID) bool, repl replacement, delay time.Duration, now time.Time) (Plan, time.Time) {
+	out := outgoingOf(cands, inServed)
+	if len(out) == 0 {
+		h.readySince = nil
+		return plan, time.Time{}
+	}
+	// What the brokers can see: a timeline of everything loaded, per
+	// datasource with outgoing segments. An outgoing segment it overshadows
+	// answers no query already.
+	loaded := map[string]*segment.Timeline{}
+	for _, o := range out {
+		ds := o.seg.DataSource
+		if loaded[ds] != nil {
+			continue
+		}
+		tl := segment.NewTimeline(ds)
+		var segs []*segment.DataSegment
+		for _, c := range cands {
+			for id, seg := range c.Held {
+				if id.DataSource == ds {
+					segs = append(segs, seg)
+				}
+			}
+		}
+		if _, err := tl.Add(prioritySorted(segs)); err != nil {
+			continue // unreachable: announced segments are valid; without a view, keep nothing
+		}
+		loaded[ds] = tl
+	}
+	heldSomewhere := func(id segment.ID) bool {
+		for _, c := range cands {
+			if _, ok := c.Held[id]; ok {
+				return true
+			}
+		}
+		return false
+	}
+	next := map[segment.ID]time.Time{}
+	var recheck time.Time
+	touched := map[string]bool{}
+	for _, o := range out {
+		id := o.seg.ID()
+		// Ready: what replaces the segment is loaded (it overshadows the
+		// segment among the loaded ones, or every segment now visible over
+		// its interval that a rule loads is held somewhere).
+		ready := true
+		if tl := loaded[o.seg.DataSource]; tl != nil && !tl.IsOvershadowed(o.seg) {
+			visible, wanted := repl(o.seg)
+			for _, t := range visible {
+				if wanted(t) && !heldSomewhere(t.ID()) {
+					ready = false
+					break
+				}
+			}
+		}
+		if ready {
+			since, ok := h.readySince[id]
+			if !ok {
+				since = now
+			}
+			until := since.Add(delay)
+			if !now.Before(until) {
+				continue // replaced and seen by the brokers: let it go
+			}
+			next[id] = since
+			if recheck.IsZero() || until.Before(recheck) {
+				recheck = until
+			}
+		}
+		for _, name := range o.holders {
+			plan.Hold[name] = append(slices.Clip(plan.Hold[name]), o.seg)
+			touched[name] = true
+		}
+	}
+	h.readySince = next
+	for name := range touched {
+		hold := plan.Hold[name]
+		slices.SortFunc(hold, func(a, b *segment.DataSegment) int { return a.ID().Compare(b.ID()) })
+		plan.Hold[name] = slices.CompactFunc(hold, func(a, b *segment.DataSegment) bool { return a.ID() == b.ID() })
+	}
+	return plan, recheck
+}
+
+// outgoingOf lists the held segments not in the served view, in id order,
+// each with the names of the candidates holding it.
+func outgoingOf(cands []Candidate, inServed func(segment.ID) bool) []outgoing {
+	byID := map[segment.ID]*outgoing{}
+	for _, c := range cands {
+		for id, seg := range c.Held {
+			if inServed(id) {
+				continue
+			}
+			o := byID[id]
+			if o == nil {
+				o = &outgoing{seg: seg}
+				byID[id] = o
+			}
+			o.holders = append(o.holders, c.Name)
+		}
+	}
+	out := make([]outgoing, 0, len(byID))
+	for _, o := range byID {
+		slices.Sort(o.holders)
+		out = append(out, *o)
+	}
+	slices.SortFunc(out, func(a, b outgoing) int { return a.seg.ID().Compare(b.seg.ID()) })
+	return out
+}

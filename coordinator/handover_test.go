@@ -1,0 +1,109 @@
+package coordinator
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"strata/interval"
+	"strata/segment"
+)
+
+// The handover decision, step by step: a REPLACE of one day over two
+// partitions, a mark-unused without replacement, and a replacement no rule
+// loads.
+func TestHandoverKeepsOldVersionUntilReplacementLoaded(t *testing.T) {
+	day := interval.Interval{Start: 0, End: 24 * hour}
+	seg := func(version string, part, parts int32) *segment.DataSegment {
+		return &segment.DataSegment{DataSource: "wiki", Interval: day, Version: version, ShardSpec: segment.NumberedShard(part, parts), Size: 1}
+	}
+	old := seg("v1", 0, 1)
+	new0, new1 := seg("v2", 0, 2), seg("v2", 1, 2)
+	held := func(segs ...*segment.DataSegment) map[segment.ID]*segment.DataSegment {
+		m := map[segment.ID]*segment.DataSegment{}
+		for _, s := range segs {
+			m[s.ID()] = s
+		}
+		return m
+	}
+	const delay = time.Second
+	t0 := time.Unix(1000, 0)
+
+	type step struct {
+		name     string
+		a, b     []*segment.DataSegment // what each server holds
+		served   []*segment.DataSegment // the served view (used, visible)
+		wanted   bool                   // whether a rule loads the served segments
+		at       time.Duration          // since t0
+		keepOld  bool
+		recheckA time.Duration // expected recheck since t0; 0: none
+	}
+	steps := []step{
+		{name: "new version published, nothing loaded", a: []*segment.DataSegment{old}, served: []*segment.DataSegment{new0, new1}, wanted: true, keepOld: true},
+		{name: "one of two partitions loaded", a: []*segment.DataSegment{old, new0}, served: []*segment.DataSegment{new0, new1}, wanted: true, at: 100 * time.Millisecond, keepOld: true},
+		{name: "both loaded: kept for the delay", a: []*segment.DataSegment{old, new0}, b: []*segment.DataSegment{new1}, served: []*segment.DataSegment{new0, new1}, wanted: true, at: 200 * time.Millisecond, keepOld: true, recheckA: 1200 * time.Millisecond},
+		{name: "still within the delay", a: []*segment.DataSegment{old, new0}, b: []*segment.DataSegment{new1}, served: []*segment.DataSegment{new0, new1}, wanted: true, at: 1100 * time.Millisecond, keepOld: true, recheckA: 1200 * time.Millisecond},
+		{name: "delay over: dropped", a: []*segment.DataSegment{old, new0}, b: []*segment.DataSegment{new1}, served: []*segment.DataSegment{new0, new1}, wanted: true, at: 1200 * time.Millisecond},
+	}
+	run := func(t *testing.T, h *handover, st step) {
+		t.Helper()
+		cands := []Candidate{{Name: "a", Held: held(st.a...)}, {Name: "b", Held: held(st.b...)}}
+		served := held(st.served...)
+		plan := Plan{Hold: map[string][]*segment.DataSegment{}, Targets: map[segment.ID][]string{}}
+		for _, c := range cands {
+			plan.Hold[c.Name] = []*segment.DataSegment{}
+		}
+		// The plan places the served segments on a (their targets).
+		for _, s := range st.served {
+			plan.Hold["a"] = append(plan.Hold["a"], s)
+		}
+		slices.SortFunc(plan.Hold["a"], func(x, y *segment.DataSegment) int { return x.ID().Compare(y.ID()) })
+		inServed := func(id segment.ID) bool { _, ok := served[id]; return ok }
+		repl := func(*segment.DataSegment) ([]*segment.DataSegment, func(*segment.DataSegment) bool) {
+			return st.served, func(*segment.DataSegment) bool { return st.wanted }
+		}
+		got, recheck := h.keep(plan, cands, inServed, repl, delay, t0.Add(st.at))
+		kept := slices.ContainsFunc(got.Hold["a"], func(s *segment.DataSegment) bool { return s.ID() == old.ID() })
+		if kept != st.keepOld {
+			t.Fatalf("%s: old version kept = %v, want %v (hold %v)", st.name, kept, st.keepOld, got.Hold["a"])
+		}
+		if slices.ContainsFunc(got.Hold["b"], func(s *segment.DataSegment) bool { return s.ID() == old.ID() }) {
+			t.Fatalf("%s: the old version was placed on a server that did not hold it", st.name)
+		}
+		if !slices.IsSortedFunc(got.Hold["a"], func(x, y *segment.DataSegment) int { return x.ID().Compare(y.ID()) }) {
+			t.Fatalf("%s: hold list not sorted", st.name)
+		}
+		var wantRecheck time.Time
+		if st.recheckA > 0 {
+			wantRecheck = t0.Add(st.recheckA)
+		}
+		if !recheck.Equal(wantRecheck) {
+			t.Fatalf("%s: recheck at %v, want %v", st.name, recheck, wantRecheck)
+		}
+	}
+	t.Run("replace", func(t *testing.T) {
+		var h handover
+		for _, st := range steps {
+			run(t, &h, st)
+		}
+	})
+	t.Run("replacement unloaded again restarts the wait", func(t *testing.T) {
+		var h handover
+		run(t, &h, steps[2])
+		run(t, &h, step{name: "a partition lost", a: []*segment.DataSegment{old, new0}, served: steps[2].served, wanted: true, at: 500 * time.Millisecond, keepOld: true})
+		run(t, &h, step{name: "reloaded", a: []*segment.DataSegment{old, new0}, b: []*segment.DataSegment{new1}, served: steps[2].served, wanted: true, at: 1300 * time.Millisecond, keepOld: true, recheckA: 2300 * time.Millisecond})
+	})
+	t.Run("marked unused with nothing beneath", func(t *testing.T) {
+		var h handover
+		run(t, &h, step{name: "nothing replaces it", a: []*segment.DataSegment{old}, keepOld: true, recheckA: delay})
+		run(t, &h, step{name: "after the delay", a: []*segment.DataSegment{old}, at: delay})
+	})
+	t.Run("replacement no rule loads", func(t *testing.T) {
+		var h handover
+		run(t, &h, step{name: "drop rule over the new version", a: []*segment.DataSegment{old}, served: []*segment.DataSegment{new0, new1}, keepOld: true, recheckA: delay})
+	})
+	t.Run("no outgoing segments", func(t *testing.T) {
+		var h handover
+		run(t, &h, step{name: "steady", a: []*segment.DataSegment{new0, new1}, served: []*segment.DataSegment{new0, new1}, wanted: true})
+	})
+}
