@@ -45,8 +45,13 @@ type Config struct {
 	// when no interval is given (svc.query.segmentMetadata.defaultHistory,
 	// default P1W).
 	DefaultHistory interval.Period
-	Client         *http.Client
-	Logger         hclog.Logger
+	// FailOnMissingSegments is the default of the query context's
+	// failOnMissingSegments (svc.query.failOnMissingSegments): fail a query
+	// that would read less than its data (see completeness.go) instead of
+	// answering from what is available.
+	FailOnMissingSegments bool
+	Client                *http.Client
+	Logger                hclog.Logger
 	// Now is the clock of the metadata endpoints (tests); default time.Now.
 	Now func() time.Time
 }

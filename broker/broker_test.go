@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func TestErrorBodies(t *testing.T) {
 		t.Fatalf("legacy body %s (status %d)", e.Body(), e.Status)
 	}
 	back := ParseErrorBody(504, e.Body(), "other:1")
-	if *back != *e {
+	if !reflect.DeepEqual(back, e) {
 		t.Fatalf("round trip: %+v != %+v", back, e)
 	}
 	inv := InvalidInput("bad [%d]", 1)

@@ -20,6 +20,9 @@ type Error struct {
 	Message   string
 	Class     string
 	Host      string
+	// Context holds the error's details for the body's context member
+	// (structured errors only; legacy ones carry host and class there).
+	Context map[string]string
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
@@ -42,6 +45,7 @@ const (
 	categoryInvalid     = "INVALID_INPUT"
 	categoryRuntime     = "RUNTIME_FAILURE"
 	categoryUncategoriz = "UNCATEGORIZED"
+	categoryUnavailable = "SERVICE_UNAVAILABLE"
 )
 
 // legacyStatus maps a legacy code to its HTTP status and category
@@ -112,6 +116,9 @@ type errorBody struct {
 // (null when unknown) at the top level and again in context.
 func (e *Error) Body() []byte {
 	b := errorBody{Error: e.Code, ErrorCode: e.ErrorCode, Persona: e.Persona, Category: e.Category, ErrorMessage: e.Message, Context: map[string]string{}}
+	for k, v := range e.Context {
+		b.Context[k] = v
+	}
 	if e.IsLegacy() {
 		cls, host := e.Class, e.Host
 		b.ErrorClass, b.Host = &cls, &host

@@ -139,6 +139,7 @@ func (v *view) apply(s *server, ann *historical.Announcement, pollErr error) {
 type unit struct {
 	ref     historical.SegmentRef
 	servers []*server
+	seg     *segment.DataSegment // the published segment read (nil for realtime units)
 	// realtime units read a running task's rows. One its server no longer
 	// has was published meanwhile and is read from the timeline's segments
 	// instead, so it is skipped rather than retried.
@@ -163,7 +164,7 @@ func (v *view) resolve(f queryFacts) []unit {
 		if clip != seg.Interval {
 			ivs = clip.String()
 		}
-		out = append(out, unit{ref: historical.SegmentRef{ID: e.id, Interval: ivs}, servers: e.servers})
+		out = append(out, unit{ref: historical.SegmentRef{ID: e.id, Interval: ivs}, servers: e.servers, seg: e.seg})
 	}
 	for _, ds := range f.dataSources {
 		if len(f.specific) == 0 {

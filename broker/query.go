@@ -26,9 +26,16 @@ var (
 // (from the context, or generated) and the rendered JSON result. Errors are
 // *Error, ready to be answered to the client.
 func (b *Broker) Query(ctx context.Context, body []byte) (string, []byte, *Error) {
+	id, out, _, qerr := b.QueryWithContext(ctx, body)
+	return id, out, qerr
+}
+
+// QueryWithContext is Query, also returning the query's response context
+// (what the answer lacks: uncovered intervals, missing segments).
+func (b *Broker) QueryWithContext(ctx context.Context, body []byte) (string, []byte, *ResponseContext, *Error) {
 	q, err := parseQuery(body, b.cfg.Name)
 	if err != nil {
-		return NewUUID(), nil, ErrorFrom(err, b.cfg.Name)
+		return NewUUID(), nil, nil, ErrorFrom(err, b.cfg.Name)
 	}
 	f := factsOf(q)
 	id := f.id
@@ -37,14 +44,14 @@ func (b *Broker) Query(ctx context.Context, body []byte) (string, []byte, *Error
 	}
 	timeout, qerr := b.timeoutOf(f)
 	if qerr != nil {
-		return id, nil, qerr
+		return id, nil, nil, qerr
 	}
 	if b.slots != nil {
 		select {
 		case b.slots <- struct{}{}:
 			defer func() { <-b.slots }()
 		default:
-			return id, nil, Legacy(CodeCapacity, b.cfg.Name, "Total query capacity exceeded")
+			return id, nil, nil, Legacy(CodeCapacity, b.cfg.Name, "Total query capacity exceeded")
 		}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -59,35 +66,47 @@ func (b *Broker) Query(ctx context.Context, body []byte) (string, []byte, *Error
 	if n := q.Context.MaxScatterGatherBytes; n > 0 {
 		ctx = context.WithValue(ctx, scatterBytesKey{}, &scatterBytes{limit: n, queryID: id})
 	}
-	out, err := b.execute(ctx, q, body, &subqueryRows{limit: b.maxSubqueryRows(q)})
+	c := b.completenessOf(q)
+	out, err := b.execute(ctx, q, body, &subqueryRows{limit: b.maxSubqueryRows(q)}, c)
 	if err == nil {
 		err = ctx.Err()
 	}
 	if err != nil {
-		return id, nil, b.failure(ctx, id, timeout, err)
+		return id, nil, nil, b.failure(ctx, id, timeout, err)
 	}
-	return id, out, nil
+	if len(c.rc.MissingSegments) > 0 {
+		b.log.Warn("query answered without segments no replica had (returnPartialResults)", "queryId", id, "segments", len(c.rc.MissingSegments))
+	}
+	return id, out, &c.rc, nil
 }
 
 // execute runs q (body is its JSON) and renders its result. Queries on
 // tables are scattered to the historicals; inline and query data sources
 // are evaluated on the broker (see subquery.go).
-func (b *Broker) execute(ctx context.Context, q *nativeQuery, body []byte, rows *subqueryRows) ([]byte, error) {
+func (b *Broker) execute(ctx context.Context, q *nativeQuery, body []byte, rows *subqueryRows, c *completeness) ([]byte, error) {
 	if isSubqueryBased(q) {
-		return b.executeOverTable(ctx, q, rows)
+		return b.executeOverTable(ctx, q, rows, c)
 	}
 	// With no segment to read the engine still renders the empty result:
 	// [] for most queries, but one row of empty aggregates for a timeseries
 	// or an ungrouped groupBy over all time, as Druid answers.
-	units := b.view.resolve(factsOf(q))
+	f := factsOf(q)
+	units := b.view.resolve(f)
+	if err := b.checkCoverage(f, c); err != nil {
+		return nil, err
+	}
 	var parts []*partial
 	var final []byte
+	var lost []lostSegment
 	var err error
 	if len(units) > 0 {
-		parts, final, err = b.scatter(ctx, q, body, units)
+		parts, final, lost, err = b.scatter(ctx, q, body, units)
 	}
 	if err == nil {
 		err = ctx.Err()
+	}
+	if err == nil {
+		err = b.settleLost(lost, c)
 	}
 	if err != nil {
 		return nil, err
@@ -160,12 +179,16 @@ func (e *transportError) Error() string { return e.srv.host + ": " + e.err.Error
 // partial results, retrying the units of failed servers (or the segments a
 // server no longer has) on the remaining replicas. When the first dispatch
 // sends every unit to one server, that server finalizes the result itself
-// and scatter returns it as final.
-func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units []unit) (parts []*partial, final []byte, err error) {
+// and scatter returns it as final. Units that a server reported missing and
+// no remaining replica could read are returned as lost (the caller decides
+// whether the query may answer without them); a unit whose every replica
+// failed to answer at all fails the query.
+func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units []unit) (parts []*partial, final []byte, lost []lostSegment, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	tried := make([]map[*server]bool, len(units))
-	why := make([]string, len(units)) // the last failure per unit
+	why := make([]string, len(units))   // the last failure per unit
+	missing := make([]bool, len(units)) // a server reported the unit missing
 	// Every segment the query reads, so that a realtime segment handed off
 	// since the last poll is replaced only by published segments not read
 	// already (from a historical that loaded them).
@@ -200,7 +223,11 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 				}
 			}
 			if best == nil {
-				return b.unavailable(units[i], tried[i], why[i])
+				if !missing[i] {
+					return b.unavailable(units[i], tried[i], why[i])
+				}
+				lost = append(lost, lostSegment{u: units[i], err: b.unavailable(units[i], tried[i], why[i])})
+				continue
 			}
 			tried[i][best] = true
 			load[best]++
@@ -227,7 +254,7 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 		all[i] = i
 	}
 	if err := dispatch(all); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for inflight > 0 {
 		r := <-replies
@@ -235,7 +262,7 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 		var te *transportError
 		switch {
 		case r.err == nil && r.final != nil:
-			return nil, r.final, nil // the only server had every segment
+			return nil, r.final, nil, nil // the only server had every segment
 		case r.err == nil:
 			parts = append(parts, r.part)
 			var again []int
@@ -245,6 +272,7 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 				case !r.missing[id]:
 				case !units[i].realtime:
 					why[i] = r.srv.host + " no longer serves it"
+					missing[i] = true
 					again = append(again, i)
 				default: // published meanwhile: read what replaced it, once
 					for _, ref := range r.replaced[id] {
@@ -253,14 +281,14 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 						}
 						reading[ref.ID] = true
 						units = append(units, unit{ref: ref, servers: []*server{r.srv}, realtime: true})
-						tried, why = append(tried, nil), append(why, "")
+						tried, why, missing = append(tried, nil), append(why, ""), append(missing, false)
 						again = append(again, len(units)-1)
 					}
 				}
 			}
 			if len(again) > 0 {
 				if err := dispatch(again); err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 			}
 		case errors.As(r.err, &te) && ctx.Err() == nil:
@@ -269,13 +297,13 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 				why[i] = te.Error()
 			}
 			if err := dispatch(r.units); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		default:
-			return nil, nil, r.err
+			return nil, nil, nil, r.err
 		}
 	}
-	return parts, nil, nil
+	return parts, nil, lost, nil
 }
 
 // unavailable is the error of a unit no server could read.

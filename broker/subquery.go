@@ -46,7 +46,7 @@ func (r *subqueryRows) max() int64 {
 // nested query data sources recurse), its result rows become a table, the
 // table a temporary in-memory segment, and the outer query runs over that
 // segment with the engine. The outer intervals filter the rows on __time.
-func (b *Broker) executeOverTable(ctx context.Context, q *nativeQuery, rows *subqueryRows) ([]byte, error) {
+func (b *Broker) executeOverTable(ctx context.Context, q *nativeQuery, rows *subqueryRows, c *completeness) ([]byte, error) {
 	t := inlineTable(q)
 	if t == nil {
 		inner, body := innerQuery(q)
@@ -56,7 +56,7 @@ func (b *Broker) executeOverTable(ctx context.Context, q *nativeQuery, rows *sub
 		if counted && rows.used >= rows.max() {
 			return nil, rows.exceeded()
 		}
-		out, err := b.execute(ctx, inner, body, rows)
+		out, err := b.execute(ctx, inner, body, rows, c)
 		if err != nil {
 			return nil, err
 		}

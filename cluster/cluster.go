@@ -144,7 +144,18 @@ func Start(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("raft config: %w", err)
 	}
 
-	store, err := openLogStore(filepath.Join(raftDir, "raft.db"), cfg.NoSync)
+	// A damaged store is refused here, by file, before bbolt or Raft read it
+	// (both panic on some damage).
+	if err := checkSnapshots(raftDir); err != nil {
+		err.DataDir = cfg.DataDir
+		return nil, err
+	}
+	store, err := openLogStore(filepath.Join(raftDir, logFileName), cfg.NoSync)
+	var damaged *DamagedStoreError
+	if errors.As(err, &damaged) {
+		damaged.DataDir = cfg.DataDir
+		return nil, damaged
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open raft log %s (is another strata using this --data dir?): %w", raftDir, err)
 	}
@@ -192,7 +203,26 @@ func Start(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, fmt.Errorf("inspect raft state: %w", err)
 	}
-	if !has {
+	marker := filepath.Join(raftDir, rejoinMarker)
+	_, rejoinErr := os.Stat(marker)
+	rejoin := rejoinErr == nil
+	switch {
+	case rejoin && has:
+		// The leader has reached the recovered node: it has a term now (and
+		// soon a snapshot), so it never bootstraps; the marker has served.
+		os.Remove(marker)
+	case rejoin && len(peers) < 2:
+		trans.Close()
+		store.Close()
+		return nil, fmt.Errorf("%s: this node's Raft store was moved aside by `strata recover`, but it has no peer to restore it from "+
+			"(a single node's state lives only in its store: move the old store back or restore the data dir from a backup)", marker)
+	case rejoin:
+		// Still a member of the cluster's configuration: without bootstrapping
+		// a configuration of its own the node never campaigns with its empty
+		// log; it waits for the leader, which finds the log empty and sends
+		// its snapshot (InstallSnapshot) and the entries after it.
+		cfg.Logger.Info("recovered store: waiting for the leader to send its snapshot", "dir", raftDir)
+	case !has:
 		var servers []raft.Server
 		found := false
 		for _, p := range peers {
@@ -210,7 +240,7 @@ func Start(cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("bootstrap: %w", err)
 		}
 		cfg.Logger.Info("bootstrapped new cluster", "servers", len(servers))
-	} else {
+	default:
 		cfg.Logger.Info("rejoining with existing state", "dir", raftDir)
 	}
 	var logStore raft.LogStore = store
@@ -237,7 +267,18 @@ func Start(cfg Config) (*Node, error) {
 }
 
 // openLogStore opens the bbolt file that is both the Raft log and stable store.
-func openLogStore(path string, noSync bool) (*raftboltdb.BoltStore, error) {
+// A damaged file is a *DamagedStoreError, never a panic: it is checked first
+// (bbolt's own checks on open panic or fault on it), and a panic that still
+// comes out of bbolt on this goroutine is turned into that error too.
+func openLogStore(path string, noSync bool) (store *raftboltdb.BoltStore, err error) {
+	if err := checkBoltFile(path); err != nil {
+		return nil, &DamagedStoreError{File: path, Problem: err.Error()}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			store, err = nil, &DamagedStoreError{File: path, Problem: fmt.Sprint("bbolt: ", r)}
+		}
+	}()
 	return raftboltdb.New(raftboltdb.Options{
 		Path: path,
 		// The freelist is rebuilt on open instead of written on every commit: smaller

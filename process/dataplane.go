@@ -43,6 +43,8 @@ const (
 //	svc.server.http.maxQueryTimeout         ms, 0 (default) = no limit
 //	svc.query.scheduler.numThreads          concurrent queries, more get 429 (default 0 = unbounded)
 //	svc.query.segmentMetadata.defaultHistory window of the broker datasource endpoints (default P1W)
+//	svc.query.failOnMissingSegments         default of the query context's failOnMissingSegments: fail a
+//	                                        query that would read less than its data (default false)
 //	svc.storage.*                           deep storage (package storage/deep); a local storage
 //	                                        without storageDirectory uses <svc.data.dir>/deep-storage
 
@@ -188,6 +190,8 @@ func BrokerConfig(p *props.Properties, name string, logger hclog.Logger) (broker
 	}
 	poll, err := p.Duration("svc.broker.pollPeriod", 250*time.Millisecond)
 	errs = append(errs, err)
+	failMissing, err := p.Bool("svc.query.failOnMissingSegments", false)
+	errs = append(errs, err)
 	cfg := broker.Config{
 		Name:           name,
 		Historicals:    props.ParseList(p.String("svc.broker.historicalUrls")),
@@ -197,8 +201,9 @@ func BrokerConfig(p *props.Properties, name string, logger hclog.Logger) (broker
 		MaxConcurrent:  int(num("svc.query.scheduler.numThreads", 0)),
 		// Rows all subqueries of one query may produce (Druid's
 		// druid.server.http.maxSubqueryRows); the context may lower it.
-		MaxSubqueryRows: num("svc.server.http.maxSubqueryRows", broker.DefaultMaxSubqueryRows),
-		Logger:          logger,
+		MaxSubqueryRows:       num("svc.server.http.maxSubqueryRows", broker.DefaultMaxSubqueryRows),
+		FailOnMissingSegments: failMissing,
+		Logger:                logger,
 	}
 	if err := errors.Join(errs...); err != nil {
 		return cfg, err

@@ -197,7 +197,16 @@ func TestDataPlaneConfigErrors(t *testing.T) {
 		t.Fatalf("bad default history: %v", err)
 	}
 	cfg, err := BrokerConfig(props.Defaults(), "b:1", hclog.NewNullLogger())
-	if err != nil || cfg.DefaultTimeout != 300*time.Second || cfg.Historicals[0] != "http://"+QuickstartHistorical {
+	if err != nil || cfg.DefaultTimeout != 300*time.Second || cfg.Historicals[0] != "http://"+QuickstartHistorical || cfg.FailOnMissingSegments {
 		t.Fatalf("broker defaults: %+v %v", cfg, err)
+	}
+	bp := props.Defaults()
+	bp.Set("svc.query.failOnMissingSegments", "true")
+	if cfg, err := BrokerConfig(bp, "b:1", hclog.NewNullLogger()); err != nil || !cfg.FailOnMissingSegments {
+		t.Fatalf("svc.query.failOnMissingSegments=true: %+v %v", cfg, err)
+	}
+	bp.Set("svc.query.failOnMissingSegments", "sometimes")
+	if _, err := BrokerConfig(bp, "b:1", hclog.NewNullLogger()); err == nil || !strings.Contains(err.Error(), "svc.query.failOnMissingSegments") {
+		t.Fatalf("bad svc.query.failOnMissingSegments: %v", err)
 	}
 }

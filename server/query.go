@@ -22,7 +22,7 @@ func (s *Server) nativeQuery(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	id, out, qerr := s.opts.Broker.Query(r.Context(), body)
+	id, out, rc, qerr := s.opts.Broker.QueryWithContext(r.Context(), body)
 	w.Header().Set(queryIDHeader, id)
 	if qerr != nil {
 		if r.Context().Err() != nil {
@@ -35,9 +35,10 @@ func (s *Server) nativeQuery(w http.ResponseWriter, r *http.Request) {
 		writeRawJSON(w, qerr.Status, eb)
 		return
 	}
-	// Druid's response context; the broker keeps nothing in it a client
-	// needs (no uncovered intervals are tracked), so it is empty.
-	w.Header().Set(responseContextHeader, "{}")
+	// Druid's response context: what the answer lacks (uncoveredIntervals
+	// with uncoveredIntervalsLimit, missingSegments with
+	// returnPartialResults), "{}" when nothing.
+	w.Header().Set(responseContextHeader, rc.Header())
 	if flag(r, "pretty") {
 		out = jacksonIndent(out)
 	}

@@ -855,7 +855,7 @@ func (s *Server) startInventory() {
 		startDelay = 2 * time.Second
 	}
 	s.inv = &coordinator.Inventory{Period: period, Expiry: expiry, Logger: s.log.Named("inventory"),
-		Client: &http.Client{Timeout: 10 * time.Second}}
+		Client: s.internal.Client(&http.Client{Timeout: 10 * time.Second})}
 	coordPeriod, err := s.props.Duration("svc.coordinator.period", time.Minute)
 	if err != nil || coordPeriod <= 0 {
 		coordPeriod = time.Minute // process start-up reports a bad value

@@ -34,7 +34,19 @@ type Context struct {
 	MaxScatterGatherBytes int64
 	// Vectorize is "true", "false" or "force".
 	Vectorize string
-	Raw       map[string]any
+	// UncoveredIntervalsLimit, when positive, makes the broker list in the
+	// response context up to this many parts of the query intervals no
+	// available segment covers (Druid's default 0: not computed).
+	UncoveredIntervalsLimit int64
+	// ReturnPartialResults lets a query answer without the segments no
+	// replica had (listed in the response context's missingSegments)
+	// instead of failing, as Druid's context key of the same name.
+	ReturnPartialResults bool
+	// FailOnMissingSegments, when set, overrides the broker's default
+	// (svc.query.failOnMissingSegments): fail rather than answer without
+	// data that is not available.
+	FailOnMissingSegments *bool
+	Raw                   map[string]any
 }
 
 // ContextDefaultTimeout is the placeholder for "timeout not given".
@@ -59,7 +71,7 @@ func parseContext(raw json.RawMessage) (Context, error) {
 		k string
 		p *int64
 	}{{"timeout", &c.Timeout}, {"priority", &c.Priority}, {"maxMergingDictionarySize", &c.MaxMergingDictionarySize},
-		{"maxScatterGatherBytes", &c.MaxScatterGatherBytes}}
+		{"maxScatterGatherBytes", &c.MaxScatterGatherBytes}, {"uncoveredIntervalsLimit", &c.UncoveredIntervalsLimit}}
 	for _, e := range ints {
 		if raw := o.raw(e.k); raw != nil {
 			n, ok := parseInt(raw)
@@ -80,7 +92,7 @@ func parseContext(raw json.RawMessage) (Context, error) {
 		p *bool
 	}{{"skipEmptyBuckets", &c.SkipEmptyBuckets}, {"grandTotal", &c.GrandTotal}, {"finalize", &c.Finalize},
 		{"serializeDateTimeAsLong", &c.SerializeDateTimeAsLong}, {"sortByDimsFirst", &c.SortByDimsFirst},
-		{"resultAsArray", &c.ResultAsArray}}
+		{"resultAsArray", &c.ResultAsArray}, {"returnPartialResults", &c.ReturnPartialResults}}
 	for _, e := range bools {
 		if raw := o.raw(e.k); raw != nil {
 			b, ok := parseBool(raw)
@@ -96,6 +108,13 @@ func parseContext(raw json.RawMessage) (Context, error) {
 			return c, bad("minTopNThreshold")
 		}
 		c.MinTopNThreshold = int(n)
+	}
+	if raw := o.raw("failOnMissingSegments"); raw != nil {
+		b, ok := parseBool(raw)
+		if !ok {
+			return c, bad("failOnMissingSegments")
+		}
+		c.FailOnMissingSegments = &b
 	}
 	if raw := o.raw("maxSubqueryRows"); raw != nil {
 		n, ok := parseInt(raw)
