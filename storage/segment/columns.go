@@ -175,7 +175,8 @@ func (n *NumericColumn) Floats(b int, dst []float32) ([]float32, error) {
 }
 
 // Nulls returns the rows that are null (an empty bitmap when none). The
-// bitmap references the mapped file and is copy-on-write.
+// bitmap references the column's verified copy of its null bitmap and is
+// copy-on-write.
 func (n *NumericColumn) Nulls() (*roaring.Bitmap, error) { return nullBitmap(n.s, n.c) }
 
 func nullBitmap(s *Segment, c *columnMeta) (*roaring.Bitmap, error) {
@@ -204,14 +205,15 @@ func resize[T any](b []T, n int) []T {
 }
 
 // stringState holds the lazily loaded, validated index structures of a
-// string column.
+// string column, over the verified heap copies of its regions. The postings
+// region is copied on the first posting read, so a column only grouped on
+// never holds its postings in memory.
 type stringState struct {
 	once     sync.Once
 	err      error
 	dict     *encoding.Dict
 	offWidth int
 	offs     []byte
-	postings []byte
 }
 
 func (s *Segment) stringState(i int) (*stringState, error) {
@@ -225,40 +227,47 @@ func (s *Segment) loadStrings(c *columnMeta, st *stringState) error {
 	if err != nil {
 		return err
 	}
-	dict, err := encoding.OpenDict(d)
-	if err != nil {
-		return fmt.Errorf("%w: column %q dictionary: %v", ErrCorrupt, c.name, err)
-	}
-	single := c.flags&flagMultiValue == 0
-	if dict.Len() != c.cardinality || (single && dict.HasNull() != (c.nullCount > 0)) || (dict.HasNull() && c.nullCount == 0) {
-		return corruptf("column %q: dictionary does not match the footer", c.name)
-	}
 	offs, _, err := s.region(c, regionPostingOffsets)
 	if err != nil {
 		return err
 	}
-	post, _, err := s.region(c, regionPostings)
+	post, _ := c.region(regionPostings)
+	p, err := parseStrings(c, d, offs, post.length)
 	if err != nil {
 		return err
 	}
+	st.dict, st.offWidth, st.offs = p.dict, p.offWidth, p.offs
+	return nil
+}
+
+// parseStrings opens and validates the dictionary and posting offsets of a
+// string column whose postings region is postLen bytes long.
+func parseStrings(c *columnMeta, d, offs []byte, postLen uint64) (*stringState, error) {
+	dict, err := encoding.OpenDict(d)
+	if err != nil {
+		return nil, fmt.Errorf("%w: column %q dictionary: %v", ErrCorrupt, c.name, err)
+	}
+	single := c.flags&flagMultiValue == 0
+	if dict.Len() != c.cardinality || (single && dict.HasNull() != (c.nullCount > 0)) || (dict.HasNull() && c.nullCount == 0) {
+		return nil, corruptf("column %q: dictionary does not match the footer", c.name)
+	}
 	if len(offs) < 1 || offs[0] > 64 || len(offs)-1 != encoding.PackedLen(c.cardinality+1, int(offs[0])) {
-		return corruptf("column %q: bad posting offsets", c.name)
+		return nil, corruptf("column %q: bad posting offsets", c.name)
 	}
 	w := int(offs[0])
 	packed := offs[1:]
 	var prev uint64
 	for id := 0; id <= c.cardinality; id++ {
 		o := encoding.Get(packed, id, w)
-		if (id == 0 && o != 0) || o < prev || o > uint64(len(post)) {
-			return corruptf("column %q: bad posting offsets", c.name)
+		if (id == 0 && o != 0) || o < prev || o > postLen {
+			return nil, corruptf("column %q: bad posting offsets", c.name)
 		}
 		prev = o
 	}
-	if prev != uint64(len(post)) {
-		return corruptf("column %q: postings length mismatch", c.name)
+	if prev != postLen {
+		return nil, corruptf("column %q: postings length mismatch", c.name)
 	}
-	st.dict, st.offWidth, st.offs, st.postings = dict, w, packed, post
-	return nil
+	return &stringState{dict: dict, offWidth: w, offs: packed}, nil
 }
 
 // Dictionary is the sorted dictionary of a string column: ids are
@@ -500,14 +509,18 @@ func (c *StringColumn) posting(id int) ([]byte, error) {
 	if id < 0 || id >= c.c.cardinality {
 		return nil, fmt.Errorf("segment: column %q: id %d out of range", c.c.name, id)
 	}
+	post, _, err := c.s.region(c.c, regionPostings)
+	if err != nil {
+		return nil, err
+	}
 	lo := encoding.Get(st.offs, id, st.offWidth)
 	hi := encoding.Get(st.offs, id+1, st.offWidth)
-	return st.postings[lo:hi], nil
+	return post[lo:hi], nil
 }
 
 // Bitmap returns the rows holding value id. The bitmap may reference the
-// mapped file; it is copy-on-write, so modifying it is safe, but it must not
-// be used after Close.
+// column's verified copy of its postings; it is copy-on-write, so modifying
+// it is safe.
 func (c *StringColumn) Bitmap(id int) (*roaring.Bitmap, error) {
 	p, err := c.posting(id)
 	if err != nil {
@@ -608,8 +621,7 @@ type Blobs struct {
 func (bs *Blobs) Len() int { return len(bs.ends) }
 
 // At returns the blob of row i of the block (empty for null rows). The
-// slice is valid until the next Block call with bs, or until Close when the
-// column is not compressed.
+// slice is valid until the next Block call with bs.
 func (bs *Blobs) At(i int) []byte {
 	start := uint32(0)
 	if i > 0 {
@@ -624,9 +636,7 @@ func (c *ComplexColumn) Block(b int, bs *Blobs) error {
 	if err != nil {
 		return err
 	}
-	if c.c.codec != encoding.CodecNone {
-		bs.buf = raw
-	}
+	bs.buf = raw
 	r := encoding.NewReader(raw)
 	n := r.Int(encoding.MaxBlockValues)
 	w := int(r.Byte())

@@ -3,9 +3,11 @@ package segment
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -186,4 +188,55 @@ func FuzzOpen(f *testing.F) {
 			openAndReadAll(rs)
 		}
 	})
+}
+
+// Damage that reaches a mapped file after its bytes were first read and
+// checked (a write to the file, or a page read back from a failing disk)
+// must not change what the segment answers: every read gives the intact
+// values or an error wrapping ErrCorrupt.
+func TestDamageAfterFirstUseDetected(t *testing.T) {
+	spec := allKindsSpec(16)
+	spec.ColumnCompression = map[string]Compression{"s": CompressLZ4, "mv": CompressZstd, "l": CompressNone}
+	rng := rand.New(rand.NewPCG(5, 5))
+	rows := make([]Row, 40)
+	for i := range rows {
+		rows[i] = randRow(rng, int64(i)*1000)
+	}
+	path, info := writeSegment(t, spec, rows)
+	seg := mustOpen(t, path)
+	want, err := readAll(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	step := 1
+	if testing.Short() || raceEnabled {
+		step = 5
+	}
+	var b [1]byte
+	for off := int64(headerSize); off < info.Bytes-trailerSize; off += int64(step) {
+		if _, err := f.ReadAt(b[:], off); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte{b[0] ^ 0x5a}, off); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readAll(seg)
+		switch {
+		case err != nil && !errors.Is(err, ErrCorrupt):
+			t.Fatalf("byte %d damaged after first use: error %v does not wrap ErrCorrupt", off, err)
+		case err == nil && !reflect.DeepEqual(got, want):
+			t.Fatalf("byte %d damaged after first use: the segment answered changed values", off)
+		}
+		if _, err := f.WriteAt(b[:], off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := readAll(seg); err != nil {
+		t.Fatalf("repaired file: %v", err)
+	}
 }

@@ -56,7 +56,7 @@ type region struct {
 	kind        byte
 	off, length uint64
 	crc         uint32
-	check       int // index of this region's verified flag
+	idx         int // index of this region's heap copy (Segment.regions)
 }
 
 type block struct {
@@ -65,7 +65,6 @@ type block struct {
 	crc         uint32
 	nullCount   uint32
 	min, max    uint64 // int64 for long kinds, float64 bits for float/double
-	check       int
 }
 
 type columnMeta struct {
@@ -281,7 +280,7 @@ func decodeFooter(fb []byte) (*footer, error) {
 		f.sortColumns = append(f.sortColumns, r.String())
 	}
 	nCols := r.Int(r.Remaining() / 8)
-	checks := 0
+	regions := 0
 	for i := 0; i < nCols && r.Err() == nil; i++ {
 		var c columnMeta
 		c.name = r.String()
@@ -308,8 +307,8 @@ func decodeFooter(fb []byte) (*footer, error) {
 		}
 		nReg := r.Int(r.Remaining() / 7)
 		for j := 0; j < nReg && r.Err() == nil; j++ {
-			reg := region{kind: r.Byte(), off: r.Uvarint(), length: r.Uvarint(), crc: r.Uint32(), check: checks}
-			checks++
+			reg := region{kind: r.Byte(), off: r.Uvarint(), length: r.Uvarint(), crc: r.Uint32(), idx: regions}
+			regions++
 			c.regions = append(c.regions, reg)
 		}
 		nBlocks := r.Int(r.Remaining() / 7)
@@ -334,8 +333,6 @@ func decodeFooter(fb []byte) (*footer, error) {
 				bl.min = r.Uint64()
 				bl.max = r.Uint64()
 			}
-			bl.check = checks
-			checks++
 			c.blocks = append(c.blocks, bl)
 		}
 		f.columns = append(f.columns, c)

@@ -11,23 +11,35 @@ import (
 )
 
 // Segment is an open, read-only segment file. Open memory-maps the file and
-// checks its header, trailer and footer (with the footer checksum); the
-// checksum of each column block or region is checked the first time it is
-// read, so damage anywhere in the file surfaces as an error wrapping
-// ErrCorrupt from Open or from the first read that touches it. Verify checks
-// everything up front.
+// checks its header, trailer and footer (with the footer checksum). Bytes of
+// the mapping are never used unchecked: the file can change under the
+// mapping at any time (a write to it, or a page read back from a failing
+// disk after the kernel evicted it), so a check made once would not cover
+// later reads. A column block is copied out of the mapping and its checksum
+// verified on the copy at every read, and the copy is what is decoded; a
+// region (dictionary, postings, null bitmap) is copied and verified the
+// first time it is read and that heap copy serves every later read. Damage
+// anywhere in the file surfaces as an error wrapping ErrCorrupt, from Open
+// or from a read, never as changed values. Verify checks the whole file as
+// it is now.
 //
-// A Segment is safe for concurrent use. Slices and bitmaps returned without
-// copying point into the mapping: they are valid until Close, which must not
-// be called while other goroutines still use the segment.
+// A Segment is safe for concurrent use. Close unmaps the file; it must not
+// be called while other goroutines still read the segment.
 type Segment struct {
-	data     []byte
-	unmap    func([]byte) error
-	ft       *footer
-	byName   map[string]int
-	verified []atomic.Bool // by region/block check index
-	strs     []*stringState
-	closed   atomic.Bool
+	data    []byte
+	unmap   func([]byte) error
+	ft      *footer
+	byName  map[string]int
+	regions []heldRegion // by region idx
+	strs    []*stringState
+	closed  atomic.Bool
+}
+
+// heldRegion is a region's verified heap copy, made on first use.
+type heldRegion struct {
+	once sync.Once
+	b    []byte
+	err  error
 }
 
 // Open memory-maps and opens the segment file at path.
@@ -71,13 +83,13 @@ func newSegment(data []byte) (*Segment, error) {
 		return nil, err
 	}
 	s := &Segment{data: data, ft: ft, byName: make(map[string]int, len(ft.columns))}
-	checks := 0
+	regions := 0
 	for i := range ft.columns {
 		c := &ft.columns[i]
 		s.byName[c.name] = i
-		checks += len(c.regions) + len(c.blocks)
+		regions += len(c.regions)
 	}
-	s.verified = make([]atomic.Bool, checks)
+	s.regions = make([]heldRegion, regions)
 	s.strs = make([]*stringState, len(ft.columns))
 	for i := range ft.columns {
 		if ft.columns[i].kind == KindString {
@@ -87,7 +99,7 @@ func newSegment(data []byte) (*Segment, error) {
 	return s, nil
 }
 
-// Close unmaps the file. Data obtained without copying becomes invalid.
+// Close unmaps the file.
 func (s *Segment) Close() error {
 	if s.closed.Swap(true) || s.unmap == nil {
 		return nil
@@ -189,42 +201,66 @@ func (s *Segment) col(name string, kinds ...Kind) (*columnMeta, int, error) {
 	return nil, 0, fmt.Errorf("segment: column %q is %v", name, c.kind)
 }
 
-// checked returns the bytes of a region or block after verifying its
-// checksum on first use.
-func (s *Segment) checked(check int, off, length uint64, want uint32) ([]byte, error) {
+// copyChecked copies length bytes at off out of the mapping into dst
+// (resized and returned) and verifies the copy against want: the bytes the
+// caller goes on to use are exactly the bytes checked, whatever happens to
+// the file meanwhile.
+func (s *Segment) copyChecked(dst []byte, off, length uint64, want uint32) ([]byte, error) {
 	if s.closed.Load() {
-		return nil, errors.New("segment: closed")
+		return dst, errors.New("segment: closed")
 	}
-	b := s.data[off : off+length : off+length]
-	if !s.verified[check].Load() {
-		if crc(b) != want {
-			return nil, corruptf("checksum mismatch at offset %d (%d bytes)", off, length)
-		}
-		s.verified[check].Store(true)
+	dst = append(dst[:0], s.data[off:off+length]...)
+	if crc(dst) != want {
+		return dst, corruptf("checksum mismatch at offset %d (%d bytes)", off, length)
 	}
-	return b, nil
+	return dst, nil
 }
 
+// region returns the verified heap copy of a region of c (ok=false when c
+// has none), copying it out of the mapping on first use. Regions are read
+// often and in small pieces (one posting, one dictionary value), so they are
+// checked once, as a whole, on the copy that then serves every read. A
+// damaged region stays an error.
 func (s *Segment) region(c *columnMeta, kind byte) ([]byte, bool, error) {
 	r, ok := c.region(kind)
 	if !ok {
 		return nil, false, nil
 	}
-	b, err := s.checked(r.check, r.off, r.length, r.crc)
-	if err != nil {
-		return nil, true, fmt.Errorf("column %q region %d: %w", c.name, kind, err)
-	}
-	return b, true, nil
+	h := &s.regions[r.idx]
+	h.once.Do(func() {
+		b, err := s.copyChecked(make([]byte, 0, r.length), r.off, r.length, r.crc)
+		if err != nil {
+			h.err = fmt.Errorf("column %q region %d: %w", c.name, kind, err)
+			return
+		}
+		h.b = b
+	})
+	return h.b, true, h.err
 }
 
-// blockData returns block b of c decompressed: the mapped bytes themselves
-// when the column is not compressed, else scratch (grown as needed).
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// blockData returns block b of c, copied out of the mapping into scratch
+// (grown as needed), verified and decompressed.
 func (s *Segment) blockData(c *columnMeta, b int, scratch []byte) ([]byte, error) {
 	if b < 0 || b >= len(c.blocks) {
 		return nil, fmt.Errorf("segment: column %q: block %d out of range", c.name, b)
 	}
 	bl := &c.blocks[b]
-	stored, err := s.checked(bl.check, bl.off, bl.length, bl.crc)
+	if c.codec == encoding.CodecNone {
+		raw, err := s.copyChecked(scratch, bl.off, bl.length, bl.crc)
+		if err != nil {
+			return nil, fmt.Errorf("column %q block %d: %w", c.name, b, err)
+		}
+		if len(raw) != int(bl.raw) {
+			return nil, corruptf("column %q block %d: stored length mismatch", c.name, b)
+		}
+		return raw, nil
+	}
+	sp := scratchPool.Get().(*[]byte)
+	defer scratchPool.Put(sp)
+	stored, err := s.copyChecked(*sp, bl.off, bl.length, bl.crc)
+	*sp = stored[:0]
 	if err != nil {
 		return nil, fmt.Errorf("column %q block %d: %w", c.name, b, err)
 	}
@@ -235,10 +271,8 @@ func (s *Segment) blockData(c *columnMeta, b int, scratch []byte) ([]byte, error
 	return out, nil
 }
 
-var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
-
 // withBlock runs fn on the decompressed bytes of a block, lending a pooled
-// scratch buffer for the decompression.
+// scratch buffer to hold them.
 func (s *Segment) withBlock(c *columnMeta, b int, fn func(raw []byte) error) error {
 	sp := scratchPool.Get().(*[]byte)
 	defer scratchPool.Put(sp)
@@ -246,7 +280,7 @@ func (s *Segment) withBlock(c *columnMeta, b int, fn func(raw []byte) error) err
 	if err != nil {
 		return err
 	}
-	if c.codec != encoding.CodecNone && cap(raw) > cap(*sp) {
+	if cap(raw) > cap(*sp) {
 		*sp = raw[:0]
 	}
 	if err := fn(raw); err != nil {
@@ -258,23 +292,32 @@ func (s *Segment) withBlock(c *columnMeta, b int, fn func(raw []byte) error) err
 	return nil
 }
 
-// Verify checks the checksum of every region and block and decodes the
-// string dictionaries and posting tables, returning the first problem.
+// Verify checks the file as it is now: the checksum of every region and
+// block, and the structure of the string dictionaries and posting tables,
+// returning the first problem. It reads the mapping in place and keeps
+// nothing: the copies reads use are verified when they are made.
 func (s *Segment) Verify() error {
+	if s.closed.Load() {
+		return errors.New("segment: closed")
+	}
 	for i := range s.ft.columns {
 		c := &s.ft.columns[i]
 		for _, r := range c.regions {
-			if _, err := s.checked(r.check, r.off, r.length, r.crc); err != nil {
-				return fmt.Errorf("column %q region %d: %w", c.name, r.kind, err)
+			if crc(s.data[r.off:r.off+r.length]) != r.crc {
+				return fmt.Errorf("column %q region %d: %w", c.name, r.kind, corruptf("checksum mismatch at offset %d (%d bytes)", r.off, r.length))
 			}
 		}
 		for j, bl := range c.blocks {
-			if _, err := s.checked(bl.check, bl.off, bl.length, bl.crc); err != nil {
-				return fmt.Errorf("column %q block %d: %w", c.name, j, err)
+			if crc(s.data[bl.off:bl.off+bl.length]) != bl.crc {
+				return fmt.Errorf("column %q block %d: %w", c.name, j, corruptf("checksum mismatch at offset %d (%d bytes)", bl.off, bl.length))
 			}
 		}
 		if c.kind == KindString {
-			if _, err := s.stringState(i); err != nil {
+			at := func(kind byte) []byte {
+				r, _ := c.region(kind) // validate made sure the regions exist
+				return s.data[r.off : r.off+r.length]
+			}
+			if _, err := parseStrings(c, at(regionDictionary), at(regionPostingOffsets), uint64(len(at(regionPostings)))); err != nil {
 				return err
 			}
 		}
