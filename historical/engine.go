@@ -85,6 +85,10 @@ func needsClip(qivs []interval.Interval, segIv stseg.Interval, clip interval.Int
 	return false
 }
 
+// corruptError is the engine's error for a query that met damaged segment
+// files: the segments, by id.
+type corruptError = engine.CorruptError
+
 // queryError classifies an engine failure for the HTTP layer.
 func queryError(err error) *query.Error { return query.AsError(err) }
 

@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -56,6 +57,12 @@ type Config struct {
 	// QueryThreads bounds the segments one sub-query reads at once
 	// (default GOMAXPROCS).
 	QueryThreads int
+	// ScrubPeriod is the time between background re-verifications of every
+	// cached segment file (default 1 h; negative: never). Reads verify the
+	// bytes they use themselves; the scrub finds damage in data no query
+	// has read lately, so the copy is dropped and downloaded again before
+	// a query needs it.
+	ScrubPeriod time.Duration
 	// LocalOnly makes a node that serves only what ServeLocal hands it (a
 	// middle manager's running tasks): no coordinator, cache or deep storage.
 	LocalOnly bool
@@ -129,6 +136,9 @@ func New(cfg Config) (*Node, error) {
 	if cfg.LoadThreads <= 0 {
 		cfg.LoadThreads = 4
 	}
+	if cfg.ScrubPeriod == 0 {
+		cfg.ScrubPeriod = time.Hour
+	}
 	if cfg.Tier == "" {
 		cfg.Tier = "_default_tier"
 	}
@@ -177,6 +187,10 @@ func (n *Node) Start() {
 		defer n.wg.Done()
 		n.loadCache()
 		n.ready.Store(true)
+		if n.cfg.ScrubPeriod > 0 {
+			n.wg.Add(1)
+			go n.scrubLoop()
+		}
 		n.syncLoop()
 	}()
 }
@@ -301,8 +315,37 @@ func (n *Node) Query(ctx context.Context, sq *SubQuery) (*SubQueryResult, error)
 	}
 	n.mu.Unlock()
 	defer n.release(held)
-	final := sq.Finalize && len(res.Missing) == 0
-	part, err := n.qe.run(ctx, q, specs, final)
+	var part json.RawMessage
+	for {
+		final := sq.Finalize && len(res.Missing) == 0
+		part, err = n.qe.run(ctx, q, specs, final)
+		var damaged *corruptError
+		if !errors.As(err, &damaged) {
+			if err == nil && final {
+				res.Final = part
+				return res, nil
+			}
+			break
+		}
+		// The damaged bytes were not used. The copies are dropped (and
+		// downloaded again), and the segments reported missing, so that the
+		// broker reads them from a replica; the rest is answered.
+		bad := map[string]bool{}
+		for _, id := range damaged.Segments {
+			bad[id] = true
+		}
+		kept := slices.DeleteFunc(specs, func(sp readSpec) bool { return bad[sp.seg.ID] })
+		if len(kept) == len(specs) { // not one of ours: cannot happen, but must not loop
+			return nil, err
+		}
+		specs = kept
+		for _, l := range held {
+			if l.es != nil && bad[l.es.ID] {
+				n.dropDamaged(l, err)
+				res.Missing = append(res.Missing, l.es.ID)
+			}
+		}
+	}
 	if err != nil {
 		switch {
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -312,11 +355,7 @@ func (n *Node) Query(ctx context.Context, sq *SubQuery) (*SubQueryResult, error)
 		}
 		return nil, err
 	}
-	if final {
-		res.Final = part
-	} else {
-		res.Partial = part
-	}
+	res.Partial = part
 	return res, nil
 }
 

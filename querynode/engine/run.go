@@ -8,11 +8,15 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
 	"strata/querynode/query"
+	seg "strata/storage/segment"
 )
 
 // Options configure an Engine.
@@ -115,6 +119,19 @@ func (e *Engine) Run(ctx context.Context, q *query.Query, segs []*Segment) (*Par
 	}
 	close(next)
 	wg.Wait()
+	var damaged *CorruptError
+	for _, err := range errs {
+		if ce := (*CorruptError)(nil); errors.As(err, &ce) {
+			if damaged == nil {
+				damaged = &CorruptError{}
+			}
+			damaged.Segments = append(damaged.Segments, ce.Segments...)
+			damaged.Errs = append(damaged.Errs, ce.Errs...)
+		}
+	}
+	if damaged != nil {
+		return nil, damaged
+	}
 	for _, err := range errs {
 		if err != nil && query.AsError(err).Kind != query.Cancelled {
 			return nil, query.AsError(err)
@@ -156,8 +173,32 @@ func (e *Engine) RunSegment(ctx context.Context, q *query.Query, s *Segment) (p 
 	default:
 		err = query.Invalidf("unknown query type %q", q.Type)
 	}
+	if errors.Is(err, seg.ErrCorrupt) {
+		return nil, &CorruptError{Segments: []string{s.ID}, Errs: []error{err}}
+	}
 	if err != nil {
 		return nil, query.AsError(err)
 	}
 	return p, nil
 }
+
+// CorruptError is the error of a query that read damaged bytes of segment
+// files (a checksum or structure check failed): the segments, and what was
+// found in each. It is kept apart from other failures so that a data server
+// can drop its copies and let the query be answered from replicas; the
+// damaged bytes were not used.
+type CorruptError struct {
+	Segments []string
+	Errs     []error
+}
+
+func (e *CorruptError) Error() string {
+	msgs := make([]string, len(e.Errs))
+	for i, err := range e.Errs {
+		msgs[i] = err.Error()
+	}
+	return fmt.Sprintf("damaged segment file (%s): %s", strings.Join(e.Segments, ", "), strings.Join(msgs, "; "))
+}
+
+// Unwrap lets errors.Is find segment.ErrCorrupt.
+func (e *CorruptError) Unwrap() []error { return e.Errs }
