@@ -13,7 +13,7 @@ func BenchmarkParseCoordinatorConfigPatch(b *testing.B) {
 	body := []byte(`{"maxSegmentsToMove":123}`)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := ParseCoordinatorConfigPatch(body); err != nil {
+		if _, _, err := ParseCoordinatorConfigPatch(body); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -65,9 +65,12 @@ func TestRegisteredTypes(t *testing.T) {
 }
 
 func TestCoordinatorPatchParse(t *testing.T) {
-	p, err := ParseCoordinatorConfigPatch([]byte(`{"killDataSourceWhitelist":"a, b ,,c","decommissioningNodes":["x:1"," "],"unknownField":1,"debugDimensions":{"k":"v"}}`))
+	p, unknown, err := ParseCoordinatorConfigPatch([]byte(`{"killDataSourceWhitelist":"a, b ,,c","decommissioningNodes":["x:1"," "],"unknownField":1,"debugDimensions":{"k":"v"},"another":{}}`))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if strings.Join(unknown, ",") != "another,unknownField" {
+		t.Errorf("unknown fields %v", unknown)
 	}
 	c, err := p.Apply(DefaultCoordinatorConfig())
 	if err != nil {
@@ -85,10 +88,21 @@ func TestCoordinatorPatchParse(t *testing.T) {
 		`{"pauseCoordination":0.5}`:         "pauseCoordination",
 		`{"debugDimensions":[1]}`:           "debugDimensions",
 		`{"killDataSourceWhitelist":[1,2]}`: "killDataSourceWhitelist",
-		`{"maxSegmentsToMove":1`:            "malformed",
+		// Druid reads these as the empty set or stores them; Strata refuses them.
+		`{"decommissioningNodes":{"a":1}}`:       "decommissioningNodes",
+		`{"decommissioningNodes":5}`:             "decommissioningNodes",
+		`{"killPendingSegmentsSkipList":false}`:  "killPendingSegmentsSkipList",
+		`{"maxSegmentsToMove":-3}`:               "maxSegmentsToMove must be greater than or equal to 0, got -3",
+		`{"millisToWaitBeforeDeleting":-5}`:      "millisToWaitBeforeDeleting",
+		`{"mergeBytesLimit":"-1"}`:               "mergeBytesLimit",
+		`{"mergeSegmentsLimit":-1}`:              "mergeSegmentsLimit",
+		`{"replicantLifetime":-1}`:               "replicantLifetime",
+		`{"replicationThrottleLimit":-1}`:        "replicationThrottleLimit",
+		`{"maxSegmentsInNodeLoadingQueue":-1.5}`: "maxSegmentsInNodeLoadingQueue",
+		`{"maxSegmentsToMove":1`:                 "malformed",
 	}
 	for in, want := range bad {
-		_, err := ParseCoordinatorConfigPatch([]byte(in))
+		_, _, err := ParseCoordinatorConfigPatch([]byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("parse %s: err = %v, want mention of %q", in, err, want)
 		}
@@ -105,8 +119,8 @@ func TestCoordinatorPatchLenient(t *testing.T) {
 		{`{"maxSegmentsToMove":"12"}`, func(c CoordinatorDynamicConfig) bool { return c.MaxSegmentsToMove == 12 }},
 		{`{"maxSegmentsToMove":7.9}`, func(c CoordinatorDynamicConfig) bool { return c.MaxSegmentsToMove == 7 }},
 		{`{"maxSegmentsToMove":1e2}`, func(c CoordinatorDynamicConfig) bool { return c.MaxSegmentsToMove == 100 }},
-		{`{"maxSegmentsToMove":-3}`, func(c CoordinatorDynamicConfig) bool { return c.MaxSegmentsToMove == -3 }},
-		{`{"millisToWaitBeforeDeleting":-5}`, func(c CoordinatorDynamicConfig) bool { return c.MillisToWaitBeforeDeleting == -5 }},
+		{`{"maxSegmentsToMove":-0.5}`, func(c CoordinatorDynamicConfig) bool { return c.MaxSegmentsToMove == 0 }},
+		{`{"maxSegmentsToMove":0}`, func(c CoordinatorDynamicConfig) bool { return c.MaxSegmentsToMove == 0 }},
 		{`{"mergeBytesLimit":"1000"}`, func(c CoordinatorDynamicConfig) bool { return c.MergeBytesLimit == 1000 }},
 		{`{"percentOfSegmentsToConsiderPerMove":"50"}`, func(c CoordinatorDynamicConfig) bool { return c.PercentOfSegmentsToConsiderPerMove == 50 }},
 		{`{"pauseCoordination":"true"}`, func(c CoordinatorDynamicConfig) bool { return c.PauseCoordination }},
@@ -118,8 +132,8 @@ func TestCoordinatorPatchLenient(t *testing.T) {
 		{`{"decommissioningNodes":"h:1, h:1,h:2"}`, func(c CoordinatorDynamicConfig) bool {
 			return strings.Join(c.DecommissioningNodes, "|") == "h:1|h:2"
 		}},
-		{`{"decommissioningNodes":5}`, func(c CoordinatorDynamicConfig) bool { return len(c.DecommissioningNodes) == 0 }},
-		{`{"killPendingSegmentsSkipList":{}}`, func(c CoordinatorDynamicConfig) bool { return len(c.KillPendingSegmentsSkipList) == 0 }},
+		{`{"decommissioningNodes":null}`, func(c CoordinatorDynamicConfig) bool { return strings.Join(c.DecommissioningNodes, "|") == "old:1" }},
+		{`{"killPendingSegmentsSkipList":""}`, func(c CoordinatorDynamicConfig) bool { return len(c.KillPendingSegmentsSkipList) == 0 }},
 		{`{"killDataSourceWhitelist":[null]}`, func(c CoordinatorDynamicConfig) bool { return len(c.KillDataSourceWhitelist) == 0 }},
 	}
 	cur := DefaultCoordinatorConfig()
@@ -127,7 +141,7 @@ func TestCoordinatorPatchLenient(t *testing.T) {
 	cur.KillPendingSegmentsSkipList = StringList{"old"}
 	cur.KillDataSourceWhitelist = StringList{"old"}
 	for _, tc := range cases {
-		p, err := ParseCoordinatorConfigPatch([]byte(tc.in))
+		p, _, err := ParseCoordinatorConfigPatch([]byte(tc.in))
 		if err != nil {
 			t.Errorf("%s: %v", tc.in, err)
 			continue
@@ -148,7 +162,7 @@ func TestCoordinatorBounds(t *testing.T) {
 		`{"maxNonPrimaryReplicantsToLoad":-3}`:                 "maxNonPrimaryReplicantsToLoad must be greater than or equal to 0.",
 	}
 	for in, want := range cases {
-		p, err := ParseCoordinatorConfigPatch([]byte(in))
+		p, _, err := ParseCoordinatorConfigPatch([]byte(in))
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
@@ -156,7 +170,7 @@ func TestCoordinatorBounds(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", in, err, want)
 		}
 	}
-	p, _ := ParseCoordinatorConfigPatch([]byte(`{"balancerComputeThreads":0,"decommissioningMaxPercentOfMaxSegmentsToMove":0}`))
+	p, _, _ := ParseCoordinatorConfigPatch([]byte(`{"balancerComputeThreads":0,"decommissioningMaxPercentOfMaxSegmentsToMove":0}`))
 	c, err := p.Apply(DefaultCoordinatorConfig())
 	if err != nil || c.BalancerComputeThreads != 1 || c.DecommissioningMaxPercentOfMaxSegmentsToMove != 0 {
 		t.Fatalf("edge values: %+v %v", c, err)
@@ -164,7 +178,7 @@ func TestCoordinatorBounds(t *testing.T) {
 }
 
 func TestWorkerConfigParse(t *testing.T) {
-	c, err := ParseWorkerBehaviorConfig([]byte(`{"selectStrategy":{"type":"fillCapacity","affinityConfig":{"affinity":{"wiki":["h:8091"]},"strong":true}},"autoScaler":null}`))
+	c, _, err := ParseWorkerBehaviorConfig([]byte(`{"selectStrategy":{"type":"fillCapacity","affinityConfig":{"affinity":{"wiki":["h:8091"]},"strong":true}},"autoScaler":null}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,15 +196,15 @@ func TestWorkerConfigParse(t *testing.T) {
 		`{"selectStrategy":{"type":"javascript","function":"function(){}"}}`,
 		`"x"`,
 	} {
-		if _, err := ParseWorkerBehaviorConfig([]byte(in)); err == nil {
+		if _, _, err := ParseWorkerBehaviorConfig([]byte(in)); err == nil {
 			t.Errorf("ParseWorkerBehaviorConfig(%s) accepted", in)
 		}
 	}
-	if _, err := ParseWorkerBehaviorConfig([]byte(`{"autoScaler":{"type":"ec2","minNumWorkers":1,"maxNumWorkers":3,"envConfig":{}}}`)); err != nil {
+	if _, _, err := ParseWorkerBehaviorConfig([]byte(`{"autoScaler":{"type":"ec2","minNumWorkers":1,"maxNumWorkers":3,"envConfig":{}}}`)); err != nil {
 		t.Errorf("ec2 autoscaler rejected: %v", err)
 	}
 	// Without a type Druid falls back to equalDistribution and the no-op autoscaler.
-	c, err = ParseWorkerBehaviorConfig([]byte(`{"selectStrategy":{"affinityConfig":{"affinity":{"wiki":["h:8091"]}}},"autoScaler":{"minNumWorkers":1}}`))
+	c, _, err = ParseWorkerBehaviorConfig([]byte(`{"selectStrategy":{"affinityConfig":{"affinity":{"wiki":["h:8091"]}}},"autoScaler":{"minNumWorkers":1}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +220,7 @@ func FuzzParseCoordinatorConfigPatch(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p, err := ParseCoordinatorConfigPatch(b)
+		p, _, err := ParseCoordinatorConfigPatch(b)
 		if err != nil {
 			return
 		}

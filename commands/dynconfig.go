@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -83,22 +84,48 @@ type CoordinatorConfigPatch struct {
 }
 
 // ParseCoordinatorConfigPatch parses a POST body. Unknown fields are ignored (as
-// Druid does); a field of the wrong type is an error naming the field.
-func ParseCoordinatorConfigPatch(body []byte) (CoordinatorConfigPatch, error) {
-	var p CoordinatorConfigPatch
+// Druid does) and returned, sorted, for the caller to log; a field of the wrong
+// type, or a count or limit below zero, is an error naming the field.
+func ParseCoordinatorConfigPatch(body []byte) (p CoordinatorConfigPatch, unknown []string, err error) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return p, fmt.Errorf("request body must be a JSON object")
+		return p, nil, fmt.Errorf("request body must be a JSON object")
 	}
-	if err := decodeFields(trimmed, &p); err != nil {
-		return p, err
+	if unknown, err = decodeFields(trimmed, &p); err != nil {
+		return p, nil, err
 	}
 	if p.DebugDimensions != nil {
 		if _, err := parseDebugDimensions(p.DebugDimensions); err != nil {
-			return p, err
+			return p, nil, err
 		}
 	}
-	return p, nil
+	if err := p.checkNonNegative(); err != nil {
+		return p, nil, err
+	}
+	return p, unknown, nil
+}
+
+// checkNonNegative refuses negative counts, limits and durations, which Druid
+// stores though none means anything (README, "Checks beyond Druid's"). It looks
+// at the request only and is not part of Apply: the state machine replays log
+// entries written before this check existed, and must apply them as it did.
+func (p CoordinatorConfigPatch) checkNonNegative() error {
+	return errors.Join(
+		nonNegative("millisToWaitBeforeDeleting", p.MillisToWaitBeforeDeleting),
+		nonNegative("mergeBytesLimit", p.MergeBytesLimit),
+		nonNegative("mergeSegmentsLimit", p.MergeSegmentsLimit),
+		nonNegative("maxSegmentsToMove", p.MaxSegmentsToMove),
+		nonNegative("replicantLifetime", p.ReplicantLifetime),
+		nonNegative("replicationThrottleLimit", p.ReplicationThrottleLimit),
+		nonNegative("maxSegmentsInNodeLoadingQueue", p.MaxSegmentsInNodeLoadingQueue),
+	)
+}
+
+func nonNegative[T int32 | int64](name string, v *T) error {
+	if v != nil && *v < 0 {
+		return fmt.Errorf("%s must be greater than or equal to 0, got %d", name, *v)
+	}
+	return nil
 }
 
 func parseDebugDimensions(raw json.RawMessage) (map[string]string, error) {
@@ -197,9 +224,10 @@ type StringList []string
 
 // UnmarshalJSON accepts what Druid's parseJsonStringOrArray accepts: an array
 // of strings or a comma-separated string, kept as a set (blanks trimmed and
-// dropped, duplicates removed, first occurrence first). Like Druid, any other
-// scalar or an object reads as the empty set.
+// dropped, duplicates removed, first occurrence first). Druid reads any other
+// JSON value as the empty set, which silently clears the list; Strata refuses it.
 func (l *StringList) UnmarshalJSON(b []byte) error {
+	const want = "expected an array of strings or a comma-separated string"
 	b = bytes.TrimSpace(b)
 	var items []string
 	switch {
@@ -212,13 +240,18 @@ func (l *StringList) UnmarshalJSON(b []byte) error {
 	case len(b) > 0 && b[0] == '[':
 		var arr []*string
 		if err := json.Unmarshal(b, &arr); err != nil {
-			return fmt.Errorf("expected an array of strings or a comma-separated string")
+			return errors.New(want + ", got an array holding something else")
 		}
 		for _, s := range arr {
 			if s != nil {
 				items = append(items, *s)
 			}
 		}
+	case string(b) == "null":
+		// The empty set, as in Druid (a patch field never gets here: null
+		// leaves the pointer nil).
+	default:
+		return fmt.Errorf("%s, got %s", want, describeJSONValue(b))
 	}
 	out := StringList{}
 	seen := map[string]bool{}
@@ -254,4 +287,21 @@ func describeJSONError(err error) error {
 		return fmt.Errorf("malformed JSON at byte %d: %v", se.Offset, se.Error())
 	}
 	return fmt.Errorf("invalid request body: %v", err)
+}
+
+// describeJSONValue names the kind of JSON value b holds, for error messages.
+func describeJSONValue(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return "nothing"
+	case b[0] == '{':
+		return "an object"
+	case b[0] == 't' || b[0] == 'f':
+		return "a boolean"
+	case b[0] == '-' || b[0] >= '0' && b[0] <= '9':
+		return "a number"
+	case b[0] == '[':
+		return "an array"
+	}
+	return "JSON " + string(b)
 }

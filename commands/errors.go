@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,14 +16,16 @@ func asErr[T error](err error, target *T) bool { return errors.As(err, target) }
 
 // decodeFields decodes a JSON object into the struct pointed to by dst one field
 // at a time, so that a type error names the offending field. Unknown fields are
-// ignored, as Druid's object mapper does for these resources.
-func decodeFields(body []byte, dst any) error {
+// ignored, as Druid's object mapper does for these resources, and returned
+// (sorted, nested ones as a dotted path) for the caller to log.
+func decodeFields(body []byte, dst any) (unknown []string, err error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil {
-		return describeJSONError(err)
+		return nil, describeJSONError(err)
 	}
 	v := reflect.ValueOf(dst).Elem()
-	for i, name := range jsonFieldNames(v.Type()) {
+	names := jsonFieldNames(v.Type())
+	for i, name := range names {
 		raw, ok := fields[name]
 		if !ok || name == "" || name == "-" {
 			continue
@@ -41,12 +44,63 @@ func decodeFields(body []byte, dst any) error {
 			}
 			var te *json.UnmarshalTypeError
 			if errors.As(err, &te) {
-				return fmt.Errorf("invalid value for field %q: expected %s, got JSON %s", name, jsonKind(te.Type), te.Value)
+				path := name
+				if te.Field != "" {
+					path += "." + te.Field // the nested field, as encoding/json names it
+				}
+				return nil, fmt.Errorf("invalid value for field %q: expected %s, got JSON %s", path, jsonKind(te.Type), te.Value)
 			}
-			return fmt.Errorf("invalid value for field %q: %v", name, err)
+			return nil, fmt.Errorf("invalid value for field %q: %v", name, err)
+		}
+		unknown = appendUnknown(unknown, raw, f.Type(), name+".")
+	}
+	for k := range fields {
+		if k == "" || k == "-" || !slices.Contains(names, k) {
+			unknown = append(unknown, k)
 		}
 	}
-	return nil
+	slices.Sort(unknown)
+	return unknown, nil
+}
+
+// appendUnknown appends the keys of the JSON object raw that the struct type t
+// (or, for a map, its struct values) does not declare, prefixed by their path.
+// raw has already been decoded into t, so it is well-formed.
+func appendUnknown(out []string, raw json.RawMessage, t reflect.Type, prefix string) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t.Kind() == reflect.Struct:
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(raw, &fields) != nil {
+			return out
+		}
+		names := jsonFieldNames(t)
+		for k, v := range fields {
+			if i := slices.Index(names, k); k == "" || k == "-" || i < 0 {
+				out = append(out, prefix+k)
+			} else {
+				out = appendUnknown(out, v, t.Field(i).Type, prefix+k+".")
+			}
+		}
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
+		elem := t.Elem()
+		for elem.Kind() == reflect.Pointer {
+			elem = elem.Elem()
+		}
+		if elem.Kind() != reflect.Struct {
+			return out
+		}
+		var entries map[string]json.RawMessage
+		if json.Unmarshal(raw, &entries) != nil {
+			return out
+		}
+		for k, v := range entries {
+			out = appendUnknown(out, v, elem, prefix+k+".")
+		}
+	}
+	return out
 }
 
 // fieldNames caches, per struct type, the JSON name of each field (by index):

@@ -3,7 +3,10 @@ package commands
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 )
 
@@ -60,15 +63,16 @@ func SelectStrategyNames() []string {
 	return out
 }
 
-// ParseWorkerBehaviorConfig parses and normalises a POST body.
-func ParseWorkerBehaviorConfig(body []byte) (WorkerBehaviorConfig, error) {
-	var c WorkerBehaviorConfig
+// ParseWorkerBehaviorConfig parses and normalises a POST body. Unknown fields
+// are ignored (as Druid does) and returned, sorted, as dotted paths for the
+// caller to log.
+func ParseWorkerBehaviorConfig(body []byte) (c WorkerBehaviorConfig, unknown []string, err error) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return c, fmt.Errorf("request body must be a JSON object")
+		return c, nil, fmt.Errorf("request body must be a JSON object")
 	}
-	if err := decodeFields(trimmed, &c); err != nil {
-		return c, err
+	if unknown, err = decodeFields(trimmed, &c); err != nil {
+		return c, nil, err
 	}
 	if c.Type == "" {
 		c.Type = "default"
@@ -83,11 +87,57 @@ func ParseWorkerBehaviorConfig(body []byte) (WorkerBehaviorConfig, error) {
 	} else {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, c.AutoScaler); err != nil {
-			return c, fmt.Errorf("autoScaler: %v", err)
+			return c, nil, fmt.Errorf("autoScaler: %v", err)
 		}
 		c.AutoScaler = buf.Bytes()
 	}
-	return c, c.Validate()
+	if err := c.Validate(); err != nil {
+		return c, nil, err
+	}
+	if err := c.checkNames(); err != nil {
+		return c, nil, err
+	}
+	return c, unknown, nil
+}
+
+// checkNames refuses empty datasource, host, task type and category names in
+// the strategy, which Druid stores though they can never match a task or a
+// worker (README, "Checks beyond Druid's"). It is not part of Validate: the
+// state machine replays log entries written before this check existed, and
+// must apply them as it did.
+func (c WorkerBehaviorConfig) checkNames() error {
+	s := c.SelectStrategy
+	if s == nil {
+		return nil
+	}
+	if a := s.AffinityConfig; a != nil {
+		for _, ds := range slices.Sorted(maps.Keys(a.Affinity)) {
+			if ds == "" {
+				return fmt.Errorf("selectStrategy.affinityConfig.affinity: a datasource name must not be empty")
+			}
+			if slices.Contains(a.Affinity[ds], "") {
+				return fmt.Errorf("selectStrategy.affinityConfig.affinity[%q]: a worker host must not be empty", ds)
+			}
+		}
+	}
+	if w := s.WorkerCategorySpec; w != nil {
+		for _, typ := range slices.Sorted(maps.Keys(w.CategoryMap)) {
+			cc := w.CategoryMap[typ]
+			where := fmt.Sprintf("selectStrategy.workerCategorySpec.categoryMap[%q]", typ)
+			switch {
+			case typ == "":
+				return fmt.Errorf("selectStrategy.workerCategorySpec.categoryMap: a task type must not be empty")
+			case cc.DefaultCategory != nil && *cc.DefaultCategory == "":
+				return fmt.Errorf("%s.defaultCategory must be null or a category name, not empty", where)
+			}
+			for _, ds := range slices.Sorted(maps.Keys(cc.CategoryAffinity)) {
+				if ds == "" || cc.CategoryAffinity[ds] == "" {
+					return fmt.Errorf("%s.categoryAffinity: datasource and category names must not be empty", where)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // untypedObject reports whether raw is a JSON object without a "type".
@@ -125,7 +175,11 @@ func (c WorkerBehaviorConfig) Validate() error {
 		MaxNumWorkers *int32 `json:"maxNumWorkers"`
 	}
 	if err := json.Unmarshal(c.AutoScaler, &as); err != nil {
-		return fmt.Errorf("autoScaler must be null or an object with type, minNumWorkers, maxNumWorkers: %v", err)
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return fmt.Errorf("invalid value for field \"autoScaler.%s\": expected %s, got JSON %s", te.Field, jsonKind(te.Type), te.Value)
+		}
+		return fmt.Errorf("autoScaler must be null or an object with type, minNumWorkers, maxNumWorkers, got %s", describeJSONValue(c.AutoScaler))
 	}
 	if as.Type != "ec2" && as.Type != "gce" {
 		return fmt.Errorf("unknown autoScaler type %q: expected \"ec2\" or \"gce\" (or null for no autoscaling)", as.Type)

@@ -33,6 +33,8 @@ const (
 //	svc.server.maxSize                      bytes per cache location without its own maxSize (default 300g)
 //	svc.segmentCache.dropSegmentDelayMillis how long a dropped segment stays queryable (default 30000)
 //	svc.segmentCache.numLoadingThreads      concurrent segment downloads (default 4)
+//	svc.segmentCache.scrubPeriod            time between re-verifications of every cached segment file
+//	                                        (default 1h; 0 or negative: never)
 //	svc.server.tier, svc.server.priority    tier (default _default_tier) and priority (default 0)
 //	svc.broker.historicalUrls               data servers to poll: historicals, and middle managers for the
 //	                                        rows of running ingestion tasks (default: the quickstart
@@ -138,12 +140,16 @@ func HistoricalConfig(p *props.Properties, name string, logger hclog.Logger) (hi
 		PollPeriod:   dur("svc.historical.pollPeriod", 250*time.Millisecond),
 		DropDelay:    time.Duration(num("svc.segmentCache.dropSegmentDelayMillis", 30000)) * time.Millisecond,
 		LoadThreads:  int(num("svc.segmentCache.numLoadingThreads", 4)),
+		ScrubPeriod:  dur("svc.segmentCache.scrubPeriod", time.Hour),
 		Tier:         p.String("svc.server.tier"),
 		Priority:     int(num("svc.server.priority", 0)),
 		Logger:       logger,
 	}
 	if err := errors.Join(errs...); err != nil {
 		return cfg, err
+	}
+	if cfg.ScrubPeriod <= 0 {
+		cfg.ScrubPeriod = -1 // the node's "never"; its zero means the default
 	}
 	if len(cfg.Coordinators) == 0 {
 		cfg.Coordinators = []string{"http://" + QuickstartCoordinator}

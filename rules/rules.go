@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -269,6 +270,62 @@ func parseRule(raw json.RawMessage) (r Rule, typ string, err error) {
 		return Rule{}, typ, err
 	}
 	return r, typ, nil
+}
+
+// Strict runs, on a body Parse accepted, the checks Strata adds at the API to
+// Druid's: a tier name in tieredReplicants must not be empty (no historical
+// has an empty tier: an unset svc.server.tier is _default_tier). It also
+// returns, sorted, the properties Parse ignored, as "[index].name", for the
+// caller to log: a misspelt "tieredReplicants" silently gives the default
+// two replicas. Parse does neither, because the state machine replays rules
+// stored before these checks existed and must read them as it did.
+func Strict(body []byte) (unknown []string, err error) {
+	var objs []map[string]json.RawMessage
+	if err := json.Unmarshal(body, &objs); err != nil {
+		return nil, fmt.Errorf("retention rules are not valid JSON: %v", err)
+	}
+	for i, props := range objs {
+		var typ string
+		json.Unmarshal(props["type"], &typ) // Parse checked it
+		var t typeInfo
+		for _, c := range types {
+			if c.name == typ {
+				t = c
+			}
+		}
+		for name := range props {
+			if !definesProperty(t, name) {
+				unknown = append(unknown, fmt.Sprintf("[%d].%s", i, name))
+			}
+		}
+		if raw := props["tieredReplicants"]; t.kind == Load && raw != nil && !isNull(raw) {
+			var tiers map[string]json.RawMessage
+			if json.Unmarshal(raw, &tiers) == nil {
+				if _, ok := tiers[""]; ok {
+					return nil, fmt.Errorf("invalid retention rule at index %d (type %q): property \"tieredReplicants\": a tier name must not be empty", i, typ)
+				}
+			}
+		}
+	}
+	slices.Sort(unknown)
+	return unknown, nil
+}
+
+// definesProperty reports whether rules of type t have the property name.
+func definesProperty(t typeInfo, name string) bool {
+	switch name {
+	case "type":
+		return true
+	case "interval":
+		return t.scope == byInterval
+	case "period":
+		return t.scope == byPeriod || t.scope == beforePeriod
+	case "includeFuture":
+		return t.scope == byPeriod
+	case "tieredReplicants", "useDefaultTierForNull":
+		return t.kind == Load
+	}
+	return false
 }
 
 func typeChoices() string {

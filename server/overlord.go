@@ -39,11 +39,12 @@ func (s *Server) postWorkerConfig(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	cfg, err := commands.ParseWorkerBehaviorConfig(body)
+	cfg, unknown, err := commands.ParseWorkerBehaviorConfig(body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	s.logUnknownFields(r, unknown)
 	if _, ok := s.propose(w, r, commands.SetWorkerConfig{Config: cfg}); ok {
 		writeEmpty(w, http.StatusOK)
 	}

@@ -60,8 +60,8 @@ func (s *Server) dataSourceRulesHistory(w http.ResponseWriter, r *http.Request) 
 }
 
 // setRules replaces a datasource's rules ("_default": the cluster defaults).
-// Invalid rules are refused here with the parser's message; the FSM checks
-// them again against the same parser.
+// Invalid rules are refused here with the parser's message, and with Strata's
+// own checks (rules.Strict); the FSM checks them again against the parser.
 func (s *Server) setRules(w http.ResponseWriter, r *http.Request) {
 	body, ok := s.readJSONBody(w, r)
 	if !ok {
@@ -71,6 +71,12 @@ func (s *Server) setRules(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	unknown, err := rules.Strict(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.logUnknownFields(r, unknown)
 	cmd := commands.SetRules{DataSource: mux.Vars(r)["ds"], Rules: json.RawMessage(body)}
 	if _, ok := s.propose(w, r, cmd); ok {
 		writeEmpty(w, http.StatusOK)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"strata/cluster"
 	"strata/props"
 )
@@ -24,6 +26,12 @@ func single(t *testing.T, p *props.Properties) (*httptest.Server, *cluster.Node)
 // singleServer is single with the given roles, returning the Server too (for
 // tests that inject hooks into it).
 func singleServer(t *testing.T, p *props.Properties, roles ...string) (*httptest.Server, *cluster.Node, *Server) {
+	t.Helper()
+	return singleServerLog(t, p, nil, roles...)
+}
+
+// singleServerLog is singleServer with the server logging to log (nil: discarded).
+func singleServerLog(t *testing.T, p *props.Properties, log hclog.Logger, roles ...string) (*httptest.Server, *cluster.Node, *Server) {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	var n *cluster.Node
@@ -45,7 +53,7 @@ func singleServer(t *testing.T, p *props.Properties, roles ...string) (*httptest
 	if p == nil {
 		p = props.Defaults()
 	}
-	s, err := New(Options{Roles: roles, Node: n, Props: p})
+	s, err := New(Options{Roles: roles, Node: n, Props: p, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

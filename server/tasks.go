@@ -264,10 +264,18 @@ func (t *taskAPI) taskLog(w http.ResponseWriter, r *http.Request) {
 	streamLog(w, rc)
 }
 
-// shutdown answers 200 for unknown and finished tasks too (Druid's baseline).
+// shutdown stops an active task. A task the overlord never had (or no longer
+// keeps) is Druid's documented 404, not its baseline code's 200, so that a
+// mistyped id is not taken for a stopped task; shutting down a finished task
+// stays a no-op answering 200, so a retried shutdown succeeds.
 func (t *taskAPI) shutdown(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
-	if rec := t.lookup(id); rec != nil && rec.Active() {
+	rec := t.lookup(id)
+	if rec == nil {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("Cannot find task with id [%s]", id))
+		return
+	}
+	if rec.Active() {
 		if _, err := t.o.Shutdown(id, auditFrom(r)); err != nil {
 			t.overlordError(w, r, err)
 			return
