@@ -66,19 +66,24 @@
 //
 // # Integrity
 //
-// Every stored byte is covered by a CRC32C: the footer's is checked by Open,
-// each block's and region's on the first read that touches it (Verify
-// checks them all). Damage or truncation is reported as an error wrapping
-// ErrCorrupt, never as wrong data or a panic; decoders also validate
-// structure (counts, widths, dictionary order, id ranges) behind the
-// checksums.
+// Every stored byte is covered by a CRC32C: the footer's is checked by Open.
+// The file may change under the mapping while it is open (a write to it,
+// or a page the kernel evicted and read back from a failing disk), so a
+// check made once does not vouch for later reads of the mapping: each block
+// is copied out of it and checked on every read, and the copy is what is
+// decoded; each region (dictionary, posting offsets, postings, null and
+// empty-row bitmaps) is copied and checked on its first read, and that
+// heap copy serves every later one. Verify checks the whole file as it is
+// now. Damage or truncation is reported as an error wrapping ErrCorrupt,
+// never as wrong data or a panic; decoders also validate structure (counts,
+// widths, dictionary order, id ranges) behind the checksums.
 //
 // # Concurrency and lifetime
 //
-// A Segment is safe for concurrent use. Dictionary bytes, uncompressed
-// blocks and roaring postings are used in place from the mapping; bitmaps
-// returned by Bitmap and Nulls are copy-on-write (modifying them is safe)
-// but, like zero-copy slices, must not be used after Close, and Close must
-// not be called while readers are active. Writers and Builders are not safe
-// for concurrent use.
+// A Segment is safe for concurrent use. Nothing a reader returns points
+// into the mapping: bitmaps returned by Bitmap and Nulls reference the
+// region copies and are copy-on-write (modifying them is safe), and blobs
+// are valid until the next Block call with the same Blobs. Close must not
+// be called while readers are active. Writers and Builders are not safe for
+// concurrent use.
 package segment
