@@ -327,23 +327,34 @@ func (n *Node) Query(ctx context.Context, sq *SubQuery) (*SubQueryResult, error)
 			}
 			break
 		}
-		// The damaged bytes were not used. The copies are dropped (and
-		// downloaded again), and the segments reported missing, so that the
-		// broker reads them from a replica; the rest is answered.
+		// The damaged bytes were not used. Cached copies are dropped (and
+		// downloaded again) and their segments reported missing, so that
+		// the broker reads them from a replica; the rest is answered. A
+		// task's own file has no other copy to fall back on (a broker takes
+		// a realtime segment reported missing for one handed off), so the
+		// sub-query fails, naming it.
 		bad := map[string]bool{}
 		for _, id := range damaged.Segments {
 			bad[id] = true
+		}
+		var drop []*loaded
+		for _, l := range held {
+			if l.es != nil && bad[l.es.ID] {
+				if l.owner != "" {
+					n.dropDamaged(l, err)
+					return nil, err
+				}
+				drop = append(drop, l)
+			}
 		}
 		kept := slices.DeleteFunc(specs, func(sp readSpec) bool { return bad[sp.seg.ID] })
 		if len(kept) == len(specs) { // not one of ours: cannot happen, but must not loop
 			return nil, err
 		}
 		specs = kept
-		for _, l := range held {
-			if l.es != nil && bad[l.es.ID] {
-				n.dropDamaged(l, err)
-				res.Missing = append(res.Missing, l.es.ID)
-			}
+		for _, l := range drop {
+			n.dropDamaged(l, err)
+			res.Missing = append(res.Missing, l.es.ID)
 		}
 	}
 	if err != nil {

@@ -79,7 +79,7 @@ func (n *Node) scrub() int {
 func (n *Node) dropDamaged(l *loaded, cause error) {
 	id := l.seg.ID().String()
 	if l.owner != "" {
-		n.log.Error("segment file served for a task is damaged; queries read it from replicas", "segment", id, "owner", l.owner, "error", cause)
+		n.log.Error("segment file served for a task is damaged; queries that read it fail", "segment", id, "owner", l.owner, "error", cause)
 		return
 	}
 	n.mu.Lock()

@@ -195,3 +195,28 @@ func TestScrubDropsAndDownloadsDamagedFile(t *testing.T) {
 		}
 	}
 }
+
+// A task's own file (realtime rows) has no replica: the sub-query that meets
+// damage in it fails, naming it, rather than answering or reporting it
+// missing (which a broker takes for a hand-off).
+func TestDamagedTaskFileFailsTheSubQuery(t *testing.T) {
+	n, err := New(Config{Name: "mm:1", LocalOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	n.Start()
+	seg, path := shuffledSegment(t)
+	if err := n.ServeLocal("task1", []Served{{Segment: seg, Path: path, Realtime: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, missing := sumOf(t, n, seg); !strings.Contains(got, `"x":500500`) || len(missing) != 0 {
+		t.Fatalf("intact: %s, missing %v", got, missing)
+	}
+	damage(t, path)
+	res, err := n.Query(context.Background(), &SubQuery{Query: json.RawMessage(sumQuery),
+		Segments: []SegmentRef{{ID: seg.ID().String(), Interval: seg.Interval.String()}}})
+	if err == nil || !strings.Contains(err.Error(), "damaged segment file ("+seg.ID().String()+")") {
+		t.Fatalf("sub-query over a damaged task file: %+v, %v; want an error naming it", res, err)
+	}
+}
