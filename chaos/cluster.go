@@ -172,6 +172,14 @@ type Proc struct {
 	pause bool
 }
 
+// Set adds a key=value property to the process's command line (effective
+// from its next start).
+func (p *Proc) Set(kv string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.args = append(p.args, "--set", kv)
+}
+
 // URL is the process's base URL.
 func (p *Proc) URL() string { return "http://" + p.HTTP }
 

@@ -31,26 +31,26 @@ func ControlPlane(ctx context.Context, o *Options) *Result {
 	res := &Result{}
 	c, err := NewCluster(o.Bin, o.Dir, o.Net)
 	if err != nil {
-		res.Skipped = err.Error()
+		res.Err = err.Error()
 		return res
 	}
 	c.Props = raftTimings
 	defer c.Close()
 	if err := c.AddControl(3); err != nil {
-		res.Skipped = err.Error()
+		res.Err = err.Error()
 		return res
 	}
 	if err := c.StartAll(); err != nil {
-		res.Skipped = err.Error()
+		res.Err = err.Error()
 		return res
 	}
 	if _, err := c.WaitLeader(ctx, 60*time.Second); err != nil {
-		res.Skipped = err.Error()
+		res.Err = err.Error()
 		return res
 	}
 	st, err := deep.NewLocal(c.Deep)
 	if err != nil {
-		res.Skipped = err.Error()
+		res.Err = err.Error()
 		return res
 	}
 	cp := &controlRun{o: o, c: c, res: res, clk: clock{time.Now()}, storage: st}

@@ -20,13 +20,14 @@ type Result struct {
 	Violations int           // linearizability violations
 	MaxUnavail time.Duration // longest time a client went without a successful operation
 	Faults     map[string]int
-	Skipped    string   // why the scenario (or part of it) did not run, if it did not
+	Skipped    string   // what part of the scenario did not run, and why
+	Err        string   // why the scenario could not run (a setup failure)
 	Examples   []string // the first few failures, for the report
 	mu         sync.Mutex
 }
 
 // Failed reports whether the scenario found a correctness failure.
-func (r *Result) Failed() bool { return r.Lost > 0 || r.Wrong > 0 || r.Violations > 0 }
+func (r *Result) Failed() bool { return r.Lost > 0 || r.Wrong > 0 || r.Violations > 0 || r.Err != "" }
 
 func (r *Result) fault(kind string) {
 	r.mu.Lock()
@@ -62,17 +63,29 @@ func (r *Result) FaultSummary() string {
 	return strings.Join(parts, " ")
 }
 
+func (r *Result) faultCount() int {
+	n := 0
+	for _, c := range r.Faults {
+		n += c
+	}
+	return n
+}
+
 // PrintTable writes the results as a table, then each scenario's examples of
 // failures and skips.
 func PrintTable(w io.Writer, results []*Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\toperations\tacknowledged\tlost\twrong answers\tlin. violations\tmax unavailable\t")
+	fmt.Fprintln(tw, "scenario\toperations\tacknowledged\tlost\twrong answers\tlin. violations\tmax unavailable\tfaults\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.1fs\t\n", r.Scenario, r.Ops, r.Acked, r.Lost, r.Wrong, r.Violations, r.MaxUnavail.Seconds())
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.1fs\t%d\t\n", r.Scenario, r.Ops, r.Acked, r.Lost, r.Wrong, r.Violations,
+			r.MaxUnavail.Seconds(), r.faultCount())
 	}
 	tw.Flush()
 	for _, r := range results {
 		fmt.Fprintf(w, "%s faults: %s\n", r.Scenario, r.FaultSummary())
+		if r.Err != "" {
+			fmt.Fprintf(w, "%s ERROR: %s\n", r.Scenario, r.Err)
+		}
 		if r.Skipped != "" {
 			fmt.Fprintf(w, "%s skipped: %s\n", r.Scenario, r.Skipped)
 		}

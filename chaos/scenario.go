@@ -39,6 +39,8 @@ type Scenario struct {
 func Scenarios() []Scenario {
 	return []Scenario{
 		{"control-plane", ControlPlane},
+		{"data-plane-replace", DataPlaneReplace},
+		{"kafka-exactly-once", KafkaExactlyOnce},
 	}
 }
 
@@ -50,7 +52,7 @@ func Run(ctx context.Context, o *Options, scenarios []Scenario) []*Result {
 		so := *o
 		so.Dir = filepath.Join(o.Dir, s.Name)
 		if err := os.MkdirAll(so.Dir, 0o755); err != nil {
-			out = append(out, &Result{Scenario: s.Name, Skipped: err.Error()})
+			out = append(out, &Result{Scenario: s.Name, Err: err.Error()})
 			continue
 		}
 		o.logf("scenario %s: start (logs in %s)", s.Name, so.Dir)
