@@ -14,6 +14,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	bolt "go.etcd.io/bbolt"
 
+	"strata/cluster"
 	"strata/commands"
 	"strata/fsm"
 )
@@ -35,6 +36,10 @@ func runLog(args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usagef("log %s: unexpected argument %q", args[0], fs.Arg(0))
+	}
+	// A damaged store is named, not handed to bbolt (which panics on some damage).
+	if err := cluster.CheckStore(*data); err != nil {
+		return err
 	}
 	dir := filepath.Join(*data, "raft")
 	store, err := raftboltdb.New(raftboltdb.Options{

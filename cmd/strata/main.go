@@ -35,6 +35,8 @@ Usage:
   strata task cancel ID [--url URL]    shut a task down
   strata log dump --data DIR           print every entry of a stopped node's Raft log
   strata log replay --data DIR         replay that log into a fresh state machine, print its digest
+  strata recover --data DIR [--force]  move a stopped node's damaged Raft store aside; restarted,
+        the node is restored from the leader (README, "Recovering a damaged node")
   strata version                       print the version
   strata help                          print this help
 
@@ -60,6 +62,9 @@ type usageError struct {
 
 func (e usageError) Error() string { return e.msg }
 
+// reportedError is a failure the command has already logged (exit code 1).
+type reportedError struct{ error }
+
 func usagef(format string, args ...any) error {
 	return usageError{msg: fmt.Sprintf(format, args...)}
 }
@@ -79,6 +84,8 @@ func run(args []string) int {
 		err = runServer(rest)
 	case "log":
 		err = runLog(rest)
+	case "recover":
+		err = runRecover(rest)
 	case "segment":
 		err = runSegment(rest)
 	case "ingest":
@@ -94,9 +101,12 @@ func run(args []string) int {
 		return 2
 	}
 	var ue usageError
+	var reported reportedError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, &reported):
+		return 1
 	case errors.As(err, &ue):
 		if !ue.printed {
 			fmt.Fprintln(stderr, "strata:", err)

@@ -31,7 +31,7 @@ func TestHelpExitsZero(t *testing.T) {
 		{"segment", "-h"}, {"segment", "build", "-h"},
 		{"ingest", "-h"}, {"ingest", "--help"},
 		{"task", "-h"}, {"task", "help"}, {"task", "wait", "-h"}, {"task", "status", "some-id", "--help"}, {"task", "cancel", "-h"},
-		{"log", "--help"}, {"log", "dump", "-h"}, {"log", "replay", "-h"},
+		{"log", "--help"}, {"log", "dump", "-h"}, {"log", "replay", "-h"}, {"recover", "-h"},
 	} {
 		code, out, errOut := capture(t, args...)
 		if code != 0 {
@@ -50,7 +50,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	for _, args := range [][]string{
 		{}, {"nope"}, {"task"}, {"task", "wait"}, {"task", "frob", "x"}, {"task", "wait", "a", "b"},
 		{"ingest"}, {"ingest", "--bogus"}, {"log"}, {"log", "dump", "extra"}, {"segment", "build"},
-		{"quickstart", "--set", "x=y"},
+		{"quickstart", "--set", "x=y"}, {"recover"}, {"recover", "--data", "d", "extra"},
 	} {
 		if code, _, errOut := capture(t, args...); code != 2 {
 			t.Errorf("strata %s: exit %d, want 2\n%s", strings.Join(args, " "), code, errOut)
@@ -72,7 +72,7 @@ func TestUsageListsEveryForm(t *testing.T) {
 		"strata quickstart", "--set svc.key=value", "strata server --id ID --roles coordinator,overlord",
 		"--roles broker|historical|middleManager|router", "--coordinators URL", "strata segment build",
 		"--max-parse-exceptions", "strata ingest --sql", "--no-wait", "strata task status", "strata task wait",
-		"strata task cancel", "strata log dump", "strata log replay", "strata version", "strata help",
+		"strata task cancel", "strata log dump", "strata log replay", "strata recover --data DIR", "strata version", "strata help",
 	} {
 		if !strings.Contains(errOut, form) {
 			t.Errorf("usage does not show %q", form)

@@ -95,7 +95,7 @@ func runServer(args []string) error {
 	logger := newLogger(p, "strata")
 	proc, err := process.StartServer(p, logger)
 	if err != nil {
-		return err
+		return startError(logger, err)
 	}
 	return waitForSignal(proc)
 }
@@ -127,7 +127,7 @@ func runQuickstart(args []string) error {
 	logger := newLogger(p, "strata")
 	proc, err := process.StartQuickstart(p, logger)
 	if err != nil {
-		return err
+		return startError(logger, err)
 	}
 	logger.Info("quickstart is up", "router", "http://"+p.String("svc.router.address"), "coordinator", "http://"+p.String("svc.http.address"), "data", dir)
 	return waitForSignal(proc)
