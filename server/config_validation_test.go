@@ -9,11 +9,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"strata/cluster"
+	"strata/commands"
 	"strata/fsm"
+	"strata/streaming"
 )
 
 // logBuffer collects a server's JSON log lines; the server writes from its
@@ -65,6 +68,7 @@ type storedConfig struct {
 	Coordinator, CoordinatorHistory string
 	Worker, WorkerHistory           string
 	Rules, RulesHistory             string
+	Supervisors, SupervisorHistory  string
 	Audit                           int
 }
 
@@ -84,6 +88,8 @@ func readStoredConfig(t *testing.T, base string, n *cluster.Node) storedConfig {
 		WorkerHistory:      get("/svc/indexer/v1/worker/history?count=1000"),
 		Rules:              get("/svc/coordinator/v1/rules"),
 		RulesHistory:       get("/svc/coordinator/v1/rules/history?count=1000"),
+		Supervisors:        get(supPath),
+		SupervisorHistory:  get(supPath + "/history"),
 	}
 	n.FSM().Read(func(s *fsm.State) { c.Audit = s.AuditLen() })
 	return c
@@ -97,6 +103,7 @@ func seedConfig(t *testing.T, base string) {
 		"/svc/coordinator/v1/config":     `{"maxSegmentsToMove":42,"decommissioningNodes":["h1:8083"],"smartSegmentLoading":false}`,
 		"/svc/indexer/v1/worker":         `{"selectStrategy":{"type":"fillCapacity","affinityConfig":{"affinity":{"wiki":["h:8091"]}}}}`,
 		"/svc/coordinator/v1/rules/wiki": `[{"type":"loadForever","tieredReplicants":{"hot":1}}]`,
+		supPath:                          kafkaSpec("wiki", "t", 1, true), // suspended: it reads no stream
 	} {
 		if code, resp, _ := call(t, "POST", base+path, "application/json", body); code != 200 {
 			t.Fatalf("seed %s: %d %s", path, code, resp)
@@ -152,6 +159,14 @@ func TestConfigOutOfBoundsIsRefusedAndNothingStored(t *testing.T) {
 		{"replicas object", rules, `[{"type":"loadForever","tieredReplicants":{"hot":{}}}]`, "tieredReplicants"},
 		{"period number", rules, `[{"type":"loadByPeriod","period":30}]`, "period"},
 		{"empty tier name", rules, `[{"type":"loadForever","tieredReplicants":{"":1}}]`, "tieredReplicants"},
+		// Supervisor specs.
+		{"taskCount zero", supPath, strings.Replace(kafkaSpec("wiki", "t", 0, false), `"suspended":false`, `"suspended":true`, 1), "taskCount"},
+		{"negative maxRowsPerSegment", supPath, supervisorTuning(`"maxRowsPerSegment":-1`), "maxRowsPerSegment"},
+		{"negative chatRetries", supPath, supervisorTuning(`"chatRetries":-1`), "chatRetries"},
+		{"chatRetries a string", supPath, supervisorTuning(`"chatRetries":"many"`), "chatRetries"},
+		{"negative maxPendingPersists", supPath, supervisorTuning(`"maxPendingPersists":-1`), "maxPendingPersists"},
+		{"negative handoffConditionTimeout", supPath, supervisorTuning(`"handoffConditionTimeout":-5`), "handoffConditionTimeout"},
+		{"maxBytesInMemory below -1", supPath, supervisorTuning(`"maxBytesInMemory":-2`), "maxBytesInMemory"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -241,4 +256,44 @@ func TestTaskShutdownOfUnknownTaskIs404(t *testing.T) {
 			}
 		})
 	}
+}
+
+// supervisorTuning is the seeded supervisor's spec with more tuningConfig fields.
+func supervisorTuning(fields string) string {
+	return strings.Replace(kafkaSpec("wiki", "t", 2, true), `"tuningConfig":{"type":"kafka"}`, `"tuningConfig":{"type":"kafka",`+fields+`}`, 1)
+}
+
+// The checks beyond Druid's look at requests only: values stored before they
+// existed (here proposed without the HTTP layer, as an older version wrote
+// them) are still read, and do not block changing other fields.
+func TestValuesStoredBeforeTheChecksStayUsable(t *testing.T) {
+	ts, n, _ := configControl(t)
+	t.Run("coordinator", func(t *testing.T) {
+		old := int32(-5)
+		if _, err := n.Propose(commands.SetCoordinatorConfig{Patch: commands.CoordinatorConfigPatch{MaxSegmentsToMove: &old}}, commands.Audit{}, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if code, body, _ := call(t, "POST", ts.URL+"/svc/coordinator/v1/config", "application/json", `{"replicantLifetime":5}`); code != 200 {
+			t.Fatalf("POST another field: %d %s", code, body)
+		}
+		if _, body, _ := call(t, "GET", ts.URL+"/svc/coordinator/v1/config", "", ""); !strings.Contains(body, `"maxSegmentsToMove":-5,`) || !strings.Contains(body, `"replicantLifetime":5,`) {
+			t.Fatalf("config %s", body)
+		}
+	})
+	t.Run("supervisor", func(t *testing.T) {
+		spec, err := streaming.ParseSupervisorSpec([]byte(kafkaSpec("wiki", "t", 1, true)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := bytes.ReplaceAll(spec.Normalized, []byte(`"chatRetries":8`), []byte(`"chatRetries":-1`))
+		if bytes.Equal(stored, spec.Normalized) {
+			t.Fatalf("no chatRetries in %s", spec.Normalized)
+		}
+		if _, err := streaming.ParseStoredSupervisorSpec(stored); err != nil {
+			t.Fatalf("a stored spec is refused: %v", err)
+		}
+		if _, err := streaming.ParseSupervisorSpec(stored); err == nil || !strings.Contains(err.Error(), "chatRetries") {
+			t.Fatalf("submitted again: %v", err)
+		}
+	})
 }

@@ -195,6 +195,11 @@ func parseSpec(body []byte, stored bool) (*SupervisorSpec, error) {
 	if s.TuningConfig, _, err = parseTuning(in.TuningConfig); err != nil {
 		return nil, fmt.Errorf("supervisor spec: %v", err)
 	}
+	if !stored {
+		if err := checkEchoedTuning(s.TuningConfig); err != nil {
+			return nil, fmt.Errorf("supervisor spec: %v", err)
+		}
+	}
 	ctx := json.RawMessage("null")
 	if len(r.Context) > 0 && !isNull(r.Context) {
 		var m map[string]any
@@ -417,6 +422,35 @@ func parseTuning(raw json.RawMessage) (json.RawMessage, Tuning, error) {
 	}
 	out, err := json.Marshal(fields)
 	return out, t, err
+}
+
+// echoedTuningMin is the least value of tuningConfig counts and timeouts that
+// tasks do not read but GET echoes: Druid stores any number there, though
+// below these none means anything (maxBytesInMemory -1: no limit).
+var echoedTuningMin = []struct {
+	name string
+	min  int64
+}{{"maxBytesInMemory", -1}, {"maxPendingPersists", 0}, {"handoffConditionTimeout", 0}, {"chatRetries", 0}}
+
+// checkEchoedTuning refuses those fields below their least value, or not
+// whole numbers (README, "Checks beyond Druid's"). Only a submitted spec is
+// checked: a stored one, and the index_kafka tasks made from it, are read
+// as they were accepted.
+func checkEchoedTuning(tuning json.RawMessage) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(tuning, &fields); err != nil {
+		return fmt.Errorf("invalid tuningConfig: %v", err)
+	}
+	for _, f := range echoedTuningMin {
+		var v int64
+		if err := json.Unmarshal(fields[f.name], &v); err != nil {
+			return fmt.Errorf("tuningConfig.%s must be a whole number, got %s", f.name, fields[f.name])
+		}
+		if v < f.min {
+			return fmt.Errorf("tuningConfig.%s must be at least %d, got %d", f.name, f.min, v)
+		}
+	}
+	return nil
 }
 
 // ParseDuration reads an ioConfig duration: an ISO-8601 period of fixed
