@@ -268,3 +268,104 @@ func TestKafkaLagFollowsRunningTask(t *testing.T) {
 	}
 	k.waitServed("records of the stopped task")
 }
+
+// statusAgrees fails unless a status payload's offsets and lags are one
+// sample: the latest offsets at or past every task's position, each task's
+// lag the difference, the minimum lag the difference from the furthest
+// position, the aggregate lag the sum of the minimum lags.
+func statusAgrees(t *testing.T, p map[string]any) {
+	t.Helper()
+	latest, _ := p["latestOffsets"].(map[string]any)
+	if latest == nil {
+		return // not measured yet
+	}
+	minimum, _ := p["minimumLag"].(map[string]any)
+	active, _ := p["activeTasks"].([]any)
+	publishing, _ := p["publishingTasks"].([]any)
+	var sum float64
+	for part, l := range latest {
+		end, furthest := l.(float64), -1.0
+		for _, task := range append(active, publishing...) {
+			task := task.(map[string]any)
+			offsets, _ := task["currentOffsets"].(map[string]any)
+			cur, ok := offsets[part].(float64)
+			if !ok {
+				continue
+			}
+			if cur > end {
+				t.Fatalf("partition %s: latest offset %v behind task %v at %v: %v", part, end, task["id"], cur, p)
+			}
+			lags, _ := task["lag"].(map[string]any)
+			if lag, _ := lags[part].(float64); lag != end-cur {
+				t.Fatalf("partition %s: task %v at %v shows lag %v, latest is %v: %v", part, task["id"], cur, lag, end, p)
+			}
+			furthest = max(furthest, cur)
+		}
+		m, _ := minimum[part].(float64)
+		if furthest >= 0 && m != end-furthest {
+			t.Fatalf("partition %s: minimum lag %v, but latest is %v and a task is at %v: %v", part, m, end, furthest, p)
+		}
+		sum += m
+	}
+	if agg, ok := p["aggregateLag"].(float64); !ok || agg != sum {
+		t.Fatalf("aggregate lag %v, the minimum lags sum to %v: %v", p["aggregateLag"], sum, p)
+	}
+}
+
+// Once a task caught up on a backlog, its supervisor's status says so at
+// once and agrees with itself, though the next run is an hour away (the
+// status measures the lag itself, in one sample), and /stats' moving
+// averages count the rows the task read.
+func TestKafkaStatusAfterBacklog(t *testing.T) {
+	k, _, _ := newKafkaStack(t, 1)
+	k.produce(200)
+	spec := strings.Replace(k.spec("PT1H", 1), `"period":"PT0.2S"`, `"period":"PT1H"`, 1)
+	if code, _, body := do(t, "POST", k.supervisors(), "application/json", spec, nil); code != 200 {
+		t.Fatalf("create supervisor: %d %s", code, body)
+	}
+	var p map[string]any
+	waitFor(t, "the task at the end of the backlog", func() bool {
+		p = k.status()
+		statusAgrees(t, p)
+		tasks, _ := p["activeTasks"].([]any)
+		if len(tasks) != 1 {
+			return false
+		}
+		cur, _ := tasks[0].(map[string]any)["currentOffsets"].(map[string]any)
+		var n float64
+		for _, off := range cur {
+			n += off.(float64)
+		}
+		return n == 200
+	})
+	if p["aggregateLag"] != 0.0 {
+		t.Fatalf("caught up, yet aggregate lag %v: %v", p["aggregateLag"], p)
+	}
+
+	var stats map[string]map[string]struct {
+		MovingAverages map[string]map[string]struct{ Processed float64 } `json:"movingAverages"`
+		Totals         map[string]struct{ Processed int64 }              `json:"totals"`
+	}
+	var body string
+	waitFor(t, "the rows in /stats", func() bool {
+		_, _, body = do(t, "GET", k.supervisors()+"/events/stats", "", "", nil)
+		if err := json.Unmarshal([]byte(body), &stats); err != nil {
+			t.Fatalf("stats %s: %v", body, err)
+		}
+		for _, tasks := range stats {
+			for _, st := range tasks {
+				return st.Totals["buildSegments"].Processed == 200
+			}
+		}
+		return false
+	})
+	for _, tasks := range stats {
+		for _, st := range tasks {
+			for _, w := range []string{"1m", "5m", "15m"} {
+				if st.MovingAverages["buildSegments"][w].Processed <= 0 {
+					t.Fatalf("%s average is 0 after 200 rows read: %s", w, body)
+				}
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,11 +58,21 @@ func (s *Server) kickSupervisors() {
 // supervisorStatus is the runtime status of rec, or PENDING (healthy) with a
 // payload built from the spec when the runtime does not run it (yet).
 func (s *Server) supervisorStatus(rec *fsm.SupervisorRecord) streaming.Status {
+	return s.runtimeStatus(rec, func(src streaming.StatusSource) (streaming.Status, bool) { return src.Status(rec.ID) })
+}
+
+// freshSupervisorStatus is supervisorStatus with the lag measured anew when
+// it is stale, for the status report.
+func (s *Server) freshSupervisorStatus(ctx context.Context, rec *fsm.SupervisorRecord) streaming.Status {
+	return s.runtimeStatus(rec, func(src streaming.StatusSource) (streaming.Status, bool) { return src.FreshStatus(ctx, rec.ID) })
+}
+
+func (s *Server) runtimeStatus(rec *fsm.SupervisorRecord, get func(streaming.StatusSource) (streaming.Status, bool)) streaming.Status {
 	s.sup.mu.RLock()
 	src := s.sup.status
 	s.sup.mu.RUnlock()
 	if src != nil {
-		if st, ok := src.Status(rec.ID); ok {
+		if st, ok := get(src); ok {
 			return st
 		}
 	}
@@ -225,7 +236,7 @@ func (s *Server) supervisorStatusReport(w http.ResponseWriter, r *http.Request) 
 	if !ok {
 		return
 	}
-	st := s.supervisorStatus(rec)
+	st := s.freshSupervisorStatus(r.Context(), rec)
 	payload := st.Payload
 	if len(payload) == 0 {
 		payload = json.RawMessage("{}")

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -65,6 +66,10 @@ type fakeStatus map[string]streaming.Status
 func (f fakeStatus) Status(id string) (streaming.Status, bool) {
 	st, ok := f[id]
 	return st, ok
+}
+
+func (f fakeStatus) FreshStatus(_ context.Context, id string) (streaming.Status, bool) {
+	return f.Status(id)
 }
 
 func metadataOf(n *cluster.Node, ds string) string {

@@ -33,6 +33,9 @@ type Manager struct {
 	// PollInterval is how often the FSM is compared with the running
 	// supervisors besides Kick (default 1s); set before Run.
 	PollInterval time.Duration
+	// LagMaxAge is how old the lag FreshStatus shows may be (default
+	// DefaultLagMaxAge); set before Run.
+	LagMaxAge time.Duration
 
 	ctl  Control
 	log  hclog.Logger
@@ -50,7 +53,7 @@ func NewManager(c Control, logger hclog.Logger) *Manager {
 		logger = hclog.NewNullLogger()
 	}
 	return &Manager{
-		States: DefaultStateConfig(), PollInterval: time.Second,
+		States: DefaultStateConfig(), PollInterval: time.Second, LagMaxAge: DefaultLagMaxAge,
 		ctl: c, log: logger.Named("supervisors"), kick: make(chan struct{}, 1),
 	}
 }
@@ -64,15 +67,37 @@ func (m *Manager) Kick() {
 	}
 }
 
-// Status returns the runtime status of a running supervisor.
+// Status returns the runtime status of a running supervisor, with the lag
+// last measured.
 func (m *Manager) Status(id string) (Status, bool) {
-	m.mu.Lock()
-	s := m.sups[id]
-	m.mu.Unlock()
+	s := m.supervisor(id)
 	if s == nil {
 		return Status{}, false
 	}
 	return s.status(time.Now()), true
+}
+
+// FreshStatus is Status with the lag measured anew first when it is older
+// than LagMaxAge. The measurement waits for Kafka at most a couple of seconds
+// (and no longer than ctx); when it fails, the status shows the last sample,
+// whose offsetsLastUpdated tells its age.
+func (m *Manager) FreshStatus(ctx context.Context, id string) (Status, bool) {
+	s := m.supervisor(id)
+	if s == nil {
+		return Status{}, false
+	}
+	maxAge := m.LagMaxAge
+	if maxAge <= 0 {
+		maxAge = DefaultLagMaxAge
+	}
+	s.refreshLag(ctx, maxAge)
+	return s.status(time.Now()), true
+}
+
+func (m *Manager) supervisor(id string) *supervisor {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sups[id]
 }
 
 var _ StatusSource = (*Manager)(nil)

@@ -2,6 +2,7 @@ package streaming
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -19,16 +20,17 @@ var statsWindows = []struct {
 	d    time.Duration
 }{{"1m", time.Minute}, {"5m", 5 * time.Minute}, {"15m", 15 * time.Minute}}
 
-// rowSample is a task's row counts as of one supervisor run.
+// rowSample is a task's row counts as the supervisor saw them at one time.
 type rowSample struct {
 	at   time.Time
 	rows nativebatch.RowStats
 }
 
 // observe records a task's latest progress report: its position, and its
-// row counts as a sample for the moving averages. Samples are only appended
-// or resliced from the front, never changed, so the report's copies of the
-// task may keep reading them.
+// row counts as a sample for the moving averages. An unchanged count adds no
+// sample within a minute: the averages take counts as steady from the last
+// sample to now. Samples are only appended or resliced from the front, never
+// changed, so the report's copies of the task may keep reading them.
 func (t *supTask) observe(now time.Time, report string) {
 	p, ok := ParseProgress(report)
 	if !ok {
@@ -74,13 +76,17 @@ func rowStats(now time.Time, tasks []*supTask) json.RawMessage {
 		if len(t.samples) == 0 || t.group < 0 {
 			continue
 		}
+		var started time.Time
+		if t.startedMs > 0 {
+			started = time.UnixMilli(t.startedMs)
+		}
 		last := t.samples[len(t.samples)-1]
 		st := taskRowStats{
 			MovingAverages: map[string]map[string]rowRates{"buildSegments": {}},
 			Totals:         map[string]nativebatch.RowStats{"buildSegments": last.rows},
 		}
 		for _, w := range statsWindows {
-			st.MovingAverages["buildSegments"][w.name] = ratesOver(t.samples, now, w.d)
+			st.MovingAverages["buildSegments"][w.name] = ratesOver(t.samples, started, now, w.d)
 		}
 		g := strconv.Itoa(t.group)
 		if out[g] == nil {
@@ -92,28 +98,55 @@ func rowStats(now time.Time, tasks []*supTask) json.RawMessage {
 	return b
 }
 
-// ratesOver is the per-second growth of the counters from the newest
-// sample at least d old (or the oldest there is) to the last one.
-func ratesOver(samples []rowSample, now time.Time, d time.Duration) rowRates {
-	last := samples[len(samples)-1]
-	from := samples[0]
-	for _, s := range samples {
-		if now.Sub(s.at) < d {
-			break
-		}
-		from = s
+// ratesOver is the per-second growth of the counters over the window of
+// length d ending now, or over the task's life when it is shorter. The
+// counters are interpolated between samples and steady after the last one.
+// A task's counters are zero when it starts, so rows it read before the
+// supervisor first saw them (a backlog read within a run period) count too.
+func ratesOver(samples []rowSample, started, now time.Time, d time.Duration) rowRates {
+	points := samples
+	if !started.IsZero() && started.Before(samples[0].at) {
+		points = append([]rowSample{{at: started}}, samples...)
 	}
-	secs := last.at.Sub(from.at).Seconds()
+	from := now.Add(-d)
+	if from.Before(points[0].at) {
+		from = points[0].at
+	}
+	secs := now.Sub(from).Seconds()
 	if secs <= 0 {
 		return rowRates{}
 	}
-	rate := func(a, b int64) float64 { return float64(b-a) / secs }
+	a, b := rowsAt(points, from), points[len(points)-1].rows
+	rate := func(x, y int64) float64 { return float64(y-x) / secs }
 	return rowRates{
-		Processed:          rate(from.rows.Processed, last.rows.Processed),
-		ProcessedBytes:     rate(from.rows.ProcessedBytes, last.rows.ProcessedBytes),
-		ProcessedWithError: rate(from.rows.ProcessedWithError, last.rows.ProcessedWithError),
-		ThrownAway:         rate(from.rows.ThrownAway, last.rows.ThrownAway),
-		Unparseable:        rate(from.rows.Unparseable, last.rows.Unparseable),
+		Processed:          rate(a.Processed, b.Processed),
+		ProcessedBytes:     rate(a.ProcessedBytes, b.ProcessedBytes),
+		ProcessedWithError: rate(a.ProcessedWithError, b.ProcessedWithError),
+		ThrownAway:         rate(a.ThrownAway, b.ThrownAway),
+		Unparseable:        rate(a.Unparseable, b.Unparseable),
+	}
+}
+
+// rowsAt interpolates the counters at time at, from the last sample at or
+// before it and the next one.
+func rowsAt(points []rowSample, at time.Time) nativebatch.RowStats {
+	i := 0
+	for i+1 < len(points) && !points[i+1].at.After(at) {
+		i++
+	}
+	p := points[i]
+	if i+1 == len(points) || !at.After(p.at) {
+		return p.rows
+	}
+	q := points[i+1]
+	f := float64(at.Sub(p.at)) / float64(q.at.Sub(p.at))
+	lerp := func(x, y int64) int64 { return x + int64(math.Round(f*float64(y-x))) }
+	return nativebatch.RowStats{
+		Processed:          lerp(p.rows.Processed, q.rows.Processed),
+		ProcessedBytes:     lerp(p.rows.ProcessedBytes, q.rows.ProcessedBytes),
+		ProcessedWithError: lerp(p.rows.ProcessedWithError, q.rows.ProcessedWithError),
+		ThrownAway:         lerp(p.rows.ThrownAway, q.rows.ThrownAway),
+		Unparseable:        lerp(p.rows.Unparseable, q.rows.Unparseable),
 	}
 }
 

@@ -1,6 +1,7 @@
 package streaming
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 )
@@ -18,7 +19,11 @@ type Status struct {
 // StatusSource gives the runtime status of a supervisor; false means it does
 // not run here (the server then shows PENDING).
 type StatusSource interface {
+	// Status answers at once, with the lag last measured (health, lists).
 	Status(id string) (Status, bool)
+	// FreshStatus measures a stale lag anew first, within ctx (the status
+	// report, whose lag drives alerts).
+	FreshStatus(ctx context.Context, id string) (Status, bool)
 }
 
 // Basic and detailed supervisor states (Druid's SupervisorStateManager names).

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,10 +56,17 @@ type supervisor struct {
 
 	scale *scaler // lag-based autoscaler; nil when taskCount is fixed
 
-	mu      sync.Mutex // guards st and rep
-	st      *stateTracker
-	rep     supReport
-	repTask []*supTask // tasks shown in the report (copies)
+	// measuring holds one token while a status request measures the lag
+	// (refreshLag), so concurrent requests share one Kafka request.
+	measuring chan struct{}
+
+	mu        sync.Mutex // guards the fields below
+	st        *stateTracker
+	rep       supReport
+	repTask   []*supTask   // tasks shown in the report (copies)
+	runs      uint64       // finished runs: a measurement begun before the last run is dropped
+	sample    offsetSample // the lag shown (lag.go)
+	lagFailed time.Time    // when a status request's measurement last failed
 }
 
 // supTask is a task of the supervisor, tracked by id.
@@ -80,7 +86,7 @@ type supTask struct {
 func newSupervisor(m *Manager, rec fsm.SupervisorRecord) *supervisor {
 	s := &supervisor{
 		m: m, id: rec.ID, ds: rec.DataSource, version: rec.Version, index: rec.Index,
-		kick: make(chan struct{}, 1), done: make(chan struct{}),
+		kick: make(chan struct{}, 1), done: make(chan struct{}), measuring: make(chan struct{}, 1),
 		groups: map[int]*supTask{}, retry: map[int]bool{}, known: map[int32]bool{}, foreign: map[string]*supTask{},
 		times: map[int]MessageTimes{}, st: newStateTracker(m.States),
 	}
@@ -225,21 +231,24 @@ func (s *supervisor) runOnce(ctx context.Context) {
 	s.propose(StateConnectingToStream)
 	if s.specErr != nil {
 		s.fail(now, false, "invalid supervisor spec: "+s.specErr.Error())
-		s.finish()
+		s.finish(nil)
 		return
 	}
-	// Kafka first, as in Druid's run: partitions and end offsets (also while
-	// suspended, for the lag). A run that cannot reach the stream stays at
-	// CONNECTING_TO_STREAM.
+	// The tasks' positions are read before the end offsets are fetched, so
+	// the run's lag sample has no task past them (lag.go).
+	view := s.readFSM()
+	s.trackCompletions(now, view)
+	// Then Kafka, before the run changes anything, as in Druid's run:
+	// partitions and end offsets (also while suspended, for the lag). A run
+	// that cannot reach the stream stays at CONNECTING_TO_STREAM.
 	fetchCtx, cancel := context.WithTimeout(ctx, s.fetchTimeout())
 	ends, ferr := s.listOffsets(fetchCtx, false)
 	cancel()
-	view := s.readFSM()
-	s.trackCompletions(now, view)
+	fetched := time.Now()
 	if ferr == nil {
 		s.propose(StateDiscoveringInitialTasks)
 	}
-	s.adopt(view)
+	s.adopt(now, view)
 
 	stored, err := ParseOffsets(view.metadata)
 	if err == nil && stored.Stream != "" && stored.Stream != s.spec.Topic {
@@ -262,7 +271,7 @@ func (s *supervisor) runOnce(ctx context.Context) {
 			return // stopping: not a failed run
 		}
 		s.fail(now, true, ferr.Error())
-		s.finish()
+		s.finish(nil)
 		return
 	}
 	s.mu.Lock()
@@ -275,11 +284,11 @@ func (s *supervisor) runOnce(ctx context.Context) {
 			s.fail(now, serr.stream, serr.Error())
 		}
 	}
-	lag := s.updateLag(now, ends, stored.Partitions)
+	smp := newOffsetSample(fetched, ends, storedOffsets(view.metadata, s.spec.Topic), s.sampleTasks())
 	if err == nil && !s.spec.Suspended {
-		s.autoscale(ctx, now, lag, len(ends))
+		s.autoscale(ctx, now, smp.total, len(ends))
 	}
-	s.finish()
+	s.finish(&smp)
 }
 
 // autoscale feeds the lag to the autoscaler and stores the task count it
@@ -326,8 +335,9 @@ func (s *supervisor) fail(now time.Time, stream bool, msg string) {
 	s.mu.Unlock()
 }
 
-// finish ends the run in the state machine and refreshes the report's tasks.
-func (s *supervisor) finish() {
+// finish ends the run in the state machine and refreshes the report's tasks
+// and, when the run measured it, the lag.
+func (s *supervisor) finish(smp *offsetSample) {
 	steady := StateRunning
 	if s.spec != nil && s.spec.Suspended {
 		steady = StateSuspended
@@ -351,6 +361,10 @@ func (s *supervisor) finish() {
 	s.mu.Lock()
 	s.st.finishRun(steady)
 	s.repTask = tasks
+	s.runs++
+	if smp != nil {
+		s.sample = *smp
+	}
 	s.mu.Unlock()
 }
 
@@ -439,7 +453,7 @@ func (s *supervisor) unknownGrace() time.Duration {
 // of a previous supervisor object or leader. A task that fits a free group
 // becomes its task; any other is stopped gracefully and holds its partitions
 // until it ends.
-func (s *supervisor) adopt(v supFSMView) {
+func (s *supervisor) adopt(now time.Time, v supFSMView) {
 	tracked := map[string]bool{}
 	for _, t := range s.groups {
 		tracked[t.id] = true
@@ -449,6 +463,7 @@ func (s *supervisor) adopt(v supFSMView) {
 			continue
 		}
 		t := &supTask{id: r.ID, group: -1, seen: true, startedMs: r.StartedMs, createdMs: r.CreatedMs}
+		t.observe(now, r.Report) // its position counts in this run's lag
 		topic, start, times, err := supParseTaskPayload(r.Payload)
 		if err == nil {
 			t.start = start
@@ -520,47 +535,6 @@ func (s *supervisor) listOffsets(ctx context.Context, start bool) (map[int32]int
 		out[p] = o.Offset
 	}
 	return out, nil
-}
-
-// updateLag stores the latest offsets and each partition's lag behind the
-// offsets known to be reached: the furthest of the stored (published) offset,
-// the start offset of the task reading it and the position that task last
-// reported (every couple of seconds), as Druid measures it. It returns the
-// aggregate lag.
-func (s *supervisor) updateLag(now time.Time, ends, stored map[int32]int64) int64 {
-	base := maps.Clone(stored)
-	if base == nil {
-		base = map[int32]int64{}
-	}
-	for _, t := range s.groups {
-		for p, off := range t.start {
-			if cur, ok := t.current[p]; ok && cur > off {
-				off = cur
-			}
-			if b, ok := base[p]; !ok || off > b {
-				base[p] = off
-			}
-		}
-	}
-	latest := make(map[string]int64, len(ends))
-	lag := make(map[string]int64, len(ends))
-	var total int64
-	for p, end := range ends {
-		key := strconv.Itoa(int(p))
-		latest[key] = end
-		var l int64
-		if off, ok := base[p]; ok {
-			l = max(end-off, 0)
-		}
-		lag[key] = l
-		total += l
-	}
-	ts := now.UTC().Format(supISOMillis)
-	s.mu.Lock()
-	s.rep.Partitions = len(ends)
-	s.rep.LatestOffsets, s.rep.MinimumLag, s.rep.AggregateLag, s.rep.OffsetsLastUpdated = latest, lag, &total, &ts
-	s.mu.Unlock()
-	return total
 }
 
 // supPartitionsOf lists the partitions of group g, ascending.
@@ -775,11 +749,11 @@ func (s *supervisor) submit(ctx context.Context, now time.Time, g int, offsets m
 	return nil
 }
 
-// status renders the runtime status and report payload.
 // liveTasks refreshes the report's task copies from the tasks' latest
 // progress reports in the FSM, so a status shows where each task is now (as
 // Druid asks its tasks when a report is requested), not where it was at the
-// last run.
+// last run. Their positions and lags come from the lag sample instead, which
+// holds the latest offsets they are compared with.
 func (s *supervisor) liveTasks(now time.Time, tasks []*supTask) []*supTask {
 	if len(tasks) == 0 {
 		return tasks
@@ -805,9 +779,12 @@ func (s *supervisor) liveTasks(now time.Time, tasks []*supTask) []*supTask {
 	return out
 }
 
+// status renders the runtime status and report payload.
 func (s *supervisor) status(now time.Time) Status {
 	s.mu.Lock()
 	rep := s.rep
+	smp := s.sample
+	smp.render(&rep)
 	rep.DetailedState = s.st.detailed
 	rep.State = s.st.state()
 	rep.Healthy = s.st.healthy()
@@ -821,15 +798,7 @@ func (s *supervisor) status(now time.Time) Status {
 	rep.ActiveTasks, rep.PublishingTasks = []supTaskReport{}, []supTaskReport{}
 	for _, t := range tasks {
 		item := supTaskReport{ID: t.id, StartingOffsets: supOffsetsJSONMap(t.start), Type: "ACTIVE"}
-		if t.current != nil {
-			item.CurrentOffsets = supOffsetsJSONMap(t.current)
-			item.Lag = map[string]int64{}
-			for p, off := range item.CurrentOffsets {
-				if end, ok := rep.LatestOffsets[p]; ok {
-					item.Lag[p] = max(end-off, 0)
-				}
-			}
-		}
+		item.CurrentOffsets, item.Lag = smp.taskLag(t.id)
 		publishing := s.m.isStopped(t.id) || t.group < 0
 		if t.startedMs > 0 {
 			st := time.UnixMilli(t.startedMs)

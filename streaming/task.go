@@ -286,12 +286,15 @@ func (k *kafkaTask) read(ctx context.Context, spool string, logf func(string, ..
 	rctx, stop := context.WithTimeout(ctx, k.taskDuration)
 	defer stop()
 	var n, written int64 // records read, spool bytes written
+	// Quiet partitions must delay neither serving the last records read nor
+	// reporting the position they reached (a report due after the last fetch
+	// goes out once the poll returns): the poll waits at most one period.
+	wait := progressPeriod
+	if rt != nil {
+		wait = min(wait, rt.period)
+	}
 	for rctx.Err() == nil {
-		pctx, pcancel := rctx, context.CancelFunc(func() {})
-		if rt != nil {
-			// Quiet partitions must not delay serving the last records read.
-			pctx, pcancel = context.WithTimeout(rctx, rt.period)
-		}
+		pctx, pcancel := context.WithTimeout(rctx, wait)
 		fetches := cl.PollFetches(pctx)
 		pcancel()
 		var ferr error
