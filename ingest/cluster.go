@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"strata/escalator"
 	"strata/interval"
 	"strata/props"
 	"strata/rules"
@@ -86,7 +87,8 @@ func ClusterFromProps(p *props.Properties) (*Cluster, error) {
 		Broker:       firstURL(p.String("svc.router.brokerUrls"), "http://127.0.0.1:8082"),
 		Storage:      ds,
 		LoadTimeout:  5 * time.Minute,
-		HTTP:         &http.Client{Timeout: 5 * time.Minute},
+		// Publishing is an internal endpoint.
+		HTTP: escalator.FromProps(p).Client(&http.Client{Timeout: 5 * time.Minute}),
 	}, nil
 }
 

@@ -3,6 +3,8 @@ package process
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"strata/ingest"
@@ -11,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"strata/broker"
+	"strata/escalator"
 	"strata/historical"
 	"strata/interval"
 	"strata/props"
@@ -144,6 +147,8 @@ func HistoricalConfig(p *props.Properties, name string, logger hclog.Logger) (hi
 		Tier:         p.String("svc.server.tier"),
 		Priority:     int(num("svc.server.priority", 0)),
 		Logger:       logger,
+		// It polls the coordinator's internal assignment endpoint.
+		Client: escalator.FromProps(p).Client(&http.Client{Timeout: 30 * time.Second}),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return cfg, err
@@ -216,6 +221,16 @@ func BrokerConfig(p *props.Properties, name string, logger hclog.Logger) (broker
 	}
 	if len(cfg.Historicals) == 0 {
 		cfg.Historicals = []string{"http://" + QuickstartHistorical, "http://" + QuickstartMiddleManager}
+	}
+	if creds := escalator.FromProps(p); creds.Enabled() {
+		// The data servers' announcements and sub-queries are internal
+		// endpoints. The transport is broker.New's default: a short dial
+		// timeout for dead data servers, idle connections for scatter/gather.
+		cfg.Client = creds.Client(&http.Client{Transport: &http.Transport{
+			DialContext:         (&net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConnsPerHost: 64,
+			IdleConnTimeout:     90 * time.Second,
+		}})
 	}
 	if v := p.String("svc.query.segmentMetadata.defaultHistory"); v != "" {
 		per, err := interval.ParsePeriod(v)

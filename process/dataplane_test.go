@@ -41,11 +41,12 @@ func startRole(t *testing.T, role, addr string, set map[string]string) *Process 
 // to the leader), a broker and a router as separate processes: a published
 // segment is loaded, and a query through the router is answered.
 func TestDataPlaneProcesses(t *testing.T) {
-	c := startCluster(t, 3, map[string]string{"svc.coordinator.inventory.period": "50ms"})
+	// Deep storage is shared: the control nodes accept only load specs in it.
+	deepDir := t.TempDir()
+	c := startCluster(t, 3, map[string]string{"svc.coordinator.inventory.period": "50ms", "svc.storage.storageDirectory": deepDir})
 	leader := c.leader()
 	follower := (leader + 1) % 3
 	ports := freePorts(t, 3)
-	deepDir := t.TempDir()
 	hist := startRole(t, "historical", ports[0], map[string]string{
 		"svc.historical.coordinatorUrls": c.url(follower), "svc.historical.pollPeriod": "20ms",
 		"svc.storage.storageDirectory": deepDir, "svc.segmentCache.dropSegmentDelayMillis": "0",
@@ -80,7 +81,7 @@ func TestDataPlaneProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := store.Put(context.Background(), "wiki/x/v1/0", file)
+	spec, err := store.Put(context.Background(), deep.SegmentKey("wiki", interval.FormatMillis(iv.Start), interval.FormatMillis(iv.End), "v1", 0), file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,14 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"strata/commands"
+	"strata/escalator"
 	"strata/historical"
 	"strata/middlemanager"
 	"strata/nativebatch"
@@ -75,6 +78,8 @@ func MiddleManagerConfig(p *props.Properties, logger hclog.Logger) (middlemanage
 	return middlemanager.Config{
 		Host: adv.Host, Scheme: adv.Scheme, IP: ip, Capacity: int(capacity), Category: category, Version: version,
 		DataDir: filepath.Clean(dir), Overlords: overlords, HeartbeatPeriod: period, Logger: logger.Named("middleManager"),
+		// Registration, heartbeats, task status and actions are internal endpoints.
+		Client: escalator.FromProps(p).Client(&http.Client{Timeout: 10 * time.Second}),
 	}, nil
 }
 

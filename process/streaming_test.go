@@ -50,14 +50,15 @@ func newKafkaStack(t *testing.T, controlNodes int) (k *kafkaPipeline, mm, hist s
 		t.Fatal(err)
 	}
 	t.Cleanup(producer.Close)
-	c := startCluster(t, controlNodes, map[string]string{"svc.worker.heartbeatTimeout": "3s"})
+	// Deep storage is shared: the control nodes accept only load specs in it.
+	deepDir := t.TempDir()
+	c := startCluster(t, controlNodes, map[string]string{"svc.worker.heartbeatTimeout": "3s", "svc.storage.storageDirectory": deepDir})
 	c.leader()
 	var urls []string
 	for i := range c.procs {
 		urls = append(urls, c.url(i))
 	}
 	ports := freePorts(t, 2)
-	deepDir := t.TempDir()
 	mp := props.Defaults()
 	mp.Set("svc.node.roles", "middleManager")
 	mp.Set("svc.http.address", ports[0])

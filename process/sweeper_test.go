@@ -14,6 +14,7 @@ import (
 
 	"strata/fsm"
 	"strata/ingest"
+	"strata/storage/deep"
 )
 
 // Kill deletes metadata first, then the leader's sweeper deletes the files and
@@ -40,8 +41,9 @@ func TestKillSweepsDeepStorage(t *testing.T) {
 	var segs []string
 	var paths []string
 	for day := 1; day <= 2; day++ {
-		iv := fmt.Sprintf("2024-01-0%dT00:00:00.000Z/2024-01-0%dT00:00:00.000Z", day, day+1)
-		ls, err := store.Put(context.Background(), fmt.Sprintf("wiki/d%d/v1/0", day), src)
+		start, end := fmt.Sprintf("2024-01-0%dT00:00:00.000Z", day), fmt.Sprintf("2024-01-0%dT00:00:00.000Z", day+1)
+		iv := start + "/" + end
+		ls, err := store.Put(context.Background(), deep.SegmentKey("wiki", start, end, "v1", 0), src)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -53,7 +53,8 @@ var defaultValues = map[string]string{
 	"svc.raft.snapshotRetain":                 "2",
 	"svc.raft.noSync":                         "false",
 	"svc.data.dir":                            "./var",
-	"svc.server.hiddenProperties":             `["svc.s3.accessKey","svc.s3.secretKey","svc.metadata.storage.connector.password","password","key","token","pwd"]`,
+	"svc.server.hiddenProperties":             `["svc.s3.accessKey","svc.s3.secretKey","svc.metadata.storage.connector.password","svc.escalator.internalClientPassword","password","key","token","pwd"]`,
+	"svc.escalator.internalClientUsername":    "svc_system",
 	"svc.server.http.maxRequestBytes":         "10485760",
 	"svc.server.http.maxInternalRequestBytes": "268435456",
 	"svc.server.trustedProxies":               "",
@@ -312,9 +313,11 @@ func ParseList(v string) []string {
 }
 
 // Visible returns every property except those named in svc.server.hiddenProperties
-// (exact key match, as Druid does; the hidden list itself stays visible).
+// (exact key match, as Druid does; the hidden list itself stays visible). The
+// internal client's password is hidden even when the list leaves it out: it
+// opens every node's internal API.
 func (p *Properties) Visible() map[string]string {
-	hidden := map[string]bool{}
+	hidden := map[string]bool{"svc.escalator.internalClientPassword": true}
 	for _, h := range p.List("svc.server.hiddenProperties") {
 		hidden[h] = true
 	}

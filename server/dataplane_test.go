@@ -58,11 +58,12 @@ func newDPFixture(t *testing.T) *dpFixture {
 	p := props.Defaults()
 	p.Set("svc.coordinator.startDelay", "100ms") // a test cluster's historicals are all there at once
 	p.Set("svc.coordinator.inventory.period", "50ms")
-	coord, node := single(t, p)
 	store, err := deep.NewLocal(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.Set("svc.storage.storageDirectory", store.Root()) // publishing checks load specs against it
+	coord, node := single(t, p)
 	return &dpFixture{t: t, coord: coord.URL, node: node, store: &countingStorage{Local: store}}
 }
 
@@ -112,7 +113,11 @@ func (f *dpFixture) segmentFile(ds, ivs, version string, part, parts int, rows [
 	}
 	seg := &segment.DataSegment{DataSource: ds, Interval: iv, Version: version, Dimensions: []string{"page"},
 		Metrics: []string{"count", "added"}, ShardSpec: segment.NumberedShard(int32(part), int32(parts)), Size: info.Bytes}
-	key := deep.SegmentKey(ds, fmt.Sprint(iv.Start), fmt.Sprint(iv.End), strings.ReplaceAll(version, ":", "-"), part)
+	// The segment's own key (publishing refuses any other), with one more
+	// element as ingestion tasks add their id: here the version without ':',
+	// which tests that hold back downloads match paths on.
+	key := deep.SegmentKey(ds, interval.FormatMillis(iv.Start), interval.FormatMillis(iv.End), version, part) +
+		"/" + strings.ReplaceAll(version, ":", "-")
 	spec, err := f.store.Put(context.Background(), key, path)
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"strata/middlemanager"
 	"strata/overlord"
 	"strata/segment"
+	"strata/storage/deep"
 )
 
 // segmentRoutes mounts segment management (spec 4.3, ADMIN-API §6), the legacy
@@ -382,6 +383,10 @@ func (s *Server) publishSegments(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("segment %s has an empty interval", seg.ID()))
 			return
 		}
+		if msg := s.loadSpecProblem(seg); msg != "" {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("segment %s: loadSpec %s is refused: %s", seg.ID(), seg.LoadSpec, msg))
+			return
+		}
 	}
 	cmd := commands.PublishSegments{
 		DataSource:    req.DataSource,
@@ -391,6 +396,7 @@ func (s *Server) publishSegments(w http.ResponseWriter, r *http.Request) {
 		EndMetadata:   req.EndMetadata,
 		MetadataMode:  req.MetadataMode,
 		TaskID:        req.TaskID,
+		OwnFiles:      true,
 	}
 	v, ok := s.propose(w, r, cmd)
 	if !ok {
@@ -398,6 +404,44 @@ func (s *Server) publishSegments(w http.ResponseWriter, r *http.Request) {
 	}
 	res, _ := v.(fsm.PublishResult)
 	writeJSONPlain(w, http.StatusOK, map[string]int{"published": res.Published})
+}
+
+// loadSpecProblem says why seg's loadSpec may not be published ("" if it
+// may). A segment's loadSpec must name its own file in the configured deep
+// storage, under the key its id gives (dataSource/interval/version/partition,
+// as ingestion writes it, optionally with one more element such as the task
+// id), so that a kill of one segment can never delete another's file nor
+// anything outside deep storage. A tombstone has no file. The leader checks
+// this before proposing: the FSM cannot know the storage configuration (it
+// checks, with OwnFiles, that no other segment names the file).
+func (s *Server) loadSpecProblem(seg *segment.DataSegment) string {
+	raw := string(seg.LoadSpec)
+	var spec deep.LoadSpec
+	if raw != "" && raw != "null" {
+		if err := json.Unmarshal([]byte(raw), &spec); err != nil {
+			return "it is not a load spec object: " + err.Error()
+		}
+	}
+	switch {
+	case seg.IsTombstone():
+		if raw == "" || raw == "null" || spec.Type == "tombstone" {
+			return ""
+		}
+		return `a tombstone has no file: its loadSpec is {"type":"tombstone"}`
+	case raw == "" || raw == "null":
+		return "a segment needs a loadSpec naming its file in deep storage"
+	case spec.Type == "tombstone":
+		return "only a segment with a tombstone shardSpec can have a tombstone loadSpec"
+	}
+	key, err := deep.CheckedSegmentKey(seg.DataSource, interval.FormatMillis(seg.Interval.Start), interval.FormatMillis(seg.Interval.End),
+		seg.Version, int(seg.ShardSpec.PartitionNum))
+	if err != nil {
+		return err.Error()
+	}
+	if err := s.deepStorage.CheckLoadSpec(spec, key); err != nil {
+		return fmt.Sprintf("%v; a segment's loadSpec must name its own file in deep storage, under %s", err, s.deepStorage.KeyLocation(key))
+	}
+	return ""
 }
 
 // ---- helpers shared by the segment endpoints ----

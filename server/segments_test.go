@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -16,9 +17,11 @@ import (
 
 	"strata/cluster"
 	"strata/fsm"
+	"strata/ingest"
 	"strata/interval"
 	"strata/props"
 	"strata/segment"
+	"strata/storage/deep"
 )
 
 const (
@@ -40,13 +43,32 @@ func segID(ds, start, end, version string, part int) string {
 	return id
 }
 
-func loadSpecOf(id string) string { return `{"type":"local","path":"/deep/` + id + `/index.zip"}` }
+// testDeepStorage is the deep storage of a test server without storage
+// settings (the default under svc.data.dir): the publish endpoint accepts
+// only load specs naming a segment's own file there.
+var testDeepStorage = func() deep.Config {
+	cfg, err := ingest.DeepStorageConfig(props.Defaults())
+	if err != nil {
+		panic(err)
+	}
+	return cfg
+}()
+
+// loadSpecOf is the load spec of a segment's file in testDeepStorage.
+func loadSpecOf(ds, start, end, version string, part int) string {
+	iv, err := interval.Parse(start + "/" + end)
+	if err != nil {
+		panic(err)
+	}
+	key := deep.SegmentKey(ds, interval.FormatMillis(iv.Start), interval.FormatMillis(iv.End), version, part)
+	b, _ := json.Marshal(deep.LoadSpec{Type: "local", Path: filepath.Join(testDeepStorage.StorageDirectory, key, deep.SegmentFile)})
+	return string(b)
+}
 
 func segDoc(ds, start, end, version string, part, parts int, size int64, dims, mets string) string {
-	id := segID(ds, start, end, version, part)
 	return fmt.Sprintf(`{"dataSource":%q,"interval":"%s/%s","version":%q,"loadSpec":%s,"dimensions":%q,"metrics":%q,`+
 		`"shardSpec":{"type":"numbered","partitionNum":%d,"partitions":%d},"binaryVersion":9,"size":%d}`,
-		ds, start, end, version, loadSpecOf(id), dims, mets, part, parts, size)
+		ds, start, end, version, loadSpecOf(ds, start, end, version, part), dims, mets, part, parts, size)
 }
 
 // The fixture: wiki_edits has a two-partition chunk (A, B) on day 1, C on day 2
@@ -286,7 +308,7 @@ func TestMarkUnusedUsedAndKill(t *testing.T) {
 		pending = st.PendingFileDeletions()
 		kills = st.Audit(fsm.AuditQuery{Type: fsm.AuditSegmentKill, Limit: 10})
 	})
-	if !reflect.DeepEqual(pending, []string{loadSpecOf(idA), loadSpecOf(idB)}) {
+	if !reflect.DeepEqual(pending, []string{loadSpecOf(wds, d01, d02, v1, 0), loadSpecOf(wds, d01, d02, v1, 1)}) {
 		t.Fatalf("pending deletions: %v", pending)
 	}
 	if len(kills) != 2 || kills[0].Key != wds {

@@ -25,9 +25,12 @@ import (
 	"strata/cluster"
 	"strata/commands"
 	"strata/coordinator"
+	"strata/escalator"
 	"strata/fsm"
 	"strata/historical"
+	"strata/ingest"
 	"strata/props"
+	"strata/storage/deep"
 )
 
 // Version is the software version reported by /status (set at link time).
@@ -73,6 +76,8 @@ type Server struct {
 	sup             supervisorHooks        // supervisor runtime status and kick hook (supervisors.go)
 	inv             *coordinator.Inventory // what the historicals serve (coordinator role)
 	placement       *coordinator.Placement // which historical should serve what (coordinator role)
+	internal        escalator.Credentials  // required on /svc-internal/ when a password is set
+	deepStorage     deep.Config            // where published load specs must point (coordinator role)
 
 	assignedMu sync.Mutex
 	assigned   map[string]assignedAnswer // encoded assignments by historical name
@@ -122,6 +127,12 @@ func New(o Options) (*Server, error) {
 	if (s.roles[RoleCoordinator] || s.roles[RoleOverlord]) && s.node == nil {
 		return nil, errors.New("coordinator and overlord roles need a control node")
 	}
+	s.internal = escalator.FromProps(o.Props)
+	if s.roles[RoleCoordinator] {
+		if s.deepStorage, err = ingest.DeepStorageConfig(o.Props); err != nil {
+			return nil, fmt.Errorf("deep storage: %w", err)
+		}
+	}
 	s.routes()
 	return s, nil
 }
@@ -129,13 +140,20 @@ func New(o Options) (*Server, error) {
 // Handler returns the root handler with the common middleware.
 func (s *Server) Handler() http.Handler { return s.recoverer(s.common(s.router)) }
 
-// common does what every endpoint needs before routing: it rejects a query
-// string that does not decode (rather than silently dropping the parameter),
-// answers HEAD as GET without the body and OPTIONS with the allowed methods
-// (load-balancer health checks use both), and records the client's address
-// for audit entries.
+// common does what every endpoint needs before routing: it refuses internal
+// requests without the cluster's internal credentials (when configured),
+// rejects a query string that does not decode (rather than silently dropping
+// the parameter), answers HEAD as GET without the body and OPTIONS with the
+// allowed methods (load-balancer health checks use both), and records the
+// client's address for audit entries.
 func (s *Server) common(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.internal.Enabled() && escalator.Internal(r) && !s.internal.Authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Basic realm="strata-internal", charset="UTF-8"`)
+			writeError(w, http.StatusUnauthorized, fmt.Sprintf("%s needs the cluster's internal credentials (%s, %s)",
+				r.URL.Path, escalator.PropUsername, escalator.PropPassword))
+			return
+		}
 		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
 			writeError(w, http.StatusBadRequest, "malformed query string: "+err.Error()+"; percent-encode special characters")
 			return

@@ -15,6 +15,7 @@ import (
 
 	"strata/cluster"
 	"strata/commands"
+	"strata/escalator"
 	"strata/fsm"
 	"strata/interval"
 	"strata/middlemanager"
@@ -35,7 +36,8 @@ func overlordConfig(p *props.Properties, log hclog.Logger) overlord.Config {
 		log.Error("using the default task assignment timeout", "error", err)
 		at = hb
 	}
-	return overlord.Config{HeartbeatTimeout: hb, AssignmentTimeout: at, Logger: log.Named("overlord")}
+	return overlord.Config{HeartbeatTimeout: hb, AssignmentTimeout: at, Logger: log.Named("overlord"),
+		Client: escalator.FromProps(p).Client(&http.Client{Timeout: 10 * time.Second})} // it starts tasks on the workers' internal API
 }
 
 // taskAPI serves the overlord's task endpoints (ADMIN-API §11) and the

@@ -13,6 +13,7 @@ import (
 
 	"strata/cluster"
 	"strata/fsm"
+	"strata/interval"
 	"strata/middlemanager"
 	"strata/props"
 )
@@ -387,10 +388,10 @@ func TestTasksOfADeadWorkerFail(t *testing.T) {
 
 // segJSON builds a segment document for the internal publish endpoint.
 func segJSON(ds, day, version string) string {
-	id := fmt.Sprintf("%s_%sT00:00:00.000Z_%s", ds, day, version)
-	return fmt.Sprintf(`{"dataSource":%q,"interval":"%s/P1D","version":%q,"loadSpec":{"type":"local","path":"/deep/%s"},`+
+	iv, _ := interval.Parse(day + "/P1D")
+	return fmt.Sprintf(`{"dataSource":%q,"interval":"%s/P1D","version":%q,"loadSpec":%s,`+
 		`"dimensions":"page","metrics":"count","shardSpec":{"type":"numbered","partitionNum":0,"partitions":1},"binaryVersion":9,"size":10}`,
-		ds, day, version, id)
+		ds, day, version, loadSpecOf(ds, interval.FormatMillis(iv.Start), interval.FormatMillis(iv.End), version, 0))
 }
 
 func TestKillTaskWaitsForIngestionLock(t *testing.T) {

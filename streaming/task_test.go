@@ -70,7 +70,13 @@ func newEnvServing(t testing.TB, serving bool) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.New(server.Options{Roles: []string{server.RoleCoordinator, server.RoleOverlord}, Node: n, Props: props.Defaults()})
+	store, err := deep.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := props.Defaults()
+	cp.Set("svc.storage.storageDirectory", store.Root()) // publishing checks load specs against it
+	s, err := server.New(server.Options{Roles: []string{server.RoleCoordinator, server.RoleOverlord}, Node: n, Props: cp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,10 +117,6 @@ func newEnvServing(t testing.TB, serving bool) *env {
 	mm.Start()
 	t.Cleanup(func() { mm.Stop(); wts.Close(); middlemanager.Detach(wp) })
 
-	store, err := deep.NewLocal(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := &ingest.Cluster{Coordinators: []string{ts.URL}, Broker: ts.URL, Storage: store, HTTP: &http.Client{Timeout: time.Minute}}
 	streaming.SetCluster(c)
 

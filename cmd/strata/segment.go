@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"strata/escalator"
 	"strata/granularity"
 	"strata/ingest"
 	"strata/interval"
@@ -131,7 +132,9 @@ func runSegment(args []string) error {
 	if len(segs) == 0 {
 		return errors.New("no rows: nothing to publish")
 	}
-	cl := &ingest.Cluster{Coordinators: []string{strings.TrimRight(*coordinator, "/")}}
+	// Publishing is an internal endpoint: a cluster with internal credentials
+	// needs them in --config.
+	cl := &ingest.Cluster{Coordinators: []string{strings.TrimRight(*coordinator, "/")}, HTTP: escalator.FromProps(storageProps).Client(nil)}
 	n, err := cl.PublishCount(ctx, *ds, segs)
 	if err != nil {
 		return err

@@ -137,3 +137,19 @@ func (c Config) keyOf(spec LoadSpec) (string, error) {
 	}
 	return "", fmt.Errorf("deep: unknown storage type %q (want local or s3)", c.Type)
 }
+
+// KeyLocation is where the storage c configures keeps the files of key, for
+// messages: a directory, or an s3:// prefix.
+func (c Config) KeyLocation(key string) string {
+	if c.Type == "s3" {
+		if base := strings.Trim(c.BaseKey, "/"); base != "" {
+			key = base + "/" + key
+		}
+		return "s3://" + c.Bucket + "/" + key + "/"
+	}
+	root, err := filepath.Abs(c.StorageDirectory)
+	if err != nil {
+		root = c.StorageDirectory
+	}
+	return filepath.Join(root, filepath.FromSlash(key)) + string(filepath.Separator)
+}
