@@ -18,6 +18,7 @@ import (
 	"strata/interval"
 	"strata/segment"
 	"strata/storage/deep"
+	stseg "strata/storage/segment"
 )
 
 // killFixture is one control node (coordinator with its deep-storage
@@ -169,7 +170,8 @@ func TestKillKeepsFileAnotherSegmentNames(t *testing.T) {
 // With internal credentials configured, the internal API answers 401 with a
 // challenge to requests without them (or with wrong ones) and serves
 // requests that carry them; public endpoints stay open. Other processes
-// (historical, broker, middle manager) send them: see TestInternalCredentialsAcrossProcesses.
+// (historical, broker, middle manager) send them, as
+// TestInternalCredentialsAcrossProcesses shows.
 func TestInternalEndpointsNeedCredentials(t *testing.T) {
 	ports := freePorts(t, 2)
 	p := nodeProps("solo", ports[0], ports[1], t.TempDir(), "")
@@ -209,4 +211,82 @@ func TestInternalEndpointsNeedCredentials(t *testing.T) {
 
 func basic(user, pass string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
+}
+
+// With internal credentials configured on every process, the processes that
+// call each other's internal endpoints send them: the middle manager
+// registers with the overlord, the historical polls its assignment from the
+// coordinator, the coordinator and the broker read the historical's
+// announcements and the broker its sub-query answers. The historical's
+// internal endpoints refuse requests without them too.
+func TestInternalCredentialsAcrossProcesses(t *testing.T) {
+	const password = "s3cret"
+	deepDir := t.TempDir()
+	ports := freePorts(t, 5)
+	p := nodeProps("solo", ports[0], ports[1], t.TempDir(), "")
+	p.Set("svc.escalator.internalClientPassword", password)
+	p.Set("svc.storage.storageDirectory", deepDir)
+	p.Set("svc.coordinator.inventory.period", "50ms")
+	ctl, err := StartServer(p, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Close()
+	waitFor(t, "leadership", ctl.Node.IsLeader)
+	coord := "http://" + ports[0]
+	common := map[string]string{"svc.escalator.internalClientPassword": password, "svc.storage.storageDirectory": deepDir}
+	with := func(m map[string]string) map[string]string {
+		for k, v := range common {
+			m[k] = v
+		}
+		return m
+	}
+	startRole(t, "middleManager", ports[2], with(map[string]string{"svc.worker.overlordUrls": coord, "svc.worker.heartbeatPeriod": "100ms"}))
+	startRole(t, "historical", ports[3], with(map[string]string{"svc.historical.coordinatorUrls": coord, "svc.historical.pollPeriod": "20ms"}))
+	startRole(t, "broker", ports[4], with(map[string]string{"svc.broker.historicalUrls": "http://" + ports[3], "svc.broker.pollPeriod": "20ms"}))
+
+	waitFor(t, "the middle manager to register", func() bool {
+		_, _, body := do(t, "GET", coord+"/svc/indexer/v1/workers", "", "", nil)
+		return strings.Contains(body, ports[2])
+	})
+	// A real segment in the shared deep storage, published with the credentials.
+	iv, _ := interval.Parse("2013-08-31/2013-09-01")
+	w, err := stseg.NewWriter(stseg.Spec{Fields: []stseg.Field{{Name: "page", Kind: stseg.KindString}, {Name: "n", Kind: stseg.KindLong}},
+		Dimensions: []stseg.Dimension{{Name: "page"}}, Metrics: []stseg.Metric{{Type: "longSum", Name: "n", FieldName: "n"}},
+		Interval: stseg.Interval{Start: iv.Start, End: iv.End}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		w.Add(stseg.Row{Time: iv.Start + int64(i)*1000, Values: []stseg.Value{stseg.String("p"), stseg.Long(int64(i))}})
+	}
+	file := filepath.Join(t.TempDir(), "index.seg")
+	info, err := w.WriteFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, _ := deep.NewLocal(deepDir)
+	spec, err := store.Put(context.Background(), deep.SegmentKey("wiki", interval.FormatMillis(iv.Start), interval.FormatMillis(iv.End), "v1", 0), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, _ := json.Marshal(spec)
+	seg := &segment.DataSegment{DataSource: "wiki", Interval: iv, Version: "v1", LoadSpec: segment.RawJSON(ls),
+		Dimensions: []string{"page"}, Metrics: []string{"n"}, ShardSpec: segment.NumberedShard(0, 1), Size: info.Bytes}
+	if code, _, body := do(t, "POST", coord+"/svc-internal/v1/segments/publish", "application/json",
+		`{"dataSource":"wiki","segments":[`+string(seg.AppendJSON(nil))+`]}`, map[string]string{"Authorization": basic("svc_system", password)}); code != 200 {
+		t.Fatalf("publish: %d %s", code, body)
+	}
+	q := `{"queryType":"timeseries","dataSource":"wiki","intervals":["2013-08-31/2013-09-01"],"granularity":"all","aggregations":[{"type":"longSum","name":"n","fieldName":"n"}]}`
+	waitFor(t, "the broker to answer from the historical", func() bool {
+		code, _, body := do(t, "POST", "http://"+ports[4]+"/svc/v2/", "application/json", q, nil)
+		return code == 200 && body == `[{"timestamp":"2013-08-31T00:00:00.000Z","result":{"n":10}}]`
+	})
+	waitFor(t, "the coordinator to see the segment loaded", func() bool {
+		_, _, body := do(t, "GET", coord+"/svc/coordinator/v1/loadstatus", "", "", nil)
+		return body == `{"wiki":100.0}`
+	})
+	if code, _, _ := do(t, "GET", "http://"+ports[3]+"/svc-internal/v1/historical/segments", "", "", nil); code != 401 {
+		t.Errorf("historical's internal endpoint without credentials: %d, want 401", code)
+	}
 }
