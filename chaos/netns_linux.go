@@ -114,7 +114,7 @@ func (n *namespaces) addHost(i int) (name, addr string, err error) {
 func (n *namespaces) cut(aNS, aAddr, bNS, bAddr string) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	key := [2]string{aNS, bNS}
+	key := linkKey(aNS, bNS)
 	if n.cuts[key] {
 		return nil
 	}
@@ -129,11 +129,19 @@ func (n *namespaces) cut(aNS, aAddr, bNS, bAddr string) error {
 	return nil
 }
 
+// linkKey names the link between two hosts, whichever way round.
+func linkKey(a, b string) [2]string {
+	if a > b {
+		a, b = b, a
+	}
+	return [2]string{a, b}
+}
+
 // heal restores the link between a and b.
 func (n *namespaces) heal(aNS, aAddr, bNS, bAddr string) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	key := [2]string{aNS, bNS}
+	key := linkKey(aNS, bNS)
 	if !n.cuts[key] {
 		return nil
 	}

@@ -7,6 +7,8 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -87,8 +89,14 @@ type action struct {
 	run  func(ctx context.Context) error
 }
 
+// loop runs the actions in random order, each once per round, until ctx
+// ends. The first round starts with the partitions, the faults a run on a
+// loaded machine must not miss.
 func (n *nemesis) loop(ctx context.Context) {
 	order := n.rng.Perm(len(n.actions))
+	sort.SliceStable(order, func(i, j int) bool {
+		return strings.HasPrefix(n.actions[order[i]].name, "partition") && !strings.HasPrefix(n.actions[order[j]].name, "partition")
+	})
 	for i := 0; ctx.Err() == nil; i++ {
 		if i%len(order) == 0 && i > 0 {
 			order = n.rng.Perm(len(n.actions))
