@@ -4,7 +4,7 @@ PKGS     := ./...
 BIN      := bin/strata
 CONFORMANCE_DIR ?= $(abspath ../shared/conformance/druid)
 
-.PHONY: all build test vet fmt-check quickstart bench-control bench-query bench-ingest conformance clean
+.PHONY: all build test vet fmt-check quickstart bench-control bench-query bench-ingest conformance chaos clean
 
 all: build
 
@@ -42,6 +42,14 @@ bench-ingest: build
 # against a quickstart started by the harness.
 conformance: build
 	STRATA_CONFORMANCE_DIR=$(CONFORMANCE_DIR) $(GO) run ./conformance --bin $(BIN)
+
+# Fault injection (chaos/): clusters of real processes, each in a network
+# namespace of its own when run as root, with kill -9, SIGSTOP, partitions,
+# crashes and corrupted segment files while clients check every answer;
+# about 12 minutes. `make test` runs a short version (TestChaosShort).
+CHAOS_FLAGS ?=
+chaos: build
+	$(GO) run ./cmd/chaos --bin $(BIN) $(CHAOS_FLAGS)
 
 clean:
 	rm -rf bin var

@@ -29,7 +29,7 @@ const replaceDataSource = "chaos_wiki"
 func DataPlaneReplace(ctx context.Context, o *Options) *Result {
 	res := &Result{}
 	scale := max(1, o.Scale)
-	c, hist, brokers, mms, err := startDataCluster(ctx, o, 1, 2, 2, 2)
+	c, hist, brokers, mms, err := startDataCluster(ctx, o, o.controlNodes(), 2, 2, 2)
 	if err != nil {
 		res.Err = err.Error()
 		return res
@@ -97,6 +97,16 @@ func DataPlaneReplace(ctx context.Context, o *Options) *Result {
 	}
 	o.logf("  data plane: %d REPLACE (%d succeeded), %d queries (%d wrong, %d unavailable)", res.Ops-d.queries, res.Acked, d.queries, res.Wrong, d.unavailable)
 	return res
+}
+
+// controlNodes is how many control nodes the data-plane clusters have: one
+// in the short run (two cores), three in the long one, where killing one
+// makes the others elect a leader under ingestion.
+func (o *Options) controlNodes() int {
+	if o.Scale > 1 {
+		return 3
+	}
+	return 1
 }
 
 // startDataCluster starts control nodes, historicals, middle managers and

@@ -44,7 +44,7 @@ func KafkaExactlyOnce(ctx context.Context, o *Options) *Result {
 	}
 	defer producer.Close()
 
-	c, hist, brokers, mms, err := startDataCluster(ctx, o, 1, 1, 1, 2)
+	c, hist, brokers, mms, err := startDataCluster(ctx, o, o.controlNodes(), 1, 1, 2)
 	if err != nil {
 		res.Err = err.Error()
 		return res
