@@ -23,8 +23,16 @@ import (
 // default). Segments that nothing replaces (marked unused without a newer
 // version beneath, or matched by a drop rule) go at once: the data is meant
 // to disappear.
+//
+// What a historical holds is learned by polling it, so the inventory lags:
+// a historical may have loaded a segment the leader does not know it holds
+// yet. The segments the previous plan asked a historical to hold therefore
+// count as held by it too; otherwise a REPLACE published right after a load
+// would take the old version away unseen.
 type handover struct {
-	readySince map[segment.ID]time.Time // outgoing segment → when its replacement was first seen loaded
+	readySince map[segment.ID]time.Time          // outgoing segment → when its replacement was first seen loaded
+	assigned   map[string][]*segment.DataSegment // the hold lists of the last plan, by server
+	leader     time.Time                         // the leadership they belong to
 }
 
 // outgoing is a segment held by reachable historicals that is no longer in
@@ -44,9 +52,9 @@ type replacement func(seg *segment.DataSegment) (visible []*segment.DataSegment,
 // replacement's Delay runs out (zero: not for the handover). inServed
 // reports whether a segment is in the served view.
 func (h *handover) keep(plan Plan, cands []Candidate, inServed func(segment.ID) bool, repl replacement, delay time.Duration, now time.Time) (Plan, time.Time) {
-	out := outgoingOf(cands, inServed)
+	out := outgoingOf(cands, h.assigned, inServed)
 	if len(out) == 0 {
-		h.readySince = nil
+		h.readySince, h.assigned = nil, plan.Hold
 		return plan, time.Time{}
 	}
 	// What the brokers can see: a timeline of everything loaded, per
@@ -117,7 +125,7 @@ func (h *handover) keep(plan Plan, cands []Candidate, inServed func(segment.ID) 
 			touched[name] = true
 		}
 	}
-	h.readySince = next
+	h.readySince, h.assigned = next, plan.Hold
 	for name := range touched {
 		hold := plan.Hold[name]
 		slices.SortFunc(hold, func(a, b *segment.DataSegment) int { return a.ID().Compare(b.ID()) })
@@ -126,21 +134,30 @@ func (h *handover) keep(plan Plan, cands []Candidate, inServed func(segment.ID) 
 	return plan, recheck
 }
 
-// outgoingOf lists the held segments not in the served view, in id order,
-// each with the names of the candidates holding it.
-func outgoingOf(cands []Candidate, inServed func(segment.ID) bool) []outgoing {
+// outgoingOf lists the segments not in the served view that candidates
+// hold or were last asked to hold, in id order, each with the names of
+// those candidates.
+func outgoingOf(cands []Candidate, assigned map[string][]*segment.DataSegment, inServed func(segment.ID) bool) []outgoing {
 	byID := map[segment.ID]*outgoing{}
+	add := func(name string, id segment.ID, seg *segment.DataSegment) {
+		if inServed(id) {
+			return
+		}
+		o := byID[id]
+		if o == nil {
+			o = &outgoing{seg: seg}
+			byID[id] = o
+		}
+		if !slices.Contains(o.holders, name) {
+			o.holders = append(o.holders, name)
+		}
+	}
 	for _, c := range cands {
 		for id, seg := range c.Held {
-			if inServed(id) {
-				continue
-			}
-			o := byID[id]
-			if o == nil {
-				o = &outgoing{seg: seg}
-				byID[id] = o
-			}
-			o.holders = append(o.holders, c.Name)
+			add(c.Name, id, seg)
+		}
+		for _, seg := range assigned[c.Name] {
+			add(c.Name, seg.ID(), seg)
 		}
 	}
 	out := make([]outgoing, 0, len(byID))

@@ -102,6 +102,14 @@ func TestHandoverKeepsOldVersionUntilReplacementLoaded(t *testing.T) {
 		var h handover
 		run(t, &h, step{name: "drop rule over the new version", a: []*segment.DataSegment{old}, served: []*segment.DataSegment{new0, new1}, keepOld: true, recheckA: delay})
 	})
+	t.Run("loaded but not yet in the inventory", func(t *testing.T) {
+		var h handover
+		// The plan asks a to load the old version; the inventory has not seen
+		// a load it yet when the new version is published.
+		run(t, &h, step{name: "old version assigned", served: []*segment.DataSegment{old}, wanted: true, keepOld: true})
+		run(t, &h, step{name: "new version published", served: []*segment.DataSegment{new0, new1}, wanted: true, at: 10 * time.Millisecond, keepOld: true})
+		run(t, &h, step{name: "both loaded", a: []*segment.DataSegment{old, new0}, b: []*segment.DataSegment{new1}, served: []*segment.DataSegment{new0, new1}, wanted: true, at: 20 * time.Millisecond, keepOld: true, recheckA: 1020 * time.Millisecond})
+	})
 	t.Run("no outgoing segments", func(t *testing.T) {
 		var h handover
 		run(t, &h, step{name: "steady", a: []*segment.DataSegment{new0, new1}, served: []*segment.DataSegment{new0, new1}, wanted: true})

@@ -129,6 +129,9 @@ func (p *Placement) Current(now time.Time) (*Current, error) {
 // but must stay loaded until what replaces them is (see handover).
 func (p *Placement) keepForHandover(c *Current, cands []Candidate, now time.Time) Plan {
 	inServed := func(id segment.ID) bool { _, ok := c.Wants[id]; return ok }
+	if leader := p.Node.LeaderSince(); !p.handover.leader.Equal(leader) {
+		p.handover = handover{leader: leader} // what another leadership asked for is not known
+	}
 	var plan Plan
 	p.Node.FSM().Read(func(st *fsm.State) {
 		defaults := st.DefaultRules()

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"strata/historical"
+	"strata/interval"
 	"strata/segment"
 	"strata/storage/deep"
 )
@@ -214,7 +215,8 @@ func TestReplaceSwitchesEachChunkOnlyOnceLoaded(t *testing.T) {
 					code, body, _ := b.query(t, q)
 					queries.Add(1)
 					if code != 200 || body != want {
-						wrong.CompareAndSwap(nil, fmt.Sprintf("%d %s", code, body))
+						cs := b.b.Candidates([]string{"wiki"}, []interval.Interval{interval.Eternity}, -1)
+						wrong.CompareAndSwap(nil, fmt.Sprintf("%d %s\ncands %+v\nA %v\nB %v", code, body, cs, hs[0].served(), hs[1].served()))
 					}
 				}
 			}()
