@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 func w(v, inv, ret int64) RegOp { return RegOp{Write: true, Value: v, Inv: inv, Ret: ret} }
@@ -196,3 +197,22 @@ type testErr struct{}
 func (testErr) Error() string { return "connection refused" }
 
 var errTest error = testErr{}
+
+func TestAvailabilityWindows(t *testing.T) {
+	var a availability
+	t0 := time.Unix(0, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	a.record(1, true, at(0))
+	a.record(1, false, at(1)) // client 1 down from 1 s ...
+	a.record(2, false, at(2)) // client 2 down from 2 s ...
+	a.record(1, false, at(3))
+	a.record(1, true, at(4)) // ... to 4 s: 3 s
+	a.record(2, true, at(4.5))
+	if got := a.finish(at(5)); got != 3*time.Second {
+		t.Fatalf("longest window %v, want 3s", got)
+	}
+	a.record(3, false, at(6)) // still down at the end: counts to the end
+	if got := a.finish(at(10)); got != 4*time.Second {
+		t.Fatalf("longest window %v, want 4s (open at the end)", got)
+	}
+}

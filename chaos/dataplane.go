@@ -466,7 +466,7 @@ func (d *replaceRun) faults(rng *rand.Rand) []action {
 			if id != "" {
 				if st, ok := getTask(ctx, d.c, d.client, id); ok {
 					for _, p := range d.mms {
-						if strings.HasPrefix(p.HTTP, st.Location.Host+":") && st.Location.Host != "" {
+						if p.HTTP == fmt.Sprintf("%s:%d", st.Location.Host, st.Location.Port) {
 							target = p
 						}
 					}
