@@ -51,6 +51,10 @@ type Plan struct {
 	// After Throttle a target may lack the segment in Hold: its load is held
 	// back for a later plan.
 	Targets map[segment.ID][]string
+	// KeepOnly marks the segments that are in Hold lists only so that the
+	// servers holding them keep them for a handover (see handover): a
+	// server that lacks one must not load it.
+	KeepOnly map[segment.ID]bool
 }
 
 // PlanAssignments decides which server serves which segment. Replicas are

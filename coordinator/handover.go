@@ -48,7 +48,9 @@ type outgoing struct {
 type replacement func(seg *segment.DataSegment) (visible []*segment.DataSegment, wanted func(*segment.DataSegment) bool)
 
 // keep adds to plan's hold lists the outgoing segments whose replacement is
-// not ready yet, and returns when the plan must be recomputed because a
+// not ready yet (marked KeepOnly: the inventory and the last plan may be
+// stale, so a listed server may have dropped one already and must not load
+// it again), and returns when the plan must be recomputed because a
 // replacement's Delay runs out (zero: not for the handover). inServed
 // reports whether a segment is in the served view.
 func (h *handover) keep(plan Plan, cands []Candidate, inServed func(segment.ID) bool, repl replacement, delay time.Duration, now time.Time) (Plan, time.Time) {
@@ -124,6 +126,10 @@ func (h *handover) keep(plan Plan, cands []Candidate, inServed func(segment.ID) 
 			plan.Hold[name] = append(slices.Clip(plan.Hold[name]), o.seg)
 			touched[name] = true
 		}
+		if plan.KeepOnly == nil {
+			plan.KeepOnly = map[segment.ID]bool{}
+		}
+		plan.KeepOnly[id] = true
 	}
 	h.readySince, h.assigned = next, plan.Hold
 	for name := range touched {

@@ -67,6 +67,12 @@ func TestHandoverKeepsOldVersionUntilReplacementLoaded(t *testing.T) {
 		if kept != st.keepOld {
 			t.Fatalf("%s: old version kept = %v, want %v (hold %v)", st.name, kept, st.keepOld, got.Hold["a"])
 		}
+		if kept && !got.KeepOnly[old.ID()] && !inServed(old.ID()) {
+			t.Fatalf("%s: the old version is held for the handover but not marked keepOnly", st.name)
+		}
+		if got.KeepOnly[new0.ID()] || got.KeepOnly[new1.ID()] {
+			t.Fatalf("%s: a served segment is marked keepOnly", st.name)
+		}
 		if slices.ContainsFunc(got.Hold["b"], func(s *segment.DataSegment) bool { return s.ID() == old.ID() }) {
 			t.Fatalf("%s: the old version was placed on a server that did not hold it", st.name)
 		}

@@ -86,6 +86,7 @@ type Node struct {
 	retryAt  map[string]time.Time
 	failures map[string]int
 	want     map[string]*segment.DataSegment // the last coordinator listing
+	keepOnly map[string]bool                 // of want: keep if held, never load (a handover)
 	replaced map[string]replacement          // realtime ids a hand-off replaced (local.go)
 	locs     []*location
 	version  uint64

@@ -235,3 +235,106 @@ func TestNodeRejectsSegmentsThatDoNotFit(t *testing.T) {
 type deepNone struct{}
 
 func (deepNone) Get(context.Context, deep.LoadSpec, string) error { return os.ErrNotExist }
+
+// Segments listed keepOnly (a coordinator's handover) are kept while held
+// but never downloaded: the coordinator's picture of what a historical holds
+// may be out of date.
+func TestNodeKeepsButNeverLoadsKeepOnlySegments(t *testing.T) {
+	store, err := deep.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(ivs string) *segment.DataSegment {
+		seg, path := localSegment(t, ivs, "v1", 0, 2)
+		seg.ShardSpec = segment.NumberedShard(0, 1)
+		spec, err := store.Put(context.Background(), "ds/v1/"+strings.ReplaceAll(ivs, "/", "_"), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls, _ := json.Marshal(spec)
+		seg.LoadSpec = segment.RawJSON(ls)
+		return seg
+	}
+	held := mk("2020-01-01/2020-01-02")
+	other := mk("2020-01-02/2020-01-03")
+	var mu sync.Mutex
+	var listing string
+	polls := 0
+	setListing := func(entries ...string) {
+		mu.Lock()
+		defer mu.Unlock()
+		listing, polls = "["+strings.Join(entries, ",")+"]", 0
+	}
+	entry := func(s *segment.DataSegment, keepOnly bool) string {
+		b := s.AppendJSON(nil)
+		if keepOnly {
+			return string(b[:len(b)-1]) + `,"keepOnly":true}`
+		}
+		return string(b)
+	}
+	coord := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		polls++
+		w.Write([]byte(listing))
+	}))
+	defer coord.Close()
+	n, err := New(Config{Name: "h:1", Locations: []Location{{t.TempDir(), 1 << 20}}, Coordinators: []string{coord.URL},
+		Storage: store, PollPeriod: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	served := func() []string {
+		var ids []string
+		for _, s := range n.Announce("").Segments {
+			ids = append(ids, s.ID().String())
+		}
+		return ids
+	}
+	// polled waits until the node has fetched the current listing twice:
+	// the first fetch's reconcile is done once the second is asked for.
+	polled := func() {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			mu.Lock()
+			p := polls
+			mu.Unlock()
+			if p >= 2 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the historical stopped polling")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	setListing(entry(held, false))
+	n.Start()
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.Equal(served(), []string{held.ID().String()}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("served %v", served())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	setListing(entry(held, true), entry(other, true))
+	polled()
+	n.mu.Lock()
+	loading := n.loading[other.ID().String()]
+	n.mu.Unlock()
+	if got := served(); !slices.Equal(got, []string{held.ID().String()}) || loading {
+		t.Fatalf("with a keepOnly listing: served %v, loading the other segment %v; want only the held one kept", got, loading)
+	}
+	setListing()
+	polled()
+	setListing(entry(held, true))
+	polled()
+	n.mu.Lock()
+	loading = n.loading[held.ID().String()]
+	n.mu.Unlock()
+	if got := served(); len(got) != 0 || loading {
+		t.Fatalf("a dropped segment listed keepOnly: served %v, loading %v; want it not loaded again", got, loading)
+	}
+}

@@ -89,11 +89,14 @@ func (n *Node) fetchListing() (map[string]*segment.DataSegment, error) {
 		if sum == n.lastList && n.want != nil {
 			return n.want, nil
 		}
-		want, err := parseListing(body)
+		want, keepOnly, err := parseListing(body)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", base, err)
 		}
 		n.lastList = sum
+		n.mu.Lock()
+		n.keepOnly = keepOnly
+		n.mu.Unlock()
 		return want, nil
 	}
 	if len(errs) == 0 {
@@ -141,30 +144,41 @@ func (n *Node) get(url, etag string) ([]byte, string, error) {
 }
 
 // parseListing reads a JSON array of segments, skipping any marked
-// overshadowed.
-func parseListing(body []byte) (map[string]*segment.DataSegment, error) {
+// overshadowed. Segments marked keepOnly are listed for a handover: the
+// historical keeps them while it has them but does not load them (the
+// coordinator's picture of what it holds may be out of date).
+func parseListing(body []byte) (map[string]*segment.DataSegment, map[string]bool, error) {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(body, &raws); err != nil {
-		return nil, fmt.Errorf("segment listing: %w", err)
+		return nil, nil, fmt.Errorf("segment listing: %w", err)
 	}
 	want := make(map[string]*segment.DataSegment, len(raws))
+	var keepOnly map[string]bool
 	for _, raw := range raws {
 		var st struct {
 			Overshadowed bool `json:"overshadowed"`
+			KeepOnly     bool `json:"keepOnly"`
 		}
 		if err := json.Unmarshal(raw, &st); err != nil {
-			return nil, fmt.Errorf("segment listing: %w", err)
+			return nil, nil, fmt.Errorf("segment listing: %w", err)
 		}
 		if st.Overshadowed {
 			continue
 		}
 		seg := new(segment.DataSegment)
 		if err := json.Unmarshal(raw, seg); err != nil {
-			return nil, fmt.Errorf("segment listing: %w", err)
+			return nil, nil, fmt.Errorf("segment listing: %w", err)
 		}
-		want[seg.ID().String()] = seg
+		id := seg.ID().String()
+		want[id] = seg
+		if st.KeepOnly {
+			if keepOnly == nil {
+				keepOnly = map[string]bool{}
+			}
+			keepOnly[id] = true
+		}
 	}
-	return want, nil
+	return want, keepOnly, nil
 }
 
 // reconcile unannounces segments no longer wanted (keeping them queryable
@@ -198,6 +212,9 @@ func (n *Node) reconcile(want map[string]*segment.DataSegment) {
 				n.served[id] = l
 				n.version++
 				continue
+			}
+			if n.keepOnly[id] {
+				continue // kept for a handover, not worth a download
 			}
 			n.loading[id] = true
 			toLoad = append(toLoad, seg)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -65,7 +66,7 @@ func (s *Server) assignedBody(cur *coordinator.Current, name string, hold []*seg
 	if a, ok := s.assigned[name]; ok && a.cur == cur {
 		return a.body, a.etag
 	}
-	body := appendSegments(nil, hold)
+	body := appendAssigned(nil, hold, cur.Plan.KeepOnly)
 	sum := sha256.Sum256(body)
 	etag := `"` + hex.EncodeToString(sum[:12]) + `"`
 	if s.assigned == nil || len(s.assigned) > 4096 { // names come from requests: bound the map
@@ -121,4 +122,23 @@ func (s *Server) handoffComplete(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeRawJSON(w, http.StatusOK, strconv.AppendBool(nil, done))
+}
+
+// appendAssigned appends a historical's hold list as a JSON array of
+// segments, those kept only for a handover marked "keepOnly":true.
+func appendAssigned(dst []byte, hold []*segment.DataSegment, keepOnly map[segment.ID]bool) []byte {
+	dst = slices.Grow(dst, 2+len(hold)*segmentJSONSize)
+	dst = append(dst, '[')
+	for i, seg := range hold {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '{')
+		dst = seg.AppendJSONFields(dst)
+		if keepOnly[seg.ID()] {
+			dst = append(dst, `,"keepOnly":true`...)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
 }

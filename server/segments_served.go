@@ -556,7 +556,7 @@ func (s *Server) loadQueue(w http.ResponseWriter, r *http.Request) {
 		hold := make(map[segment.ID]bool, len(planned))
 		for _, seg := range planned {
 			hold[seg.ID()] = true
-			if _, ok := srv.Segments[seg.ID()]; !ok {
+			if _, ok := srv.Segments[seg.ID()]; !ok && !cur.Plan.KeepOnly[seg.ID()] {
 				load = append(load, seg)
 			}
 		}
