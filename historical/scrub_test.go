@@ -146,11 +146,28 @@ func sumOf(t *testing.T, n *Node, seg *segment.DataSegment) (string, []string) {
 	return string(res.Partial), res.Missing
 }
 
-// A cached file damaged after its blocks were read and checked once: the
-// next sub-query does not answer from it but reports the segment missing
-// (the broker reads it from a replica), and the node drops the copy and
-// downloads it again.
-func TestDamagedCachedFileIsNotServed(t *testing.T) {
+// A cached file damaged after a query read and checked its blocks: the
+// same query answers as before (from the verified copies of the block
+// cache, never from the changed bytes).
+func TestDamagedCachedFileDoesNotChangeAnswers(t *testing.T) {
+	n, _, seg, path := cachedNode(t, -1)
+	want, missing := sumOf(t, n, seg)
+	if !strings.Contains(want, `"x":500500`) || len(missing) != 0 {
+		t.Fatalf("intact: %s, missing %v", want, missing)
+	}
+	damage(t, path)
+	if got, missing := sumOf(t, n, seg); got != want || len(missing) != 0 {
+		t.Fatalf("after damage: answered %s, missing %v; want %s", got, missing, want)
+	}
+}
+
+// A sub-query that meets damage (here with the block cache off, so every
+// read checks the file) does not answer from the segment but reports it
+// missing (the broker reads it from a replica), and the node drops the copy
+// and downloads it again.
+func TestDamagedCachedFileIsReportedMissingAndDownloadedAgain(t *testing.T) {
+	stseg.SetBlockCacheBytes(0)
+	defer stseg.SetBlockCacheBytes(stseg.DefaultBlockCacheBytes)
 	n, store, seg, path := cachedNode(t, -1)
 	want, missing := sumOf(t, n, seg)
 	if !strings.Contains(want, `"x":500500`) || len(missing) != 0 {
@@ -200,6 +217,8 @@ func TestScrubDropsAndDownloadsDamagedFile(t *testing.T) {
 // damage in it fails, naming it, rather than answering or reporting it
 // missing (which a broker takes for a hand-off).
 func TestDamagedTaskFileFailsTheSubQuery(t *testing.T) {
+	stseg.SetBlockCacheBytes(0)
+	defer stseg.SetBlockCacheBytes(stseg.DefaultBlockCacheBytes)
 	n, err := New(Config{Name: "mm:1", LocalOnly: true})
 	if err != nil {
 		t.Fatal(err)

@@ -614,14 +614,13 @@ func (c *ComplexColumn) Nulls() (*roaring.Bitmap, error) { return nullBitmap(c.s
 type Blobs struct {
 	ends []uint32 // ends[i] is the end of row i's blob in data
 	data []byte
-	buf  []byte
 }
 
 // Len is the number of rows in the block.
 func (bs *Blobs) Len() int { return len(bs.ends) }
 
 // At returns the blob of row i of the block (empty for null rows). The
-// slice is valid until the next Block call with bs.
+// slice must not be modified.
 func (bs *Blobs) At(i int) []byte {
 	start := uint32(0)
 	if i > 0 {
@@ -632,11 +631,10 @@ func (bs *Blobs) At(i int) []byte {
 
 // Block decodes block b into bs.
 func (c *ComplexColumn) Block(b int, bs *Blobs) error {
-	raw, err := c.s.blockData(c.c, b, bs.buf[:0])
+	raw, err := c.s.blockData(c.c, b)
 	if err != nil {
 		return err
 	}
-	bs.buf = raw
 	r := encoding.NewReader(raw)
 	n := r.Int(encoding.MaxBlockValues)
 	w := int(r.Byte())

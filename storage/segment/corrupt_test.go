@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -193,8 +194,19 @@ func FuzzOpen(f *testing.F) {
 // Damage that reaches a mapped file after its bytes were first read and
 // checked (a write to the file, or a page read back from a failing disk)
 // must not change what the segment answers: every read gives the intact
-// values or an error wrapping ErrCorrupt.
+// values (from a verified copy) or an error wrapping ErrCorrupt. With the
+// block cache off, every block read checks the mapping anew.
 func TestDamageAfterFirstUseDetected(t *testing.T) {
+	for _, budget := range []int64{DefaultBlockCacheBytes, 0} {
+		t.Run(fmt.Sprintf("blockCache=%d", budget), func(t *testing.T) {
+			SetBlockCacheBytes(budget)
+			defer SetBlockCacheBytes(DefaultBlockCacheBytes)
+			damageAfterFirstUse(t)
+		})
+	}
+}
+
+func damageAfterFirstUse(t *testing.T) {
 	spec := allKindsSpec(16)
 	spec.ColumnCompression = map[string]Compression{"s": CompressLZ4, "mv": CompressZstd, "l": CompressNone}
 	rng := rand.New(rand.NewPCG(5, 5))
@@ -217,6 +229,7 @@ func TestDamageAfterFirstUseDetected(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		step = 5
 	}
+	detected := 0
 	var b [1]byte
 	for off := int64(headerSize); off < info.Bytes-trailerSize; off += int64(step) {
 		if _, err := f.ReadAt(b[:], off); err != nil {
@@ -231,6 +244,8 @@ func TestDamageAfterFirstUseDetected(t *testing.T) {
 			t.Fatalf("byte %d damaged after first use: error %v does not wrap ErrCorrupt", off, err)
 		case err == nil && !reflect.DeepEqual(got, want):
 			t.Fatalf("byte %d damaged after first use: the segment answered changed values", off)
+		case err != nil:
+			detected++
 		}
 		if _, err := f.WriteAt(b[:], off); err != nil {
 			t.Fatal(err)
@@ -239,4 +254,8 @@ func TestDamageAfterFirstUseDetected(t *testing.T) {
 	if _, err := readAll(seg); err != nil {
 		t.Fatalf("repaired file: %v", err)
 	}
+	if err := seg.Verify(); err != nil {
+		t.Fatalf("repaired file: %v", err)
+	}
+	t.Logf("%d damaged bytes reported as errors", detected)
 }

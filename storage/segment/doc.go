@@ -69,9 +69,10 @@
 // Every stored byte is covered by a CRC32C: the footer's is checked by Open.
 // The file may change under the mapping while it is open (a write to it,
 // or a page the kernel evicted and read back from a failing disk), so a
-// check made once does not vouch for later reads of the mapping: each block
-// is copied out of it and checked on every read, and the copy is what is
-// decoded; each region (dictionary, posting offsets, postings, null and
+// check made once does not vouch for later reads of the mapping: a block is
+// copied out of it and checked, and the copy is what is decoded (the block
+// cache, shared by all segments within a byte budget, keeps recent verified
+// copies for later reads); each region (dictionary, posting offsets, postings, null and
 // empty-row bitmaps) is copied and checked on its first read, and that
 // heap copy serves every later one. Verify checks the whole file as it is
 // now. Damage or truncation is reported as an error wrapping ErrCorrupt,
@@ -83,7 +84,7 @@
 // A Segment is safe for concurrent use. Nothing a reader returns points
 // into the mapping: bitmaps returned by Bitmap and Nulls reference the
 // region copies and are copy-on-write (modifying them is safe), and blobs
-// are valid until the next Block call with the same Blobs. Close must not
+// point into shared block copies (not to be modified). Close must not
 // be called while readers are active. Writers and Builders are not safe for
 // concurrent use.
 package segment

@@ -16,9 +16,11 @@ import (
 // mapping at any time (a write to it, or a page read back from a failing
 // disk after the kernel evicted it), so a check made once would not cover
 // later reads. A column block is copied out of the mapping and its checksum
-// verified on the copy at every read, and the copy is what is decoded; a
-// region (dictionary, postings, null bitmap) is copied and verified the
-// first time it is read and that heap copy serves every later read. Damage
+// verified on the copy, and the copy is what is decoded; the process-wide
+// block cache (SetBlockCacheBytes) keeps recent verified copies for later
+// reads. A region (dictionary, postings, null bitmap) is copied and
+// verified the first time it is read and that heap copy serves every later
+// read. Damage
 // anywhere in the file surfaces as an error wrapping ErrCorrupt, from Open
 // or from a read, never as changed values. Verify checks the whole file as
 // it is now.
@@ -101,7 +103,11 @@ func newSegment(data []byte) (*Segment, error) {
 
 // Close unmaps the file.
 func (s *Segment) Close() error {
-	if s.closed.Swap(true) || s.unmap == nil {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	blocks.drop(s)
+	if s.unmap == nil {
 		return nil
 	}
 	return s.unmap(s.data)
@@ -240,48 +246,48 @@ func (s *Segment) region(c *columnMeta, kind byte) ([]byte, bool, error) {
 
 var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
-// blockData returns block b of c, copied out of the mapping into scratch
-// (grown as needed), verified and decompressed.
-func (s *Segment) blockData(c *columnMeta, b int, scratch []byte) ([]byte, error) {
+// blockData returns block b of c decompressed, from the block cache or else
+// copied out of the mapping, verified and decompressed (then cached). The
+// bytes are shared and must not be modified.
+func (s *Segment) blockData(c *columnMeta, b int) ([]byte, error) {
 	if b < 0 || b >= len(c.blocks) {
 		return nil, fmt.Errorf("segment: column %q: block %d out of range", c.name, b)
 	}
+	k := blockKey{s, c, b}
+	if raw, ok := blocks.get(k); ok {
+		return raw, nil
+	}
 	bl := &c.blocks[b]
+	var raw []byte
 	if c.codec == encoding.CodecNone {
-		raw, err := s.copyChecked(scratch, bl.off, bl.length, bl.crc)
-		if err != nil {
+		var err error
+		if raw, err = s.copyChecked(make([]byte, 0, bl.length), bl.off, bl.length, bl.crc); err != nil {
 			return nil, fmt.Errorf("column %q block %d: %w", c.name, b, err)
 		}
 		if len(raw) != int(bl.raw) {
 			return nil, corruptf("column %q block %d: stored length mismatch", c.name, b)
 		}
-		return raw, nil
+	} else {
+		sp := scratchPool.Get().(*[]byte)
+		defer scratchPool.Put(sp)
+		stored, err := s.copyChecked(*sp, bl.off, bl.length, bl.crc)
+		*sp = stored[:0]
+		if err != nil {
+			return nil, fmt.Errorf("column %q block %d: %w", c.name, b, err)
+		}
+		if raw, err = encoding.Decompress(c.codec, make([]byte, 0, bl.raw), stored, int(bl.raw)); err != nil {
+			return nil, fmt.Errorf("%w: column %q block %d: %v", ErrCorrupt, c.name, b, err)
+		}
 	}
-	sp := scratchPool.Get().(*[]byte)
-	defer scratchPool.Put(sp)
-	stored, err := s.copyChecked(*sp, bl.off, bl.length, bl.crc)
-	*sp = stored[:0]
-	if err != nil {
-		return nil, fmt.Errorf("column %q block %d: %w", c.name, b, err)
-	}
-	out, err := encoding.Decompress(c.codec, scratch, stored, int(bl.raw))
-	if err != nil {
-		return nil, fmt.Errorf("%w: column %q block %d: %v", ErrCorrupt, c.name, b, err)
-	}
-	return out, nil
+	blocks.put(k, raw)
+	return raw, nil
 }
 
-// withBlock runs fn on the decompressed bytes of a block, lending a pooled
-// scratch buffer to hold them.
+// withBlock runs fn on the decompressed bytes of a block.
 func (s *Segment) withBlock(c *columnMeta, b int, fn func(raw []byte) error) error {
-	sp := scratchPool.Get().(*[]byte)
-	defer scratchPool.Put(sp)
-	raw, err := s.blockData(c, b, (*sp)[:0])
+	raw, err := s.blockData(c, b)
 	if err != nil {
 		return err
-	}
-	if cap(raw) > cap(*sp) {
-		*sp = raw[:0]
 	}
 	if err := fn(raw); err != nil {
 		if errors.Is(err, encoding.ErrCorrupt) {
