@@ -46,7 +46,7 @@ conformance: build
 # Fault injection (chaos/): clusters of real processes, each in a network
 # namespace of its own when run as root, with kill -9, SIGSTOP, partitions,
 # crashes and corrupted segment files while clients check every answer;
-# about 12 minutes. `make test` runs a short version (TestChaosShort).
+# about 10 minutes. `make test` runs a short version (TestChaosShort).
 CHAOS_FLAGS ?=
 chaos: build
 	$(GO) run ./cmd/chaos --bin $(BIN) $(CHAOS_FLAGS)
