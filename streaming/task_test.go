@@ -346,7 +346,17 @@ func TestIndexKafkaTask(t *testing.T) {
 			t.Fatal("task 4 did not start")
 		}
 	}
-	time.Sleep(700 * time.Millisecond)
+	// The stop comes once the task has read the record (its live report
+	// counts it), however slow the machine.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		code, body := e.do(t, "GET", "/svc/indexer/v1/task/"+url.PathEscape(id4)+"/reports", "")
+		if code == 200 && strings.Contains(body, `"recordsRead":1`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task 4 did not read the record: %d %s", code, body)
+		}
+	}
 	if !e.mm.Shutdown(id4, "graceful stop") {
 		t.Fatal("task 4 was not running")
 	}
