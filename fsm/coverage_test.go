@@ -1,0 +1,180 @@
+package fsm
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/hashicorp/raft"
+
+	"strata/commands"
+	"strata/segment"
+)
+
+// step is one entry of fullLog with what applying it must give, so that the
+// log stays meaningful: a command silently refused would leave its table empty.
+type step struct {
+	cmd    commands.Command // nil: a Raft no-op entry
+	reject bool             // the FSM must refuse it (rejected entries are part of the log too)
+}
+
+// fullLog is a log holding at least one of every registered command type, in
+// the order a cluster issues them: configs and rules, workers, a streaming
+// task that locks, publishes with Kafka offsets and completes, a batch
+// publish that is marked unused, killed and partly swept, supervisors, and a
+// task left running with its lock, so that every snapshot table has records.
+func fullLog(t *testing.T) []*raft.Log {
+	t.Helper()
+	wl := commands.StringList{"logs"}
+	wikiSegs := []*segment.DataSegment{seg("wiki", 0, "v1", 0, 0), seg("wiki", 1, "v1", 0, 0)}
+	taskPublish := kafkaPublish(wikiSegs, kmeta("t", 0, 0), kmeta("t", 0, 42, 1, 7))
+	taskPublish.TaskID = "index_kafka_wiki"
+	logsSegs := []*segment.DataSegment{seg("logs", 0, "v1", 0, 1), seg("logs", 1, "v1", 0, 1), seg("logs", 2, "v1", 0, 1)}
+	steps := []step{
+		{cmd: commands.SetCoordinatorConfig{Patch: commands.CoordinatorConfigPatch{MaxSegmentsToMove: i32(7), KillDataSourceWhitelist: &wl}}},
+		{cmd: commands.SetWorkerConfig{Config: commands.WorkerBehaviorConfig{Type: "default", SelectStrategy: &commands.SelectStrategy{Type: "fillCapacity"}, AutoScaler: json.RawMessage("null")}}},
+		{cmd: commands.SetCoordinatorConfig{Patch: commands.CoordinatorConfigPatch{MaxNonPrimaryReplicantsToLoad: i32(-1)}}, reject: true},
+		{cmd: commands.SetRules{DataSource: "wiki", Rules: json.RawMessage(`[{"type":"loadForever","tieredReplicants":{"_default_tier":2}}]`)}},
+		{cmd: commands.SetRules{DataSource: "_default", Rules: json.RawMessage(`[{"type":"loadForever","tieredReplicants":{"_default_tier":1}}]`)}},
+		{cmd: commands.RegisterWorker{Host: "mm1:8091", Capacity: 2, Category: "hot", Version: "1", IP: "10.0.0.5"}},
+		{cmd: commands.RegisterWorker{Host: "mm2:8091", Capacity: 1}},
+		{cmd: commands.SetWorkerEnabled{Host: "mm2:8091", Enabled: false}},
+		{cmd: commands.SetSupervisor{ID: "wiki", DataSource: "wiki", Spec: supSpec("wiki", false)}},
+		{cmd: commands.SetSupervisor{ID: "metrics", DataSource: "metrics", Spec: supSpec("metrics", true), Suspended: true}},
+		{cmd: submitCmd("index_kafka_wiki", "wiki")},
+		{cmd: commands.AssignTask{ID: "index_kafka_wiki", Worker: "mm1:8091"}},
+		{cmd: commands.TaskStatusUpdate{ID: "index_kafka_wiki", Worker: "mm1:8091", Status: commands.TaskRunning, Location: &commands.TaskLocation{Host: "mm1", Port: 8100, TLSPort: -1}}},
+		{cmd: commands.AcquireLock{TaskID: "index_kafka_wiki", Interval: "2024-01-01/2024-01-03"}},
+		{cmd: taskPublish},
+		{cmd: taskPublish, reject: true}, // its start offsets are stale now
+		{cmd: commands.ReleaseLock{TaskID: "index_kafka_wiki", Interval: "2024-01-01/2024-01-03"}},
+		{cmd: commands.TaskStatusUpdate{ID: "index_kafka_wiki", Worker: "mm1:8091", Status: commands.TaskSuccess, Report: json.RawMessage(`{"rows":2}`)}},
+		{}, // a leader's no-op
+		{cmd: publishCmd(logsSegs, "", "")},
+		{cmd: commands.MarkSegments{DataSource: "logs", Used: false, Interval: "2024-01-01/2024-01-03"}},
+		{cmd: commands.MarkSegments{DataSource: "logs", Used: false, IDs: []string{"nope"}, FailOnUnknown: true}, reject: true},
+		{cmd: submitCmd("kill_logs", "logs", "2024-01-01/2024-01-03")},
+		{cmd: commands.KillSegments{DataSource: "logs", Interval: "2024-01-01/2024-01-03", TaskID: "kill_logs"}},
+		{cmd: commands.AckFileDeletions{LoadSpecs: []string{string(logsSegs[0].LoadSpec)}}},
+		{cmd: commands.ShutdownTask{ID: "kill_logs", Reason: commands.ShutdownByUser}},
+		{cmd: commands.ResetSupervisorOffsets{DataSource: "wiki", Offsets: kafkaOffsets("t", `{"0":40,"1":7}`)}},
+		{cmd: commands.TerminateSupervisor{ID: "metrics"}},
+		{cmd: commands.TerminateSupervisor{ID: "metrics"}, reject: true},
+		{cmd: submitCmd("index_kafka_wiki_2", "wiki")},
+		{cmd: commands.AssignTask{ID: "index_kafka_wiki_2", Worker: "mm2:8091"}, reject: true}, // disabled worker
+		{cmd: commands.AssignTask{ID: "index_kafka_wiki_2", Worker: "mm1:8091"}},
+		{cmd: commands.AcquireLock{TaskID: "index_kafka_wiki_2", Interval: "2024-01-03/2024-01-04"}},
+		{cmd: commands.SubmitTask{ID: "bad/id"}, reject: true},
+	}
+	out := make([]*raft.Log, 0, len(steps))
+	probe := New(nil) // checks each step's outcome as the log is built
+	for i, s := range steps {
+		ix := uint64(i + 1)
+		l := &raft.Log{Index: ix, Term: 1, Type: raft.LogNoop}
+		if s.cmd != nil {
+			// Times are not monotonic on purpose: the FSM keeps the largest.
+			l = entry(t, ix, int64(ix)*1000+int64(i%3)*700, s.cmd, "ops")
+		}
+		res, _ := probe.Apply(l).(Result)
+		if s.cmd != nil && (res.Err != nil) != s.reject {
+			t.Fatalf("fullLog step %d (%s): error %v, want rejected=%v", i, s.cmd.CommandType(), res.Err, s.reject)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// The log of TestDeterminism really holds every registered command type.
+func TestFullLogCoversEveryCommandType(t *testing.T) {
+	seen := map[string]bool{}
+	for _, l := range fullLog(t) {
+		if l.Type != raft.LogCommand {
+			continue
+		}
+		env, _, err := commands.Decode(l.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[env.Type] = true
+	}
+	for _, tag := range commands.Types() {
+		if !seen[tag] {
+			t.Errorf("fullLog has no %s command: add one in a meaningful place", tag)
+		}
+	}
+}
+
+// Every registered command tag has an apply function, and every apply
+// function belongs to a registered tag.
+func TestEveryCommandHasAnApplyFunction(t *testing.T) {
+	registered := map[string]bool{}
+	for _, tag := range commands.Types() {
+		registered[tag] = true
+		if appliers[tag] == nil {
+			t.Errorf("command %s is registered but has no apply function (fsm: on(apply...))", tag)
+		}
+	}
+	for tag := range appliers {
+		if !registered[tag] {
+			t.Errorf("apply function for %s, which package commands does not register", tag)
+		}
+	}
+}
+
+// stateTables names the snapshot tables that hold each field of State. A new
+// field must be added here, with a table in `tables`, or this test fails: state
+// missing from snapshots would be lost by every node restored from one.
+var stateTables = map[string][]string{
+	"coordinatorConfig": {"coordinator_config"},
+	"workerConfig":      {"worker_config"},
+	"audit":             {"audit"},
+	"segments":          {"segments", "datasource_metadata", "pending_file_deletions"},
+	"tasks":             {"tasks", "task_locks", "task_lock_clock", "workers"},
+	"supervisors":       {"supervisors"},
+	"rules":             {"rules"},
+}
+
+// Fields of State that the snapshot header carries instead of a table.
+var stateHeaderFields = map[string]bool{"index": true, "lastTimeMs": true}
+
+func TestEveryStateTableHasASnapshotTable(t *testing.T) {
+	inTables := map[string]bool{}
+	for _, tb := range tables {
+		if inTables[tb.name] {
+			t.Errorf("snapshot table %s is registered twice", tb.name)
+		}
+		inTables[tb.name] = true
+	}
+	claimed := map[string]string{}
+	st := reflect.TypeFor[State]()
+	for i := range st.NumField() {
+		f := st.Field(i).Name
+		if stateHeaderFields[f] {
+			continue
+		}
+		names, ok := stateTables[f]
+		if !ok {
+			t.Errorf("State.%s has no snapshot table listed in stateTables", f)
+		}
+		for _, n := range names {
+			if !inTables[n] {
+				t.Errorf("State.%s: snapshot table %s is not in fsm's tables", f, n)
+			}
+			claimed[n] = f
+		}
+	}
+	for n := range inTables {
+		if claimed[n] == "" {
+			t.Errorf("snapshot table %s belongs to no State field in stateTables", n)
+		}
+	}
+	// The full log leaves records in every table, so TestDeterminism's byte
+	// comparisons exercise each table's encoding.
+	f := New(nil)
+	f.ApplyBatch(fullLog(t))
+	for _, p := range f.state.freeze().parts {
+		if p.records == 0 {
+			t.Errorf("snapshot table %s is empty after fullLog: extend the log", p.name)
+		}
+	}
+}
