@@ -1,0 +1,46 @@
+// Package eventually is the one poll loop of Strata's tests: wait until a
+// condition holds, or fail the test naming what never happened.
+//
+// Use it for conditions that another goroutine or process makes true. To show
+// that something does NOT happen, do not wait a fixed time: use testing/synctest
+// or an explicit signal.
+package eventually
+
+import (
+	"testing"
+	"time"
+)
+
+// DefaultTimeout is how long True waits unless told otherwise: generous, since
+// tests run with -race on a shared two-core machine.
+const DefaultTimeout = 10 * time.Second
+
+// interval is the pause between polls.
+const interval = 10 * time.Millisecond
+
+// Option changes how True waits.
+type Option func(*config)
+
+type config struct{ timeout time.Duration }
+
+// Within sets the timeout, for conditions that take longer than
+// DefaultTimeout (whole processes starting, segments handed off).
+func Within(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+
+// True polls cond until it returns true, and fails the test with
+// "timed out after D waiting for <what>" if it does not within the timeout.
+// cond runs on the test's goroutine, so it may call t.Fatal itself.
+func True(t testing.TB, what string, cond func() bool, opts ...Option) {
+	t.Helper()
+	c := config{timeout: DefaultTimeout}
+	for _, o := range opts {
+		o(&c)
+	}
+	deadline := time.Now().Add(c.timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", c.timeout, what)
+		}
+		time.Sleep(interval)
+	}
+}
