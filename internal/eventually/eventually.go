@@ -21,14 +21,22 @@ const interval = 10 * time.Millisecond
 // Option changes how True waits.
 type Option func(*config)
 
-type config struct{ timeout time.Duration }
+type config struct {
+	timeout time.Duration
+	last    func() string
+}
 
 // Within sets the timeout, for conditions that take longer than
 // DefaultTimeout (whole processes starting, segments handed off).
 func Within(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 
+// Showing adds what last returns (typically the last observation the
+// condition made) to the failure message, so a timeout says what was seen.
+func Showing(last func() string) Option { return func(c *config) { c.last = last } }
+
 // True polls cond until it returns true, and fails the test with
 // "timed out after D waiting for <what>" if it does not within the timeout.
+// The first poll is immediate; the pause between polls is 10 ms.
 // cond runs on the test's goroutine, so it may call t.Fatal itself.
 func True(t testing.TB, what string, cond func() bool, opts ...Option) {
 	t.Helper()
@@ -39,6 +47,9 @@ func True(t testing.TB, what string, cond func() bool, opts ...Option) {
 	deadline := time.Now().Add(c.timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
+			if c.last != nil {
+				t.Fatalf("timed out after %v waiting for %s; last seen: %s", c.timeout, what, c.last())
+			}
 			t.Fatalf("timed out after %v waiting for %s", c.timeout, what)
 		}
 		time.Sleep(interval)

@@ -43,12 +43,12 @@ func TestTrueFailsNamingWhatAfterTheTimeout(t *testing.T) {
 					t.Fatalf("recovered %v", p)
 				}
 			}()
-			True(r, "the impossible", func() bool { return false }, Within(3*time.Second))
+			True(r, "the impossible", func() bool { return false }, Within(3*time.Second), Showing(func() string { return "false" }))
 		}()
 		if got := time.Since(start); got < 3*time.Second || got > 3*time.Second+2*interval {
 			t.Fatalf("gave up after %v", got)
 		}
-		if r.msg != "timed out after 3s waiting for the impossible" {
+		if r.msg != "timed out after 3s waiting for the impossible; last seen: false" {
 			t.Fatalf("message %q", r.msg)
 		}
 	})
