@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"strata/commands"
+	"strata/internal/eventually"
 )
 
 // sampleLog returns the bytes of a real bbolt log store, large enough to have
@@ -237,13 +238,7 @@ func runNode(t *testing.T, dataDir string) {
 		t.Fatal(err)
 	}
 	defer n.Shutdown()
-	deadline := time.Now().Add(10 * time.Second)
-	for !n.IsLeader() {
-		if time.Now().After(deadline) {
-			t.Fatal("no leader")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.True(t, "a leader", n.IsLeader)
 	for v := int32(1); v <= 5; v++ {
 		if _, err := n.Propose(setMaxSegmentsToMove(v), commands.Audit{Author: "test"}, 5*time.Second); err != nil {
 			t.Fatal(err)

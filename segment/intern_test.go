@@ -1,10 +1,13 @@
 package segment
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"strata/internal/eventually"
 )
 
 func TestInternTablesForgetUnusedValues(t *testing.T) {
@@ -17,21 +20,15 @@ func TestInternTablesForgetUnusedValues(t *testing.T) {
 	}
 	key := string(appendListKey(nil, list))
 	s, l = "", nil
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var strLeft, listLeft bool
+	eventually.True(t, "the intern tables to forget values that died", func() bool {
 		runtime.GC()
 		strTable.Lock()
-		_, strLeft := strTable.m[name]
+		_, strLeft = strTable.m[name]
 		strTable.Unlock()
 		listTable.Lock()
-		_, listLeft := listTable.m[key]
+		_, listLeft = listTable.m[key]
 		listTable.Unlock()
-		if !strLeft && !listLeft {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("entries still present after their values died: string %v list %v", strLeft, listLeft)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return !strLeft && !listLeft
+	}, eventually.Within(5*time.Second), eventually.Showing(func() string { return fmt.Sprintf("string kept %v, list kept %v", strLeft, listLeft) }))
 }
