@@ -7,10 +7,19 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
+// The publisher runs in a synctest bubble: its ticker follows the bubble's
+// clock, and synctest.Wait lets every due tick be handled before a count is
+// checked, so "nothing was published" is exact rather than a guess after a
+// sleep.
 func TestPublishesChangesOnlyAndStops(t *testing.T) {
+	synctest.Test(t, testPublishesChangesOnlyAndStops)
+}
+
+func testPublishesChangesOnlyAndStops(t *testing.T) {
 	var progress atomic.Int64 // the "task"'s progress; the key follows it
 	var mu sync.Mutex
 	var sent []string
@@ -33,38 +42,44 @@ func TestPublishesChangesOnlyAndStops(t *testing.T) {
 		defer mu.Unlock()
 		return len(sent)
 	}
-	waitFor := func(n int) {
-		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); count() < n; {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d publishes, want %d", count(), n)
-			}
-			time.Sleep(time.Millisecond)
-		}
+	// periods lets n ticks happen and be handled.
+	periods := func(n int) {
+		time.Sleep(time.Duration(n) * 2 * time.Millisecond)
+		synctest.Wait()
 	}
 	p := Start(context.Background(), 2*time.Millisecond, snapshot, publish, t.Logf)
-	time.Sleep(20 * time.Millisecond)
+	periods(10)
 	if count() != 0 {
 		t.Fatal("published before there was anything to show")
 	}
 	progress.Store(1)
-	waitFor(1)
-	time.Sleep(20 * time.Millisecond) // ten periods without progress
+	periods(1)
+	if count() != 1 {
+		t.Fatalf("%d publishes one period after progress, want 1", count())
+	}
+	periods(10)
 	if count() != 1 {
 		t.Fatalf("unchanged progress published %d times", count())
 	}
 	progress.Store(2)
-	waitFor(2)
+	periods(1)
+	if count() != 2 {
+		t.Fatalf("%d publishes after more progress, want 2", count())
+	}
 	p.Stop()
 	p.Stop() // idempotent
 	progress.Store(3)
-	time.Sleep(20 * time.Millisecond)
+	periods(10)
 	if count() != 2 || sent[1] != `{"n":2}` {
 		t.Fatalf("after Stop: %v", sent)
 	}
 }
 
 func TestFailedPublishIsRetriedAndLoggedOnce(t *testing.T) {
+	synctest.Test(t, testFailedPublishIsRetriedAndLoggedOnce)
+}
+
+func testFailedPublishIsRetriedAndLoggedOnce(t *testing.T) {
 	var calls atomic.Int64
 	var logs atomic.Int64
 	publish := func(context.Context, []byte) error {
@@ -75,13 +90,10 @@ func TestFailedPublishIsRetriedAndLoggedOnce(t *testing.T) {
 	}
 	snapshot := func() ([]byte, string) { return []byte(`{}`), "k" }
 	p := Start(context.Background(), time.Millisecond, snapshot, publish, func(string, ...any) { logs.Add(1) })
-	for deadline := time.Now().Add(5 * time.Second); calls.Load() < 6; {
-		if time.Now().After(deadline) {
-			t.Fatal("a failed publish was not retried")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(10 * time.Millisecond)
+	// Six ticks, then ten more on the bubble's clock: a publish each period
+	// until one succeeds, then none for the unchanged key.
+	time.Sleep(16 * time.Millisecond)
+	synctest.Wait()
 	p.Stop()
 	if calls.Load() != 6 {
 		t.Errorf("%d publish calls, want 5 failures and 1 success, then none (same key)", calls.Load())
