@@ -18,6 +18,7 @@ import (
 	"strata/commands"
 	"strata/fsm"
 	"strata/ingest"
+	"strata/internal/eventually"
 	"strata/interval"
 	"strata/segment"
 	"strata/storage/deep"
@@ -42,13 +43,7 @@ func startNode(t *testing.T) *cluster.Node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { n.Shutdown() })
-	deadline := time.Now().Add(10 * time.Second)
-	for !n.IsLeader() {
-		if time.Now().After(deadline) {
-			t.Fatal("no leader")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.True(t, "a leader", n.IsLeader)
 	return n
 }
 

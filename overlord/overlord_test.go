@@ -10,6 +10,7 @@ import (
 	"strata/cluster"
 	"strata/commands"
 	"strata/fsm"
+	"strata/internal/eventually"
 	"strata/middlemanager"
 )
 
@@ -27,13 +28,7 @@ func startNode(t *testing.T) *cluster.Node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { n.Shutdown() })
-	deadline := time.Now().Add(10 * time.Second)
-	for !n.IsLeader() {
-		if time.Now().After(deadline) {
-			t.Fatal("no leader")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.True(t, "a leader", n.IsLeader)
 	return n
 }
 
@@ -105,14 +100,11 @@ func TestAdoptionAndLiveness(t *testing.T) {
 		hb()
 		time.Sleep(50 * time.Millisecond)
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for record(n, "silent").Status == "RUNNING" {
-		if time.Now().After(deadline) {
-			t.Fatal("the silent worker's task never failed")
-		}
+	// The alive worker keeps heartbeating while the silent one's task fails.
+	eventually.True(t, "the silent worker's task to fail", func() bool {
 		hb()
-		time.Sleep(50 * time.Millisecond)
-	}
+		return record(n, "silent").Status != "RUNNING"
+	}, eventually.Within(3*time.Second))
 	if r := record(n, "silent"); r.Status != "FAILED" || !strings.Contains(r.ErrorMsg, "worker 127.0.0.1:1 disappeared") {
 		t.Fatalf("silent task %+v", r)
 	}
@@ -129,14 +121,10 @@ func TestAdoptionAndLiveness(t *testing.T) {
 	// A worker that cannot be reached gets no task for long: assignment to a
 	// live worker that refuses connections fails the task.
 	submit(t, n, "unreachable")
-	deadline = time.Now().Add(5 * time.Second)
-	for record(n, "unreachable").Status == "RUNNING" {
-		if time.Now().After(deadline) {
-			t.Fatal("the task handed to an unreachable worker never failed")
-		}
+	eventually.True(t, "the task handed to an unreachable worker to fail", func() bool {
 		hb()
-		time.Sleep(50 * time.Millisecond)
-	}
+		return record(n, "unreachable").Status != "RUNNING"
+	})
 	if r := record(n, "unreachable"); r.Worker != "127.0.0.1:2" || !strings.Contains(r.ErrorMsg, "could not hand the task to middle manager 127.0.0.1:2") {
 		t.Fatalf("unreachable %+v", r)
 	}
@@ -160,16 +148,12 @@ func TestTaskMissingFromHeartbeatsFails(t *testing.T) {
 	mustPropose(t, n, commands.AssignTask{ID: "lost", Worker: "127.0.0.1:3"})
 	mustPropose(t, n, commands.TaskStatusUpdate{ID: "lost", Worker: "127.0.0.1:3", Status: "RUNNING"})
 	o := Attach(n, Config{HeartbeatTimeout: 5 * time.Second, AssignmentTimeout: 300 * time.Millisecond, Tick: 30 * time.Millisecond})
-	deadline := time.Now().Add(5 * time.Second)
-	for record(n, "lost").Status == "RUNNING" {
-		if time.Now().After(deadline) {
-			t.Fatal("never failed")
-		}
+	eventually.True(t, "the task missing from heartbeats to fail", func() bool {
 		if _, err := o.Heartbeat(middlemanager.Heartbeat{Host: "127.0.0.1:3"}); err != nil && err != ErrNotReady {
 			t.Fatal(err)
 		}
-		time.Sleep(30 * time.Millisecond)
-	}
+		return record(n, "lost").Status != "RUNNING"
+	})
 	if r := record(n, "lost"); !strings.Contains(r.ErrorMsg, "task is not running on middle manager 127.0.0.1:3") {
 		t.Fatalf("%+v", r)
 	}
