@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"strata/internal/eventually"
 	"strata/interval"
 )
 
@@ -131,19 +132,15 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // overlord is unreachable in these tests, so nothing acknowledges it).
 func finished(t *testing.T, w *Worker, id string) StatusReport {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var st StatusReport
+	eventually.True(t, "task "+id+" to finish", func() bool {
 		w.mu.Lock()
-		st, ok := w.unacked[id]
-		w.mu.Unlock()
-		if ok {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s did not finish", id)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer w.mu.Unlock()
+		var ok bool
+		st, ok = w.unacked[id]
+		return ok
+	})
+	return st
 }
 
 func TestWorkerRunsTasks(t *testing.T) {

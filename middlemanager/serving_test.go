@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"strata/internal/eventually"
 	"strata/interval"
 	"strata/segment"
 )
@@ -122,22 +123,12 @@ func TestServeAndHandoff(t *testing.T) {
 	if servedPath == "" && asked.Load() < 3 {
 		t.Fatalf("after the task ended, h1 serves %+v, want the published segment", rec.of("h1"))
 	}
-	eventually := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	eventually("hand-off complete", func() bool { return rec.of("h1") == nil && asked.Load() >= 3 })
+	eventually.True(t, "hand-off complete", func() bool { return rec.of("h1") == nil && asked.Load() >= 3 })
 	want := "/svc/coordinator/v1/datasources/wiki/handoffComplete?interval=2024-01-01T00%3A00%3A00.000Z%2F2024-01-02T00%3A00%3A00.000Z&partitionNumber=0&version=v1"
 	if got, _ := query.Load().(string); got != want {
 		t.Fatalf("handoffComplete request %s, want %s", got, want)
 	}
-	eventually("hand-off files removed", func() bool {
+	eventually.True(t, "hand-off files removed", func() bool {
 		_, err := os.Stat(filepath.Join(dir, "handoff", "h1"))
 		return os.IsNotExist(err)
 	})
