@@ -269,6 +269,9 @@ func snapshotBytes(t *testing.T, n *Node) []byte {
 	return sink.Bytes()
 }
 
+// The patched raft stages through this store only if it is a raft.LogStager.
+var _ raft.LogStager = (*stagingStore)(nil)
+
 func TestStagingStoreServesStagedBatch(t *testing.T) {
 	inner := raft.NewInmemStore()
 	s := newStagingStore(inner)

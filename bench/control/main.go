@@ -11,6 +11,11 @@
 // the load generator about twice the CPU per request on the servers' two cores).
 // After each load phase the servers' CPU time per write is printed, read from
 // /proc; --profile DIR also saves the servers' CPU profiles and traces.
+//
+// --compare-unpatched measures what Strata's patch of hashicorp/raft
+// (third_party/raft) buys: it builds cmd/strata twice, as is and against
+// upstream hashicorp/raft v1.7.3 from the module cache or proxy, and runs the
+// same write loads against a fresh cluster of each, alternating, side by side.
 package main
 
 import (
@@ -46,6 +51,8 @@ func main() {
 	etcdBin := flag.String("etcd", "", "etcd binary for the anchor (default: etcd on PATH, skipped if absent; \"off\" skips it)")
 	flag.Var(&serverProps, "set", "an extra svc.* property for every server, as key=value (repeatable), e.g. svc.raft.noSync=true to measure the path without disk")
 	flag.StringVar(&profileDir, "profile", "", "save CPU profiles and execution traces of the leader and a follower during each load phase to this directory")
+	flag.BoolVar(&compare, "compare-unpatched", false, "also build strata against upstream hashicorp/raft (without third_party/raft's patch) and compare the write loads of both builds in this run")
+	flag.IntVar(&compareRounds, "rounds", 2, "with --compare-unpatched: rounds of the comparison, each running both builds (in alternating order)")
 	flag.Parse()
 	killOnInterrupt()
 	if err := run(*bin, *dur, *trials, *clients, *etcdBin); err != nil {
@@ -380,17 +387,21 @@ func printTargets(one, many loadResult, clients int, failovers []time.Duration) 
 	fmt.Println(line)
 }
 
-func run(bin string, dur time.Duration, trials, clients int, etcdBin string) error {
-	if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("%s not found: run make build", bin)
-	}
+// startCluster starts a 3-node cluster of bin with data under a new temporary
+// directory and waits for its leader. stop kills the nodes and removes the data.
+func startCluster(bin string) (c *cluster, l *node, dir string, stop func(), err error) {
 	abs, _ := filepath.Abs(bin)
-	dir, err := tempDir("strata-bench-control-")
+	dir, err = tempDir("strata-bench-control-")
 	if err != nil {
-		return err
+		return nil, nil, "", nil, err
 	}
-	defer os.RemoveAll(dir)
-	c := &cluster{bin: abs}
+	c = &cluster{bin: abs}
+	stop = func() {
+		for _, n := range c.nodes {
+			c.kill(n)
+		}
+		os.RemoveAll(dir)
+	}
 	var peers []string
 	for i := 1; i <= 3; i++ {
 		n := &node{id: fmt.Sprintf("n%d", i), http: freePort(), raft: freePort(), data: filepath.Join(dir, fmt.Sprintf("n%d", i))}
@@ -400,20 +411,20 @@ func run(bin string, dur time.Duration, trials, clients int, etcdBin string) err
 	c.peers = strings.Join(peers, ",")
 	for _, n := range c.nodes {
 		if err := c.start(n); err != nil {
-			return err
+			stop()
+			return nil, nil, "", nil, err
 		}
 	}
-	defer func() {
-		for _, n := range c.nodes {
-			c.kill(n)
-		}
-	}()
-	l, err := c.waitLeader(15 * time.Second)
-	if err != nil {
-		return err
+	if l, err = c.waitLeader(15 * time.Second); err != nil {
+		stop()
+		return nil, nil, "", nil, err
 	}
-	fmt.Printf("strata control plane: 3 nodes on loopback, fsync on, data in %s\n", dir)
-	op := func(cl *client) error {
+	return c, l, dir, stop, nil
+}
+
+// writeOp is one config write to the leader l, an error unless acknowledged.
+func writeOp(l *node) func(cl *client) error {
+	return func(cl *client) error {
 		code, err := cl.post(l.http, "/svc/coordinator/v1/config", configBody())
 		if err != nil {
 			return err
@@ -423,6 +434,19 @@ func run(bin string, dur time.Duration, trials, clients int, etcdBin string) err
 		}
 		return nil
 	}
+}
+
+func run(bin string, dur time.Duration, trials, clients int, etcdBin string) error {
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("%s not found: run make build", bin)
+	}
+	c, l, dir, stop, err := startCluster(bin)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	fmt.Printf("strata control plane: 3 nodes on loopback, fsync on, data in %s\n", dir)
+	op := writeOp(l)
 	load(8, time.Second, op) // warm-up
 	one := c.phase(l, "1client", dur, func() loadResult { return load(1, dur, op) })
 	report("strata config write, 1 client", one)
@@ -459,6 +483,13 @@ func run(bin string, dur time.Duration, trials, clients int, etcdBin string) err
 		}
 	}
 	printTargets(one, many, clients, fo)
+	stop()
+
+	if compare {
+		if err := compareUnpatched(dur, clients); err != nil {
+			return err
+		}
+	}
 
 	if etcdBin == "off" {
 		return nil
