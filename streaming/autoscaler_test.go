@@ -7,6 +7,7 @@ import (
 
 	"strata/commands"
 	"strata/fsm"
+	"strata/internal/eventually"
 )
 
 // autoSpecJSON is supSpecJSON with a lag-based autoscaler whose timings suit a test.
@@ -140,12 +141,12 @@ func TestSupervisorAutoScales(t *testing.T) {
 	m, _ := runManager(t, c)
 	c.setSpec(t, autoSpecJSON("wiki", "t", addr, 1, testAutoScaler), false)
 	m.Kick()
-	waitFor(t, "a task", func() bool { return len(c.tasks()) == 1 })
+	eventually.True(t, "a task", func() bool { return len(c.tasks()) == 1 })
 	first := c.tasks()[0].ID
 	c.start(first)
 	// Records nobody reads: the lag stays at 100, above the threshold.
 	produce(t, addr, "t", 50, 0, 1)
-	waitFor(t, "scale out", func() bool {
+	eventually.True(t, "scale out", func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return len(c.updates) == 1
@@ -165,15 +166,15 @@ func TestSupervisorAutoScales(t *testing.T) {
 		t.Fatalf("audit comment %q", c.updates[0])
 	}
 	// The old task publishes; then one task per new group reads on.
-	waitFor(t, "the old task stopped", func() bool { return len(c.stops()) > 0 && c.stops()[0] == first })
+	eventually.True(t, "the old task stopped", func() bool { return len(c.stops()) > 0 && c.stops()[0] == first })
 	c.finish("wiki", "t", first, map[int32]int64{0: 50, 1: 50})
-	waitFor(t, "two new tasks", func() bool { return len(c.tasks()) == 3 })
+	eventually.True(t, "two new tasks", func() bool { return len(c.tasks()) == 3 })
 	g := byGroup(c.tasks()[1:])
 	if len(g["index_kafka_wiki_g0"]) != 1 || len(g["index_kafka_wiki_g1"]) != 1 {
 		t.Fatalf("new tasks %+v", c.tasks()[1:])
 	}
 	// Everything published: no lag, so it scales back in.
-	waitFor(t, "scale in", func() bool {
+	eventually.True(t, "scale in", func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return len(c.updates) == 2
@@ -271,7 +272,7 @@ func TestSupervisorTaskCountStart(t *testing.T) {
 	body := autoSpecJSON("wiki", "t", addr, 1, `{"enableTaskAutoScaler":true,"taskCountMin":1,"taskCountMax":2,"taskCountStart":2}`)
 	c.setSpec(t, body, false)
 	m.Kick()
-	waitFor(t, "two tasks", func() bool { return len(c.tasks()) == 2 })
+	eventually.True(t, "two tasks", func() bool { return len(c.tasks()) == 2 })
 	if g := byGroup(c.tasks()); len(g["index_kafka_wiki_g0"]) != 1 || len(g["index_kafka_wiki_g1"]) != 1 {
 		t.Fatalf("groups %v", g)
 	}
@@ -287,12 +288,12 @@ func TestSupervisorTaskCountStart(t *testing.T) {
 	}
 	c2 := newSupTestControl(t)
 	c2.mustApply(commands.SetSupervisor{ID: "wiki", DataSource: "wiki", Spec: scaled})
-	runManager(t, c2)
-	waitFor(t, "a task", func() bool { return len(c2.tasks()) == 1 })
+	m2, _ := runManager(t, c2)
+	eventually.True(t, "a task", func() bool { return len(c2.tasks()) == 1 })
 	if got := startOffsets(c2.tasks()[0]); len(got) != 2 {
 		t.Fatalf("one group reads both partitions, got %v", got)
 	}
-	settle()
+	settle(t, m2, "wiki")
 	if n := len(c2.tasks()); n != 1 {
 		t.Fatalf("%d tasks for taskCount 1", n)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"strata/commands"
+	"strata/internal/eventually"
 	"strata/nativebatch"
 )
 
@@ -86,13 +87,13 @@ func TestSupervisorStatusIsOneLagSample(t *testing.T) {
 	c := newSupTestControl(t)
 	m, _ := runManager(t, c)
 	c.setSpec(t, supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 1, earliest: true, period: "PT1H"}), false)
-	waitFor(t, "a task", func() bool { return len(c.tasks()) == 1 })
+	eventually.True(t, "a task", func() bool { return len(c.tasks()) == 1 })
 	id := c.tasks()[0].ID
 	c.start(id)
 	reaches := func(what string, want map[string]int64) supStatusView {
 		t.Helper()
 		var rep supStatusView
-		waitFor(t, what, func() bool {
+		eventually.True(t, what, func() bool {
 			rep = freshStatus(t, m, "wiki")
 			checkOneSample(t, rep)
 			return len(rep.ActiveTasks) == 1 && mapsEqual(rep.ActiveTasks[0].CurrentOffsets, want)
@@ -123,7 +124,7 @@ func TestSupervisorStatsCountBacklog(t *testing.T) {
 	c := newSupTestControl(t)
 	m, _ := runManager(t, c)
 	c.setSpec(t, supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 1, earliest: true, period: "PT1H"}), false)
-	waitFor(t, "a task", func() bool { return len(c.tasks()) == 1 })
+	eventually.True(t, "a task", func() bool { return len(c.tasks()) == 1 })
 	id := c.tasks()[0].ID
 	c.start(id)
 	c.progress(id, map[int32]int64{0: 500}, 500)
@@ -131,7 +132,7 @@ func TestSupervisorStatsCountBacklog(t *testing.T) {
 		MovingAverages map[string]map[string]rowRates  `json:"movingAverages"`
 		Totals         map[string]nativebatch.RowStats `json:"totals"`
 	}
-	waitFor(t, "the rows in /stats", func() bool {
+	eventually.True(t, "the rows in /stats", func() bool {
 		st, _ := status(t, m, "wiki")
 		if err := json.Unmarshal(st.Stats, &got); err != nil {
 			t.Fatal(err)
@@ -170,9 +171,9 @@ func TestReadReportsPositionWhileIdle(t *testing.T) {
 		}, nil)
 	}()
 	defer func() { cancel(); <-done }()
-	waitFor(t, "the records read", func() bool { c := calls(); return len(c) > 0 && c[len(c)-1] == 5 })
+	eventually.True(t, "the records read", func() bool { c := calls(); return len(c) > 0 && c[len(c)-1] == 5 })
 	seen := len(calls())
-	waitFor(t, "a progress call with nothing more to read", func() bool { return len(calls()) > seen })
+	eventually.True(t, "a progress call with nothing more to read", func() bool { return len(calls()) > seen })
 }
 
 // The averages run from the task's start (counters at zero) when the window

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -45,6 +46,11 @@ type Manager struct {
 	sups    map[string]*supervisor // running supervisors by id; nil while Run is not running
 	stopped map[string]bool        // tasks asked to stop gracefully (publishing)
 	runMu   sync.Mutex             // one Run at a time
+
+	// reconciles counts finished reconcile passes (and supervisor.runs each
+	// supervisor's finished runs), so that tests can wait until the state
+	// they set was acted on instead of sleeping.
+	reconciles atomic.Int64
 }
 
 // NewManager returns a manager; nothing runs until Run.
@@ -147,6 +153,7 @@ func (m *Manager) Run(ctx context.Context) {
 
 // reconcile starts, restarts and stops supervisors to match the FSM.
 func (m *Manager) reconcile(ctx context.Context) {
+	defer m.reconciles.Add(1)
 	var recs []fsm.SupervisorRecord
 	m.ctl.ReadState(func(s *fsm.State) {
 		for _, r := range s.Supervisors() {

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"strata/internal/eventually"
 	"strata/middlemanager"
 	stseg "strata/storage/segment"
 )
@@ -401,19 +402,15 @@ func TestReadServesHydrants(t *testing.T) {
 	for batch := 0; batch < 4; batch++ {
 		sum += produce(int(total), int(total)+50*(batch+1))
 		total += int64(50 * (batch + 1))
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var rows, s int64
+		eventually.True(t, fmt.Sprintf("batch %d: %d rows (sum %d) served", batch, total, sum), func() bool {
 			set, _ := env.current()
-			rows, s := contentsOf(t, set, "task3")
+			rows, s = contentsOf(t, set, "task3")
 			if rows > total {
 				t.Fatalf("served %d rows of %d", rows, total)
 			}
-			if rows == total && s == sum {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("batch %d: served %d rows (sum %d), want %d (sum %d)", batch, rows, s, total, sum)
-			}
-		}
+			return rows == total && s == sum
+		}, eventually.Showing(func() string { return fmt.Sprintf("%d rows (sum %d)", rows, s) }))
 	}
 	cancel()
 	res := <-done
@@ -425,8 +422,13 @@ func TestReadServesHydrants(t *testing.T) {
 	if n < 5 {
 		t.Fatalf("only %d serves", n)
 	}
-	// Nothing is served after stop.
-	time.Sleep(100 * time.Millisecond)
+	// Nothing is served after stop: stop waited for the build in flight, and
+	// a build asked for afterwards (period passed, new bytes) does not start.
+	r.last = time.Time{}
+	flushed := false
+	if err := r.maybeBuild(1<<40, func() error { flushed = true; return nil }); err != nil || flushed {
+		t.Fatalf("a build started after stop (err %v)", err)
+	}
 	if _, n2 := env.current(); n2 != n {
 		t.Fatal("served after stop")
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"strata/internal/eventually"
 	"strata/interval"
 )
 
@@ -188,7 +189,7 @@ func TestSupervisorMessageTimes(t *testing.T) {
 		`"taskDuration":"PT1H"`, `"taskDuration":"PT1H","lateMessageRejectionPeriod":"PT2H","earlyMessageRejectionPeriod":"PT30M"`, 1)
 	before := time.Now().UnixMilli()
 	c.setSpec(t, []byte(body), false)
-	waitFor(t, "a task", func() bool { return len(c.tasks()) == 1 })
+	eventually.True(t, "a task", func() bool { return len(c.tasks()) == 1 })
 	after := time.Now().UnixMilli()
 	first := c.tasks()[0]
 	m := payloadTimes(t, first)
@@ -203,7 +204,7 @@ func TestSupervisorMessageTimes(t *testing.T) {
 	// Failed while reading: the retry has the same bounds.
 	c.start(first.ID)
 	c.finish("wiki", "t", first.ID, nil)
-	waitFor(t, "the retry", func() bool { return len(c.tasks()) == 2 })
+	eventually.True(t, "the retry", func() bool { return len(c.tasks()) == 2 })
 	retry := c.tasks()[1]
 	if got := payloadTimes(t, retry); got != m {
 		t.Fatalf("retry bounds %+v, want the group's %+v", got, m)
@@ -213,13 +214,13 @@ func TestSupervisorMessageTimes(t *testing.T) {
 	c.start(retry.ID)
 	stop()
 	m2, _ := runManager(t, c)
-	waitFor(t, "adopted", func() bool {
+	eventually.True(t, "adopted", func() bool {
 		st, ok := m2.Status("wiki")
 		var rep supStatusView
 		return ok && json.Unmarshal(st.Payload, &rep) == nil && len(rep.ActiveTasks) == 1 && rep.ActiveTasks[0].ID == retry.ID
 	})
 	c.finish("wiki", "t", retry.ID, nil)
-	waitFor(t, "the retry of the adopted task", func() bool { return len(c.tasks()) == 3 })
+	eventually.True(t, "the retry of the adopted task", func() bool { return len(c.tasks()) == 3 })
 	if got := payloadTimes(t, c.tasks()[2]); got != m {
 		t.Fatalf("bounds after adoption %+v, want %+v", got, m)
 	}
@@ -229,7 +230,7 @@ func TestSupervisorMessageTimes(t *testing.T) {
 	c.start(third)
 	time.Sleep(5 * time.Millisecond) // a later clock reading
 	c.finish("wiki", "t", third, map[int32]int64{0: 4})
-	waitFor(t, "the next group", func() bool { return len(c.tasks()) == 4 })
+	eventually.True(t, "the next group", func() bool { return len(c.tasks()) == 4 })
 	next := payloadTimes(t, c.tasks()[3])
 	if next.Min <= m.Min || next.Max-next.Min != m.Max-m.Min {
 		t.Fatalf("next group's bounds %+v, first %+v", next, m)

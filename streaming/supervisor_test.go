@@ -18,6 +18,7 @@ import (
 
 	"strata/commands"
 	"strata/fsm"
+	"strata/internal/eventually"
 )
 
 const supTestWorker = "mm1:8091"
@@ -213,19 +214,39 @@ func runManager(t *testing.T, c Control) (*Manager, context.CancelFunc) {
 	return m, stop
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+// settle waits until the manager has reconciled, and supervisor id (while it
+// runs) has finished a run, three more times than before the call: what the
+// state at the call asks for has been acted on, so a check after it that
+// nothing more happened is exact rather than a guess after a fixed sleep.
+func settle(t *testing.T, m *Manager, id string) {
 	t.Helper()
-	deadline := time.Now().Add(8 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	const more = 3
+	reconciles := m.reconciles.Load()
+	s := m.supervisor(id)
+	runs := finishedRuns(s)
+	eventually.True(t, "three more supervisor runs", func() bool {
+		if m.reconciles.Load() < reconciles+more {
+			return false
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		cur := m.supervisor(id)
+		if cur == nil {
+			return true
+		}
+		if cur != s { // a new version started: count its own runs
+			s, runs = cur, 0
+		}
+		return finishedRuns(cur) >= runs+more
+	})
 }
 
-// settle waits a few supervisor periods.
-func settle() { time.Sleep(250 * time.Millisecond) }
+func finishedRuns(s *supervisor) uint64 {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runs
+}
 
 func startOffsets(p supTaskPayload) map[string]int64 {
 	return p.IOConfig.StartSequenceNumbers.PartitionSequenceNumberMap
@@ -263,8 +284,8 @@ func TestSupervisorSplitsPartitionsLatest(t *testing.T) {
 	m, _ := runManager(t, c)
 	c.setSpec(t, supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 2}), false)
 	m.Kick()
-	waitFor(t, "two tasks", func() bool { return len(c.tasks()) == 2 })
-	settle()
+	eventually.True(t, "two tasks", func() bool { return len(c.tasks()) == 2 })
+	settle(t, m, "wiki")
 	tasks := c.tasks()
 	if len(tasks) != 2 {
 		t.Fatalf("duplicate submissions: %d tasks", len(tasks))
@@ -319,13 +340,13 @@ func TestSupervisorStoredAndEarliestOffsetsAndLag(t *testing.T) {
 	c.setOffsets("wiki", "t", map[int32]int64{0: 3})
 	m, _ := runManager(t, c)
 	c.setSpec(t, supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 1, earliest: true}), false)
-	waitFor(t, "a task", func() bool { return len(c.tasks()) == 1 })
+	eventually.True(t, "a task", func() bool { return len(c.tasks()) == 1 })
 	if got := startOffsets(c.tasks()[0]); !mapsEqual(got, map[string]int64{"0": 3, "1": 0}) {
 		t.Fatalf("start offsets %v", got)
 	}
 	// Lag: behind the stored offset, or the running task's start where none is stored.
 	produce(t, addr, "t", 2, 1)
-	waitFor(t, "lag", func() bool {
+	eventually.True(t, "lag", func() bool {
 		_, rep := status(t, m, "wiki")
 		return rep.LatestOffsets["1"] == 7
 	})
@@ -344,23 +365,23 @@ func TestSupervisorNextTaskAfterSuccessAndFailure(t *testing.T) {
 	c := newSupTestControl(t)
 	m, _ := runManager(t, c)
 	c.setSpec(t, supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 2, earliest: true}), false)
-	waitFor(t, "two tasks", func() bool { return len(c.tasks()) == 2 })
+	eventually.True(t, "two tasks", func() bool { return len(c.tasks()) == 2 })
 	g := byGroup(c.tasks())
 	t0, t1 := g["index_kafka_wiki_g0"][0].ID, g["index_kafka_wiki_g1"][0].ID
 	c.start(t0)
 	c.start(t1)
-	waitFor(t, "start time shown", func() bool {
+	eventually.True(t, "start time shown", func() bool {
 		_, rep := status(t, m, "wiki")
 		return len(rep.ActiveTasks) == 2 && rep.ActiveTasks[0].StartTime != nil && rep.ActiveTasks[1].StartTime != nil
 	})
 	c.finish("wiki", "t", t0, map[int32]int64{0: 17})
-	waitFor(t, "next task of g0", func() bool { return len(c.tasks()) == 3 })
+	eventually.True(t, "next task of g0", func() bool { return len(c.tasks()) == 3 })
 	next := c.tasks()[2]
 	if next.GroupID != "index_kafka_wiki_g0" || !mapsEqual(startOffsets(next), map[string]int64{"0": 17}) {
 		t.Fatalf("next task %+v", next)
 	}
 	c.finish("wiki", "t", t1, nil) // failed
-	waitFor(t, "retry of g1", func() bool { return len(c.tasks()) == 4 })
+	eventually.True(t, "retry of g1", func() bool { return len(c.tasks()) == 4 })
 	retry := c.tasks()[3]
 	if retry.GroupID != "index_kafka_wiki_g1" || !mapsEqual(startOffsets(retry), map[string]int64{"1": 0}) {
 		t.Fatalf("retry task %+v", retry)
@@ -369,7 +390,7 @@ func TestSupervisorNextTaskAfterSuccessAndFailure(t *testing.T) {
 	if len(rep.RecentErrors) != 1 || rep.RecentErrors[0].StreamException || !st.Healthy {
 		t.Fatalf("errors %+v", rep.RecentErrors)
 	}
-	settle()
+	settle(t, m, "wiki")
 	if n := len(c.tasks()); n != 4 {
 		t.Fatalf("%d tasks, want 4", n)
 	}
@@ -381,27 +402,27 @@ func TestSupervisorSuspendResumeTerminate(t *testing.T) {
 	m, _ := runManager(t, c)
 	body := supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 1, earliest: true})
 	c.setSpec(t, body, false)
-	waitFor(t, "a task", func() bool { return len(c.tasks()) == 1 })
+	eventually.True(t, "a task", func() bool { return len(c.tasks()) == 1 })
 	first := c.tasks()[0].ID
 	c.start(first)
 
 	c.setSpec(t, body, true)
 	m.Kick()
-	waitFor(t, "graceful stop", func() bool { return slices.Contains(c.stops(), first) })
-	waitFor(t, "SUSPENDED", func() bool { st, _ := m.Status("wiki"); return st.State == StateSuspended })
+	eventually.True(t, "graceful stop", func() bool { return slices.Contains(c.stops(), first) })
+	eventually.True(t, "SUSPENDED", func() bool { st, _ := m.Status("wiki"); return st.State == StateSuspended })
 	_, rep := status(t, m, "wiki")
 	if !rep.Suspended || len(rep.PublishingTasks) != 1 || rep.PublishingTasks[0].Type != "PUBLISHING" || len(rep.ActiveTasks) != 0 {
 		t.Fatalf("suspended report %+v", rep)
 	}
 	c.finish("wiki", "t", first, map[int32]int64{0: 2, 1: 3})
-	settle()
+	settle(t, m, "wiki")
 	if n := len(c.tasks()); n != 1 {
 		t.Fatalf("suspended supervisor submitted: %d tasks", n)
 	}
 
 	c.setSpec(t, body, false)
 	m.Kick()
-	waitFor(t, "task after resume", func() bool { return len(c.tasks()) == 2 })
+	eventually.True(t, "task after resume", func() bool { return len(c.tasks()) == 2 })
 	if got := startOffsets(c.tasks()[1]); !mapsEqual(got, map[string]int64{"0": 2, "1": 3}) {
 		t.Fatalf("resumed from %v", got)
 	}
@@ -409,11 +430,11 @@ func TestSupervisorSuspendResumeTerminate(t *testing.T) {
 
 	c.mustApply(commands.TerminateSupervisor{ID: "wiki"})
 	m.Kick()
-	waitFor(t, "terminate", func() bool { _, ok := m.Status("wiki"); return !ok })
+	eventually.True(t, "terminate", func() bool { _, ok := m.Status("wiki"); return !ok })
 	if !slices.Contains(c.stops(), second) {
 		t.Fatalf("terminate did not stop %s: %v", second, c.stops())
 	}
-	settle()
+	settle(t, m, "wiki")
 	if n := len(c.tasks()); n != 2 {
 		t.Fatalf("terminated supervisor submitted: %d tasks", n)
 	}
@@ -424,14 +445,14 @@ func TestSupervisorSpecUpdateRestartsGracefully(t *testing.T) {
 	c := newSupTestControl(t)
 	m, _ := runManager(t, c)
 	c.setSpec(t, supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 1, earliest: true}), false)
-	waitFor(t, "a task", func() bool { return len(c.tasks()) == 1 })
+	eventually.True(t, "a task", func() bool { return len(c.tasks()) == 1 })
 	old := c.tasks()[0].ID
 	c.start(old)
 
 	c.setSpec(t, supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 2, earliest: true, duration: "PT10M"}), false)
 	m.Kick()
-	waitFor(t, "old task stopped", func() bool { return slices.Contains(c.stops(), old) })
-	settle()
+	eventually.True(t, "old task stopped", func() bool { return slices.Contains(c.stops(), old) })
+	settle(t, m, "wiki")
 	// The old task still publishes: its partitions are not read twice.
 	if n := len(c.tasks()); n != 1 {
 		t.Fatalf("%d tasks while the old one publishes", n)
@@ -441,7 +462,7 @@ func TestSupervisorSpecUpdateRestartsGracefully(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 	c.finish("wiki", "t", old, map[int32]int64{0: 5, 1: 6})
-	waitFor(t, "new tasks", func() bool { return len(c.tasks()) == 3 })
+	eventually.True(t, "new tasks", func() bool { return len(c.tasks()) == 3 })
 	g := byGroup(c.tasks()[1:])
 	n0, n1 := g["index_kafka_wiki_g0"], g["index_kafka_wiki_g1"]
 	if len(n0) != 1 || len(n1) != 1 || !mapsEqual(startOffsets(n0[0]), map[string]int64{"0": 5}) ||
@@ -455,7 +476,7 @@ func TestSupervisorNewPartitions(t *testing.T) {
 	c := newSupTestControl(t)
 	runManager(t, c)
 	c.setSpec(t, supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 2}), false)
-	waitFor(t, "two tasks", func() bool { return len(c.tasks()) == 2 })
+	eventually.True(t, "two tasks", func() bool { return len(c.tasks()) == 2 })
 	g0 := byGroup(c.tasks())["index_kafka_wiki_g0"][0].ID
 	c.start(g0)
 
@@ -469,9 +490,9 @@ func TestSupervisorNewPartitions(t *testing.T) {
 	}
 	produce(t, addr, "t", 3, 2)
 	// Partition 2 belongs to group 0, whose task does not read it: it is stopped.
-	waitFor(t, "g0 stopped", func() bool { return slices.Contains(c.stops(), g0) })
+	eventually.True(t, "g0 stopped", func() bool { return slices.Contains(c.stops(), g0) })
 	c.finish("wiki", "t", g0, map[int32]int64{0: 0})
-	waitFor(t, "next g0 task", func() bool { return len(c.tasks()) == 3 })
+	eventually.True(t, "next g0 task", func() bool { return len(c.tasks()) == 3 })
 	// A partition that appeared later starts at its beginning, not at latest.
 	if got := startOffsets(c.tasks()[2]); !mapsEqual(got, map[string]int64{"0": 0, "2": 0}) {
 		t.Fatalf("next g0 task reads %v", got)
@@ -483,18 +504,18 @@ func TestSupervisorLeadershipLossKeepsTasks(t *testing.T) {
 	c := newSupTestControl(t)
 	_, stop := runManager(t, c)
 	c.setSpec(t, supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 1}), false)
-	waitFor(t, "a task", func() bool { return len(c.tasks()) == 1 })
+	eventually.True(t, "a task", func() bool { return len(c.tasks()) == 1 })
 	stop()
 	if len(c.stops()) != 0 {
 		t.Fatalf("leadership loss stopped tasks: %v", c.stops())
 	}
 	// The next leader adopts the running task instead of starting another.
 	m2, _ := runManager(t, c)
-	waitFor(t, "adopted", func() bool {
+	eventually.True(t, "adopted", func() bool {
 		st, ok := m2.Status("wiki")
 		return ok && st.State == StateRunning
 	})
-	settle()
+	settle(t, m2, "wiki")
 	_, rep := status(t, m2, "wiki")
 	if len(c.tasks()) != 1 || len(rep.ActiveTasks) != 1 || rep.ActiveTasks[0].ID != c.tasks()[0].ID {
 		t.Fatalf("after failover: %d tasks, report %+v", len(c.tasks()), rep)
@@ -512,19 +533,20 @@ func TestSupervisorStatesUnreachableStream(t *testing.T) {
 	m, _ := runManager(t, c)
 	c.setSpec(t, supSpecJSON("wiki", "t", supSpecOpts{bootstrap: dead, taskCount: 1, startDelay: "PT0.3S"}), false)
 	m.Kick()
-	waitFor(t, "supervisor", func() bool { _, ok := m.Status("wiki"); return ok })
+	eventually.True(t, "supervisor", func() bool { _, ok := m.Status("wiki"); return ok })
 	if st, _ := status(t, m, "wiki"); st.State != StatePending || st.DetailedState != StatePending || !st.Healthy {
 		t.Fatalf("before the first run: %+v", st)
 	}
 	// Until it is declared unable to connect, a supervisor that never reached
 	// the stream is still connecting, not discovering tasks.
-	waitFor(t, "first run", func() bool { st, _ := m.Status("wiki"); return st.DetailedState != StatePending })
-	for !func() bool { st, _ := m.Status("wiki"); return !st.Healthy }() {
-		if st, _ := m.Status("wiki"); st.Healthy && st.DetailedState != StateConnectingToStream {
+	eventually.True(t, "first run", func() bool { st, _ := m.Status("wiki"); return st.DetailedState != StatePending })
+	eventually.True(t, "unhealthy", func() bool {
+		st, _ := m.Status("wiki")
+		if st.Healthy && st.DetailedState != StateConnectingToStream {
 			t.Fatalf("while failing to connect: %s / %s", st.State, st.DetailedState)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return !st.Healthy
+	})
 	st, rep := status(t, m, "wiki")
 	if st.State != StateUnhealthySupervisor || st.DetailedState != StateUnableToConnectToStream {
 		t.Fatalf("state %+v", st)
@@ -542,9 +564,9 @@ func TestSupervisorLostContactWithStream(t *testing.T) {
 	c := newSupTestControl(t)
 	m, _ := runManager(t, c)
 	c.setSpec(t, supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 1}), false)
-	waitFor(t, "RUNNING", func() bool { st, _ := m.Status("wiki"); return st.DetailedState == StateRunning })
+	eventually.True(t, "RUNNING", func() bool { st, _ := m.Status("wiki"); return st.DetailedState == StateRunning })
 	kc.Close()
-	waitFor(t, "lost contact", func() bool { st, _ := m.Status("wiki"); return st.DetailedState == StateLostContactWithStream })
+	eventually.True(t, "lost contact", func() bool { st, _ := m.Status("wiki"); return st.DetailedState == StateLostContactWithStream })
 	if st, _ := m.Status("wiki"); st.State != StateUnhealthySupervisor || st.Healthy {
 		t.Fatalf("state %+v", st)
 	}
@@ -625,11 +647,11 @@ func TestSupervisorReplacesEndedTaskAtOnce(t *testing.T) {
 	c := newSupTestControl(t)
 	runManager(t, c)
 	c.setSpec(t, supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 1, earliest: true, period: "PT1H"}), false)
-	waitFor(t, "a task", func() bool { return len(c.tasks()) == 1 })
+	eventually.True(t, "a task", func() bool { return len(c.tasks()) == 1 })
 	first := c.tasks()[0].ID
 	c.start(first)
 	c.finish("wiki", "t", first, map[int32]int64{0: 9})
-	waitFor(t, "the next task", func() bool { return len(c.tasks()) == 2 })
+	eventually.True(t, "the next task", func() bool { return len(c.tasks()) == 2 })
 	if got := startOffsets(c.tasks()[1]); !mapsEqual(got, map[string]int64{"0": 9}) {
 		t.Fatalf("next task starts at %v", got)
 	}
@@ -642,12 +664,12 @@ func TestSupervisorResetKillIsNotAFailure(t *testing.T) {
 	c := newSupTestControl(t)
 	m, _ := runManager(t, c)
 	c.setSpec(t, supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 1, earliest: true}), false)
-	waitFor(t, "a task", func() bool { return len(c.tasks()) == 1 })
+	eventually.True(t, "a task", func() bool { return len(c.tasks()) == 1 })
 	first := c.tasks()[0].ID
 	c.start(first)
 	c.setOffsets("wiki", "t", map[int32]int64{0: 42})
 	c.mustApply(commands.ShutdownTask{ID: first, Reason: ResetShutdownReason})
-	waitFor(t, "the group's next task", func() bool { return len(c.tasks()) == 2 })
+	eventually.True(t, "the group's next task", func() bool { return len(c.tasks()) == 2 })
 	if next := c.tasks()[1]; !mapsEqual(startOffsets(next), map[string]int64{"0": 42}) {
 		t.Fatalf("next task starts at %v, want the reset offsets", startOffsets(next))
 	}
@@ -664,13 +686,13 @@ func TestSupervisorStatusIsLive(t *testing.T) {
 	c := newSupTestControl(t)
 	m, _ := runManager(t, c)
 	c.setSpec(t, supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 1, period: "PT1H"}), false)
-	waitFor(t, "a task", func() bool { return len(c.tasks()) == 1 })
-	waitFor(t, "the task in the report", func() bool { _, rep := status(t, m, "wiki"); return len(rep.ActiveTasks) == 1 })
+	eventually.True(t, "a task", func() bool { return len(c.tasks()) == 1 })
+	eventually.True(t, "the task in the report", func() bool { _, rep := status(t, m, "wiki"); return len(rep.ActiveTasks) == 1 })
 	if _, rep := status(t, m, "wiki"); rep.ActiveTasks[0].StartTime != nil {
 		t.Fatal("start time before the task started")
 	}
 	c.start(c.tasks()[0].ID)
-	waitFor(t, "start time shown", func() bool {
+	eventually.True(t, "start time shown", func() bool {
 		_, rep := status(t, m, "wiki")
 		return len(rep.ActiveTasks) == 1 && rep.ActiveTasks[0].StartTime != nil
 	})

@@ -24,6 +24,7 @@ import (
 	"strata/fsm"
 	"strata/historical"
 	"strata/ingest"
+	"strata/internal/eventually"
 	"strata/interval"
 	"strata/middlemanager"
 	"strata/nativebatch"
@@ -83,11 +84,7 @@ func newEnvServing(t testing.TB, serving bool) *env {
 	ts.Config.Handler = s.Handler()
 	ts.Start()
 	t.Cleanup(func() { ts.Close(); n.Shutdown() })
-	for deadline := time.Now().Add(10 * time.Second); !n.IsLeader(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no leader")
-		}
-	}
+	eventually.True(t, "a leader", n.IsLeader)
 
 	wts := httptest.NewUnstartedServer(nil)
 	host := wts.Listener.Addr().String()
@@ -193,7 +190,8 @@ func (e *env) submit(t testing.TB, payload string) string {
 // wait waits for the task to end and returns its status and error message.
 func (e *env) wait(t testing.TB, id string) (string, string) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	var status, msg string
+	eventually.True(t, "task "+id+" to end", func() bool {
 		_, body := e.do(t, "GET", "/svc/indexer/v1/task/"+url.PathEscape(id)+"/status", "")
 		var out struct {
 			Status struct {
@@ -202,16 +200,24 @@ func (e *env) wait(t testing.TB, id string) (string, string) {
 			} `json:"status"`
 		}
 		json.Unmarshal([]byte(body), &out)
-		if s := out.Status.Status; s == "SUCCESS" || s == "FAILED" {
-			msg := ""
-			if out.Status.ErrorMsg != nil {
-				msg = *out.Status.ErrorMsg
-			}
-			return s, msg
+		status = out.Status.Status
+		if out.Status.ErrorMsg != nil {
+			msg = *out.Status.ErrorMsg
 		}
-	}
-	t.Fatalf("task %s did not end", id)
-	return "", ""
+		return status == "SUCCESS" || status == "FAILED"
+	}, eventually.Within(20*time.Second))
+	return status, msg
+}
+
+// readOne waits until task id's live report counts one record read.
+func readOne(t *testing.T, e *env, id string) {
+	t.Helper()
+	var last string
+	eventually.True(t, "task "+id+" to read its record", func() bool {
+		var code int
+		code, last = e.do(t, "GET", "/svc/indexer/v1/task/"+url.PathEscape(id)+"/reports", "")
+		return code == 200 && strings.Contains(last, `"recordsRead":1`)
+	}, eventually.Showing(func() string { return last }))
 }
 
 func (e *env) rowStats(t testing.TB, id string) map[string]float64 {
@@ -341,22 +347,10 @@ func TestIndexKafkaTask(t *testing.T) {
 	// publishes what was read.
 	e.produce(t, 1, row(3, 0, "e", 128))
 	id4 := e.submit(t, e.payload(e.offsets(t).Partitions, "PT1H"))
-	for deadline := time.Now().Add(10 * time.Second); !slices.Contains(e.mm.TaskIDs(), id4); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("task 4 did not start")
-		}
-	}
+	eventually.True(t, "task 4 to start", func() bool { return slices.Contains(e.mm.TaskIDs(), id4) })
 	// The stop comes once the task has read the record (its live report
 	// counts it), however slow the machine.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		code, body := e.do(t, "GET", "/svc/indexer/v1/task/"+url.PathEscape(id4)+"/reports", "")
-		if code == 200 && strings.Contains(body, `"recordsRead":1`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task 4 did not read the record: %d %s", code, body)
-		}
-	}
+	readOne(t, e, id4)
 	if !e.mm.Shutdown(id4, "graceful stop") {
 		t.Fatal("task 4 was not running")
 	}
@@ -372,18 +366,14 @@ func TestIndexKafkaTask(t *testing.T) {
 	// longer lock, so it publishes nothing and the offsets stay.
 	e.produce(t, 1, row(3, 1, "f", 256))
 	id5 := e.submit(t, e.payload(e.offsets(t).Partitions, "PT1H"))
-	time.Sleep(500 * time.Millisecond)
+	readOne(t, e, id5) // the shutdown comes while it reads
 	if code, body := e.do(t, "POST", "/svc/indexer/v1/task/"+url.PathEscape(id5)+"/shutdown", ""); code != 200 {
 		t.Fatalf("shutdown: %d %s", code, body)
 	}
 	if st, _ := e.wait(t, id5); st != "FAILED" {
 		t.Fatalf("shut down task: %s", st)
 	}
-	for deadline := time.Now().Add(10 * time.Second); slices.Contains(e.mm.TaskIDs(), id5); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("task 5 did not end on its worker")
-		}
-	}
+	eventually.True(t, "task 5 to end on its worker", func() bool { return !slices.Contains(e.mm.TaskIDs(), id5) })
 	wantOffsets(t, e.offsets(t), map[int32]int64{0: 5, 1: 4})
 	if segs, rows, _ = e.contents(t); len(segs) != 4 || rows != 8 {
 		t.Fatalf("after shut down task: %d segments, %d rows", len(segs), rows)
@@ -455,17 +445,11 @@ func TestTaskReportsProgress(t *testing.T) {
 	e.produce(t, 1, row(1, 4, "d", 4))
 	id := e.submit(t, e.payload(map[int32]int64{0: 0, 1: 0}, "PT60S"))
 	var last string
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		_, body := e.do(t, "GET", "/svc/indexer/v1/task/"+url.PathEscape(id)+"/reports", "")
-		last = body
-		if p, ok := streaming.ParseProgress(body); ok && p.Stream == "t" && p.RecordsRead == 4 &&
-			p.CurrentOffsets["0"] == 3 && p.CurrentOffsets["1"] == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no progress report with offsets {0:3, 1:1}: %s", last)
-		}
-	}
+	eventually.True(t, "a progress report with offsets {0:3, 1:1}", func() bool {
+		_, last = e.do(t, "GET", "/svc/indexer/v1/task/"+url.PathEscape(id)+"/reports", "")
+		p, ok := streaming.ParseProgress(last)
+		return ok && p.Stream == "t" && p.RecordsRead == 4 && p.CurrentOffsets["0"] == 3 && p.CurrentOffsets["1"] == 1
+	}, eventually.Within(20*time.Second), eventually.Showing(func() string { return last }))
 	if !e.mm.Shutdown(id, "graceful stop") {
 		t.Fatal("task not running")
 	}
@@ -509,19 +493,16 @@ func TestTaskRejectsRowsOutsideMessageTimes(t *testing.T) {
 	id := e.submit(t, payload)
 	want := nativebatch.RowStats{Processed: 3, ThrownAway: 3, Unparseable: 1}
 	var last string
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	eventually.True(t, fmt.Sprintf("live row stats %+v", want), func() bool {
 		_, last = e.do(t, "GET", "/svc/indexer/v1/task/"+url.PathEscape(id)+"/reports", "")
-		if p, ok := streaming.ParseProgress(last); ok && p.RowStats != nil {
-			got := *p.RowStats
-			got.ProcessedBytes = 0
-			if got == want {
-				break
-			}
+		p, ok := streaming.ParseProgress(last)
+		if !ok || p.RowStats == nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no live row stats %+v: %s", want, last)
-		}
-	}
+		got := *p.RowStats
+		got.ProcessedBytes = 0
+		return got == want
+	}, eventually.Showing(func() string { return last }))
 	if !e.mm.Shutdown(id, "graceful stop") {
 		t.Fatal("task not running")
 	}
