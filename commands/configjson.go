@@ -98,6 +98,10 @@ func appendJSONStringMap(b []byte, m map[string]string) []byte {
 // AppendJSONString appends s quoted as encoding/json quotes it. Plain printable
 // ASCII (the usual case) is copied; anything that needs escaping (quotes,
 // backslashes, control bytes, <, >, &, non-ASCII) goes through encoding/json.
+//
+// This is deliberately not javacompat.AppendJSONString (Jackson's quoting, for
+// API responses): Raft log entries and audit records must stay byte for byte
+// what json.Marshal writes, so that nodes of any version agree on them.
 func AppendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"strata/javanum"
+	"strata/javacompat"
 )
 
 // Bindings supplies the value of each column (identifier) for one row. A
@@ -61,7 +61,7 @@ func writeLiteral(sb *strings.Builder, v Value) {
 		sb.WriteString(strconv.FormatInt(int64(v.bits), 10))
 	case TypeDouble:
 		d := v.Double()
-		s := javanum.FormatDouble(d)
+		s := javacompat.FormatDouble(d)
 		if d < 0 {
 			sb.WriteString("-")
 			s = s[1:]

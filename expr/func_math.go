@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"strata/javanum"
+	"strata/javacompat"
 )
 
 // univariate builds a one-argument math function with Druid's
@@ -32,9 +32,9 @@ func univariate(out Type, onLong func(int64) Value, onDouble func(float64) (Valu
 				return onDouble(n.d)
 			}
 			if n.d < math.MinInt64 || n.d > math.MaxInt64 {
-				return Value{}, evalErrorf("Possible data truncation, param [%s] is out of LONG value range", javanum.FormatDouble(n.d))
+				return Value{}, evalErrorf("Possible data truncation, param [%s] is out of LONG value range", javacompat.FormatDouble(n.d))
 			}
-			return onLong(javaD2L(n.d)), nil
+			return onLong(javacompat.DoubleToLong(n.d)), nil
 		}
 		return NullOf(resultOr(out, v.Type())), nil
 	}
@@ -81,7 +81,7 @@ func bivariate(outType func([]node, []Type) Type, onLong func(a, b int64) (Value
 		if onDouble != nil {
 			return onDouble(xn.asDouble(), yn.asDouble())
 		}
-		return onLong(javaD2L(xn.asDouble()), javaD2L(yn.asDouble()))
+		return onLong(javacompat.DoubleToLong(xn.asDouble()), javacompat.DoubleToLong(yn.asDouble()))
 	}
 	return &funcDef{minArgs: 2, maxArgs: 2, build: binaryFn(f), outType: outType}
 }
@@ -175,7 +175,7 @@ func init() {
 			}
 			return Long(a / b), nil
 		},
-		func(a, b float64) (Value, error) { return Long(javaD2L(a / b)), nil }))
+		func(a, b float64) (Value, error) { return Long(javacompat.DoubleToLong(a / b)), nil }))
 	register([]string{"safe_divide"}, bivariate(mathOperatorType,
 		func(a, b int64) (Value, error) {
 			if b == 0 {
@@ -307,7 +307,7 @@ func roundDouble(d float64, scale int) float64 {
 	case math.IsInf(d, -1):
 		d = -math.MaxFloat64
 	}
-	s := javanum.FormatDouble(d)
+	s := javacompat.FormatDouble(d)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	// decimal digits m and exponent q with value m * 10^q

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"strata/javacompat"
 )
 
 // maxStringResult bounds strings built by repeat/lpad/rpad, and
@@ -27,7 +29,7 @@ func init() {
 		if !ok {
 			return NullOf(TypeLong), nil
 		}
-		return Long(int64(utf16Len(s))), nil
+		return Long(int64(javacompat.StringLength(s))), nil
 	})})
 	register([]string{"strpos"}, &funcDef{minArgs: 2, maxArgs: 3, outType: long, build: optArgsFn(func(vals []Value) (Value, error) {
 		h, ok1 := vals[0].AsString()
@@ -50,7 +52,7 @@ func init() {
 		if n < 0 {
 			return Value{}, evalErrorf("left: needs a positive integer as second argument")
 		}
-		if l := utf16Len(s); n < l {
+		if l := javacompat.StringLength(s); n < l {
 			return String(javaSubstring(s, 0, n)), nil
 		}
 		return String(s), nil
@@ -63,7 +65,7 @@ func init() {
 		if n < 0 {
 			return Value{}, evalErrorf("right: needs a positive integer as second argument")
 		}
-		if l := utf16Len(s); n < l {
+		if l := javacompat.StringLength(s); n < l {
 			return String(javaSubstring(s, l-n, l)), nil
 		}
 		return String(s), nil
@@ -171,7 +173,7 @@ func evalSubstring(vals []Value) (Value, error) {
 		return Null, nil
 	}
 	index, length := vals[1].asInt(), vals[2].asInt()
-	n := utf16Len(s)
+	n := javacompat.StringLength(s)
 	if index < 0 {
 		return Value{}, evalErrorf("substring: begin %d is negative", index)
 	}

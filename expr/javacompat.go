@@ -10,7 +10,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"strata/javanum"
+	"strata/javacompat"
 )
 
 // Helpers reproducing java.lang.String / java.util.regex / Formatter
@@ -24,22 +24,6 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-// utf16Len is String.length().
-func utf16Len(s string) int {
-	if isASCII(s) {
-		return len(s)
-	}
-	n := 0
-	for _, r := range s {
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
 }
 
 func toUTF16(s string) []uint16 { return utf16.Encode([]rune(s)) }
@@ -361,7 +345,7 @@ func javaFormatStrict(pattern string, args []Value) (string, error) {
 }
 
 func pad(s string, width int, flags string) string {
-	n := utf16Len(s)
+	n := javacompat.StringLength(s)
 	if width <= n {
 		return s
 	}
@@ -387,7 +371,7 @@ func formatOne(conv byte, flags string, prec int, arg Value) (string, error) {
 	switch lc {
 	case 's':
 		out = javaToString(arg)
-		if prec >= 0 && utf16Len(out) > prec {
+		if prec >= 0 && javacompat.StringLength(out) > prec {
 			out = javaSubstring(out, 0, prec)
 		}
 	case 'b':
@@ -497,7 +481,7 @@ func groupThousands(d string) string {
 // shortestDigits returns the Double.toString digits of |d| (no leading or
 // trailing zeros) and the exponent e such that the value is 0.d1d2... * 10^e.
 func shortestDigits(d float64) (string, int) {
-	s := javanum.FormatDouble(math.Abs(d))
+	s := javacompat.FormatDouble(math.Abs(d))
 	mant, exp := s, 0
 	if i := strings.IndexByte(s, 'E'); i >= 0 {
 		mant = s[:i]

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"strata/javacompat"
 )
 
 // Options configures compilation.
@@ -426,7 +428,7 @@ func (p *parser) parseArrayLiteral(start token, typeName string) (node, error) {
 			if l, ok := tryParseLong(text); ok {
 				out[i] = Long(l)
 			} else if d, ok := tryParseDouble(text); ok {
-				out[i] = Long(javaD2L(d))
+				out[i] = Long(javacompat.DoubleToLong(d))
 			} else {
 				return nil, p.errorf(t.pos, "cannot parse %q as LONG", text)
 			}

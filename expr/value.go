@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"strata/javanum"
+	"strata/javacompat"
 )
 
 // Type is the type of an expression value, following Druid's ExpressionType.
@@ -242,7 +242,7 @@ func (n number) asLong() int64 {
 	if n.isLong {
 		return n.l
 	}
-	return javaD2L(n.d)
+	return javacompat.DoubleToLong(n.d)
 }
 
 func (n number) asDouble() float64 {
@@ -343,7 +343,7 @@ func (v Value) AsString() (string, bool) {
 	case TypeLong:
 		return strconv.FormatInt(int64(v.bits), 10), true
 	case TypeDouble:
-		return javanum.FormatDouble(math.Float64frombits(v.bits)), true
+		return javacompat.FormatDouble(math.Float64frombits(v.bits)), true
 	}
 	if len(v.elems()) == 1 {
 		return v.elems()[0].AsString()
@@ -598,19 +598,6 @@ func tryParseDouble(s string) (float64, bool) {
 		d = -d
 	}
 	return d, true
-}
-
-// javaD2L is Java's (long) cast of a double: truncation, NaN to 0, saturation.
-func javaD2L(d float64) int64 {
-	switch {
-	case d != d:
-		return 0
-	case d >= 9.223372036854775807e18:
-		return math.MaxInt64
-	case d <= -9.223372036854775808e18:
-		return math.MinInt64
-	}
-	return int64(d)
 }
 
 // javaD2I is Java's (int) cast of a double.

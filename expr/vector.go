@@ -3,6 +3,8 @@ package expr
 import (
 	"fmt"
 	"math"
+
+	"strata/javacompat"
 )
 
 // Vector is a batch of LONG or DOUBLE values with a null bitmap, the unit of
@@ -383,7 +385,7 @@ func (n *vCast) eval(in VectorBindings, rows int) (*Vector, error) {
 		}
 	} else {
 		for i := 0; i < rows; i++ {
-			n.out.Longs[i] = javaD2L(x.Doubles[i])
+			n.out.Longs[i] = javacompat.DoubleToLong(x.Doubles[i])
 		}
 	}
 	n.out.Nulls = x.Nulls

@@ -17,7 +17,7 @@ import (
 	"strata/expr"
 	"strata/ingest"
 	"strata/interval"
-	"strata/javanum"
+	"strata/javacompat"
 	"strata/segment"
 	"strata/sql"
 	stseg "strata/storage/segment"
@@ -537,12 +537,12 @@ func resultValue(v expr.Value, t Type) any {
 	case expr.TypeDouble:
 		f, _ := v.AsDouble()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return javanum.FormatDouble(f)
+			return javacompat.FormatDouble(f)
 		}
 		if t.Kind == KindFloat {
-			return json.RawMessage(javanum.FormatFloat(float32(f)))
+			return json.RawMessage(javacompat.FormatFloat(float32(f)))
 		}
-		return json.RawMessage(javanum.FormatDouble(f))
+		return json.RawMessage(javacompat.FormatDouble(f))
 	case expr.TypeString:
 		s, _ := v.AsString()
 		return strings.Clone(s)

@@ -9,7 +9,7 @@ import (
 
 	"strata/expr"
 	"strata/interval"
-	"strata/javanum"
+	"strata/javacompat"
 	"strata/sql"
 )
 
@@ -154,7 +154,7 @@ func doubleLit(f float64) string {
 	case math.IsInf(f, -1):
 		return "(-Infinity)"
 	}
-	s := javanum.FormatDouble(math.Abs(f))
+	s := javacompat.FormatDouble(math.Abs(f))
 	if f < 0 || (f == 0 && math.Signbit(f)) {
 		return "(-" + s + ")"
 	}

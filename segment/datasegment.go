@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"strata/interval"
+	"strata/javacompat"
 )
 
 // DataSegment is the metadata of one segment. Strings and lists produced by
@@ -125,13 +126,13 @@ func (s *DataSegment) AppendJSON(dst []byte) []byte {
 // callers can add members (e.g. "overshadowed") before closing it.
 func (s *DataSegment) AppendJSONFields(dst []byte) []byte {
 	dst = append(dst, `"dataSource":`...)
-	dst = appendJSONString(dst, s.DataSource)
+	dst = javacompat.AppendJSONString(dst, s.DataSource)
 	dst = append(dst, `,"interval":"`...)
 	dst = interval.AppendMillis(dst, s.Interval.Start, nil)
 	dst = append(dst, '/')
 	dst = interval.AppendMillis(dst, s.Interval.End, nil)
 	dst = append(dst, `","version":`...)
-	dst = appendJSONString(dst, s.Version)
+	dst = javacompat.AppendJSONString(dst, s.Version)
 	dst = append(dst, `,"loadSpec":`...)
 	if s.LoadSpec == "" {
 		dst = append(dst, "null"...)
@@ -154,7 +155,7 @@ func (s *DataSegment) AppendJSONFields(dst []byte) []byte {
 	}
 	if s.CompactionStateFingerprint != "" {
 		dst = append(dst, `,"compactionStateFingerprint":`...)
-		dst = appendJSONString(dst, s.CompactionStateFingerprint)
+		dst = javacompat.AppendJSONString(dst, s.CompactionStateFingerprint)
 	}
 	dst = append(dst, `,"binaryVersion":`...)
 	if s.BinaryVersion.Valid {
@@ -166,7 +167,7 @@ func (s *DataSegment) AppendJSONFields(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, s.Size, 10)
 	dst = append(dst, `,"identifier":"`...)
 	if needsEscape(s.DataSource) || needsEscape(s.Version) {
-		dst = appendJSONStringContent(dst, s.ID().String())
+		dst = javacompat.AppendJSONStringContent(dst, s.ID().String())
 	} else {
 		dst = s.ID().AppendTo(dst)
 	}
@@ -188,64 +189,9 @@ func appendCSV(dst []byte, list []string) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONStringContent(dst, s)
+		dst = javacompat.AppendJSONStringContent(dst, s)
 	}
 	return append(dst, '"')
-}
-
-// appendJSONString quotes s the way Jackson does: only '"', '\\' and control
-// characters are escaped; other characters are written as UTF-8.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	dst = appendJSONStringContent(dst, s)
-	return append(dst, '"')
-}
-
-const hexDigits = "0123456789ABCDEF"
-
-func appendJSONStringContent(dst []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, "\uFFFD"...)
-				i++
-				start = i
-				continue
-			}
-			i += size
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		i++
-		start = i
-	}
-	return append(dst, s[start:]...)
 }
 
 // UnmarshalJSON reads a segment as Druid does: dimensions, metrics and

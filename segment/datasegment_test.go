@@ -185,14 +185,6 @@ func TestJSONErrors(t *testing.T) {
 	}
 }
 
-func TestJacksonStringEscaping(t *testing.T) {
-	got := string(appendJSONString(nil, "a\"b\\c\n\t\x01<>&\u2028é\xff"))
-	want := `"a\"b\\c\n\t\u0001<>&` + "\u2028é\uFFFD" + `"`
-	if got != want {
-		t.Errorf("got %s want %s", got, want)
-	}
-}
-
 func TestInterningShares(t *testing.T) {
 	var a, b DataSegment
 	if err := json.Unmarshal([]byte(wikiJSON), &a); err != nil {

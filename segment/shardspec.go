@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"strata/javacompat"
 )
 
 // ShardType is the "type" of a shard spec. The zero value is numbered, which
@@ -305,7 +307,7 @@ func (s ShardSpec) AppendJSON(dst []byte) []byte {
 		if d.PartitionFunction == "" {
 			dst = append(dst, "null"...)
 		} else {
-			dst = appendJSONString(dst, d.PartitionFunction)
+			dst = javacompat.AppendJSONString(dst, d.PartitionFunction)
 		}
 	case ShardSingle:
 		// Druid serializes a HashMap: bucket order start, end, dimension,
@@ -316,7 +318,7 @@ func (s ShardSpec) AppendJSON(dst []byte) []byte {
 		dst = appendSingleBound(dst, d.End)
 		dst = append(dst, `,"dimension":`...)
 		if len(d.Dimensions) > 0 {
-			dst = appendJSONString(dst, d.Dimensions[0])
+			dst = javacompat.AppendJSONString(dst, d.Dimensions[0])
 		} else {
 			dst = append(dst, "null"...)
 		}
@@ -370,7 +372,7 @@ func appendStringArray(dst []byte, list []string) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, s)
+		dst = javacompat.AppendJSONString(dst, s)
 	}
 	return append(dst, ']')
 }
@@ -379,7 +381,7 @@ func appendNullString(dst []byte, s NullString) []byte {
 	if !s.Valid {
 		return append(dst, "null"...)
 	}
-	return appendJSONString(dst, s.S)
+	return javacompat.AppendJSONString(dst, s.S)
 }
 
 func appendSingleBound(dst []byte, b Bound) []byte {

@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"strata/interval"
+	"strata/javacompat"
 )
 
 // brokerRoutes mounts the broker's endpoints: native queries (spec 4.8,
@@ -144,7 +145,7 @@ func (s *Server) brokerDataSource(w http.ResponseWriter, r *http.Request) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, ic.Interval.String())
+		b = javacompat.AppendJSONString(b, ic.Interval.String())
 		b = append(b, ':')
 		cols, err := jsonMarshalPlain(ic.Columns)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"strata/commands"
 	"strata/fsm"
+	"strata/javacompat"
 	"strata/rules"
 )
 
@@ -31,7 +32,7 @@ func (s *Server) allRules(w http.ResponseWriter, r *http.Request) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, ds)
+			b = javacompat.AppendJSONString(b, ds)
 			b = append(b, ':')
 			b = append(b, st.RulesJSON(ds)...)
 		}

@@ -17,6 +17,7 @@ import (
 	"strata/commands"
 	"strata/fsm"
 	"strata/interval"
+	"strata/javacompat"
 	"strata/middlemanager"
 	"strata/overlord"
 	"strata/segment"
@@ -502,27 +503,6 @@ func writeRawJSON(w http.ResponseWriter, status int, b []byte) {
 	w.Write(b)
 }
 
-// appendJSONString appends s as a JSON string, escaping as Jackson does (no
-// HTML escaping).
-func appendJSONString(dst []byte, s string) []byte {
-	plain := utf8.ValidString(s)
-	for i := 0; plain && i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
-			plain = false
-		}
-	}
-	if plain {
-		dst = append(dst, '"')
-		dst = append(dst, s...)
-		return append(dst, '"')
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s) // a string always encodes
-	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
-}
-
 // appendSegments appends a JSON array of DataSegment objects.
 func appendSegments(dst []byte, segs []*segment.DataSegment) []byte {
 	dst = slices.Grow(dst, 2+len(segs)*segmentJSONSize)
@@ -549,7 +529,7 @@ func appendSegmentIDs(dst []byte, segs []*segment.DataSegment) []byte {
 			dst = append(dst, ',')
 		}
 		id = seg.ID().AppendTo(id[:0])
-		dst = appendJSONString(dst, string(id))
+		dst = javacompat.AppendJSONString(dst, string(id))
 	}
 	return append(dst, ']')
 }

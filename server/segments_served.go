@@ -15,7 +15,7 @@ import (
 	"strata/fsm"
 	"strata/historical"
 	"strata/interval"
-	"strata/javanum"
+	"strata/javacompat"
 	"strata/rules"
 	"strata/segment"
 )
@@ -143,7 +143,7 @@ func propsOf(segs []*segment.DataSegment) servedProps {
 // appendFullDataSource appends Druid's ImmutableDruidDataSource object.
 func appendFullDataSource(dst []byte, name, props string, segs []*segment.DataSegment) []byte {
 	dst = append(dst, `{"name":`...)
-	dst = appendJSONString(dst, name)
+	dst = javacompat.AppendJSONString(dst, name)
 	dst = append(dst, `,"properties":`...)
 	dst = append(dst, props...)
 	dst = append(dst, `,"segments":`...)
@@ -244,7 +244,7 @@ func writeIntervalMap(w http.ResponseWriter, groups []ivGroup, full bool, holder
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, g.iv.String())
+		b = javacompat.AppendJSONString(b, g.iv.String())
 		b = append(b, ':')
 		if !full {
 			var sc sizeCount
@@ -259,7 +259,7 @@ func writeIntervalMap(w http.ResponseWriter, groups []ivGroup, full bool, holder
 			if k > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, seg.ID().String())
+			b = javacompat.AppendJSONString(b, seg.ID().String())
 			b = append(b, `:{"metadata":`...)
 			b = seg.AppendJSON(b)
 			b = append(b, `,"servers":`...)
@@ -480,9 +480,9 @@ func writeLoadStatus(w http.ResponseWriter, r *http.Request, names []string, cou
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, ds)
+			b = javacompat.AppendJSONString(b, ds)
 			b = append(b, ':')
-			b = javanum.AppendDouble(b, counts[i].percent())
+			b = javacompat.AppendDouble(b, counts[i].percent())
 		}
 		writeRawJSON(w, http.StatusOK, append(b, '}'))
 	}
@@ -572,7 +572,7 @@ func (s *Server) loadQueue(w http.ResponseWriter, r *http.Request) {
 			b = append(b, ',')
 		}
 		first = false
-		b = appendJSONString(b, srv.Meta.Name)
+		b = javacompat.AppendJSONString(b, srv.Meta.Name)
 		b = append(b, ':', '{')
 		switch {
 		case simple:
@@ -620,7 +620,7 @@ func (s *Server) serverList(w http.ResponseWriter, r *http.Request) {
 		if simple || full {
 			b = appendServer(b, srv, full)
 		} else {
-			b = appendJSONString(b, srv.Meta.Name)
+			b = javacompat.AppendJSONString(b, srv.Meta.Name)
 		}
 	}
 	writeRawJSON(w, http.StatusOK, append(b, ']'))
@@ -680,11 +680,11 @@ func (s *Server) serverSegment(w http.ResponseWriter, r *http.Request) {
 func appendServer(b []byte, srv coordinator.Server, full bool) []byte {
 	m := srv.Meta
 	b = append(b, `{"host":`...)
-	b = appendJSONString(b, m.Host)
+	b = javacompat.AppendJSONString(b, m.Host)
 	b = append(b, `,"tier":`...)
-	b = appendJSONString(b, m.Tier)
+	b = javacompat.AppendJSONString(b, m.Tier)
 	b = append(b, `,"type":`...)
-	b = appendJSONString(b, m.Type)
+	b = javacompat.AppendJSONString(b, m.Type)
 	b = append(b, `,"priority":`...)
 	b = strconv.AppendInt(b, int64(m.Priority), 10)
 	b = append(b, `,"currSize":`...)
@@ -697,7 +697,7 @@ func appendServer(b []byte, srv coordinator.Server, full bool) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, seg.ID().String())
+			b = javacompat.AppendJSONString(b, seg.ID().String())
 			b = append(b, ':')
 			b = seg.AppendJSON(b)
 		}
@@ -768,7 +768,7 @@ func appendIntervalStats(dst []byte, stats []dsIntervalStats, perDataSource bool
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, e.iv.String())
+		dst = javacompat.AppendJSONString(dst, e.iv.String())
 		dst = append(dst, ':')
 		if !perDataSource {
 			var total sizeCount
@@ -784,7 +784,7 @@ func appendIntervalStats(dst []byte, stats []dsIntervalStats, perDataSource bool
 			if k > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, ds)
+			dst = javacompat.AppendJSONString(dst, ds)
 			dst = append(dst, ':')
 			dst = e.stat[k].appendJSON(dst)
 		}
@@ -901,7 +901,7 @@ func appendServerNames(b []byte, servers []historical.ServerMetadata) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, m.Host)
+		b = javacompat.AppendJSONString(b, m.Host)
 	}
 	return append(b, ']')
 }

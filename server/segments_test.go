@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"strata/cluster"
 	"strata/fsm"
@@ -691,22 +690,6 @@ func mustInterval(t *testing.T, s string) interval.Interval {
 		t.Fatal(err)
 	}
 	return iv
-}
-
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "wiki", `a"b\c`, "tab\there", "<&>", "\u00e9\u2028", "\xff\xfe", "nul\x00"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		b := appendJSONString(nil, s)
-		var back string
-		if err := json.Unmarshal(b, &back); err != nil {
-			t.Fatalf("%q encodes to invalid JSON %s: %v", s, b, err)
-		}
-		if utf8.ValidString(s) && back != s {
-			t.Fatalf("%q round-trips to %q", s, back)
-		}
-	})
 }
 
 // BenchmarkMetadataSegments lists 10,000 used segments with overshadowed status,

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"strata/expr"
-	"strata/javanum"
+	"strata/javacompat"
 )
 
 // Kind is the type of a signature column.
@@ -181,7 +181,7 @@ func numberValue(text string, col string, k Kind) (expr.Value, error) {
 		if err != nil {
 			return expr.Value{}, badValue(text, col, k)
 		}
-		return expr.Long(doubleToLong(f)), nil
+		return expr.Long(javacompat.DoubleToLong(f)), nil
 	case KindDouble, KindFloat:
 		f, err := strconv.ParseFloat(text, 64)
 		if err != nil {
@@ -208,7 +208,7 @@ func numberString(text string) string {
 		return text
 	}
 	if f, err := strconv.ParseFloat(text, 64); err == nil {
-		return javanum.FormatDouble(f)
+		return javacompat.FormatDouble(f)
 	}
 	return text
 }
@@ -286,26 +286,13 @@ func listValue(elems []expr.Value, col string, k Kind) (expr.Value, error) {
 	return expr.Value{}, &convError{msg: fmt.Sprintf("Unable to parse a list of %d values for field[%s] as %s", len(elems), col, kindName(k))}
 }
 
-// doubleToLong converts like Java's (long) cast: truncation, saturation, NaN to 0.
-func doubleToLong(f float64) int64 {
-	switch {
-	case f != f:
-		return 0
-	case f >= math.MaxInt64:
-		return math.MaxInt64
-	case f <= math.MinInt64:
-		return math.MinInt64
-	}
-	return int64(f)
-}
-
 func parseLong(s string) (int64, bool) {
 	s = strings.TrimSpace(s)
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return n, true
 	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
-		return doubleToLong(f), true
+		return javacompat.DoubleToLong(f), true
 	}
 	return 0, false
 }

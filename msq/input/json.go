@@ -14,7 +14,7 @@ import (
 	"unsafe"
 
 	"strata/expr"
-	"strata/javanum"
+	"strata/javacompat"
 )
 
 // jsonFormat is Druid's "json" input format. Each record is one JSON object;
@@ -557,9 +557,9 @@ func anyValue(v any, col string, k Kind) (expr.Value, error) {
 		return numberValue(string(t), col, k)
 	case float64:
 		if k == KindString || k == KindStringArray {
-			return stringValue(javanum.FormatDouble(t), col, k)
+			return stringValue(javacompat.FormatDouble(t), col, k)
 		}
-		return numberValue(javanum.FormatDouble(t), col, k)
+		return numberValue(javacompat.FormatDouble(t), col, k)
 	case bool:
 		return boolValue(t, col, k)
 	case []any:

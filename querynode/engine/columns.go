@@ -8,6 +8,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"strata/expr"
+	"strata/javacompat"
 	"strata/querynode/query"
 	seg "strata/storage/segment"
 )
@@ -493,7 +494,7 @@ func (e *exprNum) load(b int) error {
 			} else if vec.Type == expr.TypeLong {
 				e.l[i], e.d[i] = vec.Longs[i], float64(vec.Longs[i])
 			} else {
-				e.d[i], e.l[i] = vec.Doubles[i], javaLong(vec.Doubles[i])
+				e.d[i], e.l[i] = vec.Doubles[i], javacompat.DoubleToLong(vec.Doubles[i])
 			}
 		}
 		return nil
@@ -529,19 +530,6 @@ func (e *exprNum) nulls(b int) ([]uint64, error) {
 	return e.nbit, nil
 }
 func (e *exprNum) stats(int) (seg.BlockStats, bool) { return seg.BlockStats{}, false }
-
-// javaLong converts like Java's (long) cast.
-func javaLong(f float64) int64 {
-	switch {
-	case f != f:
-		return 0
-	case f >= math.MaxInt64:
-		return math.MaxInt64
-	case f <= math.MinInt64:
-		return math.MinInt64
-	}
-	return int64(f)
-}
 
 // rowBindings reads one row of the segment for the row-path expression
 // evaluator. Column errors are kept in err (Bindings cannot fail).

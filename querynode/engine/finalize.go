@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"strata/interval"
+	"strata/javacompat"
 	"strata/querynode/query"
 	"strata/storage/quantiles"
 )
@@ -142,7 +143,7 @@ type jsonWriter struct {
 
 func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
 func (w *jsonWriter) key(k string) {
-	w.b = appendJSONString(w.b, k)
+	w.b = javacompat.AppendJSONString(w.b, k)
 	w.b = append(w.b, ':')
 }
 func (w *jsonWriter) value(v Value) { w.b = v.AppendJSON(w.b) }

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"strata/interval"
+	"strata/javacompat"
 	"strata/querynode/query"
 	seg "strata/storage/segment"
 )
@@ -316,7 +317,7 @@ func finalizeSegmentMetadata(q *query.Query, p *Partial) ([]byte, error) {
 			w.raw(",")
 		}
 		w.raw(`{"id":`)
-		w.b = appendJSONString(w.b, a.ID)
+		w.b = javacompat.AppendJSONString(w.b, a.ID)
 		w.raw(`,"intervals":`)
 		if a.Intervals == nil {
 			w.raw("null")
@@ -326,7 +327,7 @@ func finalizeSegmentMetadata(q *query.Query, p *Partial) ([]byte, error) {
 				if k > 0 {
 					w.raw(",")
 				}
-				w.b = appendJSONString(w.b, iv.String())
+				w.b = javacompat.AppendJSONString(w.b, iv.String())
 			}
 			w.raw("]")
 		}
@@ -390,13 +391,13 @@ func writeColumnAnalysis(w *jsonWriter, c *ColumnAnalysis) {
 		if p == nil {
 			w.raw("null")
 		} else {
-			w.b = appendJSONString(w.b, *p)
+			w.b = javacompat.AppendJSONString(w.b, *p)
 		}
 	}
 	w.raw(`{"typeSignature":`)
-	w.b = appendJSONString(w.b, c.TypeSignature)
+	w.b = javacompat.AppendJSONString(w.b, c.TypeSignature)
 	w.raw(`,"type":`)
-	w.b = appendJSONString(w.b, c.Type)
+	w.b = javacompat.AppendJSONString(w.b, c.Type)
 	if c.Error != nil {
 		w.raw(`,"hasMultipleValues":false,"hasNulls":false,"size":0,"cardinality":null,"minValue":null,"maxValue":null,"errorMessage":`)
 		str(c.Error)

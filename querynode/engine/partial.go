@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 
+	"strata/javacompat"
 	"strata/querynode/query"
 )
 
@@ -192,7 +193,7 @@ func convertValue(v Value, typ string) Value {
 		case KLong:
 			return v
 		case KDouble, KFloat:
-			return Long(javaLong(v.D))
+			return Long(javacompat.DoubleToLong(v.D))
 		}
 		s, _ := v.String()
 		if n, ok := parseLongLenient(s); ok {
@@ -228,5 +229,5 @@ func parseLongLenient(s string) (int64, bool) {
 	if math.IsNaN(f) {
 		return 0, false
 	}
-	return javaLong(f), true
+	return javacompat.DoubleToLong(f), true
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"sort"
 
+	"strata/javacompat"
 	"strata/querynode/query"
 	seg "strata/storage/segment"
 )
@@ -352,14 +353,14 @@ func finalizeScan(q *query.Query, p *Partial) ([]byte, error) {
 		if segID == nil {
 			w.raw("null")
 		} else {
-			w.b = appendJSONString(w.b, *segID)
+			w.b = javacompat.AppendJSONString(w.b, *segID)
 		}
 		w.raw(`,"columns":[`)
 		for k, c := range b.Columns {
 			if k > 0 {
 				w.raw(",")
 			}
-			w.b = appendJSONString(w.b, c)
+			w.b = javacompat.AppendJSONString(w.b, c)
 		}
 		w.raw(`],"events":[`)
 		for i := lo; i < hi; i++ {
@@ -384,7 +385,7 @@ func finalizeScan(q *query.Query, p *Partial) ([]byte, error) {
 						if j > 0 {
 							w.raw(",")
 						}
-						w.b = appendJSONString(w.b, v)
+						w.b = javacompat.AppendJSONString(w.b, v)
 					}
 					w.raw("]")
 				} else {
@@ -403,10 +404,10 @@ func finalizeScan(q *query.Query, p *Partial) ([]byte, error) {
 				w.raw(",")
 			}
 			w.raw(`{"name":`)
-			w.b = appendJSONString(w.b, c)
+			w.b = javacompat.AppendJSONString(w.b, c)
 			if b.Types[k] != "" {
 				w.raw(`,"type":`)
-				w.b = appendJSONString(w.b, b.Types[k])
+				w.b = javacompat.AppendJSONString(w.b, b.Types[k])
 			}
 			w.raw("}")
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/datasketches-go/hll"
 	"github.com/apache/datasketches-go/theta"
 
+	"strata/javacompat"
 	"strata/querynode/query"
 	"strata/storage/blob"
 	"strata/storage/quantiles"
@@ -420,10 +421,10 @@ func (s *AggState) MarshalJSON() ([]byte, error) {
 	if !s.sketch() {
 		// Written directly: a nested json.Marshal would re-scan the packed
 		// columns once more.
-		b := append([]byte(`{"kind":`), appendJSONString(nil, s.Kind)...)
+		b := append([]byte(`{"kind":`), javacompat.AppendJSONString(nil, s.Kind)...)
 		if s.Op != "" {
 			b = append(b, `,"op":`...)
-			b = appendJSONString(b, s.Op)
+			b = javacompat.AppendJSONString(b, s.Op)
 		}
 		b, err := appendField(b, "longs", j.Longs)
 		if err == nil {

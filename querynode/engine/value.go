@@ -3,9 +3,8 @@ package engine
 import (
 	"math"
 	"strconv"
-	"unicode/utf8"
 
-	"strata/javanum"
+	"strata/javacompat"
 )
 
 // Kind is the type of a result value.
@@ -92,9 +91,9 @@ func (v Value) String() (string, bool) {
 	case KLong:
 		return strconv.FormatInt(v.L, 10), true
 	case KDouble:
-		return javanum.FormatDouble(v.D), true
+		return javacompat.FormatDouble(v.D), true
 	case KFloat:
-		return javanum.FormatFloat(float32(v.D)), true
+		return javacompat.FormatFloat(float32(v.D)), true
 	}
 	return "", false
 }
@@ -108,68 +107,19 @@ func (v Value) AppendJSON(b []byte) []byte {
 	case KDouble, KFloat:
 		if math.IsNaN(v.D) || math.IsInf(v.D, 0) {
 			b = append(b, '"')
-			b = javanum.AppendDouble(b, v.D)
+			b = javacompat.AppendDouble(b, v.D)
 			return append(b, '"')
 		}
 		if v.K == KFloat {
-			return javanum.AppendFloat(b, float32(v.D))
+			return javacompat.AppendFloat(b, float32(v.D))
 		}
-		return javanum.AppendDouble(b, v.D)
+		return javacompat.AppendDouble(b, v.D)
 	case KString, KObject:
-		return appendJSONString(b, v.S)
+		return javacompat.AppendJSONString(b, v.S)
 	case KArray:
 		return append(b, v.S...)
 	}
 	return append(b, "null"...)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString quotes s the way Jackson does (control characters as
-// \uXXXX, no HTML escaping).
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 func parseInt64(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }

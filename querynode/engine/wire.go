@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"strata/javacompat"
 )
 
 // Fast JSON codecs for the large columns of partial results (a groupBy on
@@ -60,7 +62,7 @@ func (s wireStrings) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, v)
+		b = javacompat.AppendJSONString(b, v)
 	}
 	return append(b, ']'), nil
 }
@@ -369,7 +371,7 @@ type wireDimCol DimCol
 // It writes the fields directly: a nested json.Marshal would re-scan the
 // packed columns once more.
 func (d *wireDimCol) MarshalJSON() ([]byte, error) {
-	b := append([]byte(`{"type":`), appendJSONString(nil, d.Type)...)
+	b := append([]byte(`{"type":`), javacompat.AppendJSONString(nil, d.Type)...)
 	b, err := appendField(b, "strs", wireStrings(d.Strs))
 	if err == nil {
 		b, err = appendField(b, "longs", wireLongs(d.Longs))

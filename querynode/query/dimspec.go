@@ -13,6 +13,7 @@ import (
 
 	"strata/granularity"
 	"strata/interval"
+	"strata/javacompat"
 )
 
 // DimensionSpec selects a dimension for grouping (or search) and names its
@@ -440,7 +441,7 @@ func (f *ExtractionFn) Apply(v string, isNull bool) (string, bool) {
 		if isNull {
 			return "0", false
 		}
-		return strconv.Itoa(utf16Len(v)), false
+		return strconv.Itoa(javacompat.StringLength(v)), false
 	case "upper", "lower":
 		if isNull {
 			return "", true

@@ -4,6 +4,8 @@ import (
 	"math/big"
 	"strings"
 	"unicode/utf8"
+
+	"strata/javacompat"
 )
 
 // Ordering is one of Druid's string comparators (QUERY-SEMANTICS §7.3).
@@ -44,7 +46,7 @@ func (o Ordering) Compare(a string, aNull bool, b string, bNull bool) int {
 	case Numeric:
 		return compareNumeric(a, b)
 	case Strlen:
-		if la, lb := utf16Len(a), utf16Len(b); la != lb {
+		if la, lb := javacompat.StringLength(a), javacompat.StringLength(b); la != lb {
 			return cmpInt(la, lb)
 		}
 		return strings.Compare(a, b)
@@ -64,18 +66,6 @@ func cmpInt(a, b int) int {
 		return 1
 	}
 	return 0
-}
-
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
 }
 
 // compareNumeric parses both as decimals; unparsable values sort as null

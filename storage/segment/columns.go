@@ -8,6 +8,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 
+	"strata/javacompat"
 	"strata/storage/encoding"
 )
 
@@ -54,7 +55,7 @@ func (n *NumericColumn) BlockStats(b int) BlockStats {
 		st.MinDouble, st.MaxDouble = float64(st.MinLong), float64(st.MaxLong)
 	} else {
 		st.MinDouble, st.MaxDouble = math.Float64frombits(bl.min), math.Float64frombits(bl.max)
-		st.MinLong, st.MaxLong = doubleToLong(math.Floor(st.MinDouble)), doubleToLong(math.Ceil(st.MaxDouble))
+		st.MinLong, st.MaxLong = javacompat.DoubleToLong(math.Floor(st.MinDouble)), javacompat.DoubleToLong(math.Ceil(st.MaxDouble))
 	}
 	return st
 }
@@ -82,7 +83,7 @@ func (n *NumericColumn) Longs(b int, dst []int64) ([]int64, error) {
 			f, err = encoding.DecodeFloat32s(nil, raw)
 			out = resize(dst, len(f))
 			for i, v := range f {
-				out[i] = doubleToLong(float64(v))
+				out[i] = javacompat.DoubleToLong(float64(v))
 			}
 		}
 		if err != nil {
@@ -105,7 +106,7 @@ func decodeDoublesAsLongs(dst []int64, raw []byte) ([]int64, error) {
 	}
 	out = out[:len(f)]
 	for i, v := range f {
-		out[i] = doubleToLong(v)
+		out[i] = javacompat.DoubleToLong(v)
 	}
 	return out, nil
 }

@@ -1,6 +1,10 @@
 package segment
 
-import "strata/storage/encoding"
+import (
+	"strata/storage/encoding"
+
+	"strata/javacompat"
+)
 
 // LongsAt decodes only the rows rows (positions within block b, any order)
 // of the column into dst, resized to len(rows): the path for a filter that
@@ -18,14 +22,14 @@ func (n *NumericColumn) LongsAt(b int, rows []int32, dst []int64) ([]int64, erro
 			d, count, err = encoding.GatherFloat64s(nil, raw, rows)
 			out = resize(dst, len(d))
 			for i, v := range d {
-				out[i] = doubleToLong(v)
+				out[i] = javacompat.DoubleToLong(v)
 			}
 		case KindFloat:
 			var f []float32
 			f, count, err = encoding.GatherFloat32s(nil, raw, rows)
 			out = resize(dst, len(f))
 			for i, v := range f {
-				out[i] = doubleToLong(float64(v))
+				out[i] = javacompat.DoubleToLong(float64(v))
 			}
 		}
 		if err != nil {

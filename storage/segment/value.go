@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"unsafe"
+
+	"strata/javacompat"
 )
 
 // Field is one input field of the rows given to a Writer or Builder. A row's
@@ -91,7 +93,7 @@ func (v Value) AsLong() (int64, bool) {
 	case vLong:
 		return int64(v.n), true
 	case vDouble:
-		return doubleToLong(math.Float64frombits(v.n)), true
+		return javacompat.DoubleToLong(math.Float64frombits(v.n)), true
 	case vString:
 		return parseLong(v.str())
 	case vStrings:
@@ -146,26 +148,12 @@ func (v Value) AsBytes() ([]byte, bool) {
 	return nil, false
 }
 
-// doubleToLong converts like Java's (long) cast: truncation, saturation at
-// the int64 range, NaN to 0. Go leaves out-of-range conversions undefined.
-func doubleToLong(f float64) int64 {
-	switch {
-	case f != f:
-		return 0
-	case f >= math.MaxInt64:
-		return math.MaxInt64
-	case f <= math.MinInt64:
-		return math.MinInt64
-	}
-	return int64(f)
-}
-
 func parseLong(s string) (int64, bool) {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return n, true
 	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		return doubleToLong(f), true
+		return javacompat.DoubleToLong(f), true
 	}
 	return 0, false
 }

@@ -1,6 +1,5 @@
-// Package javanum prints floating-point numbers exactly the way Java's
-// Double.toString and Float.toString do (and therefore the way Jackson, and so
-// Druid, writes them in JSON).
+// Number printing exactly the way Java's Double.toString and Float.toString
+// do (and therefore the way Jackson, and so Druid, writes them in JSON).
 //
 // The digits are the shortest decimal that reads back to the same value, as
 // specified for Double.toString since JDK 19 (Raffaello Giulietti's
@@ -9,7 +8,8 @@
 // 1e-3 <= |x| < 1e7 ("100.0", "0.001"), computerized scientific notation
 // otherwise ("1.0E7", "1.234E-5"), and the special spellings "NaN",
 // "Infinity", "-Infinity", "0.0" and "-0.0".
-package javanum
+
+package javacompat
 
 import (
 	"math"

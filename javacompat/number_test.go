@@ -1,4 +1,4 @@
-package javanum
+package javacompat
 
 import (
 	"math"
