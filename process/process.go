@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gorilla/mux"
 	"github.com/hashicorp/go-hclog"
 
 	"strata/cluster"
@@ -137,16 +136,16 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 			}
 		}
 	}
-	var mounts []func(*mux.Router)
+	var proxy *server.Proxy
 	if contains(roles, server.RoleRouter) {
-		mounts = append(mounts, routerProxy(p).Mount)
+		proxy = routerProxy(p)
 	}
 	dp, err := newDataPlane(p, roles, logger)
 	if err != nil {
 		proc.Close()
 		return nil, err
 	}
-	srv, err := server.New(server.Options{Roles: roles, Node: proc.Node, Props: p, Logger: logger.Named("http"), Mount: mounts,
+	srv, err := server.New(server.Options{Roles: roles, Node: proc.Node, Props: p, Logger: logger.Named("http"), Proxy: proxy,
 		Historical: dp.historical, Broker: dp.broker})
 	if err != nil {
 		proc.Close()
@@ -228,7 +227,7 @@ func StartQuickstart(p *props.Properties, logger hclog.Logger) (*Process, error)
 	rp.Set("svc.node.roles", server.RoleRouter)
 	rp.Set("svc.http.address", p.String("svc.router.address"))
 	rp.Set("svc.http.advertisedUrl", "")
-	rsrv, err := server.New(server.Options{Roles: []string{server.RoleRouter}, Props: rp, Logger: logger.Named("router"), Mount: []func(*mux.Router){routerProxy(p).Mount}})
+	rsrv, err := server.New(server.Options{Roles: []string{server.RoleRouter}, Props: rp, Logger: logger.Named("router"), Proxy: routerProxy(p)})
 	if err != nil {
 		proc.Close()
 		return nil, err

@@ -11,33 +11,18 @@ import (
 	"strata/javacompat"
 )
 
-// brokerRoutes mounts the broker's endpoints: native queries (spec 4.8,
-// QUERY-SEMANTICS §1), the broker datasource information endpoints (spec
-// 4.9) and load status (spec 4.5).
-func (s *Server) brokerRoutes(r *mux.Router) {
-	if s.opts.Broker == nil {
-		s.log.Error("broker role without a broker: its endpoints are not served")
-		return
-	}
-	for _, p := range []string{"/svc/v2/", "/svc/v2"} {
-		r.HandleFunc(p, s.nativeQuery).Methods(http.MethodPost)
-	}
-	for _, p := range []string{"/svc/v2/candidates/", "/svc/v2/candidates"} {
-		r.HandleFunc(p, s.queryCandidates).Methods(http.MethodPost)
-	}
-	const ds = "/svc/v2/datasources/{ds}"
-	r.HandleFunc("/svc/v2/datasources", s.brokerDataSources).Methods(http.MethodGet)
-	r.HandleFunc(ds, s.brokerDataSource).Methods(http.MethodGet)
-	r.HandleFunc(ds+"/dimensions", s.brokerColumns(true)).Methods(http.MethodGet)
-	r.HandleFunc(ds+"/metrics", s.brokerColumns(false)).Methods(http.MethodGet)
-	r.HandleFunc(ds+"/candidates", s.dataSourceCandidates).Methods(http.MethodGet)
-	r.HandleFunc("/svc/v2/{queryId}", s.cancelQuery).Methods(http.MethodDelete)
-	r.HandleFunc("/svc/broker/v1/loadstatus", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]bool{"inventoryInitialized": s.opts.Broker.Ready()})
-	}).Methods(http.MethodGet)
-	r.HandleFunc("/svc/broker/v1/readiness", func(w http.ResponseWriter, r *http.Request) {
-		writeEmpty(w, readiness(s.opts.Broker.Ready()))
-	}).Methods(http.MethodGet)
+// The broker's endpoints: native queries (spec 4.8, QUERY-SEMANTICS §1, in
+// query.go), the broker datasource information endpoints (spec 4.9) and load
+// status (spec 4.5).
+
+// brokerLoadStatus serves GET /svc/broker/v1/loadstatus.
+func (s *Server) brokerLoadStatus(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]bool{"inventoryInitialized": s.opts.Broker.Ready()})
+}
+
+// brokerReadiness serves GET /svc/broker/v1/readiness.
+func (s *Server) brokerReadiness(w http.ResponseWriter, r *http.Request) {
+	writeEmpty(w, readiness(s.opts.Broker.Ready()))
 }
 
 func readiness(ok bool) int {
@@ -73,7 +58,7 @@ func (s *Server) queryCandidates(w http.ResponseWriter, r *http.Request) {
 	writeRawJSON(w, http.StatusOK, out)
 }
 
-// dataSourceCandidates serves GET /svc/v2/datasources/{ds}/candidates.
+// dataSourceCandidates serves GET /svc/v2/datasources/{dataSourceName}/candidates.
 func (s *Server) dataSourceCandidates(w http.ResponseWriter, r *http.Request) {
 	raw := r.URL.Query().Get("intervals")
 	if strings.TrimSpace(raw) == "" {
@@ -93,7 +78,7 @@ func (s *Server) dataSourceCandidates(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writeJSONPlain(w, http.StatusOK, s.opts.Broker.Candidates([]string{mux.Vars(r)["ds"]}, ivs, num))
+	writeJSONPlain(w, http.StatusOK, s.opts.Broker.Candidates([]string{mux.Vars(r)["dataSourceName"]}, ivs, num))
 }
 
 func numCandidates(w http.ResponseWriter, r *http.Request) (int, bool) {
@@ -128,14 +113,14 @@ func intervalParam(w http.ResponseWriter, r *http.Request) (*interval.Interval, 
 	return &iv, true
 }
 
-// brokerDataSource serves GET /svc/v2/datasources/{ds}: its dimensions and
+// brokerDataSource serves GET /svc/v2/datasources/{dataSourceName}: its dimensions and
 // metrics, or with `full` the same per served interval.
 func (s *Server) brokerDataSource(w http.ResponseWriter, r *http.Request) {
 	iv, ok := intervalParam(w, r)
 	if !ok {
 		return
 	}
-	ds := mux.Vars(r)["ds"]
+	ds := mux.Vars(r)["dataSourceName"]
 	if !flag(r, "full") {
 		writeJSONPlain(w, http.StatusOK, s.opts.Broker.DataSourceColumns(ds, iv))
 		return
@@ -164,7 +149,7 @@ func (s *Server) brokerColumns(dims bool) http.HandlerFunc {
 		if !ok {
 			return
 		}
-		c := s.opts.Broker.DataSourceColumns(mux.Vars(r)["ds"], iv)
+		c := s.opts.Broker.DataSourceColumns(mux.Vars(r)["dataSourceName"], iv)
 		if dims {
 			writeJSONPlain(w, http.StatusOK, c.Dimensions)
 		} else {

@@ -3,20 +3,9 @@ package server
 import (
 	"net/http"
 
-	"github.com/gorilla/mux"
-
 	"strata/commands"
 	"strata/fsm"
 )
-
-func (s *Server) coordinatorRoutes(r *mux.Router) {
-	const p = "/svc/coordinator/v1"
-	r.HandleFunc(p+"/leader", s.leaderURL).Methods(http.MethodGet)
-	r.HandleFunc(p+"/isLeader", s.isLeader).Methods(http.MethodGet)
-	r.HandleFunc(p+"/config", s.leaderRead(s.getCoordinatorConfig)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/config", s.leaderOnly(s.postCoordinatorConfig)).Methods(http.MethodPost)
-	r.HandleFunc(p+"/config/history", s.leaderRead(s.history(fsm.AuditCoordinatorConfig, fsm.AuditCoordinatorConfig))).Methods(http.MethodGet)
-}
 
 func (s *Server) getCoordinatorConfig(w http.ResponseWriter, r *http.Request) {
 	var cfg commands.CoordinatorDynamicConfig

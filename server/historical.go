@@ -5,39 +5,24 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/gorilla/mux"
-
 	"strata/broker"
 	"strata/historical"
 )
 
-// historicalRoutes mounts the historical's endpoints: load status (spec
-// 4.5) and the internal endpoints brokers use: its segment announcement and
-// sub-queries over named segments.
-func (s *Server) historicalRoutes(r *mux.Router) {
-	h := s.opts.Historical
-	if h == nil {
-		s.log.Error("historical role without a historical node: its endpoints are not served")
-		return
-	}
-	r.HandleFunc("/svc/historical/v1/loadstatus", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]bool{"cacheInitialized": h.Ready()})
-	}).Methods(http.MethodGet)
-	r.HandleFunc("/svc/historical/v1/readiness", func(w http.ResponseWriter, r *http.Request) {
-		writeEmpty(w, readiness(h.Ready()))
-	}).Methods(http.MethodGet)
-	s.dataServerRoutes(r)
+// historicalLoadStatus serves GET /svc/historical/v1/loadstatus (spec 4.5).
+func (s *Server) historicalLoadStatus(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]bool{"cacheInitialized": s.opts.Historical.Ready()})
 }
 
-// dataServerRoutes mounts what brokers use of any data server (a historical,
-// or a middle manager serving its tasks' rows): the segment announcement and
-// sub-queries over named segments.
-func (s *Server) dataServerRoutes(r *mux.Router) {
-	h := s.opts.Historical
-	r.HandleFunc(historical.AnnouncePath, func(w http.ResponseWriter, r *http.Request) {
-		writeJSONPlain(w, http.StatusOK, h.Announce(r.URL.Query().Get("since")))
-	}).Methods(http.MethodGet)
-	r.HandleFunc(historical.QueryPath, s.subQuery).Methods(http.MethodPost)
+// historicalReadiness serves GET /svc/historical/v1/readiness.
+func (s *Server) historicalReadiness(w http.ResponseWriter, r *http.Request) {
+	writeEmpty(w, readiness(s.opts.Historical.Ready()))
+}
+
+// announce serves a data server's segment announcement to brokers
+// (historical.AnnouncePath).
+func (s *Server) announce(w http.ResponseWriter, r *http.Request) {
+	writeJSONPlain(w, http.StatusOK, s.opts.Historical.Announce(r.URL.Query().Get("since")))
 }
 
 // subQuery serves POST /svc-internal/v1/query: a broker's sub-query over

@@ -3,23 +3,9 @@ package server
 import (
 	"net/http"
 
-	"github.com/gorilla/mux"
-
 	"strata/commands"
 	"strata/fsm"
 )
-
-func (s *Server) overlordRoutes(r *mux.Router) {
-	const p = "/svc/indexer/v1"
-	r.HandleFunc(p+"/leader", s.leaderURL).Methods(http.MethodGet)
-	r.HandleFunc(p+"/isLeader", s.isLeader).Methods(http.MethodGet)
-	r.HandleFunc(p+"/worker", s.leaderRead(s.getWorkerConfig)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/worker", s.leaderOnly(s.postWorkerConfig)).Methods(http.MethodPost)
-	r.HandleFunc(p+"/worker/history", s.leaderRead(s.history(fsm.AuditWorkerConfig, fsm.AuditWorkerConfig))).Methods(http.MethodGet)
-	r.HandleFunc(p+"/workers", s.leaderRead(s.workers)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/scaling", s.leaderRead(s.scaling)).Methods(http.MethodGet)
-	s.supervisorRoutes(r)
-}
 
 // getWorkerConfig answers 200 with an empty body when nothing was ever set (Druid
 // synthesises no default; the runner then uses equalDistribution).

@@ -12,17 +12,6 @@ import (
 	"strata/rules"
 )
 
-// rulesRoutes mounts the retention rules (ADMIN-API §9). History comes first:
-// "/rules/history" is not the rules of a datasource named "history".
-func (s *Server) rulesRoutes(r *mux.Router) {
-	const p = "/svc/coordinator/v1/rules"
-	r.HandleFunc(p, s.leaderRead(s.allRules)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/history", s.leaderRead(s.history(fsm.AuditRules, ""))).Methods(http.MethodGet)
-	r.HandleFunc(p+"/{ds}/history", s.leaderRead(s.dataSourceRulesHistory)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/{ds}", s.leaderRead(s.dataSourceRules)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/{ds}", s.leaderOnly(s.setRules)).Methods(http.MethodPost)
-}
-
 // allRules answers {"_default": [...], "<ds>": [...]} for every datasource with
 // rules set.
 func (s *Server) allRules(w http.ResponseWriter, r *http.Request) {
@@ -43,7 +32,7 @@ func (s *Server) allRules(w http.ResponseWriter, r *http.Request) {
 // dataSourceRules answers a datasource's rules ([] if none, even for an unknown
 // datasource); ?full appends the cluster defaults, the order they are matched in.
 func (s *Server) dataSourceRules(w http.ResponseWriter, r *http.Request) {
-	ds := mux.Vars(r)["ds"]
+	ds := mux.Vars(r)["dataSourceName"]
 	var own []rules.Rule
 	var defaults []rules.Rule
 	s.node.FSM().Read(func(st *fsm.State) {
@@ -57,7 +46,7 @@ func (s *Server) dataSourceRules(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) dataSourceRulesHistory(w http.ResponseWriter, r *http.Request) {
-	s.history(fsm.AuditRules, mux.Vars(r)["ds"])(w, r)
+	s.history(fsm.AuditRules, mux.Vars(r)["dataSourceName"])(w, r)
 }
 
 // setRules replaces a datasource's rules ("_default": the cluster defaults).
@@ -78,7 +67,7 @@ func (s *Server) setRules(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.logUnknownFields(r, unknown)
-	cmd := commands.SetRules{DataSource: mux.Vars(r)["ds"], Rules: json.RawMessage(body)}
+	cmd := commands.SetRules{DataSource: mux.Vars(r)["dataSourceName"], Rules: json.RawMessage(body)}
 	if _, ok := s.propose(w, r, cmd); ok {
 		writeEmpty(w, http.StatusOK)
 	}

@@ -24,59 +24,6 @@ import (
 	"strata/storage/deep"
 )
 
-// segmentRoutes mounts segment management (spec 4.3, ADMIN-API §6), the legacy
-// metadata endpoints (spec 4.9, ADMIN-API §7) and the internal publish endpoint.
-// Everything is served by the leader only: writes go through Raft, and reads are
-// leader reads so they reflect every acknowledged write.
-func (s *Server) segmentRoutes(r *mux.Router) {
-	const p = "/svc/coordinator/v1"
-	const ds = p + "/datasources/{ds}"
-	s.startInventory()
-
-	// Changes (segments.go).
-	r.HandleFunc(ds+"/markUnused", s.leaderOnly(s.markSegments(false))).Methods(http.MethodPost)
-	r.HandleFunc(ds+"/markUsed", s.leaderOnly(s.markSegments(true))).Methods(http.MethodPost)
-	r.HandleFunc(ds+"/segments/{segmentId}", s.leaderOnly(s.markOneUnused)).Methods(http.MethodDelete)
-	r.HandleFunc(ds+"/segments/{segmentId}", s.leaderOnly(s.markOneUsed)).Methods(http.MethodPost)
-	// Registered after the {ds} routes: no segment id reads "markUsed" and the like.
-	r.HandleFunc(p+"/datasources/segments/{segmentId}", s.leaderOnly(s.markOneUsedAnyDataSource)).Methods(http.MethodPost)
-	r.HandleFunc(ds+"/intervals/{interval}", s.leaderOnly(s.killInterval)).Methods(http.MethodDelete)
-	r.HandleFunc(ds, s.leaderOnly(s.deleteDataSource)).Methods(http.MethodDelete)
-	r.HandleFunc(ds, s.leaderOnly(s.markAllUsed)).Methods(http.MethodPost)
-	r.HandleFunc("/svc-internal/v1/segments/publish", s.leaderOnly(s.publishSegments)).Methods(http.MethodPost)
-	r.HandleFunc("/svc-internal/v1/segments/assigned/{server}", s.leaderRead(s.assignedSegments)).Methods(http.MethodGet)
-
-	// Served view (segments_served.go).
-	r.HandleFunc(p+"/datasources", s.leaderRead(s.servedDataSources)).Methods(http.MethodGet)
-	r.HandleFunc(ds, s.leaderRead(s.servedDataSource)).Methods(http.MethodGet)
-	r.HandleFunc(ds+"/intervals", s.leaderRead(s.servedIntervals)).Methods(http.MethodGet)
-	r.HandleFunc(ds+"/intervals/{interval}", s.leaderRead(s.servedInInterval)).Methods(http.MethodGet)
-	r.HandleFunc(ds+"/intervals/{interval}/serverview", s.leaderRead(s.serverView)).Methods(http.MethodGet)
-	r.HandleFunc(ds+"/segments", s.leaderRead(s.servedSegmentList)).Methods(http.MethodGet)
-	r.HandleFunc(ds+"/segments/{segmentId}", s.leaderRead(s.servedSegment)).Methods(http.MethodGet)
-	r.HandleFunc(ds+"/tiers", s.leaderRead(s.servedTiers)).Methods(http.MethodGet)
-	r.HandleFunc(ds+"/loadstatus", s.leaderRead(s.dataSourceLoadStatus)).Methods(http.MethodGet)
-	r.HandleFunc(ds+"/handoffComplete", s.leaderRead(s.handoffComplete)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/intervals", s.leaderRead(s.allIntervals)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/intervals/{interval}", s.leaderRead(s.intervalStats)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/servers", s.leaderRead(s.serverList)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/servers/{server}", s.leaderRead(s.oneServer)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/servers/{server}/segments", s.leaderRead(s.serverSegments)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/servers/{server}/segments/{segmentId}", s.leaderRead(s.serverSegment)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/loadstatus", s.leaderRead(s.loadStatus)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/loadqueue", s.leaderRead(s.loadQueue)).Methods(http.MethodGet)
-
-	// Metadata store view (segments_metadata.go).
-	const m = p + "/metadata"
-	r.HandleFunc(m+"/segments", s.leaderRead(s.metadataSegments)).Methods(http.MethodGet)
-	r.HandleFunc(m+"/datasources", s.leaderRead(s.metadataDataSources)).Methods(http.MethodGet)
-	r.HandleFunc(m+"/datasources/{ds}", s.leaderRead(s.metadataDataSource)).Methods(http.MethodGet)
-	r.HandleFunc(m+"/datasources/{ds}/segments", s.leaderRead(s.metadataSegmentList)).Methods(http.MethodGet, http.MethodPost)
-	r.HandleFunc(m+"/datasources/{ds}/segments/{segmentId}", s.leaderRead(s.metadataSegment)).Methods(http.MethodGet)
-	r.HandleFunc(m+"/datasources/{ds}/unusedSegments", s.leaderRead(s.metadataUnusedSegments)).Methods(http.MethodGet)
-	r.HandleFunc(m+"/dataSourceInformation", s.leaderRead(s.dataSourceInformation)).Methods(http.MethodPost)
-}
-
 // badMarkPayload is Druid's exact 400 sentence for a mark request without exactly
 // one selector (ADMIN-API §6.1).
 const badMarkPayload = "Invalid request payload, either interval or segmentIds array must be specified"
@@ -447,10 +394,10 @@ func (s *Server) loadSpecProblem(seg *segment.DataSegment) string {
 
 // ---- helpers shared by the segment endpoints ----
 
-// dataSourceParam returns the {ds} path variable, answering 400 when the name
+// dataSourceParam returns the {dataSourceName} path variable, answering 400 when the name
 // cannot be a datasource.
 func dataSourceParam(w http.ResponseWriter, r *http.Request) (string, bool) {
-	ds := mux.Vars(r)["ds"]
+	ds := mux.Vars(r)["dataSourceName"]
 	if msg := dataSourceNameProblem(ds); msg != "" {
 		writeError(w, http.StatusBadRequest, msg)
 		return "", false

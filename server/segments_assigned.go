@@ -18,14 +18,14 @@ import (
 	"strata/segment"
 )
 
-// assignedSegments serves GET /svc-internal/v1/segments/assigned/{server}: the
+// assignedSegments serves GET /svc-internal/v1/segments/assigned/{serverName}: the
 // segments the historical named server (host:port) should serve. The poll
 // also tells the inventory the historical exists. Until the leader has read
 // the historical's announcement (and for svc.coordinator.startDelay after a
 // leader change) the answer is 503, and the historical keeps serving what it
 // holds. The ETag is a hash of the answer, so a steady cluster answers 304.
 func (s *Server) assignedSegments(w http.ResponseWriter, r *http.Request) {
-	name := mux.Vars(r)["server"]
+	name := mux.Vars(r)["serverName"]
 	now := time.Now()
 	s.inv.Seen(name, now)
 	cur, err := s.placement.Current(now)
@@ -76,7 +76,7 @@ func (s *Server) assignedBody(cur *coordinator.Current, name string, hold []*seg
 	return body, etag
 }
 
-// handoffComplete serves GET /datasources/{ds}/handoffComplete?interval=&partitionNumber=&version=,
+// handoffComplete serves GET /datasources/{dataSourceName}/handoffComplete?interval=&partitionNumber=&version=,
 // which a streaming task polls after publishing: true once a historical serves
 // the segment (or a segment of the same partition with an equal or newer
 // version whose interval covers it), or when the first retention rule matching
@@ -98,7 +98,7 @@ func (s *Server) handoffComplete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "version is required")
 		return
 	}
-	ds := mux.Vars(r)["ds"]
+	ds := mux.Vars(r)["dataSourceName"]
 	loads := false
 	s.node.FSM().Read(func(st *fsm.State) {
 		own, _ := st.Rules(ds)

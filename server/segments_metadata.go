@@ -196,10 +196,10 @@ func (s *Server) usedOf(ds string) []*segment.DataSegment {
 	return segs
 }
 
-// metadataDataSource serves GET /metadata/datasources/{ds}: 404 empty without
+// metadataDataSource serves GET /metadata/datasources/{dataSourceName}: 404 empty without
 // used segments.
 func (s *Server) metadataDataSource(w http.ResponseWriter, r *http.Request) {
-	ds := mux.Vars(r)["ds"]
+	ds := mux.Vars(r)["dataSourceName"]
 	segs := s.usedOf(ds)
 	if len(segs) == 0 {
 		writeEmpty(w, http.StatusNotFound)
@@ -208,7 +208,7 @@ func (s *Server) metadataDataSource(w http.ResponseWriter, r *http.Request) {
 	writeRawJSON(w, http.StatusOK, appendFullDataSource(nil, ds, createdProps(), segs))
 }
 
-// metadataSegmentList serves /metadata/datasources/{ds}/segments: without a body
+// metadataSegmentList serves /metadata/datasources/{dataSourceName}/segments: without a body
 // every used segment (404 empty if none); with a JSON array of intervals (POST,
 // or GET with a body as the docs describe it) the used segments overlapping any
 // of them, overshadowed included ([] if none).
@@ -223,7 +223,7 @@ func (s *Server) metadataSegmentList(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ds := mux.Vars(r)["ds"]
+	ds := mux.Vars(r)["dataSourceName"]
 	full := flag(r, "full")
 	if r.Method == http.MethodGet && len(bytes.TrimSpace(body)) == 0 {
 		segs := s.usedOf(ds)
@@ -275,11 +275,11 @@ func writeSegmentsOrIDs(w http.ResponseWriter, segs []*segment.DataSegment, full
 	writeRawJSON(w, http.StatusOK, appendSegmentIDs(nil, segs))
 }
 
-// metadataSegment serves GET /metadata/datasources/{ds}/segments/{id}: a used
+// metadataSegment serves GET /metadata/datasources/{dataSourceName}/segments/{segmentId}: a used
 // segment, or with includeUnused=true any stored one; 404 empty otherwise, and
 // whenever the datasource has no used segment at all (as Druid answers).
 func (s *Server) metadataSegment(w http.ResponseWriter, r *http.Request) {
-	ds, raw := mux.Vars(r)["ds"], mux.Vars(r)["segmentId"]
+	ds, raw := mux.Vars(r)["dataSourceName"], mux.Vars(r)["segmentId"]
 	includeUnused := strings.EqualFold(r.URL.Query().Get("includeUnused"), "true") // a Boolean, not a flag
 	var found *segment.DataSegment
 	s.node.FSM().Read(func(st *fsm.State) {
@@ -377,13 +377,13 @@ func (s *Server) dataSourceInformation(w http.ResponseWriter, r *http.Request) {
 	writeJSONPlain(w, http.StatusOK, out)
 }
 
-// metadataUnusedSegments serves GET /metadata/datasources/{ds}/unusedSegments
+// metadataUnusedSegments serves GET /metadata/datasources/{dataSourceName}/unusedSegments
 // (ADMIN-API §7.3, newer Druid): the unused segments of ds, each with when it
 // was created and last marked (un)used. interval keeps those it contains;
 // sortOrder ASC or DESC sorts by id (ascending otherwise), lastSegmentId
 // pages on from an id in that order, limit caps the count.
 func (s *Server) metadataUnusedSegments(w http.ResponseWriter, r *http.Request) {
-	ds := mux.Vars(r)["ds"]
+	ds := mux.Vars(r)["dataSourceName"]
 	q := r.URL.Query()
 	var within *interval.Interval
 	if raw := q.Get("interval"); raw != "" {

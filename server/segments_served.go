@@ -181,7 +181,7 @@ func (s *Server) servedDataSources(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) servedDataSource(w http.ResponseWriter, r *http.Request) {
-	ds := mux.Vars(r)["ds"]
+	ds := mux.Vars(r)["dataSourceName"]
 	segs := s.servedOf(ds)
 	if len(segs) == 0 {
 		writeEmpty(w, http.StatusNoContent)
@@ -272,7 +272,7 @@ func writeIntervalMap(w http.ResponseWriter, groups []ivGroup, full bool, holder
 }
 
 func (s *Server) servedIntervals(w http.ResponseWriter, r *http.Request) {
-	segs := s.servedOf(mux.Vars(r)["ds"])
+	segs := s.servedOf(mux.Vars(r)["dataSourceName"])
 	if len(segs) == 0 {
 		writeEmpty(w, http.StatusNoContent)
 		return
@@ -305,7 +305,7 @@ func (s *Server) servedInInterval(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	segs := s.servedOf(mux.Vars(r)["ds"])
+	segs := s.servedOf(mux.Vars(r)["dataSourceName"])
 	if len(segs) == 0 {
 		writeEmpty(w, http.StatusNoContent)
 		return
@@ -331,7 +331,7 @@ func (s *Server) serverView(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var visible []segment.Holder
-	s.node.FSM().Read(func(st *fsm.State) { visible = st.UsedIndex().Lookup(mux.Vars(r)["ds"], iv) })
+	s.node.FSM().Read(func(st *fsm.State) { visible = st.UsedIndex().Lookup(mux.Vars(r)["dataSourceName"], iv) })
 	holders := s.holders()
 	b := []byte{'['}
 	n := 0
@@ -356,7 +356,7 @@ func (s *Server) serverView(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) servedSegmentList(w http.ResponseWriter, r *http.Request) {
-	segs := s.servedOf(mux.Vars(r)["ds"])
+	segs := s.servedOf(mux.Vars(r)["dataSourceName"])
 	if len(segs) == 0 {
 		writeEmpty(w, http.StatusNoContent)
 		return
@@ -369,7 +369,7 @@ func (s *Server) servedSegmentList(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) servedSegment(w http.ResponseWriter, r *http.Request) {
-	ds, raw := mux.Vars(r)["ds"], mux.Vars(r)["segmentId"]
+	ds, raw := mux.Vars(r)["dataSourceName"], mux.Vars(r)["segmentId"]
 	var found *segment.DataSegment
 	s.node.FSM().Read(func(st *fsm.State) {
 		for _, id := range segment.PossibleIDsWithDataSource(ds, raw) {
@@ -391,7 +391,7 @@ func (s *Server) servedSegment(w http.ResponseWriter, r *http.Request) {
 
 // servedTiers lists the tiers whose historicals serve segments of the datasource.
 func (s *Server) servedTiers(w http.ResponseWriter, r *http.Request) {
-	ds := mux.Vars(r)["ds"]
+	ds := mux.Vars(r)["dataSourceName"]
 	tiers := []string{}
 	for _, srv := range s.servers() {
 		if !srv.Reachable || slices.Contains(tiers, srv.Meta.Tier) {
@@ -498,7 +498,7 @@ func (s *Server) loadStatus(w http.ResponseWriter, r *http.Request) {
 	writeLoadStatus(w, r, names, counts)
 }
 
-// dataSourceLoadStatus serves /datasources/{ds}/loadstatus over the complete
+// dataSourceLoadStatus serves /datasources/{dataSourceName}/loadstatus over the complete
 // visible segments in the interval (default: the last two weeks).
 func (s *Server) dataSourceLoadStatus(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -517,7 +517,7 @@ func (s *Server) dataSourceLoadStatus(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ds := mux.Vars(r)["ds"]
+	ds := mux.Vars(r)["dataSourceName"]
 	var segs []*segment.DataSegment
 	s.node.FSM().Read(func(st *fsm.State) {
 		if tl := st.UsedIndex().Timeline(ds); tl != nil {
@@ -628,7 +628,7 @@ func (s *Server) serverList(w http.ResponseWriter, r *http.Request) {
 
 // serverOf finds a historical by name; unknown answers 404 with no body.
 func (s *Server) serverOf(w http.ResponseWriter, r *http.Request) (coordinator.Server, bool) {
-	name := mux.Vars(r)["server"]
+	name := mux.Vars(r)["serverName"]
 	for _, srv := range s.servers() {
 		if srv.Meta.Name == name {
 			return srv, true
@@ -638,14 +638,14 @@ func (s *Server) serverOf(w http.ResponseWriter, r *http.Request) (coordinator.S
 	return coordinator.Server{}, false
 }
 
-// oneServer serves /servers/{server}: the full object, or ?simple.
+// oneServer serves /servers/{serverName}: the full object, or ?simple.
 func (s *Server) oneServer(w http.ResponseWriter, r *http.Request) {
 	if srv, ok := s.serverOf(w, r); ok {
 		writeRawJSON(w, http.StatusOK, appendServer(nil, srv, !flag(r, "simple")))
 	}
 }
 
-// serverSegments serves /servers/{server}/segments: ids, or objects with ?full.
+// serverSegments serves /servers/{serverName}/segments: ids, or objects with ?full.
 func (s *Server) serverSegments(w http.ResponseWriter, r *http.Request) {
 	srv, ok := s.serverOf(w, r)
 	if !ok {
@@ -659,7 +659,7 @@ func (s *Server) serverSegments(w http.ResponseWriter, r *http.Request) {
 	writeRawJSON(w, http.StatusOK, appendSegmentIDs(nil, segs))
 }
 
-// serverSegment serves /servers/{server}/segments/{segmentId}.
+// serverSegment serves /servers/{serverName}/segments/{segmentId}.
 func (s *Server) serverSegment(w http.ResponseWriter, r *http.Request) {
 	srv, ok := s.serverOf(w, r)
 	if !ok {

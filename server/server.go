@@ -12,7 +12,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"net/url"
 	"strings"
 	"sync"
@@ -29,6 +28,7 @@ import (
 	"strata/fsm"
 	"strata/historical"
 	"strata/ingest"
+	"strata/overlord"
 	"strata/props"
 	"strata/storage/deep"
 )
@@ -52,8 +52,8 @@ type Options struct {
 	Node   *cluster.Node // control node; nil on processes without coordinator/overlord roles
 	Props  *props.Properties
 	Logger hclog.Logger
-	// Mount adds further routes (other roles) to the router before the fallbacks.
-	Mount []func(r *mux.Router)
+	// Proxy is the router role's forwarding by path prefix (nil: none).
+	Proxy *Proxy
 	// Historical and Broker are the data-plane nodes of those roles.
 	Historical *historical.Node
 	Broker     *broker.Broker
@@ -76,6 +76,7 @@ type Server struct {
 	sup             supervisorHooks        // supervisor runtime status and kick hook (supervisors.go)
 	inv             *coordinator.Inventory // what the historicals serve (coordinator role)
 	placement       *coordinator.Placement // which historical should serve what (coordinator role)
+	overlord        *overlord.Overlord     // the task runner (overlord role)
 	internal        escalator.Credentials  // required on /svc-internal/ when a password is set
 	deepStorage     deep.Config            // where published load specs must point (coordinator role)
 
@@ -132,6 +133,19 @@ func New(o Options) (*Server, error) {
 		if s.deepStorage, err = ingest.DeepStorageConfig(o.Props); err != nil {
 			return nil, fmt.Errorf("deep storage: %w", err)
 		}
+	}
+	if s.roles[RoleCoordinator] {
+		s.startInventory()
+	}
+	if s.roles[RoleOverlord] {
+		s.overlord = overlord.Attach(s.node, overlordConfig(s.props, s.log))
+		s.startSupervisorRuntime(s.overlord)
+	}
+	if s.roles[RoleHistorical] && o.Historical == nil {
+		s.log.Error("historical role without a historical node: its endpoints are not served")
+	}
+	if s.roles[RoleBroker] && o.Broker == nil {
+		s.log.Error("broker role without a broker: its endpoints are not served")
 	}
 	s.routes()
 	return s, nil
@@ -195,48 +209,6 @@ func (s *Server) options(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Allow", strings.Join(append(allowed, http.MethodOptions), ", "))
 	writeEmpty(w, http.StatusOK)
-}
-
-func (s *Server) routes() {
-	r := s.router
-	r.StrictSlash(false)
-	s.statusRoutes(r)
-	if s.roles[RoleCoordinator] {
-		s.coordinatorRoutes(r)
-		s.segmentRoutes(r)
-		s.rulesRoutes(r)
-	}
-	if s.roles[RoleOverlord] {
-		s.overlordRoutes(r)
-		s.taskRoutes(r)
-	}
-	if s.roles[RoleMiddleManager] {
-		s.workerRoutes(r)
-		if !s.roles[RoleHistorical] && s.opts.Historical != nil {
-			s.dataServerRoutes(r) // its tasks' rows, for brokers
-		}
-	}
-	if s.roles[RoleHistorical] {
-		s.historicalRoutes(r)
-	}
-	if s.roles[RoleBroker] {
-		s.brokerRoutes(r)
-	}
-	for _, m := range s.opts.Mount {
-		m(r)
-	}
-	if s.pprof {
-		// Go's profiler for performance work (off by default: profiles expose internals).
-		r.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		r.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		r.PathPrefix("/debug/pprof/").HandlerFunc(pprof.Index)
-	}
-	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (see the README for the API)", r.Method, r.URL.Path))
-	})
-	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
-	})
 }
 
 // recoverer turns a panic in a handler into a JSON 500 instead of a dropped

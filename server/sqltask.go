@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gorilla/mux"
-
 	"strata/broker"
 	"strata/commands"
 	"strata/fsm"
@@ -49,11 +47,6 @@ func (s *Server) sqlSourceExists(ds string) bool {
 	found := false
 	s.node.FSM().Read(func(st *fsm.State) { found = st.UsedIndex().Timeline(ds) != nil })
 	return found
-}
-
-func (t *taskAPI) sqlTaskRoutes(r *mux.Router) {
-	r.HandleFunc("/svc/v2/sql/task", t.s.leaderOnly(t.submitSQL)).Methods(http.MethodPost)
-	r.HandleFunc("/svc/v2/sql/task/", t.s.leaderOnly(t.submitSQL)).Methods(http.MethodPost)
 }
 
 // submitSQL implements POST /svc/v2/sql/task: the statement is checked before any

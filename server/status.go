@@ -10,18 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/gorilla/mux"
 )
-
-// statusRoutes are served by every process (spec 4.4).
-func (s *Server) statusRoutes(r *mux.Router) {
-	r.HandleFunc("/status", s.status).Methods(http.MethodGet)
-	r.HandleFunc("/status/health", s.health).Methods(http.MethodGet)
-	r.HandleFunc("/status/properties", s.properties).Methods(http.MethodGet)
-	r.HandleFunc("/status/selfDiscovered/status", s.selfDiscoveredStatus).Methods(http.MethodGet)
-	r.HandleFunc("/status/selfDiscovered", s.selfDiscovered).Methods(http.MethodGet)
-}
 
 type module struct {
 	Name     string `json:"name"`

@@ -108,34 +108,10 @@ type pendingPayload struct {
 	RecentErrors       []any   `json:"recentErrors"`
 }
 
-func (s *Server) supervisorRoutes(r *mux.Router) {
-	const p = "/svc/indexer/v1/supervisor"
-	get, post := http.MethodGet, http.MethodPost
-	// Fixed paths first: gorilla/mux takes the first route that matches.
-	r.HandleFunc(p, s.leaderRead(s.listSupervisors)).Methods(get)
-	r.HandleFunc(p, s.leaderOnly(s.postSupervisor)).Methods(post)
-	r.HandleFunc(p+"/history", s.leaderRead(s.allSupervisorHistory)).Methods(get)
-	r.HandleFunc(p+"/suspendAll", s.leaderOnly(s.setAllSuspended(true))).Methods(post)
-	r.HandleFunc(p+"/resumeAll", s.leaderOnly(s.setAllSuspended(false))).Methods(post)
-	r.HandleFunc(p+"/terminateAll", s.leaderOnly(s.terminateAllSupervisors)).Methods(post)
-	r.HandleFunc(p+"/{id}", s.leaderRead(s.getSupervisor)).Methods(get)
-	r.HandleFunc(p+"/{id}/status", s.leaderRead(s.supervisorStatusReport)).Methods(get)
-	r.HandleFunc(p+"/{id}/health", s.leaderRead(s.supervisorHealth)).Methods(get)
-	r.HandleFunc(p+"/{id}/history", s.leaderRead(s.supervisorHistory)).Methods(get)
-	r.HandleFunc(p+"/{id}/stats", s.leaderRead(s.supervisorRuntime(func(st streaming.Status) json.RawMessage { return st.Stats }, "{}"))).Methods(get)
-	r.HandleFunc(p+"/{id}/parseErrors", s.leaderRead(s.supervisorRuntime(func(st streaming.Status) json.RawMessage { return st.ParseErrors }, "[]"))).Methods(get)
-	r.HandleFunc(p+"/{id}/suspend", s.leaderOnly(s.setSuspended(true))).Methods(post)
-	r.HandleFunc(p+"/{id}/resume", s.leaderOnly(s.setSuspended(false))).Methods(post)
-	r.HandleFunc(p+"/{id}/reset", s.leaderOnly(s.resetSupervisor)).Methods(post)
-	r.HandleFunc(p+"/{id}/resetOffsets", s.leaderOnly(s.resetSupervisorOffsets)).Methods(post)
-	r.HandleFunc(p+"/{id}/terminate", s.leaderOnly(s.terminateSupervisor)).Methods(post)
-	r.HandleFunc(p+"/{id}/shutdown", s.leaderOnly(s.terminateSupervisor)).Methods(post) // deprecated alias
-}
-
 // activeSupervisor looks up the supervisor named by the path; on failure it
 // has answered 404.
 func (s *Server) activeSupervisor(w http.ResponseWriter, r *http.Request) (*fsm.SupervisorRecord, bool) {
-	id := mux.Vars(r)["id"]
+	id := mux.Vars(r)["supervisorId"]
 	var rec *fsm.SupervisorRecord
 	var ok bool
 	s.node.FSM().Read(func(st *fsm.State) { rec, ok = st.Supervisor(id) })
@@ -213,8 +189,8 @@ func (s *Server) getSupervisor(w http.ResponseWriter, r *http.Request) {
 }
 
 // supervisorRuntime serves a body the supervisor runtime computes:
-// /{id}/stats (the reading tasks' row counts by task group and task, with
-// per-second moving averages) and /{id}/parseErrors (the parse exceptions
+// /{supervisorId}/stats (the reading tasks' row counts by task group and task, with
+// per-second moving averages) and /{supervisorId}/parseErrors (the parse exceptions
 // they saved, newest first). A supervisor that does not run here answers
 // empty.
 func (s *Server) supervisorRuntime(pick func(streaming.Status) json.RawMessage, empty string) http.HandlerFunc {
@@ -250,7 +226,7 @@ func (s *Server) supervisorStatusReport(w http.ResponseWriter, r *http.Request) 
 
 // supervisorHealth answers 200 {"healthy":true} or 503 {"healthy":false}.
 func (s *Server) supervisorHealth(w http.ResponseWriter, r *http.Request) {
-	id := mux.Vars(r)["id"]
+	id := mux.Vars(r)["supervisorId"]
 	var rec *fsm.SupervisorRecord
 	var ok bool
 	s.node.FSM().Read(func(st *fsm.State) { rec, ok = st.Supervisor(id) })
@@ -441,7 +417,7 @@ func (s *Server) resetSupervisorOffsets(w http.ResponseWriter, r *http.Request) 
 // terminateSupervisor stops a supervisor for good (a tombstone in its
 // history); the FSM answers 404 for an unknown or terminated id.
 func (s *Server) terminateSupervisor(w http.ResponseWriter, r *http.Request) {
-	id := mux.Vars(r)["id"]
+	id := mux.Vars(r)["supervisorId"]
 	if _, ok := s.propose(w, r, commands.TerminateSupervisor{ID: id}); !ok {
 		return
 	}
@@ -486,7 +462,7 @@ func (s *Server) allSupervisorHistory(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) supervisorHistory(w http.ResponseWriter, r *http.Request) {
-	id := mux.Vars(r)["id"]
+	id := mux.Vars(r)["supervisorId"]
 	var h []fsm.SupervisorVersion
 	s.node.FSM().Read(func(st *fsm.State) { h = st.SupervisorHistory(id) })
 	if len(h) == 0 {

@@ -47,35 +47,6 @@ type taskAPI struct {
 	o *overlord.Overlord
 }
 
-func (s *Server) taskRoutes(r *mux.Router) {
-	t := &taskAPI{s: s, o: overlord.Attach(s.node, overlordConfig(s.props, s.log))}
-	s.startSupervisorRuntime(t.o)
-	const p = "/svc/indexer/v1"
-	r.HandleFunc(p+"/task", s.leaderOnly(t.submit)).Methods(http.MethodPost)
-	r.HandleFunc(p+"/task/{id}", s.leaderRead(t.get)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/task/{id}/status", s.leaderRead(t.status)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/task/{id}/reports", s.leaderRead(t.reports)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/task/{id}/log", s.leaderRead(t.taskLog)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/task/{id}/shutdown", s.leaderOnly(t.shutdown)).Methods(http.MethodPost)
-	r.HandleFunc(p+"/datasources/{ds}/shutdownAllTasks", s.leaderOnly(t.shutdownAll)).Methods(http.MethodPost)
-	r.HandleFunc(p+"/taskStatus", s.leaderRead(t.multiStatus)).Methods(http.MethodPost)
-	r.HandleFunc(p+"/tasks", s.leaderRead(t.list(""))).Methods(http.MethodGet)
-	r.HandleFunc(p+"/runningTasks", s.leaderRead(t.list("running"))).Methods(http.MethodGet)
-	r.HandleFunc(p+"/pendingTasks", s.leaderRead(t.list("pending"))).Methods(http.MethodGet)
-	r.HandleFunc(p+"/waitingTasks", s.leaderRead(t.list("waiting"))).Methods(http.MethodGet)
-	r.HandleFunc(p+"/completeTasks", s.leaderRead(t.list("complete"))).Methods(http.MethodGet)
-	r.HandleFunc(p+"/worker/{host}/enable", s.leaderOnly(t.setWorkerEnabled(true))).Methods(http.MethodPost)
-	r.HandleFunc(p+"/worker/{host}/disable", s.leaderOnly(t.setWorkerEnabled(false))).Methods(http.MethodPost)
-	r.HandleFunc(p+"/totalWorkerCapacity", s.leaderRead(t.totalCapacity)).Methods(http.MethodGet)
-	t.sqlTaskRoutes(r)
-
-	r.HandleFunc(middlemanager.PathRegister, s.leaderOnly(t.register)).Methods(http.MethodPost)
-	r.HandleFunc(middlemanager.PathHeartbeat, s.leaderOnly(t.heartbeat)).Methods(http.MethodPost)
-	r.HandleFunc(middlemanager.PathTaskStatus, s.leaderOnly(t.reportStatus)).Methods(http.MethodPost)
-	r.HandleFunc(middlemanager.PathTaskAction, s.leaderOnly(t.action)).Methods(http.MethodPost)
-	r.HandleFunc(middlemanager.PathWorkerEnabled, s.leaderOnly(t.workerSetsEnabled)).Methods(http.MethodPost)
-}
-
 // overlordError maps an error of the overlord (or of a command it proposed) to HTTP.
 func (t *taskAPI) overlordError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
@@ -188,7 +159,7 @@ func (t *taskAPI) submit(w http.ResponseWriter, r *http.Request) {
 }
 
 func (t *taskAPI) get(w http.ResponseWriter, r *http.Request) {
-	id := mux.Vars(r)["id"]
+	id := mux.Vars(r)["taskId"]
 	rec := t.lookup(id)
 	out := struct {
 		Task    string          `json:"task"`
@@ -203,7 +174,7 @@ func (t *taskAPI) get(w http.ResponseWriter, r *http.Request) {
 }
 
 func (t *taskAPI) status(w http.ResponseWriter, r *http.Request) {
-	id := mux.Vars(r)["id"]
+	id := mux.Vars(r)["taskId"]
 	rec := t.lookup(id)
 	out := struct {
 		Task   string          `json:"task"`
@@ -219,7 +190,7 @@ func (t *taskAPI) status(w http.ResponseWriter, r *http.Request) {
 }
 
 func (t *taskAPI) reports(w http.ResponseWriter, r *http.Request) {
-	rec := t.lookup(mux.Vars(r)["id"])
+	rec := t.lookup(mux.Vars(r)["taskId"])
 	if rec == nil || rec.Report == "" {
 		writeText(w, http.StatusNotFound, "No task reports were found for this task. The task may not exist, or it may not have completed yet.")
 		return
@@ -254,7 +225,7 @@ func (t *taskAPI) taskLog(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rc, err := t.o.TaskLog(r.Context(), mux.Vars(r)["id"], offset)
+	rc, err := t.o.TaskLog(r.Context(), mux.Vars(r)["taskId"], offset)
 	if errors.Is(err, overlord.ErrNoLog) {
 		writeText(w, http.StatusNotFound, "No log was found for this task. The task may not exist, or it may not have begun running yet.")
 		return
@@ -271,7 +242,7 @@ func (t *taskAPI) taskLog(w http.ResponseWriter, r *http.Request) {
 // mistyped id is not taken for a stopped task; shutting down a finished task
 // stays a no-op answering 200, so a retried shutdown succeeds.
 func (t *taskAPI) shutdown(w http.ResponseWriter, r *http.Request) {
-	id := mux.Vars(r)["id"]
+	id := mux.Vars(r)["taskId"]
 	rec := t.lookup(id)
 	if rec == nil {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("Cannot find task with id [%s]", id))

@@ -11,19 +11,6 @@ import (
 	"strata/middlemanager"
 )
 
-// workerRoutes serves a middle manager's endpoints (spec 4.5, ADMIN-API §3)
-// and the internal endpoint the overlord hands tasks over on.
-func (s *Server) workerRoutes(r *mux.Router) {
-	const p = "/svc/worker/v1"
-	r.HandleFunc(p+"/enabled", s.withWorker(workerEnabled)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/tasks", s.withWorker(workerTasks)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/task/{id}/log", s.withWorker(workerTaskLog)).Methods(http.MethodGet)
-	r.HandleFunc(p+"/task/{id}/shutdown", s.withWorker(workerShutdown)).Methods(http.MethodPost)
-	r.HandleFunc(p+"/disable", s.withWorker(workerSetEnabled(false))).Methods(http.MethodPost)
-	r.HandleFunc(p+"/enable", s.withWorker(workerSetEnabled(true))).Methods(http.MethodPost)
-	r.HandleFunc(middlemanager.PathRun, s.withWorker(s.workerRun)).Methods(http.MethodPost)
-}
-
 type workerHandler func(w http.ResponseWriter, r *http.Request, mm *middlemanager.Worker)
 
 // withWorker finds the worker this process runs (it is started next to the
@@ -54,7 +41,7 @@ func workerTaskLog(w http.ResponseWriter, r *http.Request, mm *middlemanager.Wor
 	if !ok {
 		return
 	}
-	rc, err := mm.OpenLog(mux.Vars(r)["id"], offset)
+	rc, err := mm.OpenLog(mux.Vars(r)["taskId"], offset)
 	if errors.Is(err, middlemanager.ErrNoLog) {
 		writeEmpty(w, http.StatusNotFound)
 		return
@@ -68,7 +55,7 @@ func workerTaskLog(w http.ResponseWriter, r *http.Request, mm *middlemanager.Wor
 
 // workerShutdown answers 200 for tasks this worker does not run too.
 func workerShutdown(w http.ResponseWriter, r *http.Request, mm *middlemanager.Worker) {
-	id := mux.Vars(r)["id"]
+	id := mux.Vars(r)["taskId"]
 	mm.Shutdown(id, commands.ShutdownByUser)
 	writeJSONPlain(w, http.StatusOK, map[string]string{"task": id})
 }

@@ -1,0 +1,312 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/pprof"
+	"slices"
+
+	"strata/fsm"
+	"strata/streaming"
+)
+
+// Endpoint is one route of the HTTP API: every endpoint of every role, public
+// and internal, is an entry of the table in endpoints, registered by routes.
+// (The router role's forwarding by path prefix is process.routerProxy's
+// configuration, mounted through Options.Proxy: it serves nothing itself.)
+type Endpoint struct {
+	// Methods are the methods served; none means any method (the profiler's,
+	// as net/http/pprof serves them). Another method gets a JSON 405.
+	Methods []string
+	// Path is the full literal path as gorilla/mux matches it, with the path
+	// variables the handler reads (Druid's names: {dataSourceName},
+	// {segmentId}, {taskId}, …), so that grep finds an endpoint by its path.
+	Path string
+	// Prefix serves every path under Path (the profiler's index).
+	Prefix bool
+	// Roles are the process roles whose processes serve the route.
+	Roles []string
+	// Leader is where the route is answered: any node of its roles, or only
+	// the control-plane leader (see Leadership).
+	Leader Leadership
+	// Needs is a component of Options the handler cannot run without: a
+	// process without it does not serve the route.
+	Needs Component
+	// Debug routes are served only with svc.debug.pprof.
+	Debug   bool
+	Handler http.HandlerFunc
+
+	// The security issue adds the Resource and the Action a caller must be
+	// allowed to act on to call the route here, one pair per entry, so that
+	// the table is where an endpoint's permission is declared.
+}
+
+// Leadership says which node of the control plane answers a route.
+type Leadership int
+
+const (
+	// Local routes are answered by any process of the route's roles.
+	Local Leadership = iota
+	// LeaderOnly routes (changes) are answered by the caught-up leader; a
+	// follower redirects (307) to it and with no leader the answer is 503
+	// (leaderOnly).
+	LeaderOnly
+	// LeaderRead routes (reads of FSM state) are LeaderOnly, and the leader
+	// confirms its leadership before each answer (leaderRead).
+	LeaderRead
+)
+
+// Component is a part of Options that a route needs.
+type Component int
+
+const (
+	NeedsNothing    Component = iota
+	NeedsHistorical           // Options.Historical: a historical, or a middle manager serving its tasks' rows
+	NeedsBroker               // Options.Broker
+)
+
+var (
+	rolesAll           = []string{RoleCoordinator, RoleOverlord, RoleBroker, RoleHistorical, RoleMiddleManager, RoleRouter}
+	rolesCoordinator   = []string{RoleCoordinator}
+	rolesOverlord      = []string{RoleOverlord}
+	rolesMiddleManager = []string{RoleMiddleManager}
+	rolesHistorical    = []string{RoleHistorical}
+	rolesDataServer    = []string{RoleHistorical, RoleMiddleManager} // what brokers query
+	rolesBroker        = []string{RoleBroker}
+
+	get, post, del = []string{http.MethodGet}, []string{http.MethodPost}, []string{http.MethodDelete}
+)
+
+// endpoints is the route table. gorilla/mux takes the first route whose path
+// and method match, so a literal path comes before a variable that would
+// match it (/rules/history before /rules/{dataSourceName}).
+func (s *Server) endpoints() []Endpoint {
+	t := &taskAPI{s: s, o: s.overlord}
+	return []Endpoint{
+		// Status: every process (status.go).
+		{Methods: get, Path: "/status", Roles: rolesAll, Handler: s.status},
+		{Methods: get, Path: "/status/health", Roles: rolesAll, Handler: s.health},
+		{Methods: get, Path: "/status/properties", Roles: rolesAll, Handler: s.properties},
+		{Methods: get, Path: "/status/selfDiscovered/status", Roles: rolesAll, Handler: s.selfDiscoveredStatus},
+		{Methods: get, Path: "/status/selfDiscovered", Roles: rolesAll, Handler: s.selfDiscovered},
+
+		// Coordinator: leader and dynamic config (coordinator.go).
+		{Methods: get, Path: "/svc/coordinator/v1/leader", Roles: rolesCoordinator, Handler: s.leaderURL},
+		{Methods: get, Path: "/svc/coordinator/v1/isLeader", Roles: rolesCoordinator, Handler: s.isLeader},
+		{Methods: get, Path: "/svc/coordinator/v1/config", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.getCoordinatorConfig},
+		{Methods: post, Path: "/svc/coordinator/v1/config", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.postCoordinatorConfig},
+		{Methods: get, Path: "/svc/coordinator/v1/config/history", Roles: rolesCoordinator, Leader: LeaderRead,
+			Handler: s.history(fsm.AuditCoordinatorConfig, fsm.AuditCoordinatorConfig)},
+
+		// Coordinator: segment management (segments.go, spec 4.3, ADMIN-API §6).
+		{Methods: post, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/markUnused", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markSegments(false)},
+		{Methods: post, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/markUsed", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markSegments(true)},
+		{Methods: del, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/segments/{segmentId}", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markOneUnused},
+		{Methods: post, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/segments/{segmentId}", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markOneUsed},
+		// After the {dataSourceName} routes: no segment id reads "markUsed" and the like.
+		{Methods: post, Path: "/svc/coordinator/v1/datasources/segments/{segmentId}", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markOneUsedAnyDataSource},
+		{Methods: del, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/intervals/{interval}", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.killInterval},
+		{Methods: del, Path: "/svc/coordinator/v1/datasources/{dataSourceName}", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.deleteDataSource},
+		{Methods: post, Path: "/svc/coordinator/v1/datasources/{dataSourceName}", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markAllUsed},
+		// Internal: tasks publish segments, historicals poll their assignment
+		// (historical.AssignedPath).
+		{Methods: post, Path: "/svc-internal/v1/segments/publish", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.publishSegments},
+		{Methods: get, Path: "/svc-internal/v1/segments/assigned/{serverName}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.assignedSegments},
+
+		// Coordinator: the served view (segments_served.go, ADMIN-API §7).
+		{Methods: get, Path: "/svc/coordinator/v1/datasources", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedDataSources},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedDataSource},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/intervals", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedIntervals},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/intervals/{interval}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedInInterval},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/intervals/{interval}/serverview", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.serverView},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/segments", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedSegmentList},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/segments/{segmentId}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedSegment},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/tiers", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedTiers},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/loadstatus", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.dataSourceLoadStatus},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/handoffComplete", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.handoffComplete},
+		{Methods: get, Path: "/svc/coordinator/v1/intervals", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.allIntervals},
+		{Methods: get, Path: "/svc/coordinator/v1/intervals/{interval}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.intervalStats},
+		{Methods: get, Path: "/svc/coordinator/v1/servers", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.serverList},
+		{Methods: get, Path: "/svc/coordinator/v1/servers/{serverName}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.oneServer},
+		{Methods: get, Path: "/svc/coordinator/v1/servers/{serverName}/segments", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.serverSegments},
+		{Methods: get, Path: "/svc/coordinator/v1/servers/{serverName}/segments/{segmentId}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.serverSegment},
+		{Methods: get, Path: "/svc/coordinator/v1/loadstatus", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.loadStatus},
+		{Methods: get, Path: "/svc/coordinator/v1/loadqueue", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.loadQueue},
+
+		// Coordinator: the metadata store view (segments_metadata.go, spec 4.9).
+		{Methods: get, Path: "/svc/coordinator/v1/metadata/segments", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataSegments},
+		{Methods: get, Path: "/svc/coordinator/v1/metadata/datasources", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataDataSources},
+		{Methods: get, Path: "/svc/coordinator/v1/metadata/datasources/{dataSourceName}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataDataSource},
+		{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/svc/coordinator/v1/metadata/datasources/{dataSourceName}/segments", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataSegmentList},
+		{Methods: get, Path: "/svc/coordinator/v1/metadata/datasources/{dataSourceName}/segments/{segmentId}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataSegment},
+		{Methods: get, Path: "/svc/coordinator/v1/metadata/datasources/{dataSourceName}/unusedSegments", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataUnusedSegments},
+		{Methods: post, Path: "/svc/coordinator/v1/metadata/dataSourceInformation", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.dataSourceInformation},
+
+		// Coordinator: retention rules (rules.go).
+		{Methods: get, Path: "/svc/coordinator/v1/rules", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.allRules},
+		{Methods: get, Path: "/svc/coordinator/v1/rules/history", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.history(fsm.AuditRules, "")},
+		{Methods: get, Path: "/svc/coordinator/v1/rules/{dataSourceName}/history", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.dataSourceRulesHistory},
+		{Methods: get, Path: "/svc/coordinator/v1/rules/{dataSourceName}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.dataSourceRules},
+		{Methods: post, Path: "/svc/coordinator/v1/rules/{dataSourceName}", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.setRules},
+
+		// Overlord: leader, worker config and workers (overlord.go).
+		{Methods: get, Path: "/svc/indexer/v1/leader", Roles: rolesOverlord, Handler: s.leaderURL},
+		{Methods: get, Path: "/svc/indexer/v1/isLeader", Roles: rolesOverlord, Handler: s.isLeader},
+		{Methods: get, Path: "/svc/indexer/v1/worker", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.getWorkerConfig},
+		{Methods: post, Path: "/svc/indexer/v1/worker", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.postWorkerConfig},
+		{Methods: get, Path: "/svc/indexer/v1/worker/history", Roles: rolesOverlord, Leader: LeaderRead,
+			Handler: s.history(fsm.AuditWorkerConfig, fsm.AuditWorkerConfig)},
+		{Methods: get, Path: "/svc/indexer/v1/workers", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.workers},
+		{Methods: get, Path: "/svc/indexer/v1/scaling", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.scaling},
+
+		// Overlord: supervisors (supervisors.go). Fixed paths before {supervisorId}.
+		{Methods: get, Path: "/svc/indexer/v1/supervisor", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.listSupervisors},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.postSupervisor},
+		{Methods: get, Path: "/svc/indexer/v1/supervisor/history", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.allSupervisorHistory},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/suspendAll", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.setAllSuspended(true)},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/resumeAll", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.setAllSuspended(false)},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/terminateAll", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.terminateAllSupervisors},
+		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.getSupervisor},
+		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}/status", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.supervisorStatusReport},
+		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}/health", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.supervisorHealth},
+		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}/history", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.supervisorHistory},
+		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}/stats", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.supervisorRuntime(func(st streaming.Status) json.RawMessage { return st.Stats }, "{}")},
+		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}/parseErrors", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.supervisorRuntime(func(st streaming.Status) json.RawMessage { return st.ParseErrors }, "[]")},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/suspend", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.setSuspended(true)},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/resume", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.setSuspended(false)},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/reset", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.resetSupervisor},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/resetOffsets", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.resetSupervisorOffsets},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/terminate", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.terminateSupervisor},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/shutdown", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.terminateSupervisor}, // deprecated alias
+
+		// Overlord: tasks (tasks.go, ADMIN-API §11) and SQL tasks (sqltask.go).
+		{Methods: post, Path: "/svc/indexer/v1/task", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.submit},
+		{Methods: get, Path: "/svc/indexer/v1/task/{taskId}", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.get},
+		{Methods: get, Path: "/svc/indexer/v1/task/{taskId}/status", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.status},
+		{Methods: get, Path: "/svc/indexer/v1/task/{taskId}/reports", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.reports},
+		{Methods: get, Path: "/svc/indexer/v1/task/{taskId}/log", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.taskLog},
+		{Methods: post, Path: "/svc/indexer/v1/task/{taskId}/shutdown", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.shutdown},
+		{Methods: post, Path: "/svc/indexer/v1/datasources/{dataSourceName}/shutdownAllTasks", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.shutdownAll},
+		{Methods: post, Path: "/svc/indexer/v1/taskStatus", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.multiStatus},
+		{Methods: get, Path: "/svc/indexer/v1/tasks", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.list("")},
+		{Methods: get, Path: "/svc/indexer/v1/runningTasks", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.list("running")},
+		{Methods: get, Path: "/svc/indexer/v1/pendingTasks", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.list("pending")},
+		{Methods: get, Path: "/svc/indexer/v1/waitingTasks", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.list("waiting")},
+		{Methods: get, Path: "/svc/indexer/v1/completeTasks", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.list("complete")},
+		{Methods: post, Path: "/svc/indexer/v1/worker/{host}/enable", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.setWorkerEnabled(true)},
+		{Methods: post, Path: "/svc/indexer/v1/worker/{host}/disable", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.setWorkerEnabled(false)},
+		{Methods: get, Path: "/svc/indexer/v1/totalWorkerCapacity", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.totalCapacity},
+		{Methods: post, Path: "/svc/v2/sql/task", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.submitSQL},
+		{Methods: post, Path: "/svc/v2/sql/task/", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.submitSQL},
+		// Internal: what middle managers call (middlemanager.Path…).
+		{Methods: post, Path: "/svc-internal/v1/overlord/register", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.register},
+		{Methods: post, Path: "/svc-internal/v1/overlord/heartbeat", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.heartbeat},
+		{Methods: post, Path: "/svc-internal/v1/overlord/taskStatus", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.reportStatus},
+		{Methods: post, Path: "/svc-internal/v1/overlord/taskAction", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.action},
+		{Methods: post, Path: "/svc-internal/v1/overlord/workerEnabled", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.workerSetsEnabled},
+
+		// Middle manager (worker.go, spec 4.5, ADMIN-API §3).
+		{Methods: get, Path: "/svc/worker/v1/enabled", Roles: rolesMiddleManager, Handler: s.withWorker(workerEnabled)},
+		{Methods: get, Path: "/svc/worker/v1/tasks", Roles: rolesMiddleManager, Handler: s.withWorker(workerTasks)},
+		{Methods: get, Path: "/svc/worker/v1/task/{taskId}/log", Roles: rolesMiddleManager, Handler: s.withWorker(workerTaskLog)},
+		{Methods: post, Path: "/svc/worker/v1/task/{taskId}/shutdown", Roles: rolesMiddleManager, Handler: s.withWorker(workerShutdown)},
+		{Methods: post, Path: "/svc/worker/v1/disable", Roles: rolesMiddleManager, Handler: s.withWorker(workerSetEnabled(false))},
+		{Methods: post, Path: "/svc/worker/v1/enable", Roles: rolesMiddleManager, Handler: s.withWorker(workerSetEnabled(true))},
+		// Internal: the overlord hands a task over (middlemanager.PathRun).
+		{Methods: post, Path: "/svc-internal/v1/worker/run", Roles: rolesMiddleManager, Handler: s.withWorker(s.workerRun)},
+
+		// Historical (historical.go).
+		{Methods: get, Path: "/svc/historical/v1/loadstatus", Roles: rolesHistorical, Needs: NeedsHistorical, Handler: s.historicalLoadStatus},
+		{Methods: get, Path: "/svc/historical/v1/readiness", Roles: rolesHistorical, Needs: NeedsHistorical, Handler: s.historicalReadiness},
+		// Internal: what brokers use of any data server (a historical, or a
+		// middle manager serving its tasks' rows): the segment announcement
+		// (historical.AnnouncePath) and sub-queries (historical.QueryPath).
+		{Methods: get, Path: "/svc-internal/v1/historical/segments", Roles: rolesDataServer, Needs: NeedsHistorical, Handler: s.announce},
+		{Methods: post, Path: "/svc-internal/v1/query", Roles: rolesDataServer, Needs: NeedsHistorical, Handler: s.subQuery},
+
+		// Broker: native queries (query.go, spec 4.8), datasource information
+		// (broker.go, spec 4.9) and load status.
+		{Methods: post, Path: "/svc/v2/", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.nativeQuery},
+		{Methods: post, Path: "/svc/v2", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.nativeQuery},
+		{Methods: post, Path: "/svc/v2/candidates/", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.queryCandidates},
+		{Methods: post, Path: "/svc/v2/candidates", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.queryCandidates},
+		{Methods: get, Path: "/svc/v2/datasources", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerDataSources},
+		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerDataSource},
+		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}/dimensions", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerColumns(true)},
+		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}/metrics", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerColumns(false)},
+		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}/candidates", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.dataSourceCandidates},
+		{Methods: del, Path: "/svc/v2/{queryId}", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.cancelQuery},
+		{Methods: get, Path: "/svc/broker/v1/loadstatus", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerLoadStatus},
+		{Methods: get, Path: "/svc/broker/v1/readiness", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerReadiness},
+
+		// Go's profiler for performance work (off by default: profiles expose internals).
+		{Path: "/debug/pprof/profile", Roles: rolesAll, Debug: true, Handler: pprof.Profile},
+		{Path: "/debug/pprof/trace", Roles: rolesAll, Debug: true, Handler: pprof.Trace},
+		{Path: "/debug/pprof/", Prefix: true, Roles: rolesAll, Debug: true, Handler: pprof.Index},
+	}
+}
+
+// routes registers the table's routes this process serves, then the router
+// role's forwarding, then the JSON 404 and 405 answers.
+func (s *Server) routes() {
+	r := s.router
+	r.StrictSlash(false)
+	for _, e := range s.endpoints() {
+		if !s.serves(e) {
+			continue
+		}
+		h := e.Handler
+		switch e.Leader {
+		case LeaderOnly:
+			h = s.leaderOnly(h)
+		case LeaderRead:
+			h = s.leaderRead(h)
+		}
+		route := r.NewRoute()
+		if e.Prefix {
+			route.PathPrefix(e.Path)
+		} else {
+			route.Path(e.Path)
+		}
+		route.HandlerFunc(h)
+		if len(e.Methods) > 0 {
+			// A copy: Methods upper-cases the slice it is given in place, and
+			// the table's slices are shared by every server of the process.
+			route.Methods(slices.Clone(e.Methods)...)
+		}
+	}
+	if s.opts.Proxy != nil {
+		s.opts.Proxy.Mount(r)
+	}
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (see the README for the API)", r.Method, r.URL.Path))
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
+	})
+}
+
+// serves reports whether this process serves e: it has one of e's roles and
+// what e needs.
+func (s *Server) serves(e Endpoint) bool {
+	if e.Debug && !s.pprof {
+		return false
+	}
+	switch e.Needs {
+	case NeedsHistorical:
+		if s.opts.Historical == nil {
+			return false
+		}
+	case NeedsBroker:
+		if s.opts.Broker == nil {
+			return false
+		}
+	}
+	for _, role := range e.Roles {
+		if s.roles[role] {
+			return true
+		}
+	}
+	return false
+}
