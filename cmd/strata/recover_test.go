@@ -20,6 +20,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"strata/cluster"
+	"strata/internal/eventually"
 )
 
 // asStrata makes the test binary run as strata (the real command line, in a
@@ -131,7 +132,7 @@ func (c *procCluster) stop(i int) {
 func (c *procCluster) leader() int {
 	c.t.Helper()
 	l := -1
-	waitFor(c.t, 20*time.Second, "a leader", func() bool {
+	eventually.True(c.t, "a leader", func() bool {
 		for i, nd := range c.nodes {
 			if nd.cmd == nil {
 				continue
@@ -145,7 +146,7 @@ func (c *procCluster) leader() int {
 			}
 		}
 		return false
-	})
+	}, eventually.Within(20*time.Second))
 	return l
 }
 
@@ -154,7 +155,7 @@ func (c *procCluster) leader() int {
 func (c *procCluster) write(i, v int) {
 	c.t.Helper()
 	var last string
-	waitFor(c.t, 20*time.Second, fmt.Sprintf("write %d acknowledged (last: %s)", v, last), func() bool {
+	eventually.True(c.t, fmt.Sprintf("write %d acknowledged", v), func() bool {
 		resp, err := http.Post("http://"+c.nodes[i].http+"/svc/coordinator/v1/config", "application/json",
 			strings.NewReader(fmt.Sprintf(`{"maxSegmentsToMove":%d}`, v)))
 		if err != nil {
@@ -164,7 +165,7 @@ func (c *procCluster) write(i, v int) {
 		resp.Body.Close()
 		last = resp.Status
 		return resp.StatusCode == http.StatusOK
-	})
+	}, eventually.Within(20*time.Second), eventually.Showing(func() string { return last }))
 }
 
 // snapshotIndexes lists the indexes of a node's snapshots (from the
@@ -181,17 +182,6 @@ func snapshotIndexes(dataDir string) []uint64 {
 		}
 	}
 	return out
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 var digestLine = regexp.MustCompile(`(?m)^state: \d+ bytes, sha256 [0-9a-f]+$`)
@@ -226,7 +216,7 @@ func TestRecoverDamagedFollowerFromLeader(t *testing.T) {
 	}
 	// The leader has snapshotted and trimmed the head of its log: an empty
 	// follower can only be restored from its snapshot.
-	waitFor(t, 15*time.Second, "a snapshot on the leader", func() bool { return len(snapshotIndexes(c.nodes[l].data)) > 0 })
+	eventually.True(t, "a snapshot on the leader", func() bool { return len(snapshotIndexes(c.nodes[l].data)) > 0 }, eventually.Within(15*time.Second))
 
 	f, h := (l+1)%3, (l+2)%3
 	c.stop(f)
@@ -287,9 +277,9 @@ func TestRecoverDamagedFollowerFromLeader(t *testing.T) {
 	// Restarted, it rejoins: the leader finds its log empty and installs
 	// its snapshot.
 	c.start(f)
-	waitFor(t, 25*time.Second, "the leader's snapshot on the recovered node", func() bool {
+	eventually.True(t, "the leader's snapshot on the recovered node", func() bool {
 		return len(snapshotIndexes(nd.data)) > 0
-	})
+	}, eventually.Within(25*time.Second))
 	// With the other follower stopped, a write is acknowledged only once the
 	// recovered node holds it (and, by Raft's log matching, all before it).
 	c.stop(h)
