@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"strata/msq"
@@ -63,7 +64,13 @@ FROM TABLE(EXTERN('{"type":"inline","data":"ts,page\n2024-01-01T01:00:00Z,a\n202
   '{"type":"csv","findColumnsFromHeader":true}', '[{"name":"ts","type":"string"},{"name":"page","type":"string"}]'))
 PARTITIONED BY DAY`
 
+// In a synctest bubble, so that "nothing is published after the query"
+// is checked over the bubble's clock with every goroutine settled.
 func TestLiveReportShowsProgressAndLoadWait(t *testing.T) {
+	synctest.Test(t, testLiveReportShowsProgressAndLoadWait)
+}
+
+func testLiveReportShowsProgressAndLoadWait(t *testing.T) {
 	env := &watchedEnv{Env: msqtest.New(t.TempDir()), release: make(chan struct{})}
 	var once sync.Once
 	rec := &recorder{onEach: func(r msq.Report) {
@@ -131,7 +138,8 @@ func TestLiveReportShowsProgressAndLoadWait(t *testing.T) {
 	}
 	// Nothing is published once runQuery has returned.
 	n := len(rec.all())
-	time.Sleep(30 * time.Millisecond)
+	time.Sleep(time.Second) // two hundred publish periods
+	synctest.Wait()
 	if len(rec.all()) != n {
 		t.Error("a live report was published after the query ended")
 	}
