@@ -26,9 +26,12 @@ quickstart: build
 	./$(BIN) quickstart
 
 # Control-plane benchmark: 3-node loopback cluster (real processes, fsync on),
-# write latency with 1 and 64 clients, and leader failover after kill -9.
+# write latency with 1 and 64 clients, and leader failover after kill -9; then
+# the same write loads against strata built with and without the Raft patch
+# (third_party/raft) in alternating rounds, to show what the patch buys.
+BENCH_CONTROL_FLAGS ?= --compare-unpatched
 bench-control: build
-	$(GO) run ./bench/control --bin $(BIN)
+	$(GO) run ./bench/control --bin $(BIN) $(BENCH_CONTROL_FLAGS)
 
 # Data plane against ClickHouse on ../shared/bench (10M rows by default; ROWS=n to change).
 ROWS ?= 10000000
