@@ -79,10 +79,12 @@ func TestSetRulesRejectsInvalid(t *testing.T) {
 		{"", `[]`},
 		{"a/b", `[]`},
 	} {
-		res := f.Apply(setRules(t, uint64(2+i), 2000, c.ds, c.body)).(Result)
-		if res.Err == nil || IsFatal(res.Err) {
-			t.Fatalf("%s %s: want a client error, got %v", c.ds, c.body, res.Err)
-		}
+		t.Run(c.ds+" "+c.body, func(t *testing.T) {
+			res := f.Apply(setRules(t, uint64(2+i), 2000, c.ds, c.body)).(Result)
+			if res.Err == nil || IsFatal(res.Err) {
+				t.Fatalf("%s %s: want a client error, got %v", c.ds, c.body, res.Err)
+			}
+		})
 	}
 	after := snapshotBytes(t, f)
 	// Only the header (index, time) may differ: no table changed.

@@ -111,7 +111,7 @@ func TestSupervisorCommandsRejectInvalidInput(t *testing.T) {
 		{"reset not json", commands.ResetSupervisorOffsets{DataSource: "wiki", Offsets: json.RawMessage(`"x"`)}, "invalid Kafka metadata"},
 	}
 	for _, c := range cases {
-		wantKind(t, c.what, a.apply(c.cmd), KindInvalid, c.contains)
+		t.Run(c.what, func(t *testing.T) { wantKind(t, c.what, a.apply(c.cmd), KindInvalid, c.contains) })
 	}
 	// Rejected commands change nothing but the applied index.
 	after := snapshotBytes(t, a.f)

@@ -182,7 +182,7 @@ func TestTaskCommandsRejectInvalidInput(t *testing.T) {
 		{"enable unknown", commands.SetWorkerEnabled{Host: "mm9:1", Enabled: true}, KindNotFound, "not registered"},
 	}
 	for _, c := range cases {
-		wantKind(t, c.name, a.apply(c.cmd), c.kind, c.msg)
+		t.Run(c.name, func(t *testing.T) { wantKind(t, c.name, a.apply(c.cmd), c.kind, c.msg) })
 	}
 	// Rejected commands change nothing but the applied index.
 	after := snapshotBytes(t, a.f)
