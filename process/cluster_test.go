@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"strata/fsm"
+	"strata/internal/eventually"
 	"strata/props"
 )
 
@@ -82,14 +83,11 @@ func (c *testCluster) start(i int) {
 	c.t.Helper()
 	logger := hclog.New(&hclog.LoggerOptions{Name: c.props[i].String("svc.node.id"), Level: hclog.Warn, Output: io.Discard})
 	var err error
-	for attempt := 0; attempt < 50; attempt++ { // a just-closed port may linger briefly
+	// A just-closed port may linger briefly.
+	eventually.True(c.t, fmt.Sprintf("node %d to start", i), func() bool {
 		c.procs[i], err = StartServer(c.props[i], logger)
-		if err == nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	c.t.Fatalf("start node %d: %v", i, err)
+		return err == nil
+	}, slow, eventually.Showing(func() string { return err.Error() }))
 }
 
 func (c *testCluster) stop(i int) {
@@ -110,17 +108,17 @@ func (c *testCluster) url(i int) string { return "http://" + c.props[i].String("
 // leader waits for a caught-up leader among the running nodes.
 func (c *testCluster) leader() int {
 	c.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
+	leader := -1
+	eventually.True(c.t, "a leader", func() bool {
 		for i, p := range c.procs {
 			if p != nil && p.Node.IsLeader() {
-				return i
+				leader = i
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	c.t.Fatal("no leader elected")
-	return -1
+		return false
+	}, slow)
+	return leader
 }
 
 var noRedirect = &http.Client{
@@ -164,20 +162,14 @@ func (c *testCluster) waitConverged() {
 	c.t.Helper()
 	l := c.leader()
 	want := c.procs[l].Node.FSM().LastIndex()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		ok := true
+	eventually.True(c.t, fmt.Sprintf("every node to apply index %d", want), func() bool {
 		for _, p := range c.procs {
 			if p != nil && p.Node.FSM().LastIndex() < want {
-				ok = false
+				return false
 			}
 		}
-		if ok {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	c.t.Fatal("nodes did not converge")
+		return true
+	})
 }
 
 func TestThreeNodeCluster(t *testing.T) {
@@ -289,17 +281,15 @@ func TestThreeNodeCluster(t *testing.T) {
 // (answered 307 or 503, nothing applied).
 func (c *testCluster) writeUntilOK(path, body string) {
 	c.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		code, _, resp := do(c.t, "POST", c.url(c.leader())+path, "application/json", body, nil)
-		if code == http.StatusOK {
-			return
-		}
-		if (code != http.StatusTemporaryRedirect && code != http.StatusServiceUnavailable) || time.Now().After(deadline) {
+	var code int
+	var resp string
+	eventually.True(c.t, "write "+path+" "+body+" acknowledged", func() bool {
+		code, _, resp = do(c.t, "POST", c.url(c.leader())+path, "application/json", body, nil)
+		if code != http.StatusOK && code != http.StatusTemporaryRedirect && code != http.StatusServiceUnavailable {
 			c.t.Fatalf("write %s %s: %d %s", path, body, code, resp)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return code == http.StatusOK
+	}, eventually.Within(20*time.Second), eventually.Showing(func() string { return fmt.Sprintf("%d %s", code, resp) }))
 }
 
 // After an acknowledged write, a read through any node never returns older state,
@@ -308,22 +298,16 @@ func TestLinearizableReadsAfterWrite(t *testing.T) {
 	c := startCluster(t, 3, nil)
 	for v := 1; v <= 20; v++ {
 		// Write until acknowledged (a leader change may interrupt an attempt).
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			l := c.leader()
-			code, _, body := do(t, "POST", c.url(l)+"/svc/coordinator/v1/config", "application/json", fmt.Sprintf(`{"replicantLifetime":%d}`, v), nil)
-			if code == 200 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("write %d never acknowledged: %d %s", v, code, body)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		var code int
+		var body string
+		eventually.True(t, fmt.Sprintf("write %d acknowledged", v), func() bool {
+			code, _, body = do(t, "POST", c.url(c.leader())+"/svc/coordinator/v1/config", "application/json", fmt.Sprintf(`{"replicantLifetime":%d}`, v), nil)
+			return code == 200
+		}, eventually.Within(20*time.Second), eventually.Showing(func() string { return fmt.Sprintf("%d %s", code, body) }))
 		// Any node's redirect chain must answer with that write or newer, or refuse
 		// (503) while no leader is known; it must never answer older state.
 		i := v % 3
-		for attempt := 0; ; attempt++ {
+		eventually.True(t, fmt.Sprintf("read %d via node %d", v, i), func() bool {
 			code, h, body := do(t, "GET", c.url(i)+"/svc/coordinator/v1/config", "", "", nil)
 			if code == http.StatusTemporaryRedirect {
 				code, _, body = do(t, "GET", h.Get("Location"), "", "", nil)
@@ -332,13 +316,13 @@ func TestLinearizableReadsAfterWrite(t *testing.T) {
 				if !strings.Contains(body, fmt.Sprintf(`"replicantLifetime":%d,`, v)) {
 					t.Fatalf("read %d via node %d returned other state: %s", v, i, body)
 				}
-				break
+				return true
 			}
-			if code != http.StatusServiceUnavailable && code != http.StatusTemporaryRedirect || attempt > 200 {
+			if code != http.StatusServiceUnavailable && code != http.StatusTemporaryRedirect {
 				t.Fatalf("read %d via node %d: %d %s", v, i, code, body)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return false
+		})
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"strata/internal/eventually"
 	"strata/interval"
 	"strata/props"
 	"strata/segment"
@@ -95,20 +97,19 @@ func TestDataPlaneProcesses(t *testing.T) {
 	}
 
 	q := `{"queryType":"timeseries","dataSource":"wiki","intervals":["2013-08-31/2013-09-01"],"granularity":"all","aggregations":[{"type":"longSum","name":"n","fieldName":"n"}]}`
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		code, hdr, body := do(t, "POST", router+"/svc/v2/", "application/json", q, nil)
-		if code == 200 && body == `[{"timestamp":"2013-08-31T00:00:00.000Z","result":{"n":10}}]` {
+	var lastCode int
+	var lastBody string
+	eventually.True(t, "the query through the router", func() bool {
+		var hdr http.Header
+		lastCode, hdr, lastBody = do(t, "POST", router+"/svc/v2/", "application/json", q, nil)
+		if lastCode == 200 && lastBody == `[{"timestamp":"2013-08-31T00:00:00.000Z","result":{"n":10}}]` {
 			if hdr.Get("X-Druid-Query-Id") == "" {
 				t.Fatal("no query id header through the router")
 			}
-			break
+			return true
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("query through the router: %d %s", code, body)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	}, slow, eventually.Showing(func() string { return fmt.Sprintf("%d %s", lastCode, lastBody) }))
 	// pydruid posts to /svc/v2 without the trailing slash.
 	if code, _, body := do(t, "POST", router+"/svc/v2", "application/json", q, nil); code != 200 || !strings.Contains(body, `"n":10`) {
 		t.Fatalf("POST /svc/v2 through the router: %d %s", code, body)
@@ -127,10 +128,10 @@ func TestDataPlaneProcesses(t *testing.T) {
 	// redirects it to the leader) and what it holds.
 	coord := c.url(leader) + "/svc/coordinator/v1"
 	host := ports[0]
-	waitFor(t, "the coordinator to see the segment loaded", func() bool {
+	eventually.True(t, "the coordinator to see the segment loaded", func() bool {
 		_, _, body := do(t, "GET", coord+"/loadstatus", "", "", nil)
 		return body == `{"wiki":100.0}`
-	})
+	}, slow)
 	id := seg.ID().String()
 	for path, want := range map[string]string{
 		"/servers":                                 `["` + host + `"]`,
@@ -177,10 +178,10 @@ func TestDataPlaneProcesses(t *testing.T) {
 		t.Fatalf("query with the broker gone: %d %s", code, body)
 	}
 	// With the historical gone, the coordinator counts its segment as not loaded.
-	waitFor(t, "the coordinator to see the segment unloaded", func() bool {
+	eventually.True(t, "the coordinator to see the segment unloaded", func() bool {
 		_, _, body := do(t, "GET", coord+"/loadstatus", "", "", nil)
 		return body == `{"wiki":0.0}`
-	})
+	}, slow)
 }
 
 func TestDataPlaneConfigErrors(t *testing.T) {

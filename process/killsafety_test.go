@@ -15,6 +15,7 @@ import (
 	"strata/commands"
 	"strata/fsm"
 	"strata/ingest"
+	"strata/internal/eventually"
 	"strata/interval"
 	"strata/segment"
 	"strata/storage/deep"
@@ -42,7 +43,7 @@ func newKillFixture(t *testing.T) *killFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { proc.Close() })
-	waitFor(t, "leadership", proc.Node.IsLeader)
+	eventually.True(t, "leadership", proc.Node.IsLeader, slow)
 	store, err := ingest.DeepStorageFromProps(p)
 	if err != nil {
 		t.Fatal(err)
@@ -151,11 +152,11 @@ func TestKillKeepsFileAnotherSegmentNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.markUnusedAndKill("evil")
-	waitFor(t, "the sweeper to drain the deletion queue", func() bool {
+	eventually.True(t, "the sweeper to drain the deletion queue", func() bool {
 		n := -1
 		f.proc.Node.FSM().Read(func(s *fsm.State) { n = len(s.PendingFileDeletions()) })
 		return n == 0
-	})
+	}, slow)
 	f.wikiFileIntact()
 	f.proc.Node.FSM().Read(func(s *fsm.State) {
 		if _, ok := s.Segment(evil.ID()); ok {
@@ -181,7 +182,7 @@ func TestInternalEndpointsNeedCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer proc.Close()
-	waitFor(t, "leadership", proc.Node.IsLeader)
+	eventually.True(t, "leadership", proc.Node.IsLeader, slow)
 	url := "http://" + ports[0]
 	const publish = `{"dataSource":"wiki","segments":[]}`
 	for name, hdr := range map[string]map[string]string{
@@ -232,7 +233,7 @@ func TestInternalCredentialsAcrossProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ctl.Close()
-	waitFor(t, "leadership", ctl.Node.IsLeader)
+	eventually.True(t, "leadership", ctl.Node.IsLeader, slow)
 	coord := "http://" + ports[0]
 	common := map[string]string{"svc.escalator.internalClientPassword": password, "svc.storage.storageDirectory": deepDir}
 	with := func(m map[string]string) map[string]string {
@@ -245,10 +246,10 @@ func TestInternalCredentialsAcrossProcesses(t *testing.T) {
 	startRole(t, "historical", ports[3], with(map[string]string{"svc.historical.coordinatorUrls": coord, "svc.historical.pollPeriod": "20ms"}))
 	startRole(t, "broker", ports[4], with(map[string]string{"svc.broker.historicalUrls": "http://" + ports[3], "svc.broker.pollPeriod": "20ms"}))
 
-	waitFor(t, "the middle manager to register", func() bool {
+	eventually.True(t, "the middle manager to register", func() bool {
 		_, _, body := do(t, "GET", coord+"/svc/indexer/v1/workers", "", "", nil)
 		return strings.Contains(body, ports[2])
-	})
+	}, slow)
 	// A real segment in the shared deep storage, published with the credentials.
 	iv, _ := interval.Parse("2013-08-31/2013-09-01")
 	w, err := stseg.NewWriter(stseg.Spec{Fields: []stseg.Field{{Name: "page", Kind: stseg.KindString}, {Name: "n", Kind: stseg.KindLong}},
@@ -278,14 +279,14 @@ func TestInternalCredentialsAcrossProcesses(t *testing.T) {
 		t.Fatalf("publish: %d %s", code, body)
 	}
 	q := `{"queryType":"timeseries","dataSource":"wiki","intervals":["2013-08-31/2013-09-01"],"granularity":"all","aggregations":[{"type":"longSum","name":"n","fieldName":"n"}]}`
-	waitFor(t, "the broker to answer from the historical", func() bool {
+	eventually.True(t, "the broker to answer from the historical", func() bool {
 		code, _, body := do(t, "POST", "http://"+ports[4]+"/svc/v2/", "application/json", q, nil)
 		return code == 200 && body == `[{"timestamp":"2013-08-31T00:00:00.000Z","result":{"n":10}}]`
-	})
-	waitFor(t, "the coordinator to see the segment loaded", func() bool {
+	}, slow)
+	eventually.True(t, "the coordinator to see the segment loaded", func() bool {
 		_, _, body := do(t, "GET", coord+"/svc/coordinator/v1/loadstatus", "", "", nil)
 		return body == `{"wiki":100.0}`
-	})
+	}, slow)
 	if code, _, _ := do(t, "GET", "http://"+ports[3]+"/svc-internal/v1/historical/segments", "", "", nil); code != 401 {
 		t.Errorf("historical's internal endpoint without credentials: %d, want 401", code)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"strata/internal/eventually"
 	"strata/middlemanager"
 	"strata/props"
 )
@@ -42,10 +43,10 @@ func TestTaskSurvivesLeaderLoss(t *testing.T) {
 		<-worker.Done()
 	})
 	host := mp.String("svc.http.address")
-	waitFor(t, "the worker to register", func() bool {
+	eventually.True(t, "the worker to register", func() bool {
 		_, _, body := do(t, "GET", c.url(l)+"/svc/indexer/v1/workers", "", "", nil)
 		return strings.Contains(body, `"host":"`+host+`"`)
-	})
+	}, slow)
 
 	// A follower redirects the submission to the leader.
 	f := (l + 1) % 3
@@ -57,19 +58,19 @@ func TestTaskSurvivesLeaderLoss(t *testing.T) {
 	if code, _, body := do(t, "POST", h.Get("Location"), "application/json", spec, nil); code != 200 || body != `{"task":"survivor"}` {
 		t.Fatalf("submit: %d %s", code, body)
 	}
-	waitFor(t, "the task to start", func() bool {
+	eventually.True(t, "the task to start", func() bool {
 		started := false
 		c.procs[l].Node.FSM().Read(func(s *fsmState) {
 			r, ok := s.Task("survivor")
 			started = ok && r.StartedMs != 0
 		})
 		return started
-	})
+	}, slow)
 
 	c.stop(l)
 	nl := c.leader()
 	var status map[string]any
-	waitFor(t, "the task to succeed on the new leader", func() bool {
+	eventually.True(t, "the task to succeed on the new leader", func() bool {
 		code, _, body := do(t, "GET", c.url(nl)+"/svc/indexer/v1/task/survivor/status", "", "", nil)
 		var out struct {
 			Status map[string]any `json:"status"`
@@ -82,7 +83,7 @@ func TestTaskSurvivesLeaderLoss(t *testing.T) {
 			t.Fatalf("the task failed across the leader change: %s", body)
 		}
 		return status["status"] == "SUCCESS"
-	})
+	}, slow)
 	if status["duration"].(float64) < 2400 || status["location"].(map[string]any)["host"] != "127.0.0.1" {
 		t.Fatalf("status %v", status)
 	}
@@ -90,26 +91,19 @@ func TestTaskSurvivesLeaderLoss(t *testing.T) {
 	if code != 200 || !strings.Contains(body, "Woke up!") {
 		t.Fatalf("log through the new leader: %d %q", code, body)
 	}
-	waitFor(t, "the new leader to list the worker", func() bool {
+	eventually.True(t, "the new leader to list the worker", func() bool {
 		_, _, body := do(t, "GET", c.url(nl)+"/svc/indexer/v1/workers", "", "", nil)
 		return strings.Contains(body, `"host":"`+host+`"`)
-	})
+	}, slow)
 	// The worker endpoints answer on the middle manager's own port.
 	if code, _, body := do(t, "GET", "http://"+host+"/svc/worker/v1/enabled", "", "", nil); code != 200 || body != `{"`+host+`":true}` {
 		t.Fatalf("enabled: %d %s", code, body)
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+// slow is the wait for what whole processes do (elections, registrations,
+// segment loads): longer than eventually's default on a shared machine.
+var slow = eventually.Within(15 * time.Second)
 
 func TestMiddleManagerConfig(t *testing.T) {
 	p := props.Defaults()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"strata/historical"
+	"strata/internal/eventually"
 )
 
 // realtimePipeline is kafkaPipeline with two brokers: one polls the
@@ -127,10 +128,12 @@ func (c *checker) setSent(n int) {
 func waitRows(t *testing.T, what, broker string, want int, c *checker) {
 	t.Helper()
 	wantSum := int64(want * (want - 1) / 2)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		rows, sum, err := count(broker)
+	var rows, sum int64
+	var err error
+	eventually.True(t, fmt.Sprintf("%s: %d rows (sum %d)", what, want, wantSum), func() bool {
+		rows, sum, err = count(broker)
 		if err == nil && rows == int64(want) && sum == wantSum {
-			return
+			return true
 		}
 		c.mu.Lock()
 		bad := c.bad
@@ -138,10 +141,8 @@ func waitRows(t *testing.T, what, broker string, want int, c *checker) {
 		if bad != "" {
 			t.Fatalf("%s: %s", what, bad)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d rows (sum %d, %v), want %d (sum %d)", what, rows, sum, err, want, wantSum)
-		}
-	}
+		return false
+	}, eventually.Within(20*time.Second), eventually.Showing(func() string { return fmt.Sprintf("%d rows (sum %d, %v)", rows, sum, err) }))
 }
 
 // Rows of a running index_kafka task are queryable through a broker that
@@ -189,7 +190,7 @@ func TestKafkaRowsQueryableBeforePublish(t *testing.T) {
 		t.Fatalf("before publish the historical-only broker serves %d rows (%v)", rows, err)
 	}
 	// The supervisor's row stats follow the reading task (its progress reports).
-	waitFor(t, "row stats of the reading task", func() bool {
+	eventually.True(t, "row stats of the reading task", func() bool {
 		code, _, body := do(t, "GET", k.supervisors()+"/events/stats", "", "", nil)
 		var st map[string]map[string]struct {
 			Totals map[string]struct {
@@ -203,7 +204,7 @@ func TestKafkaRowsQueryableBeforePublish(t *testing.T) {
 			return task.Totals["buildSegments"].Processed == int64(k.sent)
 		}
 		return false
-	})
+	}, slow)
 	if code, _, body := do(t, "GET", k.supervisors()+"/events/parseErrors", "", "", nil); code != 200 || body != "[]" {
 		t.Fatalf("parseErrors: %d %s", code, body)
 	}
@@ -217,10 +218,10 @@ func TestKafkaRowsQueryableBeforePublish(t *testing.T) {
 		t.Fatalf("suspend: %d %s", code, body)
 	}
 	waitRows(t, "published rows on the historical", k.published, k.sent, c)
-	waitFor(t, "the middle manager to stop serving", func() bool {
+	eventually.True(t, "the middle manager to stop serving", func() bool {
 		pub, rt := k.announced()
 		return len(pub) == 0 && len(rt) == 0
-	})
+	}, slow)
 	waitRows(t, "rows after hand-off", k.broker, k.sent, c)
 	close(c.stop)
 	<-c.done

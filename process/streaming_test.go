@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"strata/internal/eventually"
 	"strata/middlemanager"
 	"strata/props"
 )
@@ -137,20 +138,14 @@ func (k *kafkaPipeline) served() (rows, sum int64) {
 func (k *kafkaPipeline) waitServed(what string) {
 	k.t.Helper()
 	want := int64(k.sent * (k.sent - 1) / 2)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		rows, sum := k.served()
+	var rows, sum int64
+	eventually.True(k.t, fmt.Sprintf("%s: %d rows served", what, k.sent), func() bool {
+		rows, sum = k.served()
 		if rows > int64(k.sent) || (rows == int64(k.sent) && sum != want) {
 			k.t.Fatalf("%s: %d rows with sum %d served for %d records sent (sum %d): duplicates", what, rows, sum, k.sent, want)
 		}
-		if rows == int64(k.sent) {
-			return
-		}
-		if time.Now().After(deadline) {
-			k.t.Fatalf("%s: %d rows served, want %d", what, rows, k.sent)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return rows == int64(k.sent)
+	}, eventually.Within(60*time.Second), eventually.Showing(func() string { return fmt.Sprintf("%d rows", rows) }))
 }
 
 func (k *kafkaPipeline) status() map[string]any {
@@ -171,24 +166,24 @@ func TestKafkaSupervisorEndToEnd(t *testing.T) {
 	if code, _, body := do(t, "POST", k.supervisors(), "application/json", k.spec("PT1S", 2), nil); code != 200 || body != `{"id":"events"}` {
 		t.Fatalf("create supervisor: %d %s", code, body)
 	}
-	waitFor(t, "one task per group", func() bool {
+	eventually.True(t, "one task per group", func() bool {
 		tasks, _ := k.status()["activeTasks"].([]any)
 		return len(tasks) == 2
-	})
+	}, slow)
 	k.waitServed("first records")
 	k.produce(25)
 	k.waitServed("records read by a later task")
-	waitFor(t, "the supervisor to run healthy", func() bool {
+	eventually.True(t, "the supervisor to run healthy", func() bool {
 		p := k.status()
 		return p["state"] == "RUNNING" && p["healthy"] == true
-	})
+	}, slow)
 
 	// Suspended: no task reads, so new records wait in Kafka; resumed, they
 	// arrive once.
 	if code, _, body := do(t, "POST", k.supervisors()+"/events/suspend", "", "", nil); code != 200 {
 		t.Fatalf("suspend: %d %s", code, body)
 	}
-	waitFor(t, "SUSPENDED", func() bool { return k.status()["state"] == "SUSPENDED" })
+	eventually.True(t, "SUSPENDED", func() bool { return k.status()["state"] == "SUSPENDED" }, slow)
 	rows, _ := k.served()
 	k.produce(15)
 	time.Sleep(2 * time.Second) // several periods and task durations
@@ -225,10 +220,10 @@ func TestKafkaIngestionSurvivesLeaderLoss(t *testing.T) {
 	k.waitServed("records before the leader loss")
 	k.produce(20)
 	// Stop the leader while a task is reading the new records.
-	waitFor(t, "a task reading", func() bool {
+	eventually.True(t, "a task reading", func() bool {
 		tasks, _ := k.status()["activeTasks"].([]any)
 		return len(tasks) > 0
-	})
+	}, slow)
 	old := k.c.leader()
 	k.c.stop(old)
 	k.produce(20)
@@ -236,10 +231,10 @@ func TestKafkaIngestionSurvivesLeaderLoss(t *testing.T) {
 	if now := k.c.leader(); now == old {
 		t.Fatal("the stopped node still leads")
 	}
-	waitFor(t, "the supervisor healthy on the new leader", func() bool {
+	eventually.True(t, "the supervisor healthy on the new leader", func() bool {
 		p := k.status()
 		return p["state"] == "RUNNING" && p["healthy"] == true
-	})
+	}, slow)
 }
 
 // While a task is still reading (a long taskDuration, nothing published yet),
@@ -251,7 +246,7 @@ func TestKafkaLagFollowsRunningTask(t *testing.T) {
 	if code, _, body := do(t, "POST", k.supervisors(), "application/json", k.spec("PT60S", 1), nil); code != 200 {
 		t.Fatalf("create supervisor: %d %s", code, body)
 	}
-	waitFor(t, "zero lag while the task reads", func() bool {
+	eventually.True(t, "zero lag while the task reads", func() bool {
 		p := k.status()
 		lag, _ := p["aggregateLag"].(float64)
 		tasks, _ := p["activeTasks"].([]any)
@@ -260,7 +255,7 @@ func TestKafkaLagFollowsRunningTask(t *testing.T) {
 		}
 		cur, _ := tasks[0].(map[string]any)["currentOffsets"].(map[string]any)
 		return len(cur) == 2
-	})
+	}, slow)
 	if rows, _ := k.served(); rows > 0 {
 		t.Fatalf("%d rows served before the task published", rows)
 	}
@@ -325,7 +320,7 @@ func TestKafkaStatusAfterBacklog(t *testing.T) {
 		t.Fatalf("create supervisor: %d %s", code, body)
 	}
 	var p map[string]any
-	waitFor(t, "the task at the end of the backlog", func() bool {
+	eventually.True(t, "the task at the end of the backlog", func() bool {
 		p = k.status()
 		statusAgrees(t, p)
 		tasks, _ := p["activeTasks"].([]any)
@@ -338,7 +333,7 @@ func TestKafkaStatusAfterBacklog(t *testing.T) {
 			n += off.(float64)
 		}
 		return n == 200
-	})
+	}, slow)
 	if p["aggregateLag"] != 0.0 {
 		t.Fatalf("caught up, yet aggregate lag %v: %v", p["aggregateLag"], p)
 	}
@@ -348,7 +343,7 @@ func TestKafkaStatusAfterBacklog(t *testing.T) {
 		Totals         map[string]struct{ Processed int64 }              `json:"totals"`
 	}
 	var body string
-	waitFor(t, "the rows in /stats", func() bool {
+	eventually.True(t, "the rows in /stats", func() bool {
 		_, _, body = do(t, "GET", k.supervisors()+"/events/stats", "", "", nil)
 		if err := json.Unmarshal([]byte(body), &stats); err != nil {
 			t.Fatalf("stats %s: %v", body, err)
@@ -359,7 +354,7 @@ func TestKafkaStatusAfterBacklog(t *testing.T) {
 			}
 		}
 		return false
-	})
+	}, slow)
 	for _, tasks := range stats {
 		for _, st := range tasks {
 			for _, w := range []string{"1m", "5m", "15m"} {

@@ -8,12 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"strata/fsm"
 	"strata/ingest"
+	"strata/internal/eventually"
 	"strata/storage/deep"
 )
 
@@ -28,10 +28,7 @@ func TestKillSweepsDeepStorage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer proc.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for !proc.Node.IsLeader() && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.True(t, "leadership", proc.Node.IsLeader, slow)
 	store, err := ingest.DeepStorageFromProps(p)
 	if err != nil {
 		t.Fatal(err)
@@ -61,19 +58,12 @@ func TestKillSweepsDeepStorage(t *testing.T) {
 	if code, _, body := do(t, "DELETE", url+"/svc/coordinator/v1/datasources/wiki/intervals/2024-01-01_2024-01-05", "", "", nil); code != 200 {
 		t.Fatalf("kill: %d %s", code, body)
 	}
-	deadline = time.Now().Add(10 * time.Second)
-	for {
-		var pending int
+	var pending int
+	eventually.True(t, "the sweeper to delete the killed segment's file", func() bool {
 		proc.Node.FSM().Read(func(s *fsm.State) { pending = len(s.PendingFileDeletions()) })
-		_, err := os.Stat(paths[0])
-		if pending == 0 && os.IsNotExist(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sweeper did not finish: %d pending, stat %v", pending, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		_, err = os.Stat(paths[0])
+		return pending == 0 && os.IsNotExist(err)
+	}, eventually.Showing(func() string { return fmt.Sprintf("%d pending, stat %v", pending, err) }))
 	if _, err := os.Stat(paths[1]); err != nil {
 		t.Fatalf("file of a used segment was deleted: %v", err)
 	}
