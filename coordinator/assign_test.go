@@ -271,17 +271,19 @@ func TestPlanHandOver(t *testing.T) {
 		{"not used any more", slices.DeleteFunc(slices.Clone(segs), func(s *segment.DataSegment) bool { return s == seg }), want, []string{old}, false},
 	}
 	for _, c := range cases {
-		cs := with(c.holders...)
-		p := PlanAssignments(c.segs, c.want, cs)
-		checkPlan(t, p, cs)
-		if holds(p, old) != c.kept {
-			t.Errorf("%s: old server keeps it = %v, want %v", c.name, holds(p, old), c.kept)
-		}
-		for _, n := range others[1:] {
-			if holds(p, n) {
-				t.Errorf("%s: bystander %s holds it", c.name, n)
+		t.Run(c.name, func(t *testing.T) {
+			cs := with(c.holders...)
+			p := PlanAssignments(c.segs, c.want, cs)
+			checkPlan(t, p, cs)
+			if holds(p, old) != c.kept {
+				t.Errorf("old server keeps it = %v, want %v", holds(p, old), c.kept)
 			}
-		}
+			for _, n := range others[1:] {
+				if holds(p, n) {
+					t.Errorf("bystander %s holds it", n)
+				}
+			}
+		})
 	}
 }
 

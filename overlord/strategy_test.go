@@ -47,13 +47,15 @@ func TestSelectWorker(t *testing.T) {
 		{"category spec absent", `{"type":"fillCapacityWithCategorySpec"}`, "noop", "wiki", "b:1"},
 	}
 	for _, c := range cases {
-		got := ""
-		if i := SelectWorker(strategy(t, c.strategy), c.typ, c.ds, cands); i >= 0 {
-			got = cands[i].Host
-		}
-		if got != c.want {
-			t.Errorf("%s: picked %q, want %q", c.name, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			got := ""
+			if i := SelectWorker(strategy(t, c.strategy), c.typ, c.ds, cands); i >= 0 {
+				got = cands[i].Host
+			}
+			if got != c.want {
+				t.Errorf("picked %q, want %q", got, c.want)
+			}
+		})
 	}
 }
 

@@ -166,16 +166,18 @@ func TestJSONErrors(t *testing.T) {
 		{"binaryVersion overflow", func(m map[string]any) { m["binaryVersion"] = 1 << 40 }},
 	}
 	for _, c := range cases {
-		m := map[string]any{}
-		for k, v := range base {
-			m[k] = v
-		}
-		c.edit(m)
-		doc, _ := json.Marshal(m)
-		var s DataSegment
-		if err := json.Unmarshal(doc, &s); err == nil {
-			t.Errorf("%s: expected an error for %s", c.name, doc)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			m := map[string]any{}
+			for k, v := range base {
+				m[k] = v
+			}
+			c.edit(m)
+			doc, _ := json.Marshal(m)
+			var s DataSegment
+			if err := json.Unmarshal(doc, &s); err == nil {
+				t.Errorf("expected an error for %s", doc)
+			}
+		})
 	}
 	var s DataSegment
 	for _, doc := range []string{`null`, `[]`, `{"dataSource":`, `"x"`} {

@@ -39,10 +39,12 @@ func TestParseID(t *testing.T) {
 		{DataSource: "a", Interval: iv, Version: ""},
 	}
 	for _, want := range cases {
-		got, err := ParseID(want.DataSource, want.String())
-		if err != nil || got != want {
-			t.Errorf("ParseID(%q, %q) = %+v, %v; want %+v", want.DataSource, want.String(), got, err, want)
-		}
+		t.Run(want.String(), func(t *testing.T) {
+			got, err := ParseID(want.DataSource, want.String())
+			if err != nil || got != want {
+				t.Errorf("ParseID(%q, %q) = %+v, %v; want %+v", want.DataSource, want.String(), got, err, want)
+			}
+		})
 	}
 	// A version ending in _<n> is ambiguous; the partition reading comes first.
 	amb := ID{DataSource: "wiki", Interval: iv, Version: "v_3"}
