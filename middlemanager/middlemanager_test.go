@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -83,16 +84,18 @@ func TestParseTask(t *testing.T) {
 		{`{"type":"kill","dataSource":"wiki","interval":"2024/2025","maxUsedStatusLastUpdatedTime":"2024"}`, "not supported"},
 		{`{"type":"kill","dataSource":"wiki","interval":"2024/2025","versions":["v1"]}`, "versions"},
 	} {
-		_, _, err := ParseTask([]byte(c.body), now)
-		if c.msg == "" {
-			if err != nil {
-				t.Errorf("%s: %v", c.body, err)
+		t.Run(c.body, func(t *testing.T) {
+			_, _, err := ParseTask([]byte(c.body), now)
+			if c.msg == "" {
+				if err != nil {
+					t.Errorf("%s: %v", c.body, err)
+				}
+				return
 			}
-			continue
-		}
-		if err == nil || !strings.Contains(err.Error(), c.msg) {
-			t.Errorf("%s: error %v, want %q", c.body, err, c.msg)
-		}
+			if err == nil || !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("%s: error %v, want %q", c.body, err, c.msg)
+			}
+		})
 	}
 }
 
@@ -236,15 +239,17 @@ func TestOpenLogOffsets(t *testing.T) {
 		off  int64
 		want string
 	}{{0, content}, {5, content[5:]}, {-3, "hij"}, {-100, content}, {20, ""}, {500, ""}} {
-		rc, err := w.OpenLog("t1", c.off)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(rc)
-		rc.Close()
-		if string(b) != c.want {
-			t.Errorf("offset %d: %q, want %q", c.off, b, c.want)
-		}
+		t.Run(fmt.Sprintf("offset %d", c.off), func(t *testing.T) {
+			rc, err := w.OpenLog("t1", c.off)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(rc)
+			rc.Close()
+			if string(b) != c.want {
+				t.Errorf("%q, want %q", b, c.want)
+			}
+		})
 	}
 	for _, id := range []string{"missing", "../etc", ""} {
 		if _, err := w.OpenLog(id, 0); !errors.Is(err, ErrNoLog) {
