@@ -386,9 +386,11 @@ func TestConformanceP8AndS1(t *testing.T) {
 	if err := json.Unmarshal(readFile(t, dir, "queries/wikipedia_msq_select_query1.json"), &cases); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range cases {
-		q := strings.ReplaceAll(c.Query, "%%DATASOURCE%%", "dst")
-		expectJSON(t, "S1", selectRows(t, env, q), string(c.ExpectedResults), true)
+	for i, c := range cases {
+		t.Run(fmt.Sprintf("query %d", i), func(t *testing.T) {
+			q := strings.ReplaceAll(c.Query, "%%DATASOURCE%%", "dst")
+			expectJSON(t, "S1", selectRows(t, env, q), string(c.ExpectedResults), true)
+		})
 	}
 }
 
@@ -495,14 +497,16 @@ func TestConformanceP12SchemalessAndS5(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, c := range cases {
-		q := strings.ReplaceAll(c.Query.Query, "%%DATASOURCE%%", "schemaless")
-		for _, r := range c.ExpectedResults {
-			if s, ok := r["__time"].(string); ok {
-				r["__time"] = ms(s) // the task engine returns millis
+		t.Run(fmt.Sprintf("query %d", i), func(t *testing.T) {
+			q := strings.ReplaceAll(c.Query.Query, "%%DATASOURCE%%", "schemaless")
+			for _, r := range c.ExpectedResults {
+				if s, ok := r["__time"].(string); ok {
+					r["__time"] = ms(s) // the task engine returns millis
+				}
 			}
-		}
-		want, _ := json.Marshal(c.ExpectedResults)
-		expectJSON(t, fmt.Sprintf("S5 query %d", i), selectRows(t, env, q), string(want), i == 1)
+			want, _ := json.Marshal(c.ExpectedResults)
+			expectJSON(t, fmt.Sprintf("S5 query %d", i), selectRows(t, env, q), string(want), i == 1)
+		})
 	}
 }
 

@@ -53,10 +53,11 @@ func TestSelectFeatures(t *testing.T) {
 		{`SELECT APPROX_COUNT_DISTINCT_DS_HLL(animal) AS h, APPROX_COUNT_DISTINCT_DS_THETA(animal) AS th FROM ` + ext, `[{"h":3,"th":3}]`},
 	}
 	for i, c := range cases {
-		got := one(t, env, c.sql)
-		if got != c.want {
-			t.Errorf("case %d: %s\ngot  %s\nwant %s", i, c.sql, got, c.want)
-		}
+		t.Run(fmt.Sprintf("case %d", i), func(t *testing.T) {
+			if got := one(t, env, c.sql); got != c.want {
+				t.Errorf("%s\ngot  %s\nwant %s", c.sql, got, c.want)
+			}
+		})
 	}
 }
 
