@@ -121,13 +121,15 @@ func TestPublishRefusesForeignLoadSpec(t *testing.T) {
 		"no load spec": func(s *segment.DataSegment) { s.LoadSpec = "" },
 	}
 	for name, spoil := range cases {
-		evil := f.segment("evil", "v1")
-		spoil(evil)
-		code, body := f.publish(evil)
-		var e struct{ Error string }
-		if code != 400 || json.Unmarshal([]byte(body), &e) != nil || !strings.Contains(e.Error, evil.ID().String()) || !strings.Contains(e.Error, "loadSpec") {
-			t.Errorf("%s: publish answered %d %s, want 400 naming segment %s and its loadSpec", name, code, body, evil.ID())
-		}
+		t.Run(name, func(t *testing.T) {
+			evil := f.segment("evil", "v1")
+			spoil(evil)
+			code, body := f.publish(evil)
+			var e struct{ Error string }
+			if code != 400 || json.Unmarshal([]byte(body), &e) != nil || !strings.Contains(e.Error, evil.ID().String()) || !strings.Contains(e.Error, "loadSpec") {
+				t.Errorf("publish answered %d %s, want 400 naming segment %s and its loadSpec", code, body, evil.ID())
+			}
+		})
 	}
 	f.proc.Node.FSM().Read(func(s *fsm.State) {
 		if segs := s.Segments(""); len(segs) != 1 || segs[0].Segment.DataSource != "wiki" {

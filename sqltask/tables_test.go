@@ -38,28 +38,30 @@ SELECT page FROM b UNION ALL SELECT page FROM "Gone ds"`, `Object 'Gone ds' not 
 		{`INSERT INTO brand_new SELECT __time, page FROM t PARTITIONED BY DAY`, ``},
 		{`REPLACE INTO t OVERWRITE ALL SELECT * FROM t PARTITIONED BY DAY`, ``},
 	} {
-		st, err := sql.Parse(c.sql)
-		if err != nil {
-			t.Fatalf("%s: %v", c.sql, err)
-		}
-		got := ""
-		if err := MissingTable(st, exists); err != nil {
-			got = err.Error()
-		}
-		if got != c.want {
-			t.Errorf("%s:\n got %q\nwant %q", c.sql, got, c.want)
-		}
-		planned := ""
-		if _, err := msq.Validate(context.Background(), msq.Request{SQL: c.sql, TempDir: t.TempDir()}, env); err != nil {
-			var f *msq.Fault
-			if !errors.As(err, &f) {
+		t.Run(c.sql, func(t *testing.T) {
+			st, err := sql.Parse(c.sql)
+			if err != nil {
 				t.Fatalf("%s: %v", c.sql, err)
 			}
-			planned = f.Message
-		}
-		if planned != c.want {
-			t.Errorf("%s: the planner says %q, want %q", c.sql, planned, c.want)
-		}
+			got := ""
+			if err := MissingTable(st, exists); err != nil {
+				got = err.Error()
+			}
+			if got != c.want {
+				t.Errorf("%s:\n got %q\nwant %q", c.sql, got, c.want)
+			}
+			planned := ""
+			if _, err := msq.Validate(context.Background(), msq.Request{SQL: c.sql, TempDir: t.TempDir()}, env); err != nil {
+				var f *msq.Fault
+				if !errors.As(err, &f) {
+					t.Fatalf("%s: %v", c.sql, err)
+				}
+				planned = f.Message
+			}
+			if planned != c.want {
+				t.Errorf("%s: the planner says %q, want %q", c.sql, planned, c.want)
+			}
+		})
 	}
 }
 
@@ -87,17 +89,19 @@ func TestMissingTable(t *testing.T) {
 		{`SELECT * FROM Wiki`, `Object 'Wiki' not found (line [1], column [15])`},
 		{`SELECT * FROM "wiki"`, ``},
 	} {
-		st, err := sql.Parse(c.sql)
-		if err != nil {
-			t.Fatalf("%s: %v", c.sql, err)
-		}
-		got := ""
-		if err := MissingTable(st, func(ds string) bool { return have[ds] }); err != nil {
-			got = err.Error()
-		}
-		if got != c.want {
-			t.Errorf("%s:\n got %q\nwant %q", c.sql, got, c.want)
-		}
+		t.Run(c.sql, func(t *testing.T) {
+			st, err := sql.Parse(c.sql)
+			if err != nil {
+				t.Fatalf("%s: %v", c.sql, err)
+			}
+			got := ""
+			if err := MissingTable(st, func(ds string) bool { return have[ds] }); err != nil {
+				got = err.Error()
+			}
+			if got != c.want {
+				t.Errorf("%s:\n got %q\nwant %q", c.sql, got, c.want)
+			}
+		})
 	}
 }
 

@@ -78,20 +78,24 @@ func TestParseSupervisorSpecErrors(t *testing.T) {
 		strings.Replace(specBody, `"taskDuration":"PT10M"`, `"startDelay":"-PT1S"`, 1):    "startDelay",
 	}
 	for body, want := range cases {
-		if _, err := ParseSupervisorSpec([]byte(body)); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: got %v, want %q", body, err, want)
-		}
+		t.Run(want, func(t *testing.T) {
+			if _, err := ParseSupervisorSpec([]byte(body)); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: got %v, want %q", body, err, want)
+			}
+		})
 	}
 }
 
 func TestFormatDuration(t *testing.T) {
 	for d, want := range map[time.Duration]string{time.Hour: "PT3600S", 1500 * time.Millisecond: "PT1.5S", 300 * time.Millisecond: "PT0.3S"} {
-		if got := FormatDuration(d); got != want {
-			t.Errorf("%v: %s, want %s", d, got, want)
-		}
-		if back, err := ParseDuration(FormatDuration(d)); err != nil || back != d {
-			t.Errorf("%v: round trip %v %v", d, back, err)
-		}
+		t.Run(d.String(), func(t *testing.T) {
+			if got := FormatDuration(d); got != want {
+				t.Errorf("%s, want %s", got, want)
+			}
+			if back, err := ParseDuration(FormatDuration(d)); err != nil || back != d {
+				t.Errorf("round trip %v %v", back, err)
+			}
+		})
 	}
 }
 
