@@ -58,10 +58,10 @@ type Config struct {
 	// (default GOMAXPROCS).
 	QueryThreads int
 	// ScrubPeriod is the time between background re-verifications of every
-	// cached segment file (default 1 h; negative: never). Reads verify the
-	// bytes they use themselves; the scrub finds damage in data no query
-	// has read lately, so the copy is dropped and downloaded again before
-	// a query needs it.
+	// cached segment file (default 1 h; negative: never). Reads never use
+	// unverified bytes, but they answer from verified copies in memory
+	// when they can; the scrub finds damage in the file behind them, so the
+	// copy is dropped and downloaded again before a read needs the file.
 	ScrubPeriod time.Duration
 	// LocalOnly makes a node that serves only what ServeLocal hands it (a
 	// middle manager's running tasks): no coordinator, cache or deep storage.

@@ -9,12 +9,13 @@ import (
 )
 
 // A cached segment file can be damaged after it was loaded and verified: a
-// failing disk, or a write to the file. Reads verify the bytes they use
-// (package storage/segment), so a query that meets the damage fails on that
-// segment instead of answering from it; the scrub re-verifies every cached
-// file each ScrubPeriod to find damage no query has met yet. Either way the
-// copy is dropped and, while the coordinator still assigns the segment,
-// downloaded again.
+// failing disk, or a write to the file. Reads never use unverified bytes
+// (package storage/segment): a query that meets the damage fails on that
+// segment instead of answering from it, and one that reads verified copies
+// kept in memory answers as before. The scrub re-verifies every cached file
+// each ScrubPeriod to find damage no query has met. Either way the copy is
+// dropped and, while the coordinator still assigns the segment, downloaded
+// again.
 
 // scrubLoop runs a scrub every ScrubPeriod until Close.
 func (n *Node) scrubLoop() {
