@@ -3,6 +3,7 @@ package historical
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"strata/internal/eventually"
 	"strata/interval"
 	"strata/segment"
 	"strata/storage/deep"
@@ -156,20 +158,14 @@ func TestNodeLoadsListingAndAnswersSubQueries(t *testing.T) {
 	defer n.Close()
 	n.Start()
 	want := []string{good.ID().String(), tomb.ID().String()}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var got []string
+	var got []string
+	eventually.True(t, fmt.Sprintf("%v served (the overshadowed and the unloadable segment are not)", want), func() bool {
+		got = got[:0]
 		for _, s := range n.Announce("").Segments {
 			got = append(got, s.ID().String())
 		}
-		if slices.Equal(got, want) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("served %v, want %v (the overshadowed and the unloadable segment are not served)", got, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return slices.Equal(got, want)
+	}, eventually.Showing(func() string { return fmt.Sprint(got) }))
 	n.mu.Lock()
 	retry := n.failures[broken.ID().String()]
 	n.mu.Unlock()
@@ -296,29 +292,16 @@ func TestNodeKeepsButNeverLoadsKeepOnlySegments(t *testing.T) {
 	// the first fetch's reconcile is done once the second is asked for.
 	polled := func() {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		eventually.True(t, "two more polls of the listing", func() bool {
 			mu.Lock()
-			p := polls
-			mu.Unlock()
-			if p >= 2 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the historical stopped polling")
-			}
-			time.Sleep(time.Millisecond)
-		}
+			defer mu.Unlock()
+			return polls >= 2
+		})
 	}
 	setListing(entry(held, false))
 	n.Start()
-	deadline := time.Now().Add(10 * time.Second)
-	for !slices.Equal(served(), []string{held.ID().String()}) {
-		if time.Now().After(deadline) {
-			t.Fatalf("served %v", served())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	eventually.True(t, "the held segment served", func() bool { return slices.Equal(served(), []string{held.ID().String()}) },
+		eventually.Showing(func() string { return fmt.Sprint(served()) }))
 	setListing(entry(held, true), entry(other, true))
 	polled()
 	n.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"strata/internal/eventually"
 	"strata/interval"
 	"strata/segment"
 	"strata/storage/deep"
@@ -93,17 +95,12 @@ func cachedNode(t *testing.T, scrub time.Duration) (*Node, *countingStore, *segm
 func waitServed(t *testing.T, n *Node, seg *segment.DataSegment, gets int64) {
 	t.Helper()
 	store := n.cfg.Storage.(*countingStore)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var served int
+	eventually.True(t, fmt.Sprintf("the segment served after %d downloads", gets), func() bool {
 		ann := n.Announce("")
-		if len(ann.Segments) == 1 && ann.Segments[0].ID() == seg.ID() && store.gets.Load() == gets {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not served after %d downloads (served %d, downloads %d)", gets, len(ann.Segments), store.gets.Load())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		served = len(ann.Segments)
+		return served == 1 && ann.Segments[0].ID() == seg.ID() && store.gets.Load() == gets
+	}, eventually.Showing(func() string { return fmt.Sprintf("served %d, downloads %d", served, store.gets.Load()) }))
 }
 
 // damage flips two bytes near the end of the file's data area (values of
@@ -202,15 +199,11 @@ func TestScrubDropsAndDownloadsDamagedFile(t *testing.T) {
 		t.Fatalf("after the new download: %s, missing %v", got, missing)
 	}
 	// The damaged copy, moved aside, is deleted once the scrub lets go of it.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		entries, _ := os.ReadDir(filepath.Dir(filepath.Dir(path)))
-		if len(entries) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cache location holds %d entries, want only the new copy", len(entries))
-		}
-	}
+	var entries []os.DirEntry
+	eventually.True(t, "only the new copy in the cache location", func() bool {
+		entries, _ = os.ReadDir(filepath.Dir(filepath.Dir(path)))
+		return len(entries) == 1
+	}, eventually.Showing(func() string { return fmt.Sprintf("%d entries", len(entries)) }))
 }
 
 // A task's own file (realtime rows) has no replica: the sub-query that meets
