@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"strata/historical"
 	"strata/interval"
+	"strata/protocol"
 	"strata/segment"
 )
 
@@ -76,8 +76,8 @@ func seg(t testing.TB, ds, ivs, version string, part, parts int32) *segment.Data
 		Dimensions: []string{"d"}, Metrics: []string{"m"}}
 }
 
-func ann(version string, segs ...*segment.DataSegment) *historical.Announcement {
-	return &historical.Announcement{Version: version, Segments: segs, Server: historical.ServerMetadata{Name: "x", Type: "historical"}}
+func ann(version string, segs ...*segment.DataSegment) *protocol.Announcement {
+	return &protocol.Announcement{Version: version, Segments: segs, Server: protocol.ServerMetadata{Name: "x", Type: "historical"}}
 }
 
 func resolved(v *view, ds, ivs string) []string {
@@ -126,7 +126,7 @@ func TestViewTracksServersAndCompleteness(t *testing.T) {
 		t.Fatalf("complete v1:\n%v\nwant\n%v", got, want)
 	}
 	// "unchanged" keeps the set; a failed poll empties the server.
-	v.apply(b, &historical.Announcement{Version: "b1", Unchanged: true}, nil)
+	v.apply(b, &protocol.Announcement{Version: "b1", Unchanged: true}, nil)
 	if got := resolved(v, "ds", "2020-01-01/2020-01-02"); len(got) != 2 {
 		t.Fatalf("after unchanged: %v", got)
 	}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"strata/historical"
 	"strata/interval"
+	"strata/protocol"
 	"strata/segment"
 )
 
@@ -181,7 +181,7 @@ func TestResponseContextHeader(t *testing.T) {
 // without it and lists it; with failOnMissingSegments it fails naming it.
 func TestSettleLost(t *testing.T) {
 	s := seg(t, "ds", "2020-01-01/2020-01-02", "v1", 3, 4)
-	u := unit{ref: historical.SegmentRef{ID: s.ID().String(), Interval: "2020-01-01T06:00:00.000Z/2020-01-02T00:00:00.000Z"}, seg: s}
+	u := unit{ref: protocol.SegmentRef{ID: s.ID().String(), Interval: "2020-01-01T06:00:00.000Z/2020-01-02T00:00:00.000Z"}, seg: s}
 	b, err := New(Config{Name: "b:1"})
 	if err != nil {
 		t.Fatal(err)

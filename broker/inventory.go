@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"strata/historical"
 	"strata/interval"
+	"strata/protocol"
 	"strata/segment"
 )
 
@@ -18,7 +18,7 @@ type server struct {
 	url  string // base URL, e.g. http://127.0.0.1:8083
 	host string // host:port of url; url and host never change
 	// The rest is guarded by view.mu.
-	meta       historical.ServerMetadata
+	meta       protocol.ServerMetadata
 	version    string
 	segs       map[segment.ID]*segment.DataSegment
 	realtime   []*segment.DataSegment // rows not yet published, outside the timeline
@@ -50,7 +50,7 @@ func newView(urls []string) *view {
 	for _, u := range urls {
 		u = strings.TrimRight(u, "/")
 		host := strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://")
-		v.servers = append(v.servers, &server{url: u, host: host, meta: historical.ServerMetadata{Name: host, Host: host, Type: "historical", Tier: "_default_tier"}})
+		v.servers = append(v.servers, &server{url: u, host: host, meta: protocol.ServerMetadata{Name: host, Host: host, Type: "historical", Tier: "_default_tier"}})
 	}
 	return v
 }
@@ -69,7 +69,7 @@ func (v *view) initialized() bool {
 
 // apply replaces a server's segment set (nil: the server is unreachable
 // and serves nothing) and updates entries and timeline incrementally.
-func (v *view) apply(s *server, ann *historical.Announcement, pollErr error) {
+func (v *view) apply(s *server, ann *protocol.Announcement, pollErr error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	// A server still loading its cache is not known yet (an unreachable one
@@ -137,7 +137,7 @@ func (v *view) apply(s *server, ann *historical.Announcement, pollErr error) {
 // unit is one piece of work of a query: a segment and the part of it that
 // is visible in the query's intervals, with the servers that hold it.
 type unit struct {
-	ref     historical.SegmentRef
+	ref     protocol.SegmentRef
 	servers []*server
 	seg     *segment.DataSegment // the published segment read (nil for realtime units)
 	// realtime units read a running task's rows. One its server no longer
@@ -164,7 +164,7 @@ func (v *view) resolve(f queryFacts) []unit {
 		if clip != seg.Interval {
 			ivs = clip.String()
 		}
-		out = append(out, unit{ref: historical.SegmentRef{ID: e.id, Interval: ivs}, servers: e.servers, seg: e.seg})
+		out = append(out, unit{ref: protocol.SegmentRef{ID: e.id, Interval: ivs}, servers: e.servers, seg: e.seg})
 	}
 	for _, ds := range f.dataSources {
 		if len(f.specific) == 0 {
@@ -215,7 +215,7 @@ func (v *view) appendRealtime(out []unit, ds string, ivs []interval.Interval) []
 			}
 			for _, iv := range ivs {
 				if iv.Overlaps(seg.Interval) {
-					out = append(out, unit{ref: historical.SegmentRef{ID: seg.ID().String(), Interval: seg.Interval.String()},
+					out = append(out, unit{ref: protocol.SegmentRef{ID: seg.ID().String(), Interval: seg.Interval.String()},
 						servers: []*server{s}, realtime: true})
 					break
 				}
@@ -257,13 +257,13 @@ func (b *Broker) poll(s *server) {
 	}
 }
 
-func (b *Broker) fetchAnnouncement(s *server) (*historical.Announcement, error) {
+func (b *Broker) fetchAnnouncement(s *server) (*protocol.Announcement, error) {
 	b.view.mu.RLock()
 	since := s.version
 	b.view.mu.RUnlock()
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
-	return historical.FetchAnnouncement(ctx, b.client, s.url, since)
+	return protocol.FetchAnnouncement(ctx, b.client, s.url, since)
 }
 
 // logPoll logs a server going down or coming back, once per change.

@@ -3,8 +3,8 @@ package broker
 import (
 	"slices"
 
-	"strata/historical"
 	"strata/interval"
+	"strata/protocol"
 	"strata/segment"
 )
 
@@ -12,11 +12,11 @@ import (
 // the timeline piece, its segment's version, partition and size, and the
 // servers that hold it.
 type Candidate struct {
-	Interval        string                      `json:"interval"`
-	Version         string                      `json:"version"`
-	PartitionNumber int32                       `json:"partitionNumber"`
-	Size            int64                       `json:"size"`
-	Locations       []historical.ServerMetadata `json:"locations"`
+	Interval        string                    `json:"interval"`
+	Version         string                    `json:"version"`
+	PartitionNumber int32                     `json:"partitionNumber"`
+	Size            int64                     `json:"size"`
+	Locations       []protocol.ServerMetadata `json:"locations"`
 }
 
 // Candidates lists the candidate records of the datasources over the
@@ -37,7 +37,7 @@ func (b *Broker) Candidates(dataSources []string, ivs []interval.Interval, numCa
 			tl.LookupFunc(iv, func(h segment.Holder) bool {
 				for _, seg := range h.Segments {
 					c := Candidate{Interval: h.Interval.String(), Version: h.Version, PartitionNumber: seg.ShardSpec.PartitionNum,
-						Size: seg.Size, Locations: []historical.ServerMetadata{}}
+						Size: seg.Size, Locations: []protocol.ServerMetadata{}}
 					if e := v.entries[seg.ID()]; e != nil {
 						servers := slices.Clone(e.servers)
 						slices.SortFunc(servers, byPriority)

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"strata/historical"
+	"strata/protocol"
 )
 
 // Causes of a query context's end.
@@ -162,7 +162,7 @@ type reply struct {
 	part     *partial
 	final    []byte // the final result, when the server finalized
 	missing  map[string]bool
-	replaced map[string][]historical.SegmentRef // missing realtime ids → the published segments holding their rows
+	replaced map[string][]protocol.SegmentRef // missing realtime ids → the published segments holding their rows
 	err      error
 }
 
@@ -241,7 +241,7 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 		for _, s := range order {
 			inflight++
 			g := groups[s]
-			refs := make([]historical.SegmentRef, len(g)) // units may grow while the sub-query runs
+			refs := make([]protocol.SegmentRef, len(g)) // units may grow while the sub-query runs
 			for k, i := range g {
 				refs[k] = units[i].ref
 			}
@@ -353,9 +353,9 @@ type scatterBytes struct {
 type scatterBytesKey struct{}
 
 // send runs one sub-query on s over refs (the units idx of the query).
-func (b *Broker) send(ctx context.Context, q *nativeQuery, body []byte, s *server, refs []historical.SegmentRef, idx []int, finalize bool) reply {
+func (b *Broker) send(ctx context.Context, q *nativeQuery, body []byte, s *server, refs []protocol.SegmentRef, idx []int, finalize bool) reply {
 	r := reply{srv: s, units: idx}
-	sq := historical.SubQuery{Query: json.RawMessage(bytes.TrimSpace(body)), Segments: refs, Finalize: finalize}
+	sq := protocol.SubQuery{Query: json.RawMessage(bytes.TrimSpace(body)), Segments: refs, Finalize: finalize}
 	if dl, ok := ctx.Deadline(); ok {
 		sq.TimeoutMs = max(time.Until(dl).Milliseconds(), 1)
 	}
@@ -364,7 +364,7 @@ func (b *Broker) send(ctx context.Context, q *nativeQuery, body []byte, s *serve
 		r.err = err
 		return r
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url+historical.QueryPath, bytes.NewReader(payload))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url+protocol.QueryPath, bytes.NewReader(payload))
 	if err != nil {
 		r.err = err
 		return r
@@ -382,7 +382,7 @@ func (b *Broker) send(ctx context.Context, q *nativeQuery, body []byte, s *serve
 		return r
 	}
 	if sg, ok := ctx.Value(scatterBytesKey{}).(*scatterBytes); ok && sg.used.Add(int64(len(data))) > sg.limit {
-		r.err = Legacy(CodeResourceLimit, b.cfg.Name, "Query[%s] url[%s] max scatter-gather bytes limit reached.", sg.queryID, s.url+historical.QueryPath)
+		r.err = Legacy(CodeResourceLimit, b.cfg.Name, "Query[%s] url[%s] max scatter-gather bytes limit reached.", sg.queryID, s.url+protocol.QueryPath)
 		return r
 	}
 	switch {
@@ -392,11 +392,11 @@ func (b *Broker) send(ctx context.Context, q *nativeQuery, body []byte, s *serve
 	case resp.StatusCode != http.StatusOK:
 		r.err = ParseErrorBody(resp.StatusCode, data, s.host)
 		return r
-	case finalize && resp.Header.Get(historical.FinalHeader) == "true":
+	case finalize && resp.Header.Get(protocol.FinalHeader) == "true":
 		r.final = data
 		return r
 	}
-	var res historical.SubQueryResult
+	var res protocol.SubQueryResult
 	if err := json.Unmarshal(data, &res); err != nil {
 		r.err = Legacy(CodeUnknown, s.host, "bad sub-query response from %s: %v", s.host, err)
 		return r

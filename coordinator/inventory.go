@@ -10,13 +10,13 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"strata/historical"
+	"strata/protocol"
 	"strata/segment"
 )
 
 // Inventory is the coordinator's picture of what the historicals serve, the
 // source of its served view (servers, load status, load queues). Historicals
-// make themselves known by polling their assignment (historical.AssignedPath);
+// make themselves known by polling their assignment (protocol.AssignedPath);
 // the inventory then polls each one's
 // announcement, as brokers do, and forgets a historical that has not polled
 // the listing for Expiry. It is not replicated: a new leader learns the
@@ -36,7 +36,7 @@ type Inventory struct {
 type invServer struct {
 	name      string
 	seen      time.Time // last listing poll
-	meta      historical.ServerMetadata
+	meta      protocol.ServerMetadata
 	currSize  int64
 	version   string
 	segs      map[segment.ID]*segment.DataSegment // replaced, never changed in place
@@ -47,7 +47,7 @@ type invServer struct {
 // Server is one historical as the inventory knows it. Segments is shared:
 // read it, do not change it.
 type Server struct {
-	Meta      historical.ServerMetadata
+	Meta      protocol.ServerMetadata
 	CurrSize  int64
 	Segments  map[segment.ID]*segment.DataSegment
 	Reachable bool // its last announcement poll succeeded
@@ -63,7 +63,7 @@ func (v *Inventory) Seen(name string, now time.Time) {
 	v.init()
 	s := v.servers[name]
 	if s == nil {
-		s = &invServer{name: name, meta: historical.ServerMetadata{Name: name, Host: name, Type: "historical", Tier: "_default_tier"}}
+		s = &invServer{name: name, meta: protocol.ServerMetadata{Name: name, Host: name, Type: "historical", Tier: "_default_tier"}}
 		v.servers[name] = s
 		v.gen++
 		select { // poll the newcomer at once
@@ -151,7 +151,7 @@ func (v *Inventory) PollOnce(ctx context.Context, now time.Time, expiry time.Dur
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ann, err := historical.FetchAnnouncement(ctx, client, "http://"+s.name, versions[i])
+			ann, err := protocol.FetchAnnouncement(ctx, client, "http://"+s.name, versions[i])
 			v.apply(s, ann, err)
 		}()
 	}
@@ -160,7 +160,7 @@ func (v *Inventory) PollOnce(ctx context.Context, now time.Time, expiry time.Dur
 
 // apply records one announcement poll: an unreachable historical serves
 // nothing as far as the coordinator can tell.
-func (v *Inventory) apply(s *invServer, ann *historical.Announcement, err error) {
+func (v *Inventory) apply(s *invServer, ann *protocol.Announcement, err error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if err != nil {
@@ -194,6 +194,6 @@ func (v *Inventory) apply(s *invServer, ann *historical.Announcement, err error)
 
 // samePlacement reports whether two announcements agree on what placement
 // reads: tier, capacity and priority.
-func samePlacement(a, b historical.ServerMetadata) bool {
+func samePlacement(a, b protocol.ServerMetadata) bool {
 	return a.Tier == b.Tier && a.MaxSize == b.MaxSize && a.Priority == b.Priority
 }

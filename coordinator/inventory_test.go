@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"strata/historical"
 	"strata/interval"
+	"strata/protocol"
 	"strata/segment"
 )
 
@@ -23,12 +23,12 @@ func annServer(t *testing.T, polls *atomic.Int64) *httptest.Server {
 	seg.Intern()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		polls.Add(1)
-		if r.URL.Path != historical.AnnouncePath {
+		if r.URL.Path != protocol.AnnouncePath {
 			http.NotFound(w, r)
 			return
 		}
 		name := strings.TrimPrefix(r.Host, "http://")
-		ann := historical.Announcement{Server: historical.ServerMetadata{Name: name, Host: name, Type: "historical", Tier: "hot", MaxSize: 100},
+		ann := protocol.Announcement{Server: protocol.ServerMetadata{Name: name, Host: name, Type: "historical", Tier: "hot", MaxSize: 100},
 			CurrSize: 42, Version: "1"}
 		if r.URL.Query().Get("since") == "1" {
 			ann.Unchanged = true

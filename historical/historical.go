@@ -25,6 +25,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"strata/interval"
+	"strata/protocol"
 	"strata/segment"
 	"strata/storage/deep"
 )
@@ -230,7 +231,7 @@ func (n *Node) Ready() bool { return n.ready.Load() }
 func (n *Node) Name() string { return n.cfg.Name }
 
 // Metadata describes this server.
-func (n *Node) Metadata() ServerMetadata {
+func (n *Node) Metadata() protocol.ServerMetadata {
 	var maxSize int64
 	for _, l := range n.cfg.Locations {
 		maxSize += l.MaxSize
@@ -239,15 +240,15 @@ func (n *Node) Metadata() ServerMetadata {
 	if n.cfg.LocalOnly {
 		typ = "indexer-executor" // Druid's server type of a process serving its tasks' rows
 	}
-	return ServerMetadata{Name: n.cfg.Name, Host: n.cfg.Name, MaxSize: maxSize, Type: typ, Tier: n.cfg.Tier, Priority: n.cfg.Priority}
+	return protocol.ServerMetadata{Name: n.cfg.Name, Host: n.cfg.Name, MaxSize: maxSize, Type: typ, Tier: n.cfg.Tier, Priority: n.cfg.Priority}
 }
 
 // Announce returns the served segments, or just Unchanged when since is the
 // current version.
-func (n *Node) Announce(since string) Announcement {
+func (n *Node) Announce(since string) protocol.Announcement {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	a := Announcement{Server: n.Metadata(), Version: n.instance + "-" + strconv.FormatUint(n.version, 10), Loading: !n.ready.Load()}
+	a := protocol.Announcement{Server: n.Metadata(), Version: n.instance + "-" + strconv.FormatUint(n.version, 10), Loading: !n.ready.Load()}
 	for _, l := range n.served {
 		a.CurrSize += l.size
 	}
@@ -271,7 +272,7 @@ func (n *Node) Announce(since string) Announcement {
 
 // Query answers a broker's sub-query: it runs the query over the requested
 // segments it serves and lists the others as missing.
-func (n *Node) Query(ctx context.Context, sq *SubQuery) (*SubQueryResult, error) {
+func (n *Node) Query(ctx context.Context, sq *protocol.SubQuery) (*protocol.SubQueryResult, error) {
 	q, err := parseQuery(sq.Query)
 	if err != nil {
 		return nil, err
@@ -291,7 +292,7 @@ func (n *Node) Query(ctx context.Context, sq *SubQuery) (*SubQueryResult, error)
 	}
 	var held []*loaded
 	var specs []readSpec
-	res := &SubQueryResult{}
+	res := &protocol.SubQueryResult{}
 	n.mu.Lock()
 	for i, ref := range sq.Segments {
 		l := n.served[ref.ID]
@@ -302,7 +303,7 @@ func (n *Node) Query(ctx context.Context, sq *SubQuery) (*SubQueryResult, error)
 			res.Missing = append(res.Missing, ref.ID)
 			if rep, ok := n.replaced[ref.ID]; ok {
 				if res.Replaced == nil {
-					res.Replaced = map[string][]SegmentRef{}
+					res.Replaced = map[string][]protocol.SegmentRef{}
 				}
 				res.Replaced[ref.ID] = rep.refs
 			}

@@ -16,6 +16,7 @@ import (
 
 	"strata/internal/eventually"
 	"strata/interval"
+	"strata/protocol"
 	"strata/segment"
 	"strata/storage/deep"
 	stseg "strata/storage/segment"
@@ -142,7 +143,7 @@ func TestNodeLoadsListingAndAnswersSubQueries(t *testing.T) {
 		return []byte("[" + strings.Join(parts, ",") + "]")
 	}
 	coord := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.RequestURI() != AssignedPath+"h:1" {
+		if r.URL.RequestURI() != protocol.AssignedPath+"h:1" {
 			http.NotFound(w, r)
 			return
 		}
@@ -178,7 +179,7 @@ func TestNodeLoadsListingAndAnswersSubQueries(t *testing.T) {
 	}
 
 	q := json.RawMessage(`{"queryType":"timeseries","dataSource":"ds","intervals":["2020-01-01/2020-01-10"],"granularity":"all","aggregations":[{"type":"longSum","name":"x","fieldName":"x"}]}`)
-	res, err := n.Query(context.Background(), &SubQuery{Query: q, Segments: []SegmentRef{
+	res, err := n.Query(context.Background(), &protocol.SubQuery{Query: q, Segments: []protocol.SegmentRef{
 		{ID: good.ID().String(), Interval: "2020-01-01/2020-01-02"},
 		{ID: tomb.ID().String(), Interval: "2020-01-05/2020-01-06"},
 		{ID: old.ID().String(), Interval: "2020-01-02/2020-01-03"},
@@ -189,16 +190,16 @@ func TestNodeLoadsListingAndAnswersSubQueries(t *testing.T) {
 	if !slices.Equal(res.Missing, []string{old.ID().String()}) || len(res.Partial) == 0 {
 		t.Fatalf("sub-query result: missing %v, partial %s", res.Missing, res.Partial)
 	}
-	if _, err := n.Query(context.Background(), &SubQuery{Query: q, Segments: []SegmentRef{{ID: good.ID().String(), Interval: "yesterday"}}}); err == nil {
+	if _, err := n.Query(context.Background(), &protocol.SubQuery{Query: q, Segments: []protocol.SegmentRef{{ID: good.ID().String(), Interval: "yesterday"}}}); err == nil {
 		t.Error("a bad interval was accepted")
 	}
-	if _, err := n.Query(context.Background(), &SubQuery{Query: json.RawMessage(`{"queryType":"nope"}`)}); err == nil {
+	if _, err := n.Query(context.Background(), &protocol.SubQuery{Query: json.RawMessage(`{"queryType":"nope"}`)}); err == nil {
 		t.Error("a bad query was accepted")
 	}
 	// A cancelled sub-query reports the cancellation.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := n.Query(ctx, &SubQuery{Query: q, Segments: []SegmentRef{{ID: good.ID().String(), Interval: "2020-01-01/2020-01-02"}}}); err == nil ||
+	if _, err := n.Query(ctx, &protocol.SubQuery{Query: q, Segments: []protocol.SegmentRef{{ID: good.ID().String(), Interval: "2020-01-01/2020-01-02"}}}); err == nil ||
 		queryError(err).Kind != queryError(cancelledError("")).Kind {
 		t.Errorf("cancelled sub-query: %v", err)
 	}

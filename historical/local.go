@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"strata/protocol"
 	"strata/segment"
 	stseg "strata/storage/segment"
 )
@@ -83,13 +84,13 @@ func (n *Node) ServeLocal(owner string, segs []Served) error {
 			delete(n.replaced, id)
 		}
 	}
-	var published []SegmentRef
+	var published []protocol.SegmentRef
 	for _, l := range fresh {
 		if !l.rt {
-			published = append(published, SegmentRef{ID: l.seg.ID().String(), Interval: l.seg.Interval.String()})
+			published = append(published, protocol.SegmentRef{ID: l.seg.ID().String(), Interval: l.seg.Interval.String()})
 		}
 	}
-	slices.SortFunc(published, func(a, b SegmentRef) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(published, func(a, b protocol.SegmentRef) int { return strings.Compare(a.ID, b.ID) })
 	for id, l := range n.served {
 		if l.owner != owner {
 			continue
@@ -128,5 +129,5 @@ func (n *Node) ServeLocal(owner string, segs []Served) error {
 // replacement is what a realtime segment's rows were published as.
 type replacement struct {
 	owner string
-	refs  []SegmentRef
+	refs  []protocol.SegmentRef
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"strata/interval"
+	"strata/protocol"
 	"strata/segment"
 	stseg "strata/storage/segment"
 )
@@ -55,10 +56,10 @@ func TestServeLocal(t *testing.T) {
 		t.Fatalf("announced %d published and %d realtime", len(ann.Segments), len(ann.Realtime))
 	}
 	q := json.RawMessage(`{"queryType":"timeseries","dataSource":"ds","intervals":["2024-01-01/2024-01-02"],"granularity":"all","aggregations":[{"type":"longSum","name":"x","fieldName":"x"}]}`)
-	ref := func(s *segment.DataSegment) SegmentRef {
-		return SegmentRef{ID: s.ID().String(), Interval: s.Interval.String()}
+	ref := func(s *segment.DataSegment) protocol.SegmentRef {
+		return protocol.SegmentRef{ID: s.ID().String(), Interval: s.Interval.String()}
 	}
-	res, err := n.Query(context.Background(), &SubQuery{Query: q, Segments: []SegmentRef{ref(rt1), ref(rt2)}})
+	res, err := n.Query(context.Background(), &protocol.SubQuery{Query: q, Segments: []protocol.SegmentRef{ref(rt1), ref(rt2)}})
 	if err != nil || len(res.Missing) != 0 {
 		t.Fatalf("query: %v, missing %v", err, res.Missing)
 	}
@@ -71,7 +72,7 @@ func TestServeLocal(t *testing.T) {
 	if ann2 := n.Announce(ann.Version); ann2.Unchanged || len(ann2.Segments) != 1 || len(ann2.Realtime) != 0 {
 		t.Fatalf("after the hand-off: %+v", ann2)
 	}
-	res, err = n.Query(context.Background(), &SubQuery{Query: q, Segments: []SegmentRef{ref(rt1), ref(rt2)}})
+	res, err = n.Query(context.Background(), &protocol.SubQuery{Query: q, Segments: []protocol.SegmentRef{ref(rt1), ref(rt2)}})
 	if err != nil || len(res.Missing) != 2 {
 		t.Fatalf("stale query: %v, missing %v", err, res.Missing)
 	}
@@ -89,7 +90,7 @@ func TestServeLocal(t *testing.T) {
 	if err := n.ServeLocal("t", nil); err != nil {
 		t.Fatal(err)
 	}
-	res, _ = n.Query(context.Background(), &SubQuery{Query: q, Segments: []SegmentRef{ref(rt1)}})
+	res, _ = n.Query(context.Background(), &protocol.SubQuery{Query: q, Segments: []protocol.SegmentRef{ref(rt1)}})
 	if len(res.Missing) != 1 || len(res.Replaced) != 0 {
 		t.Fatalf("after the hand-off ended: missing %v, replaced %v", res.Missing, res.Replaced)
 	}

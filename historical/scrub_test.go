@@ -19,6 +19,7 @@ import (
 
 	"strata/internal/eventually"
 	"strata/interval"
+	"strata/protocol"
 	"strata/segment"
 	"strata/storage/deep"
 	stseg "strata/storage/segment"
@@ -132,8 +133,8 @@ const sumQuery = `{"queryType":"timeseries","dataSource":"ds","intervals":["2020
 
 func sumOf(t *testing.T, n *Node, seg *segment.DataSegment) (string, []string) {
 	t.Helper()
-	res, err := n.Query(context.Background(), &SubQuery{Query: json.RawMessage(sumQuery), Finalize: true,
-		Segments: []SegmentRef{{ID: seg.ID().String(), Interval: seg.Interval.String()}}})
+	res, err := n.Query(context.Background(), &protocol.SubQuery{Query: json.RawMessage(sumQuery), Finalize: true,
+		Segments: []protocol.SegmentRef{{ID: seg.ID().String(), Interval: seg.Interval.String()}}})
 	if err != nil {
 		t.Fatalf("sub-query: %v", err)
 	}
@@ -226,8 +227,8 @@ func TestDamagedTaskFileFailsTheSubQuery(t *testing.T) {
 		t.Fatalf("intact: %s, missing %v", got, missing)
 	}
 	damage(t, path)
-	res, err := n.Query(context.Background(), &SubQuery{Query: json.RawMessage(sumQuery),
-		Segments: []SegmentRef{{ID: seg.ID().String(), Interval: seg.Interval.String()}}})
+	res, err := n.Query(context.Background(), &protocol.SubQuery{Query: json.RawMessage(sumQuery),
+		Segments: []protocol.SegmentRef{{ID: seg.ID().String(), Interval: seg.Interval.String()}}})
 	if err == nil || !strings.Contains(err.Error(), "damaged segment file ("+seg.ID().String()+")") {
 		t.Fatalf("sub-query over a damaged task file: %+v, %v; want an error naming it", res, err)
 	}

@@ -14,16 +14,10 @@ import (
 	"strings"
 	"time"
 
+	"strata/protocol"
 	"strata/segment"
 	"strata/storage/deep"
 )
-
-// AssignedPath, followed by the historical's name (host:port), is where the
-// coordinator leader answers what that historical should serve under the
-// retention rules. Polling it is also how the coordinator learns of the
-// historical. While the leader is still taking stock of the historicals it
-// answers 503, and the historical keeps serving what it holds.
-const AssignedPath = "/svc-internal/v1/segments/assigned/"
 
 // syncLoop polls the coordinator every PollPeriod until Close.
 func (n *Node) syncLoop() {
@@ -69,7 +63,7 @@ func (n *Node) fetchListing() (map[string]*segment.DataSegment, error) {
 	if n.cfg.Name == "" {
 		return nil, errors.New("this historical has no name (host:port) to ask the coordinator for its segments under")
 	}
-	path := AssignedPath + url.PathEscape(n.cfg.Name)
+	path := protocol.AssignedPath + url.PathEscape(n.cfg.Name)
 	var errs []error
 	for _, base := range n.cfg.Coordinators {
 		etag := ""

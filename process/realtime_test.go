@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"strata/historical"
 	"strata/internal/eventually"
+	"strata/protocol"
 )
 
 // realtimePipeline is kafkaPipeline with two brokers: one polls the
@@ -62,8 +62,8 @@ func count(broker string) (rows, sum int64, err error) {
 // announced is what the middle manager serves: published and realtime segments.
 func (k *realtimePipeline) announced() (published, realtime []string) {
 	k.t.Helper()
-	_, _, body := do(k.t, "GET", k.mm+historical.AnnouncePath, "", "", nil)
-	var a historical.Announcement
+	_, _, body := do(k.t, "GET", k.mm+protocol.AnnouncePath, "", "", nil)
+	var a protocol.Announcement
 	if err := json.Unmarshal([]byte(body), &a); err != nil {
 		k.t.Fatalf("announcement: %v: %s", err, body)
 	}

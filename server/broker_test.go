@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"strata/broker"
-	"strata/historical"
 	"strata/interval"
+	"strata/protocol"
 	"strata/segment"
 )
 
@@ -52,7 +52,7 @@ func (b *dpBroker) waitReplicas(t *testing.T, ds string, segs, n int) {
 func subQueryCounter(n *atomic.Int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == historical.QueryPath {
+			if r.URL.Path == protocol.QueryPath {
 				n.Add(1)
 			}
 			next.ServeHTTP(w, r)
@@ -66,7 +66,7 @@ func finalCounter(n *atomic.Int64, next func(http.Handler) http.Handler) func(ht
 		h = next(h)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h.ServeHTTP(w, r)
-			if w.Header().Get(historical.FinalHeader) == "true" {
+			if w.Header().Get(protocol.FinalHeader) == "true" {
 				n.Add(1)
 			}
 		})
@@ -194,7 +194,7 @@ func TestBrokerMergesAcrossHistoricalsAsOnOne(t *testing.T) {
 func killOnQuery(h **dpHistorical, killed *atomic.Bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == historical.QueryPath && !killed.Swap(true) {
+			if r.URL.Path == protocol.QueryPath && !killed.Swap(true) {
 				go (*h).stop()
 				panic(http.ErrAbortHandler)
 			}
@@ -252,7 +252,7 @@ func newGate() *gate { return &gate{entered: make(chan struct{}, 16), release: m
 
 func (g *gate) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == historical.QueryPath {
+		if r.URL.Path == protocol.QueryPath {
 			// Read the body first, as the real handler does: only then does
 			// the server watch the connection and cancel the request's
 			// context when the broker hangs up.

@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"strata/broker"
-	"strata/historical"
+	"strata/protocol"
 )
 
 // historicalLoadStatus serves GET /svc/historical/v1/loadstatus (spec 4.5).
@@ -20,7 +20,7 @@ func (s *Server) historicalReadiness(w http.ResponseWriter, r *http.Request) {
 }
 
 // announce serves a data server's segment announcement to brokers
-// (historical.AnnouncePath).
+// (protocol.AnnouncePath).
 func (s *Server) announce(w http.ResponseWriter, r *http.Request) {
 	writeJSONPlain(w, http.StatusOK, s.opts.Historical.Announce(r.URL.Query().Get("since")))
 }
@@ -34,7 +34,7 @@ func (s *Server) subQuery(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := s.opts.Historical
-	var sq historical.SubQuery
+	var sq protocol.SubQuery
 	if err := json.Unmarshal(body, &sq); err != nil {
 		writeQueryError(w, broker.InvalidInput("cannot read sub-query: %v", err))
 		return
@@ -45,7 +45,7 @@ func (s *Server) subQuery(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if res.Final != nil {
-		w.Header().Set(historical.FinalHeader, "true")
+		w.Header().Set(protocol.FinalHeader, "true")
 		writeRawJSON(w, http.StatusOK, res.Final)
 		return
 	}

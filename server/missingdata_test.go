@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"strata/broker"
-	"strata/historical"
+	"strata/protocol"
 	"strata/segment"
 	"strata/storage/deep"
 )
@@ -116,12 +116,12 @@ func losesSegment(id string, asked, losses *atomic.Int64) func(http.Handler) htt
 	const gone = "-gone"
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path != historical.QueryPath {
+			if r.URL.Path != protocol.QueryPath {
 				next.ServeHTTP(w, r)
 				return
 			}
 			body, _ := io.ReadAll(r.Body)
-			var sq historical.SubQuery
+			var sq protocol.SubQuery
 			if err := json.Unmarshal(body, &sq); err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return

@@ -110,7 +110,7 @@ func (s *Server) endpoints() []Endpoint {
 		{Methods: del, Path: "/svc/coordinator/v1/datasources/{dataSourceName}", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.deleteDataSource},
 		{Methods: post, Path: "/svc/coordinator/v1/datasources/{dataSourceName}", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markAllUsed},
 		// Internal: tasks publish segments, historicals poll their assignment
-		// (historical.AssignedPath).
+		// (protocol.AssignedPath).
 		{Methods: post, Path: "/svc-internal/v1/segments/publish", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.publishSegments},
 		{Methods: get, Path: "/svc-internal/v1/segments/assigned/{serverName}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.assignedSegments},
 
@@ -221,7 +221,7 @@ func (s *Server) endpoints() []Endpoint {
 		{Methods: get, Path: "/svc/historical/v1/readiness", Roles: rolesHistorical, Needs: NeedsHistorical, Handler: s.historicalReadiness},
 		// Internal: what brokers use of any data server (a historical, or a
 		// middle manager serving its tasks' rows): the segment announcement
-		// (historical.AnnouncePath) and sub-queries (historical.QueryPath).
+		// (protocol.AnnouncePath) and sub-queries (protocol.QueryPath).
 		{Methods: get, Path: "/svc-internal/v1/historical/segments", Roles: rolesDataServer, Needs: NeedsHistorical, Handler: s.announce},
 		{Methods: post, Path: "/svc-internal/v1/query", Roles: rolesDataServer, Needs: NeedsHistorical, Handler: s.subQuery},
 

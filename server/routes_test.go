@@ -14,6 +14,7 @@ import (
 	"strata/broker"
 	"strata/historical"
 	"strata/middlemanager"
+	"strata/protocol"
 )
 
 // routeKey names a route by its methods and path ("*" for any method).
@@ -88,7 +89,7 @@ func TestRouteTable(t *testing.T) {
 	// The internal paths other packages call are the table's.
 	for _, p := range []string{middlemanager.PathRun, middlemanager.PathRegister, middlemanager.PathHeartbeat,
 		middlemanager.PathTaskStatus, middlemanager.PathTaskAction, middlemanager.PathWorkerEnabled,
-		historical.AnnouncePath, historical.QueryPath, historical.AssignedPath + "{serverName}"} {
+		protocol.AnnouncePath, protocol.QueryPath, protocol.AssignedPath + "{serverName}"} {
 		if !paths[p] {
 			t.Errorf("%s is not in the route table", p)
 		}

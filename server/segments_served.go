@@ -13,9 +13,9 @@ import (
 
 	"strata/coordinator"
 	"strata/fsm"
-	"strata/historical"
 	"strata/interval"
 	"strata/javacompat"
+	"strata/protocol"
 	"strata/rules"
 	"strata/segment"
 )
@@ -238,7 +238,7 @@ func (sc sizeCount) appendJSON(dst []byte) []byte {
 
 // writeIntervalMap answers the simple and full forms of the per-interval
 // listings: interval → {"size","count"}, or interval → id → {"metadata","servers"}.
-func writeIntervalMap(w http.ResponseWriter, groups []ivGroup, full bool, holders map[segment.ID][]historical.ServerMetadata) {
+func writeIntervalMap(w http.ResponseWriter, groups []ivGroup, full bool, holders map[segment.ID][]protocol.ServerMetadata) {
 	b := []byte{'{'}
 	for i, g := range groups {
 		if i > 0 {
@@ -881,8 +881,8 @@ func (s *Server) startInventory() {
 }
 
 // holders maps each segment the reachable historicals hold to those servers.
-func (s *Server) holders() map[segment.ID][]historical.ServerMetadata {
-	out := map[segment.ID][]historical.ServerMetadata{}
+func (s *Server) holders() map[segment.ID][]protocol.ServerMetadata {
+	out := map[segment.ID][]protocol.ServerMetadata{}
 	for _, srv := range s.servers() {
 		if !srv.Reachable {
 			continue
@@ -895,7 +895,7 @@ func (s *Server) holders() map[segment.ID][]historical.ServerMetadata {
 }
 
 // appendServerNames appends the host:port names of servers as a JSON array.
-func appendServerNames(b []byte, servers []historical.ServerMetadata) []byte {
+func appendServerNames(b []byte, servers []protocol.ServerMetadata) []byte {
 	b = append(b, '[')
 	for i, m := range servers {
 		if i > 0 {

@@ -1,4 +1,11 @@
-package historical
+// Package protocol holds what the roles of a cluster exchange over their
+// internal HTTP endpoints on the query path, so that the historical that
+// serves them, and the broker and coordinator that call them, share one
+// definition without importing each other: the paths, the historical's
+// announcement of what it serves, and the broker's sub-queries and their
+// answers (docs/subquery-wire-format.md). The JSON shapes are the wire
+// format: a changed tag breaks a cluster of mixed versions.
+package protocol
 
 import (
 	"encoding/json"
@@ -14,6 +21,13 @@ const (
 	AnnouncePath = "/svc-internal/v1/historical/segments"
 	QueryPath    = "/svc-internal/v1/query"
 )
+
+// AssignedPath, followed by the historical's name (host:port), is where the
+// coordinator leader answers what that historical should serve under the
+// retention rules. Polling it is also how the coordinator learns of the
+// historical. While the leader is still taking stock of the historicals it
+// answers 503, and the historical keeps serving what it holds.
+const AssignedPath = "/svc-internal/v1/segments/assigned/"
 
 // ServerMetadata describes a data server the way Druid's DruidServerMetadata
 // does; it is the "locations" entry of a candidate record (spec 2.5).

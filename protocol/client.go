@@ -1,4 +1,4 @@
-package historical
+package protocol
 
 import (
 	"context"
