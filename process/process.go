@@ -20,8 +20,10 @@ import (
 	"strata/cluster"
 	"strata/coordinator"
 	"strata/ingest"
+	"strata/overlord"
 	"strata/props"
 	"strata/server"
+	"strata/streaming"
 )
 
 // Process is a running Strata process.
@@ -145,8 +147,12 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 		proc.Close()
 		return nil, err
 	}
-	srv, err := server.New(server.Options{Roles: roles, Node: proc.Node, Props: p, Logger: logger.Named("http"), Proxy: proxy,
-		Historical: dp.historical, Broker: dp.broker})
+	opts := server.Options{Roles: roles, Node: proc.Node, Props: p, Logger: logger.Named("http"), Proxy: proxy,
+		Historical: dp.historical, Broker: dp.broker}
+	if proc.Node != nil {
+		opts = withControlRuntime(opts, logger)
+	}
+	srv, err := server.New(opts)
 	if err != nil {
 		proc.Close()
 		return nil, err
@@ -163,6 +169,22 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 		}
 	}
 	return proc, nil
+}
+
+// withControlRuntime starts the leader runtime of the control roles in o
+// on o.Node, configured from o.Props, and returns o with it: the coordinator's
+// inventory and placement, the overlord's task runner and its supervisor
+// runtime. Each runs while the node leads and stops when the node shuts down.
+func withControlRuntime(o server.Options, logger hclog.Logger) server.Options {
+	if contains(o.Roles, server.RoleCoordinator) {
+		log := logger.Named("coordinator")
+		o.Coordinator = coordinator.Start(o.Node, coordinator.ConfigFromProps(o.Props, log))
+	}
+	if contains(o.Roles, server.RoleOverlord) {
+		o.Overlord = overlord.Attach(o.Node, overlord.ConfigFromProps(o.Props, logger))
+		o.Supervisors = o.Overlord.StartSupervisors(streaming.StateConfigFromProps(o.Props, logger), logger.Named("supervisor"))
+	}
+	return o
 }
 
 // routerProxy builds the router's routes from svc.router.* properties; by default

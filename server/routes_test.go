@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"strata/broker"
+	"strata/cluster"
 	"strata/historical"
 	"strata/middlemanager"
 	"strata/protocol"
@@ -140,5 +141,16 @@ func TestRouterHoldsOnlyTheTable(t *testing.T) {
 			}
 		}
 		t.Errorf("the router's routes differ from the table (order or content):\nrouter: %v\ntable:  %v", registered, table)
+	}
+}
+
+// A control role without its runtime is a wiring mistake, refused at start
+// rather than answered with a nil dereference at the first request.
+func TestControlRolesNeedTheirRuntime(t *testing.T) {
+	for _, role := range []string{RoleCoordinator, RoleOverlord} {
+		_, err := New(Options{Roles: []string{role}, Node: new(cluster.Node)})
+		if err == nil || !strings.Contains(err.Error(), "Options.") {
+			t.Errorf("%s without its runtime: %v", role, err)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -834,50 +833,6 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-// startInventory starts following what the historicals serve; it stops with
-// the node.
-func (s *Server) startInventory() {
-	period, err := s.props.Duration("svc.coordinator.inventory.period", time.Second)
-	if err != nil || period <= 0 {
-		s.log.Error("using the default inventory period (1s)", "error", err)
-		period = time.Second
-	}
-	expiry, err := s.props.Duration("svc.coordinator.inventory.expiry", 30*time.Second)
-	if err != nil || expiry <= 0 {
-		s.log.Error("using the default inventory expiry (30s)", "error", err)
-		expiry = 30 * time.Second
-	}
-	startDelay, err := s.props.Duration("svc.coordinator.startDelay", 2*time.Second)
-	if err != nil || startDelay < 0 {
-		s.log.Error("using the default start delay (2s)", "error", err)
-		startDelay = 2 * time.Second
-	}
-	s.inv = &coordinator.Inventory{Period: period, Expiry: expiry, Logger: s.log.Named("inventory"),
-		Client: s.internal.Client(&http.Client{Timeout: 10 * time.Second})}
-	coordPeriod, err := s.props.Duration("svc.coordinator.period", time.Minute)
-	if err != nil || coordPeriod <= 0 {
-		coordPeriod = time.Minute // process start-up reports a bad value
-	}
-	loadTimeout, err := s.props.Duration("svc.coordinator.loadTimeout", 15*time.Minute)
-	if err != nil || loadTimeout <= 0 {
-		s.log.Error("using the default load timeout (15m)", "error", err)
-		loadTimeout = 15 * time.Minute
-	}
-	handoverDelay, err := s.props.Duration("svc.coordinator.handoverDelay", time.Second)
-	if err != nil || handoverDelay < 0 {
-		s.log.Error("using the default handover delay (1s)", "error", err)
-		handoverDelay = time.Second
-	}
-	s.placement = &coordinator.Placement{Node: s.node, Inventory: s.inv, StartDelay: startDelay,
-		Period: coordPeriod, LoadTimeout: loadTimeout, HandoverDelay: handoverDelay, Logger: s.log.Named("placement")}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-s.node.Done()
-		cancel()
-	}()
-	go s.inv.Run(ctx)
 }
 
 // holders maps each segment the reachable historicals hold to those servers.

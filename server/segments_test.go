@@ -660,7 +660,7 @@ func TestSegmentEndpointsNeedLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Shutdown()
-	s, _ := New(Options{Roles: []string{RoleCoordinator}, Node: n})
+	s, _ := New(control(Options{Roles: []string{RoleCoordinator}, Node: n}))
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	for _, c := range []struct{ method, path string }{
@@ -707,7 +707,7 @@ func BenchmarkMetadataSegments(b *testing.B) {
 	for !n.IsLeader() {
 		time.Sleep(10 * time.Millisecond)
 	}
-	s, err := New(Options{Roles: []string{RoleCoordinator}, Node: n})
+	s, err := New(control(Options{Roles: []string{RoleCoordinator}, Node: n}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 	"strata/overlord"
 	"strata/props"
 	"strata/storage/deep"
+	"strata/streaming"
 )
 
 // Version is the software version reported by /status (set at link time).
@@ -57,6 +58,14 @@ type Options struct {
 	// Historical and Broker are the data-plane nodes of those roles.
 	Historical *historical.Node
 	Broker     *broker.Broker
+	// Coordinator is the coordinator role's runtime on Node: the historicals'
+	// inventory and the placement (coordinator.Start).
+	Coordinator *coordinator.Runtime
+	// Overlord is the overlord role's task runner on Node (overlord.Attach),
+	// and Supervisors its supervisor runtime (Overlord.StartSupervisors;
+	// nil shows every supervisor as PENDING).
+	Overlord    *overlord.Overlord
+	Supervisors *streaming.Manager
 }
 
 // Server serves one process's HTTP API.
@@ -135,11 +144,20 @@ func New(o Options) (*Server, error) {
 		}
 	}
 	if s.roles[RoleCoordinator] {
-		s.startInventory()
+		if o.Coordinator == nil {
+			return nil, errors.New("the coordinator role needs its runtime (Options.Coordinator)")
+		}
+		s.inv, s.placement = o.Coordinator.Inventory, o.Coordinator.Placement
 	}
 	if s.roles[RoleOverlord] {
-		s.overlord = overlord.Attach(s.node, overlordConfig(s.props, s.log))
-		s.startSupervisorRuntime(s.overlord)
+		if o.Overlord == nil {
+			return nil, errors.New("the overlord role needs its task runner (Options.Overlord)")
+		}
+		s.overlord = o.Overlord
+		if o.Supervisors != nil {
+			s.SetSupervisorStatus(o.Supervisors)
+			s.SetSupervisorKick(o.Supervisors.Kick)
+		}
 	}
 	if s.roles[RoleHistorical] && o.Historical == nil {
 		s.log.Error("historical role without a historical node: its endpoints are not served")

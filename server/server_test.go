@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"strata/cluster"
+	"strata/coordinator"
+	"strata/overlord"
 	"strata/props"
+	"strata/streaming"
 )
 
 // single starts a one-node control plane (real Raft, bbolt, TCP) behind httptest.
@@ -53,7 +57,7 @@ func singleServerLog(t *testing.T, p *props.Properties, log hclog.Logger, roles 
 	if p == nil {
 		p = props.Defaults()
 	}
-	s, err := New(Options{Roles: roles, Node: n, Props: p, Logger: log})
+	s, err := New(control(Options{Roles: roles, Node: n, Props: p, Logger: log}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +72,28 @@ func singleServerLog(t *testing.T, p *props.Properties, log hclog.Logger, roles 
 		time.Sleep(10 * time.Millisecond)
 	}
 	return ts, n, s
+}
+
+// control returns o with the leader runtime of its control roles started on
+// o.Node, as process.StartServer wires it: the coordinator's inventory and
+// placement, the overlord's task runner and its supervisor runtime. They stop
+// when the node shuts down.
+func control(o Options) Options {
+	p, log := o.Props, o.Logger
+	if p == nil {
+		p = props.Defaults()
+	}
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	if slices.Contains(o.Roles, RoleCoordinator) {
+		o.Coordinator = coordinator.Start(o.Node, coordinator.ConfigFromProps(p, log))
+	}
+	if slices.Contains(o.Roles, RoleOverlord) {
+		o.Overlord = overlord.Attach(o.Node, overlord.ConfigFromProps(p, log))
+		o.Supervisors = o.Overlord.StartSupervisors(streaming.StateConfigFromProps(p, log), log.Named("supervisor"))
+	}
+	return o
 }
 
 func call(t *testing.T, method, url, ctype, body string) (int, string, http.Header) {
@@ -279,7 +305,7 @@ func TestNotDiscoveredYet(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Shutdown()
-	s, _ := New(Options{Roles: []string{RoleCoordinator, RoleOverlord}, Node: n})
+	s, _ := New(control(Options{Roles: []string{RoleCoordinator, RoleOverlord}, Node: n}))
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	if code, _, _ := call(t, "GET", ts.URL+"/status/selfDiscovered", "", ""); code != 503 {

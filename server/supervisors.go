@@ -491,7 +491,7 @@ func (s *Server) killSupervisorTasks(w http.ResponseWriter, ds string) bool {
 		}
 	})
 	for _, id := range ids {
-		if _, err := o.ShutdownFor(id, streaming.ResetShutdownReason, supervisorAudit); err != nil {
+		if _, err := o.ShutdownFor(id, streaming.ResetShutdownReason, overlord.SupervisorAudit); err != nil {
 			writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("stopping task %s before the reset: %v; nothing was reset, retry", id, err))
 			return false
 		}

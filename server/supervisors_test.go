@@ -446,7 +446,7 @@ func TestSupervisorFollowerRedirects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := New(Options{Roles: []string{RoleOverlord}, Node: n})
+		s, err := New(control(Options{Roles: []string{RoleOverlord}, Node: n}))
 		if err != nil {
 			t.Fatal(err)
 		}

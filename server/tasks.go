@@ -11,34 +11,14 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
-	"github.com/hashicorp/go-hclog"
 
 	"strata/cluster"
 	"strata/commands"
-	"strata/escalator"
 	"strata/fsm"
 	"strata/interval"
 	"strata/middlemanager"
 	"strata/overlord"
-	"strata/props"
 )
-
-// overlordConfig reads the task runner settings; a malformed value is logged
-// and the default used (routes cannot fail).
-func overlordConfig(p *props.Properties, log hclog.Logger) overlord.Config {
-	hb, err := p.Duration("svc.worker.heartbeatTimeout", 10*time.Second)
-	if err != nil {
-		log.Error("using the default heartbeat timeout", "error", err)
-		hb = 10 * time.Second
-	}
-	at, err := p.Duration("svc.indexer.runner.taskAssignmentTimeout", hb)
-	if err != nil {
-		log.Error("using the default task assignment timeout", "error", err)
-		at = hb
-	}
-	return overlord.Config{HeartbeatTimeout: hb, AssignmentTimeout: at, Logger: log.Named("overlord"),
-		Client: escalator.FromProps(p).Client(&http.Client{Timeout: 10 * time.Second})} // it starts tasks on the workers' internal API
-}
 
 // taskAPI serves the overlord's task endpoints (ADMIN-API §11) and the
 // internal endpoints its workers call.

@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"strata/props"
 )
 
 // Status is a supervisor's runtime state as the overlord reports it.
@@ -63,6 +67,27 @@ type StateConfig struct {
 func DefaultStateConfig() StateConfig {
 	n := supDefaultStateThresholdValue
 	return StateConfig{n, n, n, n, n}
+}
+
+// StateConfigFromProps reads the svc.supervisor.* thresholds; a value that is
+// not a whole number in [1, 1000] is logged and its default kept.
+func StateConfigFromProps(p *props.Properties, log hclog.Logger) StateConfig {
+	cfg := DefaultStateConfig()
+	for key, dst := range map[string]*int{
+		"svc.supervisor.unhealthinessThreshold":     &cfg.UnhealthinessThreshold,
+		"svc.supervisor.healthinessThreshold":       &cfg.HealthinessThreshold,
+		"svc.supervisor.taskUnhealthinessThreshold": &cfg.TaskUnhealthinessThreshold,
+		"svc.supervisor.taskHealthinessThreshold":   &cfg.TaskHealthinessThreshold,
+		"svc.supervisor.maxStoredExceptionEvents":   &cfg.MaxStoredExceptionEvents,
+	} {
+		n, err := p.Int(key, int64(*dst))
+		if err != nil || n < 1 || n > 1000 {
+			log.Error("ignoring a bad supervisor setting: it must be a whole number in [1, 1000]", "property", key, "value", p.String(key))
+			continue
+		}
+		*dst = int(n)
+	}
+	return cfg
 }
 
 func (c StateConfig) withDefaults() StateConfig {

@@ -17,10 +17,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"strata/cluster"
+	"strata/coordinator"
 	"strata/fsm"
 	"strata/historical"
 	"strata/ingest"
@@ -28,6 +30,7 @@ import (
 	"strata/interval"
 	"strata/middlemanager"
 	"strata/nativebatch"
+	"strata/overlord"
 	"strata/props"
 	"strata/segment"
 	"strata/server"
@@ -77,7 +80,11 @@ func newEnvServing(t testing.TB, serving bool) *env {
 	}
 	cp := props.Defaults()
 	cp.Set("svc.storage.storageDirectory", store.Root()) // publishing checks load specs against it
-	s, err := server.New(server.Options{Roles: []string{server.RoleCoordinator, server.RoleOverlord}, Node: n, Props: cp})
+	// The control roles' runtime, as process.StartServer wires it.
+	o := overlord.Attach(n, overlord.ConfigFromProps(cp, hclog.NewNullLogger()))
+	s, err := server.New(server.Options{Roles: []string{server.RoleCoordinator, server.RoleOverlord}, Node: n, Props: cp,
+		Coordinator: coordinator.Start(n, coordinator.ConfigFromProps(cp, hclog.NewNullLogger())), Overlord: o,
+		Supervisors: o.StartSupervisors(streaming.StateConfigFromProps(cp, hclog.NewNullLogger()), nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package server
+package overlord
 
 import (
 	"context"
@@ -9,25 +9,39 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"strata/commands"
 	"strata/fsm"
 	"strata/middlemanager"
-	"strata/overlord"
 	"strata/streaming"
 )
 
-// supervisorAudit marks the changes the supervisor runtime makes.
-var supervisorAudit = commands.Audit{Author: "supervisor"}
+// SupervisorAudit marks the changes the supervisor runtime makes (and the
+// task stops of a supervisor reset).
+var SupervisorAudit = commands.Audit{Author: "supervisor"}
+
+// supervisorProposeTimeout bounds each change the supervisor runtime proposes.
+const supervisorProposeTimeout = 10 * time.Second
+
+// StartSupervisors attaches the supervisor runtime (streaming.Manager) to the
+// overlord: it runs while the overlord leads, and stops when the overlord
+// does. The supervisor endpoints read its status and Kick it after each change.
+func (o *Overlord) StartSupervisors(states streaming.StateConfig, logger hclog.Logger) *streaming.Manager {
+	m := streaming.NewManager(&supervisorControl{o: o, client: &http.Client{Timeout: 10 * time.Second}}, logger)
+	m.States = states
+	go runSupervisors(o, m)
+	return m
+}
 
 // supervisorControl is what the supervisor runtime needs of this control node:
 // the replicated state, task submission and graceful task stops.
 type supervisorControl struct {
-	s      *Server
-	o      *overlord.Overlord
+	o      *Overlord
 	client *http.Client
 }
 
-func (c *supervisorControl) ReadState(fn func(*fsm.State)) { c.s.node.FSM().Read(fn) }
+func (c *supervisorControl) ReadState(fn func(*fsm.State)) { c.o.node.FSM().Read(fn) }
 
 // SubmitTask stores a task as POST /svc/indexer/v1/task does.
 func (c *supervisorControl) SubmitTask(ctx context.Context, payload []byte) (string, error) {
@@ -39,7 +53,7 @@ func (c *supervisorControl) SubmitTask(ctx context.Context, payload []byte) (str
 	for _, iv := range locks {
 		cmd.Locks = append(cmd.Locks, iv.String())
 	}
-	if _, err := c.s.node.Propose(cmd, supervisorAudit, c.s.proposeT); err != nil {
+	if _, err := c.o.node.Propose(cmd, SupervisorAudit, supervisorProposeTimeout); err != nil {
 		return "", err
 	}
 	c.o.Submitted()
@@ -50,9 +64,9 @@ func (c *supervisorControl) SubmitTask(ctx context.Context, payload []byte) (str
 // changed since the version stored at ifIndex (a suspend, an update, a
 // terminate).
 func (c *supervisorControl) UpdateSpec(ctx context.Context, id, dataSource string, ifIndex uint64, spec json.RawMessage, why string) error {
-	audit := supervisorAudit
+	audit := SupervisorAudit
 	audit.Comment = why
-	_, err := c.s.node.Propose(commands.SetSupervisor{ID: id, DataSource: dataSource, Spec: spec, IfIndex: ifIndex}, audit, c.s.proposeT)
+	_, err := c.o.node.Propose(commands.SetSupervisor{ID: id, DataSource: dataSource, Spec: spec, IfIndex: ifIndex}, audit, supervisorProposeTimeout)
 	return err
 }
 
@@ -62,7 +76,7 @@ func (c *supervisorControl) UpdateSpec(ctx context.Context, id, dataSource strin
 func (c *supervisorControl) ShutdownTask(ctx context.Context, id string) error {
 	var worker, scheme string
 	var active bool
-	c.s.node.FSM().Read(func(st *fsm.State) {
+	c.o.node.FSM().Read(func(st *fsm.State) {
 		if t, ok := st.Task(id); ok {
 			active, worker = t.Active(), t.Worker
 			if w, ok := st.Worker(worker); ok {
@@ -74,7 +88,7 @@ func (c *supervisorControl) ShutdownTask(ctx context.Context, id string) error {
 		return nil
 	}
 	if worker == "" {
-		_, err := c.o.Shutdown(id, supervisorAudit)
+		_, err := c.o.Shutdown(id, SupervisorAudit)
 		return err
 	}
 	if scheme == "" {
@@ -96,8 +110,9 @@ func (c *supervisorControl) ShutdownTask(ctx context.Context, id string) error {
 	return nil
 }
 
-// runSupervisors runs the supervisor runtime while this node leads the overlord.
-func (s *Server) runSupervisors(o *overlord.Overlord, m *streaming.Manager) {
+// runSupervisors runs the supervisor runtime while o leads, one term of
+// leadership at a time, until o stops.
+func runSupervisors(o *Overlord, m *streaming.Manager) {
 	var term *runtimeTerm
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
@@ -140,30 +155,4 @@ func (t *runtimeTerm) stop() {
 		t.cancel()
 		<-t.done
 	}
-}
-
-// startSupervisorRuntime attaches the supervisor runtime to this overlord node:
-// it runs while the node leads the overlord, and the supervisor endpoints read
-// its status and wake it after each change.
-func (s *Server) startSupervisorRuntime(o *overlord.Overlord) {
-	m := streaming.NewManager(&supervisorControl{s: s, o: o, client: &http.Client{Timeout: 10 * time.Second}}, s.log.Named("supervisor"))
-	cfg := streaming.DefaultStateConfig()
-	for key, dst := range map[string]*int{
-		"svc.supervisor.unhealthinessThreshold":     &cfg.UnhealthinessThreshold,
-		"svc.supervisor.healthinessThreshold":       &cfg.HealthinessThreshold,
-		"svc.supervisor.taskUnhealthinessThreshold": &cfg.TaskUnhealthinessThreshold,
-		"svc.supervisor.taskHealthinessThreshold":   &cfg.TaskHealthinessThreshold,
-		"svc.supervisor.maxStoredExceptionEvents":   &cfg.MaxStoredExceptionEvents,
-	} {
-		n, err := s.props.Int(key, int64(*dst))
-		if err != nil || n < 1 || n > 1000 {
-			s.log.Error("ignoring a bad supervisor setting: it must be a whole number in [1, 1000]", "property", key, "value", s.props.String(key))
-			continue
-		}
-		*dst = int(n)
-	}
-	m.States = cfg
-	s.SetSupervisorStatus(m)
-	s.SetSupervisorKick(m.Kick)
-	go s.runSupervisors(o, m)
 }
