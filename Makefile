@@ -31,20 +31,20 @@ quickstart: build
 # (third_party/raft) in alternating rounds, to show what the patch buys.
 BENCH_CONTROL_FLAGS ?= --compare-unpatched
 bench-control: build
-	$(GO) run ./bench/control --bin $(BIN) $(BENCH_CONTROL_FLAGS)
+	$(GO) run ./cmd/bench-control --bin $(BIN) $(BENCH_CONTROL_FLAGS)
 
 # Data plane against ClickHouse on ../shared/bench (10M rows by default; ROWS=n to change).
 ROWS ?= 10000000
 bench-query: build
-	$(GO) run ./bench/dataplane --mode query --rows $(ROWS)
+	$(GO) run ./cmd/bench-dataplane --mode query --rows $(ROWS)
 
 bench-ingest: build
-	$(GO) run ./bench/dataplane --mode ingest --rows $(ROWS)
+	$(GO) run ./cmd/bench-dataplane --mode ingest --rows $(ROWS)
 
 # Druid's conformance corpus (../shared/conformance/druid, or CONFORMANCE_DIR)
 # against a quickstart started by the harness.
 conformance: build
-	STRATA_CONFORMANCE_DIR=$(CONFORMANCE_DIR) $(GO) run ./conformance --bin $(BIN)
+	STRATA_CONFORMANCE_DIR=$(CONFORMANCE_DIR) $(GO) run ./cmd/conformance --bin $(BIN)
 
 # Fault injection (chaos/): clusters of real processes, each in a network
 # namespace of its own when run as root, with kill -9, SIGSTOP, partitions,

@@ -1,4 +1,4 @@
-// Command control benchmarks Strata's control plane on a 3-node loopback cluster
+// Command bench-control benchmarks Strata's control plane on a 3-node loopback cluster
 // of real processes with fsync on: config-write latency and throughput with 1 and
 // 64 clients, and leader failover time (kill -9 of the leader to the first
 // acknowledged write on the new leader), then that no acknowledged write is lost

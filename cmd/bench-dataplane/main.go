@@ -1,4 +1,4 @@
-// Command dataplane benchmarks Strata's data plane against ClickHouse on the
+// Command bench-dataplane benchmarks Strata's data plane against ClickHouse on the
 // shared benchmark kit (../shared/bench): it generates the data set, starts a
 // quickstart, ingests the data with SQL INSERT (PARTITIONED BY DAY) from a local
 // NDJSON file, and, in query mode, runs the ten queries of queries.json through
@@ -6,7 +6,7 @@
 // ClickHouse's. ClickHouse's figures come from clickhouse-anchor.sh in the same
 // run, and each line prints ours, the anchor's, and the ratio.
 //
-//	go run ./bench/dataplane --mode ingest|query [--rows N] [--runs K]
+//	go run ./cmd/bench-dataplane --mode ingest|query [--rows N] [--runs K]
 package main
 
 import (
