@@ -27,6 +27,7 @@ const supervisorProposeTimeout = 10 * time.Second
 // StartSupervisors attaches the supervisor runtime (streaming.Manager) to the
 // overlord: it runs while the overlord leads, and stops when the overlord
 // does. The supervisor endpoints read its status and Kick it after each change.
+// Call it once per overlord: each call starts another runtime.
 func (o *Overlord) StartSupervisors(states streaming.StateConfig, logger hclog.Logger) *streaming.Manager {
 	m := streaming.NewManager(&supervisorControl{o: o, client: &http.Client{Timeout: 10 * time.Second}}, logger)
 	m.States = states
