@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"strata/broker"
+	"strata/internal/eventually"
 	"strata/interval"
 	"strata/protocol"
 	"strata/segment"
@@ -34,7 +35,7 @@ func publishWiki(f *dpFixture, ds string) []*segment.DataSegment {
 // waitReplicas waits until every visible segment of ds has n locations.
 func (b *dpBroker) waitReplicas(t *testing.T, ds string, segs, n int) {
 	t.Helper()
-	eventually(t, "replicas", func() bool {
+	eventually.True(t, "replicas", func() bool {
 		c := b.b.Candidates([]string{ds}, []interval.Interval{interval.Eternity}, -1)
 		if len(c) != segs {
 			return false
@@ -316,7 +317,7 @@ func TestBrokerCancelTimeoutAndCapacity(t *testing.T) {
 		e["errorCode"] != "legacyQueryException" || r.hdr.Get("X-Druid-Query-Id") != "q-slow" {
 		t.Fatalf("cancelled query: %d %s %v", r.code, r.body, r.hdr)
 	}
-	eventually(t, "the sub-query cancelled on the historical", func() bool { return g.cancelled.Load() == 1 })
+	eventually.True(t, "the sub-query cancelled on the historical", func() bool { return g.cancelled.Load() == 1 })
 	if code, body, _ := call(t, "DELETE", b.url+"/svc/v2/no-such-query", "", ""); code != 202 || body != "" {
 		t.Fatalf("DELETE of an unknown id: %d %q", code, body)
 	}
@@ -333,7 +334,7 @@ func TestBrokerCancelTimeoutAndCapacity(t *testing.T) {
 		t.Fatalf("timeout took %v", el)
 	}
 	<-g.entered
-	eventually(t, "the timed-out sub-query cancelled", func() bool { return g.cancelled.Load() == 2 })
+	eventually.True(t, "the timed-out sub-query cancelled", func() bool { return g.cancelled.Load() == 2 })
 
 	// Released, the same query succeeds.
 	close(g.release)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+
+	"strata/internal/eventually"
 )
 
 // flipCachedBytes flips two bytes of the one segment file in a historical's
@@ -93,7 +95,7 @@ func TestBrokerAnswersFromReplicaWhenACachedFileIsDamaged(t *testing.T) {
 		t.Fatalf("with one damaged replica: %d %s\nwant %s", code, got, want)
 	}
 	// The victim downloads its copy again and answers from it.
-	eventually(t, "the damaged copy to be downloaded again", func() bool {
+	eventually.True(t, "the damaged copy to be downloaded again", func() bool {
 		return f.store.gets.Load() == gets+1 && len(victim.served()) == 1
 	})
 	alone := startBroker(t, []string{victim.url}, nil)

@@ -17,6 +17,7 @@ import (
 	"strata/broker"
 	"strata/cluster"
 	"strata/historical"
+	"strata/internal/eventually"
 	"strata/interval"
 	"strata/props"
 	"strata/segment"
@@ -233,17 +234,6 @@ func startBroker(t *testing.T, urls []string, tweak func(*broker.Config)) *dpBro
 	return &dpBroker{b: b, url: ts.URL}
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // query posts a native query to the broker.
 func (b *dpBroker) query(t *testing.T, q string) (int, string, http.Header) {
 	t.Helper()
@@ -254,7 +244,7 @@ func (b *dpBroker) query(t *testing.T, q string) (int, string, http.Header) {
 // available segments (over every datasource).
 func (b *dpBroker) waitSegments(t *testing.T, ds string, n int) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("broker to see %d segments of %s", n, ds), func() bool {
+	eventually.True(t, fmt.Sprintf("broker to see %d segments of %s", n, ds), func() bool {
 		return len(b.b.Candidates([]string{ds}, []interval.Interval{interval.Eternity}, -1)) == n
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"strata/historical"
+	"strata/internal/eventually"
 	"strata/interval"
 	"strata/segment"
 	"strata/storage/deep"
@@ -222,7 +223,7 @@ func TestReplaceSwitchesEachChunkOnlyOnceLoaded(t *testing.T) {
 			}()
 		}
 		gate.release(nextVersion)
-		eventually(t, what+": only the new version served", func() bool {
+		eventually.True(t, what+": only the new version served", func() bool {
 			var have []string
 			for _, h := range hs {
 				have = append(have, h.served()...)

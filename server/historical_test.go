@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"strata/internal/eventually"
 )
 
 func wikiRows(day string, base int64) []dpRow {
@@ -45,7 +47,7 @@ func TestHistoricalLoadsPublishedAndDropsUnused(t *testing.T) {
 	}
 	h.node.Start()
 	want := []string{s1.ID().String(), s2.ID().String()}
-	eventually(t, "both segments served", func() bool { return slices.Equal(h.served(), want) })
+	eventually.True(t, "both segments served", func() bool { return slices.Equal(h.served(), want) })
 	if code, body, _ := call(t, "GET", h.url+"/svc/historical/v1/loadstatus", "", ""); code != 200 || body != `{"cacheInitialized":true}` {
 		t.Fatalf("loadstatus: %d %s", code, body)
 	}
@@ -64,8 +66,8 @@ func TestHistoricalLoadsPublishedAndDropsUnused(t *testing.T) {
 
 	// Marked unused: unannounced and deleted from the cache.
 	f.markUnused("wiki", s1.ID().String())
-	eventually(t, "s1 dropped", func() bool { return slices.Equal(h.served(), want[1:]) })
-	eventually(t, "s1 removed from the cache", func() bool { return len(cacheEntries(t, dir)) == 1 })
+	eventually.True(t, "s1 dropped", func() bool { return slices.Equal(h.served(), want[1:]) })
+	eventually.True(t, "s1 removed from the cache", func() bool { return len(cacheEntries(t, dir)) == 1 })
 	if h.node.Announce(ann.Version).Unchanged {
 		t.Fatal("version did not change after a drop")
 	}
@@ -73,8 +75,8 @@ func TestHistoricalLoadsPublishedAndDropsUnused(t *testing.T) {
 	// A newer version overshadows s2: the historical swaps it.
 	s2b := f.segment("wiki", "2013-09-01/2013-09-02", "v2", 0, 1, wikiRows("2013-09-01", 100))
 	f.publish(s2b)
-	eventually(t, "v2 replaces v1", func() bool { return slices.Equal(h.served(), []string{s2b.ID().String()}) })
-	eventually(t, "cache holds v2 only", func() bool { return len(cacheEntries(t, dir)) == 1 })
+	eventually.True(t, "v2 replaces v1", func() bool { return slices.Equal(h.served(), []string{s2b.ID().String()}) })
+	eventually.True(t, "cache holds v2 only", func() bool { return len(cacheEntries(t, dir)) == 1 })
 }
 
 func TestHistoricalReusesCacheAfterRestart(t *testing.T) {
@@ -86,7 +88,7 @@ func TestHistoricalReusesCacheAfterRestart(t *testing.T) {
 	h := f.startHistorical(dir, nil)
 	h.node.Start()
 	want := []string{s1.ID().String(), s2.ID().String()}
-	eventually(t, "segments served", func() bool { return slices.Equal(h.served(), want) })
+	eventually.True(t, "segments served", func() bool { return slices.Equal(h.served(), want) })
 	h.stop()
 	if got := f.store.gets.Load(); got != 2 {
 		t.Fatalf("%d downloads, want 2", got)
@@ -96,7 +98,7 @@ func TestHistoricalReusesCacheAfterRestart(t *testing.T) {
 	// segments are served before the first coordinator poll answers.
 	h2 := f.startHistorical(dir, nil)
 	h2.node.Start()
-	eventually(t, "cache loaded", h2.node.Ready)
+	eventually.True(t, "cache loaded", h2.node.Ready)
 	if got := h2.served(); !slices.Equal(got, want) {
 		t.Fatalf("after restart serves %v, want %v", got, want)
 	}
@@ -134,7 +136,7 @@ func TestHistoricalReusesCacheAfterRestart(t *testing.T) {
 	}
 	h3 := f.startHistorical(dir, nil)
 	h3.node.Start()
-	eventually(t, "damaged segment downloaded again", func() bool { return slices.Equal(h3.served(), want) })
+	eventually.True(t, "damaged segment downloaded again", func() bool { return slices.Equal(h3.served(), want) })
 	if got := f.store.gets.Load(); got != 3 {
 		t.Fatalf("%d downloads, want 3 (one re-download)", got)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"strata/fsm"
+	"strata/internal/eventually"
 )
 
 // With a middle manager in the cluster, the coordinator's kill DELETE starts an
@@ -13,18 +14,11 @@ import (
 func TestKillDeleteStartsKillTask(t *testing.T) {
 	ts, n := tkControl(t, "10s")
 	startTkWorker(t, ts.URL, 2, "")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	eventually.True(t, "the worker to register", func() bool {
 		workers := 0
 		n.FSM().Read(func(s *fsm.State) { workers = len(s.Workers()) })
-		if workers > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("worker never registered")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return workers > 0
+	})
 	segs := []string{segJSON("wiki", "2024-01-01", "v1"), segJSON("wiki", "2024-01-05", "v1")}
 	if code, body, _ := call(t, "POST", ts.URL+"/svc-internal/v1/segments/publish", "application/json",
 		`{"dataSource":"wiki","segments":[`+strings.Join(segs, ",")+`]}`); code != 200 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"strata/coordinator"
+	"strata/internal/eventually"
 )
 
 // setRulesOver posts a datasource's retention rules to the coordinator.
@@ -68,7 +69,7 @@ func TestRetentionRulesPlaceSegments(t *testing.T) {
 	b.b.Start()
 
 	// One replica each, spread over the three.
-	eventually(t, "each segment on exactly one historical", func() bool { return exactlyOnce(ids, h1, h2, h3) })
+	eventually.True(t, "each segment on exactly one historical", func() bool { return exactlyOnce(ids, h1, h2, h3) })
 	spread := 0
 	for _, h := range []*dpHistorical{h1, h2, h3} {
 		if len(h.served()) > 0 {
@@ -91,7 +92,7 @@ func TestRetentionRulesPlaceSegments(t *testing.T) {
 		t.Fatalf("sum over the placed segments: %s, want %s", got, wantSum)
 	}
 	cp := f.coord + "/svc/coordinator/v1"
-	eventually(t, "load status 100%", func() bool {
+	eventually.True(t, "load status 100%", func() bool {
 		_, got, _ := call(t, "GET", cp+"/loadstatus", "", "")
 		return got == `{"wiki":100.0}`
 	})
@@ -107,7 +108,7 @@ func TestRetentionRulesPlaceSegments(t *testing.T) {
 			t.Errorf("handoffComplete?%s: %d %s", bad, code, got)
 		}
 	}
-	eventually(t, "empty load queues", func() bool {
+	eventually.True(t, "empty load queues", func() bool {
 		_, got, _ := call(t, "GET", cp+"/loadqueue?simple", "", "")
 		return strings.Count(got, `"segmentsToLoad":0,"segmentsToDrop":0`) == 3
 	})
@@ -121,7 +122,7 @@ func TestRetentionRulesPlaceSegments(t *testing.T) {
 	victim.stop()
 	left := []*dpHistorical{h1, h2, h3}
 	left = slices.DeleteFunc(left, func(h *dpHistorical) bool { return h == victim })
-	eventually(t, "segments of the dead historical reassigned", func() bool { return exactlyOnce(ids, left...) })
+	eventually.True(t, "segments of the dead historical reassigned", func() bool { return exactlyOnce(ids, left...) })
 	b.waitSegments(t, "wiki", 12)
 	if got := sum(); !strings.Contains(got, wantSum) {
 		t.Fatalf("sum after losing a historical: %s, want %s", got, wantSum)
@@ -130,7 +131,7 @@ func TestRetentionRulesPlaceSegments(t *testing.T) {
 	// A drop rule: the segments it matches leave the historicals at once and
 	// the retention duty marks them unused.
 	f.setRules("wiki", `[{"type":"dropByInterval","interval":"2013-09-01/2013-09-04"},{"type":"loadForever","tieredReplicants":{"_default_tier":1}}]`)
-	eventually(t, "dropped days unserved", func() bool { return exactlyOnce(ids[3:], left...) })
+	eventually.True(t, "dropped days unserved", func() bool { return exactlyOnce(ids[3:], left...) })
 	// A segment no load rule matches is never loaded: its handoff is complete.
 	expect(t, "GET", cp+"/datasources/wiki/handoffComplete?interval=2013-09-01/2013-09-02&partitionNumber=0&version=v9", "", "", 200, `true`)
 	ret := &coordinator.Retention{Node: f.node}
@@ -152,9 +153,9 @@ func TestRetentionRulesPlaceSegments(t *testing.T) {
 	hot := f.startHistoricalIn("hot", t.TempDir(), nil)
 	hot.node.Start()
 	f.setRules("wiki", `[{"type":"loadByInterval","interval":"2013-09-10/2013-09-13","tieredReplicants":{"hot":1,"_default_tier":1}},{"type":"loadForever","tieredReplicants":{"_default_tier":1}}]`)
-	eventually(t, "hot tier holds the last three days", func() bool { return slices.Equal(hot.served(), ids[9:]) })
-	eventually(t, "default tier keeps one replica", func() bool { return exactlyOnce(ids[3:], left...) })
-	eventually(t, "tiers of the datasource", func() bool {
+	eventually.True(t, "hot tier holds the last three days", func() bool { return slices.Equal(hot.served(), ids[9:]) })
+	eventually.True(t, "default tier keeps one replica", func() bool { return exactlyOnce(ids[3:], left...) })
+	eventually.True(t, "tiers of the datasource", func() bool {
 		_, got, _ := call(t, "GET", cp+"/datasources/wiki/tiers", "", "")
 		return got == `["_default_tier","hot"]`
 	})
@@ -166,7 +167,7 @@ func TestRetentionRulesPlaceSegments(t *testing.T) {
 	if code, got, _ := call(t, "POST", cp+"/config", "application/json", `{"decommissioningNodes":["`+leaving+`"]}`); code != 200 {
 		t.Fatalf("decommission: %d %s", code, got)
 	}
-	eventually(t, "the decommissioned historical empties", func() bool { return len(left[0].served()) == 0 })
+	eventually.True(t, "the decommissioned historical empties", func() bool { return len(left[0].served()) == 0 })
 	if !exactlyOnce(ids[3:], left[1]) {
 		t.Fatalf("the remaining default-tier historical serves %v", left[1].served())
 	}
@@ -186,7 +187,7 @@ func TestRetentionRulesPlaceSegments(t *testing.T) {
 		t.Fatalf("a segment published while coordination is paused was loaded %d times", n)
 	}
 	pause(false)
-	eventually(t, "the late segment loads after resuming", func() bool {
+	eventually.True(t, "the late segment loads after resuming", func() bool {
 		return holdersOf(append(left, hot)...)[late.ID().String()] == 1
 	})
 }
@@ -212,7 +213,7 @@ func TestThrottledLoadingConverges(t *testing.T) {
 	h1.node.Start()
 	h2.node.Start()
 	maxQueued := 0
-	eventually(t, "both historicals hold all six segments", func() bool {
+	eventually.True(t, "both historicals hold all six segments", func() bool {
 		_, got, _ := call(t, "GET", f.coord+"/svc/coordinator/v1/loadqueue?simple", "", "")
 		var q map[string]struct {
 			SegmentsToLoad int `json:"segmentsToLoad"`

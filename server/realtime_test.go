@@ -10,6 +10,7 @@ import (
 
 	"strata/broker"
 	"strata/historical"
+	"strata/internal/eventually"
 	"strata/interval"
 )
 
@@ -54,7 +55,7 @@ func TestRealtimeRowsAndHandoff(t *testing.T) {
 	}
 	waitSum := func(what, want string) {
 		t.Helper()
-		eventually(t, what, func() bool { return strings.Contains(sum(b), want) })
+		eventually.True(t, what, func() bool { return strings.Contains(sum(b), want) })
 	}
 	waitSum("the published day", `"added":10,"rows":4`)
 
@@ -76,7 +77,7 @@ func TestRealtimeRowsAndHandoff(t *testing.T) {
 	// segments it asks for are gone.
 	stale := startBroker(t, []string{h.url, taskURL}, func(c *broker.Config) { c.PollPeriod = time.Hour })
 	stale.b.Start()
-	eventually(t, "stale broker sees the realtime rows", func() bool { return strings.Contains(sum(stale), `"added":4430`) })
+	eventually.True(t, "stale broker sees the realtime rows", func() bool { return strings.Contains(sum(stale), `"added":4430`) })
 
 	// Publish: the task's rows become one segment of the chunk, which the
 	// task serves itself until a historical has loaded it.
@@ -92,7 +93,7 @@ func TestRealtimeRowsAndHandoff(t *testing.T) {
 	}
 	waitSum("the task serves the published segment", `"added":4430,"rows":12`)
 	f.publish(final)
-	eventually(t, "the historical loads the published segment", func() bool {
+	eventually.True(t, "the historical loads the published segment", func() bool {
 		for _, id := range h.served() {
 			if id == final.ID().String() {
 				return true
@@ -100,7 +101,7 @@ func TestRealtimeRowsAndHandoff(t *testing.T) {
 		}
 		return false
 	})
-	eventually(t, "the broker sees the published segment on both servers", func() bool {
+	eventually.True(t, "the broker sees the published segment on both servers", func() bool {
 		for _, c := range b.b.Candidates([]string{"wiki"}, []interval.Interval{interval.Eternity}, -1) {
 			if c.Interval == final.Interval.String() && len(c.Locations) == 2 {
 				return true
@@ -126,7 +127,7 @@ func TestRealtimeRowsAndHandoff(t *testing.T) {
 		t.Fatal(err)
 	}
 	stale2.b.Start()
-	eventually(t, "second stale broker's view", func() bool { return strings.Contains(sum(stale2), `"added":4840,"rows":16`) })
+	eventually.True(t, "second stale broker's view", func() bool { return strings.Contains(sum(stale2), `"added":4840,"rows":16`) })
 	if err := task.ServeLocal("task2", []historical.Served{{Segment: final, Path: finalPath}}); err != nil {
 		t.Fatal(err)
 	}

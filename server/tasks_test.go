@@ -13,6 +13,7 @@ import (
 
 	"strata/cluster"
 	"strata/fsm"
+	"strata/internal/eventually"
 	"strata/interval"
 	"strata/middlemanager"
 	"strata/props"
@@ -66,17 +67,6 @@ func (w *tkWorker) kill() {
 	w.ts.Close()
 }
 
-func waitUntil(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 type tkStatus struct {
 	ID                 string  `json:"id"`
 	GroupID            string  `json:"groupId"`
@@ -124,7 +114,7 @@ func submitTask(t *testing.T, base, spec string) string {
 func waitStatus(t *testing.T, base, id, status string, d time.Duration) tkStatus {
 	t.Helper()
 	var st tkStatus
-	waitUntil(t, id+" to be "+status, d, func() bool {
+	eventually.True(t, id+" to be "+status, func() bool {
 		st = taskStatusOf(t, base, id)
 		if st.Status != "RUNNING" && st.Status != status {
 			msg := ""
@@ -134,7 +124,7 @@ func waitStatus(t *testing.T, base, id, status string, d time.Duration) tkStatus
 			t.Fatalf("task %s ended %s (%s), want %s", id, st.Status, msg, status)
 		}
 		return st.Status == status
-	})
+	}, eventually.Within(d))
 	return st
 }
 
@@ -142,7 +132,7 @@ func waitStatus(t *testing.T, base, id, status string, d time.Duration) tkStatus
 func waitStarted(t *testing.T, n *cluster.Node, id string) string {
 	t.Helper()
 	var worker string
-	waitUntil(t, id+" to start", 5*time.Second, func() bool {
+	eventually.True(t, id+" to start", func() bool {
 		started := false
 		n.FSM().Read(func(s *fsm.State) {
 			if r, ok := s.Task(id); ok {
@@ -259,16 +249,12 @@ func TestTaskCapacityIsRespected(t *testing.T) {
 	if st := taskStatusOf(t, ts.URL, b); st.RunnerStatusCode != "PENDING" {
 		t.Fatalf("second task %+v while the only slot is taken", st)
 	}
-	done := time.Now().Add(5 * time.Second)
-	for taskStatusOf(t, ts.URL, b).Status != "SUCCESS" {
+	eventually.True(t, "the second task to run", func() bool {
 		if len(w.mm.TaskIDs()) > 1 {
 			t.Fatal("the worker ran more tasks than its capacity")
 		}
-		if time.Now().After(done) {
-			t.Fatal("second task never ran")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return taskStatusOf(t, ts.URL, b).Status == "SUCCESS"
+	})
 	if st := taskStatusOf(t, ts.URL, a); st.Status != "SUCCESS" {
 		t.Fatalf("first task %+v", st)
 	}
@@ -278,7 +264,7 @@ func TestSelectStrategiesPickWorkers(t *testing.T) {
 	ts, n := tkControl(t, "10s")
 	w1 := startTkWorker(t, ts.URL, 4, "hot")
 	w2 := startTkWorker(t, ts.URL, 4, "cold")
-	waitUntil(t, "both workers", 5*time.Second, func() bool {
+	eventually.True(t, "both workers", func() bool {
 		_, body, _ := call(t, "GET", ts.URL+ip+"/workers", "", "")
 		return strings.Count(body, `"host"`) == 2
 	})
@@ -352,7 +338,7 @@ func TestTaskShutdownCancelsTheRun(t *testing.T) {
 	if st.Status != "FAILED" || st.ErrorMsg == nil || *st.ErrorMsg != "Shutdown request from user" || st.RunnerStatusCode != "NONE" {
 		t.Fatalf("after shutdown %+v", st)
 	}
-	waitUntil(t, "the worker to cancel the task", 3*time.Second, func() bool { return len(w.mm.TaskIDs()) == 0 })
+	eventually.True(t, "the worker to cancel the task", func() bool { return len(w.mm.TaskIDs()) == 0 })
 	_, body, _ := call(t, "GET", ts.URL+ip+"/task/long%20one/log", "", "")
 	if !strings.Contains(body, "Interrupted: Shutdown request from user") {
 		t.Fatalf("log after shutdown: %q", body)
@@ -577,7 +563,7 @@ func TestTaskListsAndFilters(t *testing.T) {
 func TestWorkerEndpointsAndEnablement(t *testing.T) {
 	ts, n := tkControl(t, "10s")
 	w := startTkWorker(t, ts.URL, 2, "")
-	waitUntil(t, "registration", 5*time.Second, func() bool {
+	eventually.True(t, "registration", func() bool {
 		_, body, _ := call(t, "GET", ts.URL+ip+"/workers", "", "")
 		return strings.Contains(body, w.host)
 	})
@@ -602,11 +588,11 @@ func TestWorkerEndpointsAndEnablement(t *testing.T) {
 		t.Fatalf("enable: %d %s", code, body)
 	}
 	waitStatus(t, ts.URL, id, "SUCCESS", 5*time.Second)
-	waitUntil(t, "the worker to see it is enabled", 3*time.Second, w.mm.Enabled)
+	eventually.True(t, "the worker to see it is enabled", w.mm.Enabled)
 	if code, body, _ := call(t, "POST", ts.URL+ip+"/worker/"+w.host+"/disable", "", ""); code != 200 || body != `{"`+w.host+`":"disabled"}` {
 		t.Fatalf("overlord disable: %d %s", code, body)
 	}
-	waitUntil(t, "the worker to see it is disabled", 3*time.Second, func() bool { return !w.mm.Enabled() })
+	eventually.True(t, "the worker to see it is disabled", func() bool { return !w.mm.Enabled() })
 	if code, body, _ := call(t, "POST", wp+"/enable", "", ""); code != 200 || body != `{"`+w.host+`":"enabled"}` {
 		t.Fatalf("worker enable: %d %s", code, body)
 	}
@@ -707,7 +693,7 @@ func TestLiveAndFinalReports(t *testing.T) {
 	startTkWorker(t, ts.URL, 1, "")
 	id := submitTask(t, ts.URL, `{"type":"test_live_report","id":"rep","dataSource":"wiki"}`)
 	waitStarted(t, n, id)
-	waitUntil(t, "the live report", 5*time.Second, func() bool {
+	eventually.True(t, "the live report", func() bool {
 		code, body, _ := call(t, "GET", ts.URL+ip+"/task/rep/reports", "", "")
 		return code == 200 && body == `{"live":{"rows":1}}`
 	})
