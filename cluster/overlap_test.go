@@ -13,6 +13,7 @@ import (
 
 	"strata/commands"
 	"strata/fsm"
+	"strata/internal/eventually"
 )
 
 // gatedLog wraps a node's bbolt log so a test can hold or fail its writes.
@@ -120,17 +121,17 @@ func startNodes(t *testing.T) *testNodes {
 
 func (tn *testNodes) leader(t *testing.T) int {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
+	leader := -1
+	eventually.True(t, "a leader", func() bool {
 		for i, n := range tn.nodes {
 			if n.IsLeader() {
-				return i
+				leader = i
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("no leader within 15 s")
-	return -1
+		return false
+	}, eventually.Within(15*time.Second))
+	return leader
 }
 
 func setMaxSegmentsToMove(v int32) commands.Command {
@@ -155,15 +156,11 @@ func propose(n *Node, v int32) <-chan error {
 // waitLastIndex waits until node n's log holds index (durably: read from bbolt).
 func waitLastIndex(t *testing.T, n *Node, index uint64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if last, _ := n.logs.LastIndex(); last >= index {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	last, _ := n.logs.LastIndex()
-	t.Fatalf("%s: log reached index %d, want %d", n.ID(), last, index)
+	var last uint64
+	eventually.True(t, fmt.Sprintf("%s's log to hold index %d", n.ID(), index), func() bool {
+		last, _ = n.logs.LastIndex()
+		return last >= index
+	}, eventually.Showing(func() string { return fmt.Sprintf("index %d", last) }))
 }
 
 // The leader replicates a new entry while its own write is still in flight, and
@@ -227,11 +224,8 @@ func TestLeaderWriteFailureAfterReplication(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := tn.nodes[tn.leader(t)].FSM().LastIndex()
-	deadline := time.Now().Add(10 * time.Second)
 	for i := 0; i < 3; i++ {
-		for tn.nodes[i].FSM().LastIndex() < want && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
+		eventually.True(t, fmt.Sprintf("node %d to apply index %d", i, want), func() bool { return tn.nodes[i].FSM().LastIndex() >= want })
 		if got := maxSegmentsToMove(tn.nodes[i]); got != 44 {
 			t.Fatalf("node %d: state %d, want 44", i, got)
 		}
