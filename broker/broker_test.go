@@ -11,7 +11,7 @@ import (
 
 	"strata/interval"
 	"strata/protocol"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 func TestErrorBodies(t *testing.T) {
@@ -67,16 +67,16 @@ func FuzzParseErrorBody(f *testing.F) {
 	})
 }
 
-func seg(t testing.TB, ds, ivs, version string, part, parts int32) *segment.DataSegment {
+func seg(t testing.TB, ds, ivs, version string, part, parts int32) *segmeta.DataSegment {
 	iv, err := interval.Parse(ivs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &segment.DataSegment{DataSource: ds, Interval: iv, Version: version, ShardSpec: segment.NumberedShard(part, parts), Size: 10,
+	return &segmeta.DataSegment{DataSource: ds, Interval: iv, Version: version, ShardSpec: segmeta.NumberedShard(part, parts), Size: 10,
 		Dimensions: []string{"d"}, Metrics: []string{"m"}}
 }
 
-func ann(version string, segs ...*segment.DataSegment) *protocol.Announcement {
+func ann(version string, segs ...*segmeta.DataSegment) *protocol.Announcement {
 	return &protocol.Announcement{Version: version, Segments: segs, Server: protocol.ServerMetadata{Name: "x", Type: "historical"}}
 }
 
@@ -158,11 +158,11 @@ func TestQueryIDsAreUUIDs(t *testing.T) {
 // segments held by two servers.
 func BenchmarkResolve(b *testing.B) {
 	v := newView([]string{"http://a:1", "http://b:2"})
-	var segs []*segment.DataSegment
+	var segs []*segmeta.DataSegment
 	start, _ := interval.ParseTime("2020-01-01T00:00:00Z")
 	for h := range int64(24 * 365) {
-		s := &segment.DataSegment{DataSource: "ds", Interval: interval.Interval{Start: start + h*3600_000, End: start + (h+1)*3600_000},
-			Version: "v1", ShardSpec: segment.NumberedShard(0, 1), Size: 1}
+		s := &segmeta.DataSegment{DataSource: "ds", Interval: interval.Interval{Start: start + h*3600_000, End: start + (h+1)*3600_000},
+			Version: "v1", ShardSpec: segmeta.NumberedShard(0, 1), Size: 1}
 		segs = append(segs, s)
 	}
 	v.apply(v.servers[0], ann("a", segs...), nil)

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"strata/interval"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // A query can read less data than exists in two ways, and Druid reports
@@ -239,7 +239,7 @@ func (v *view) uncovered(f queryFacts, limit int) ([]interval.Interval, bool) {
 			for _, sp := range f.specific {
 				var covered []interval.Interval
 				if tl != nil {
-					tl.LookupFunc(sp.interval, func(h segment.Holder) bool {
+					tl.LookupFunc(sp.interval, func(h segmeta.Holder) bool {
 						if h.Version == sp.version && holdsPartition(h, sp.partition) {
 							covered = append(covered, h.Interval)
 						}
@@ -259,7 +259,7 @@ func (v *view) uncovered(f queryFacts, limit int) ([]interval.Interval, bool) {
 		var covered []interval.Interval
 		if tl != nil {
 			for _, iv := range f.intervals {
-				tl.LookupFunc(iv, func(h segment.Holder) bool {
+				tl.LookupFunc(iv, func(h segmeta.Holder) bool {
 					covered = append(covered, h.Interval)
 					return true
 				})
@@ -311,7 +311,7 @@ func appendUncovered(dst, ivs, covered []interval.Interval, limit int) ([]interv
 }
 
 // holdsPartition reports whether the timeline piece shows the partition.
-func holdsPartition(h segment.Holder, partition int32) bool {
+func holdsPartition(h segmeta.Holder, partition int32) bool {
 	for _, seg := range h.Segments {
 		if seg.ShardSpec.PartitionNum == partition {
 			return true

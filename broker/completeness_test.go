@@ -8,7 +8,7 @@ import (
 
 	"strata/interval"
 	"strata/protocol"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 func ivs(t *testing.T, list ...string) []interval.Interval {
@@ -102,12 +102,12 @@ func TestViewUncovered(t *testing.T) {
 	day2p0 := seg(t, "ds", "2020-01-02/2020-01-03", "v1", 0, 2)
 	// Day 3 is a tombstone: REPLACE found no rows there, so it is covered.
 	tomb := seg(t, "ds", "2020-01-03/2020-01-04", "v1", 0, 1)
-	tomb.ShardSpec = segment.TombstoneShard()
+	tomb.ShardSpec = segmeta.TombstoneShard()
 	day5 := seg(t, "ds", "2020-01-05/2020-01-06", "v1", 0, 1)
 	other := seg(t, "other", "2020-01-04/2020-01-05", "v1", 0, 1)
 	an := ann("a1", day1, day2p0, tomb, day5, other)
 	// Day 6 is being ingested: a realtime segment covers it.
-	an.Realtime = []*segment.DataSegment{seg(t, "ds", "2020-01-06/2020-01-07", "rt", 0, 0)}
+	an.Realtime = []*segmeta.DataSegment{seg(t, "ds", "2020-01-06/2020-01-07", "rt", 0, 0)}
 	v.apply(a, an, nil)
 
 	q := queryFacts{dataSources: []string{"ds"}, intervals: ivs(t, "2019-12-31T12:00/2020-01-08")}

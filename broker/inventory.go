@@ -10,7 +10,7 @@ import (
 
 	"strata/interval"
 	"strata/protocol"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // server is one historical the broker polls.
@@ -20,8 +20,8 @@ type server struct {
 	// The rest is guarded by view.mu.
 	meta       protocol.ServerMetadata
 	version    string
-	segs       map[segment.ID]*segment.DataSegment
-	realtime   []*segment.DataSegment // rows not yet published, outside the timeline
+	segs       map[segmeta.ID]*segmeta.DataSegment
+	realtime   []*segmeta.DataSegment // rows not yet published, outside the timeline
 	tried      bool                   // polled at least once
 	lastLogged string
 }
@@ -29,24 +29,24 @@ type server struct {
 // entry is an available segment and the servers holding it. servers is
 // copied on write, so a query may keep the slice it read.
 type entry struct {
-	seg     *segment.DataSegment
+	seg     *segmeta.DataSegment
 	id      string // seg.ID().String()
 	iv      string // seg.Interval.String()
 	servers []*server
 }
 
 // view is the broker's picture of the cluster: which servers hold which
-// segments, and the timeline of available segments (segment.Index), in
+// segments, and the timeline of available segments (segmeta.Index), in
 // which a version only counts once all its core partitions are available.
 type view struct {
 	mu      sync.RWMutex
 	servers []*server
-	entries map[segment.ID]*entry
-	index   *segment.Index
+	entries map[segmeta.ID]*entry
+	index   *segmeta.Index
 }
 
 func newView(urls []string) *view {
-	v := &view{entries: map[segment.ID]*entry{}, index: segment.NewIndex()}
+	v := &view{entries: map[segmeta.ID]*entry{}, index: segmeta.NewIndex()}
 	for _, u := range urls {
 		u = strings.TrimRight(u, "/")
 		host := strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://")
@@ -77,7 +77,7 @@ func (v *view) apply(s *server, ann *protocol.Announcement, pollErr error) {
 	if pollErr != nil || !ann.Loading {
 		s.tried = true
 	}
-	var next map[segment.ID]*segment.DataSegment
+	var next map[segmeta.ID]*segmeta.DataSegment
 	if pollErr != nil {
 		s.version, s.realtime = "", nil
 	} else {
@@ -86,14 +86,14 @@ func (v *view) apply(s *server, ann *protocol.Announcement, pollErr error) {
 			return
 		}
 		s.version, s.realtime = ann.Version, ann.Realtime
-		next = make(map[segment.ID]*segment.DataSegment, len(ann.Segments))
+		next = make(map[segmeta.ID]*segmeta.DataSegment, len(ann.Segments))
 		for _, seg := range ann.Segments {
 			if seg != nil {
 				next[seg.ID()] = seg
 			}
 		}
 	}
-	var gone []segment.ID
+	var gone []segmeta.ID
 	for id := range s.segs {
 		if _, ok := next[id]; ok {
 			continue
@@ -108,7 +108,7 @@ func (v *view) apply(s *server, ann *protocol.Announcement, pollErr error) {
 			gone = append(gone, id)
 		}
 	}
-	var added []*segment.DataSegment
+	var added []*segmeta.DataSegment
 	for id, seg := range next {
 		if _, ok := s.segs[id]; ok {
 			continue
@@ -139,7 +139,7 @@ func (v *view) apply(s *server, ann *protocol.Announcement, pollErr error) {
 type unit struct {
 	ref     protocol.SegmentRef
 	servers []*server
-	seg     *segment.DataSegment // the published segment read (nil for realtime units)
+	seg     *segmeta.DataSegment // the published segment read (nil for realtime units)
 	// realtime units read a running task's rows. One its server no longer
 	// has was published meanwhile and is read from the timeline's segments
 	// instead, so it is skipped rather than retried.
@@ -152,7 +152,7 @@ func (v *view) resolve(f queryFacts) []unit {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	var out []unit
-	add := func(seg *segment.DataSegment, clip interval.Interval) {
+	add := func(seg *segmeta.DataSegment, clip interval.Interval) {
 		if seg.IsTombstone() {
 			return
 		}
@@ -176,7 +176,7 @@ func (v *view) resolve(f queryFacts) []unit {
 		}
 		if len(f.specific) > 0 {
 			for _, sp := range f.specific {
-				tl.LookupFunc(sp.interval, func(h segment.Holder) bool {
+				tl.LookupFunc(sp.interval, func(h segmeta.Holder) bool {
 					if h.Version != sp.version {
 						return true
 					}
@@ -191,7 +191,7 @@ func (v *view) resolve(f queryFacts) []unit {
 			continue
 		}
 		for _, iv := range f.intervals {
-			tl.LookupFunc(iv, func(h segment.Holder) bool {
+			tl.LookupFunc(iv, func(h segmeta.Holder) bool {
 				if h.HasData {
 					for _, seg := range h.Segments {
 						add(seg, h.Interval)

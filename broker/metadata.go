@@ -5,7 +5,7 @@ import (
 
 	"strata/interval"
 	"strata/protocol"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // Candidate is the candidate record of a segment for a query (spec 2.5):
@@ -34,7 +34,7 @@ func (b *Broker) Candidates(dataSources []string, ivs []interval.Interval, numCa
 			continue
 		}
 		for _, iv := range ivs {
-			tl.LookupFunc(iv, func(h segment.Holder) bool {
+			tl.LookupFunc(iv, func(h segmeta.Holder) bool {
 				for _, seg := range h.Segments {
 					c := Candidate{Interval: h.Interval.String(), Version: h.Version, PartitionNumber: seg.ShardSpec.PartitionNum,
 						Size: seg.Size, Locations: []protocol.ServerMetadata{}}
@@ -101,7 +101,7 @@ func (b *Broker) DataSourceColumns(ds string, iv *interval.Interval) Columns {
 	v := b.view
 	v.mu.RLock()
 	if tl := v.index.Timeline(ds); tl != nil {
-		tl.Segments(func(seg *segment.DataSegment) bool {
+		tl.Segments(func(seg *segmeta.DataSegment) bool {
 			if seg.Interval.Overlaps(w) {
 				for _, d := range seg.Dimensions {
 					dims[d] = true
@@ -133,7 +133,7 @@ func (b *Broker) DataSourceColumnsByInterval(ds string, iv *interval.Interval) [
 	if tl == nil {
 		return out
 	}
-	tl.LookupFunc(w, func(h segment.Holder) bool {
+	tl.LookupFunc(w, func(h segmeta.Holder) bool {
 		dims, mets := map[string]bool{}, map[string]bool{}
 		for _, seg := range h.Segments {
 			for _, d := range seg.Dimensions {

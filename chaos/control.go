@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"strata/interval"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 )
 
@@ -205,10 +205,10 @@ func (cp *controlRun) configReader(ctx context.Context, id int) {
 // hour of its own from 2000-01-01) and returns its metadata; the file is
 // never loaded (the cluster has no historicals), but its load spec is a real
 // one inside deep storage, as ingestion would publish.
-func (cp *controlRun) newSegment(ctx context.Context) (*segment.DataSegment, error) {
+func (cp *controlRun) newSegment(ctx context.Context) (*segmeta.DataSegment, error) {
 	k := cp.nextSeg.Add(1)
 	start := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(k) * time.Hour).UnixMilli()
-	s := &segment.DataSegment{DataSource: segmentsDataSource, Interval: interval.Interval{Start: start, End: start + 3600_000},
+	s := &segmeta.DataSegment{DataSource: segmentsDataSource, Interval: interval.Interval{Start: start, End: start + 3600_000},
 		Version: "2000-01-01T00:00:00.000Z", Size: 8}
 	key := deep.SegmentKey(s.DataSource, interval.FormatMillis(s.Interval.Start), interval.FormatMillis(s.Interval.End), s.Version, 0)
 	tmp := filepath.Join(cp.o.Dir, "segment-"+strconv.FormatInt(k, 10))
@@ -221,7 +221,7 @@ func (cp *controlRun) newSegment(ctx context.Context) (*segment.DataSegment, err
 		return nil, err
 	}
 	b, _ := json.Marshal(ls)
-	s.LoadSpec = segment.RawJSON(b)
+	s.LoadSpec = segmeta.RawJSON(b)
 	return s, nil
 }
 
@@ -233,7 +233,7 @@ func (cp *controlRun) segmentWriter(ctx context.Context, id int) {
 			cp.res.example("deep storage: %v", err)
 			return
 		}
-		body, _ := json.Marshal(map[string]any{"dataSource": s.DataSource, "segments": []*segment.DataSegment{s}})
+		body, _ := json.Marshal(map[string]any{"dataSource": s.DataSource, "segments": []*segmeta.DataSegment{s}})
 		sid := s.ID().String()
 		op := SetOp{Add: true, Elem: sid, Inv: cp.clk.now(), Ret: Never}
 		code, _, err := cp.client.do(ctx, "POST", cp.pick(rng).URL()+"/svc-internal/v1/segments/publish", body, nil)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // Want is what a segment's matching rule asks for.
@@ -35,7 +35,7 @@ type Candidate struct {
 	Name    string // host:port, unique
 	Tier    string
 	MaxSize int64                               // bytes it may hold; <= 0 means no limit
-	Held    map[segment.ID]*segment.DataSegment // what it serves now (may be nil)
+	Held    map[segmeta.ID]*segmeta.DataSegment // what it serves now (may be nil)
 	// Decommissioning servers get no new targets; they keep what they hold
 	// until its new holders have it (decommissioningNodes).
 	Decommissioning bool
@@ -45,16 +45,16 @@ type Candidate struct {
 type Plan struct {
 	// Hold maps every candidate's name to the segments it should serve (its
 	// targets and the copies it keeps for hand-over), sorted by ID.
-	Hold map[string][]*segment.DataSegment
+	Hold map[string][]*segmeta.DataSegment
 	// Targets maps a segment to the servers chosen for it, sorted by name;
 	// segments with no target (unwanted, or no room anywhere) are absent.
 	// After Throttle a target may lack the segment in Hold: its load is held
 	// back for a later plan.
-	Targets map[segment.ID][]string
+	Targets map[segmeta.ID][]string
 	// KeepOnly marks the segments that are in Hold lists only so that the
 	// servers holding them keep them for a handover (see handover): a
 	// server that lacks one must not load it.
-	KeepOnly map[segment.ID]bool
+	KeepOnly map[segmeta.ID]bool
 }
 
 // PlanAssignments decides which server serves which segment. Replicas are
@@ -65,12 +65,12 @@ type Plan struct {
 // target holds it (or for good while it has no target), so a move never
 // leaves the segment unserved. The plan depends only on the sets given, not
 // their order; of duplicate ids or names only one is used.
-func PlanAssignments(segs []*segment.DataSegment, want func(*segment.DataSegment) Want, servers []Candidate) Plan {
+func PlanAssignments(segs []*segmeta.DataSegment, want func(*segmeta.DataSegment) Want, servers []Candidate) Plan {
 	p := newPlanner(servers)
 	order := prioritySorted(segs)
 	m, n, words := len(order), len(p.srv), p.words
-	ids := make([]segment.ID, m)
-	index := make(map[segment.ID]int32, m)
+	ids := make([]segmeta.ID, m)
+	index := make(map[segmeta.ID]int32, m)
 	for k, s := range order {
 		ids[k] = s.ID()
 		index[ids[k]] = int32(k)
@@ -117,10 +117,10 @@ func PlanAssignments(segs []*segment.DataSegment, want func(*segment.DataSegment
 		byID[k] = int32(k)
 	}
 	slices.SortFunc(byID, func(a, b int32) int { return ids[a].Compare(ids[b]) })
-	plan := Plan{Hold: make(map[string][]*segment.DataSegment, n), Targets: make(map[segment.ID][]string, m)}
-	hold := make([][]*segment.DataSegment, n)
+	plan := Plan{Hold: make(map[string][]*segmeta.DataSegment, n), Targets: make(map[segmeta.ID][]string, m)}
+	hold := make([][]*segmeta.DataSegment, n)
 	for i := range hold {
-		hold[i] = make([]*segment.DataSegment, 0, p.count[i])
+		hold[i] = make([]*segmeta.DataSegment, 0, p.count[i])
 	}
 	names := make([]string, len(tgt))
 	isTgt := make([]uint64, words)
@@ -154,14 +154,14 @@ func PlanAssignments(segs []*segment.DataSegment, want func(*segment.DataSegment
 
 // prioritySorted returns the distinct non-nil segments, newest first:
 // interval end descending, then start descending, then id.
-func prioritySorted(segs []*segment.DataSegment) []*segment.DataSegment {
-	out := make([]*segment.DataSegment, 0, len(segs))
+func prioritySorted(segs []*segmeta.DataSegment) []*segmeta.DataSegment {
+	out := make([]*segmeta.DataSegment, 0, len(segs))
 	for _, s := range segs {
 		if s != nil {
 			out = append(out, s)
 		}
 	}
-	slices.SortFunc(out, func(a, b *segment.DataSegment) int {
+	slices.SortFunc(out, func(a, b *segmeta.DataSegment) int {
 		if c := cmp.Compare(b.Interval.End, a.Interval.End); c != 0 {
 			return c
 		}
@@ -170,7 +170,7 @@ func prioritySorted(segs []*segment.DataSegment) []*segment.DataSegment {
 		}
 		return a.ID().Compare(b.ID())
 	})
-	return slices.CompactFunc(out, func(a, b *segment.DataSegment) bool { return a.ID() == b.ID() })
+	return slices.CompactFunc(out, func(a, b *segmeta.DataSegment) bool { return a.ID() == b.ID() })
 }
 
 type planner struct {

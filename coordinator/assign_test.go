@@ -11,19 +11,19 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"strata/interval"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 const hour = 3600000
 
 // planSegs returns n one-hour segments of size bytes, hour i ending newest
 // last, with parts partitions per hour.
-func planSegs(n, parts int, size int64) []*segment.DataSegment {
-	out := make([]*segment.DataSegment, 0, n)
+func planSegs(n, parts int, size int64) []*segmeta.DataSegment {
+	out := make([]*segmeta.DataSegment, 0, n)
 	for i := 0; len(out) < n; i++ {
 		for p := 0; p < parts && len(out) < n; p++ {
-			out = append(out, &segment.DataSegment{DataSource: "wiki", Interval: interval.Interval{Start: int64(i) * hour, End: int64(i+1) * hour},
-				Version: "v1", ShardSpec: segment.NumberedShard(int32(p), int32(parts)), Size: size})
+			out = append(out, &segmeta.DataSegment{DataSource: "wiki", Interval: interval.Interval{Start: int64(i) * hour, End: int64(i+1) * hour},
+				Version: "v1", ShardSpec: segmeta.NumberedShard(int32(p), int32(parts)), Size: size})
 		}
 	}
 	return out
@@ -37,8 +37,8 @@ func planServers(n int, tier string, maxSize int64) []Candidate {
 	return out
 }
 
-func replicas(tiers map[string]int) func(*segment.DataSegment) Want {
-	return func(*segment.DataSegment) Want { return Want{Replicas: tiers} }
+func replicas(tiers map[string]int) func(*segmeta.DataSegment) Want {
+	return func(*segmeta.DataSegment) Want { return Want{Replicas: tiers} }
 }
 
 func tierOf(servers []Candidate) map[string]string {
@@ -56,13 +56,13 @@ func checkPlan(t *testing.T, p Plan, servers []Candidate) {
 	if len(p.Hold) != len(servers) {
 		t.Fatalf("Hold lists %d servers, want %d", len(p.Hold), len(servers))
 	}
-	in := map[string]map[segment.ID]bool{}
+	in := map[string]map[segmeta.ID]bool{}
 	for _, s := range servers {
 		h, ok := p.Hold[s.Name]
 		if !ok || h == nil {
 			t.Fatalf("server %s missing from Hold (or nil)", s.Name)
 		}
-		in[s.Name] = map[segment.ID]bool{}
+		in[s.Name] = map[segmeta.ID]bool{}
 		for j, seg := range h {
 			if j > 0 && h[j-1].ID().Compare(seg.ID()) >= 0 {
 				t.Fatalf("Hold[%s] not sorted by id at %d", s.Name, j)
@@ -139,7 +139,7 @@ func TestPlanCapacityNewestFirst(t *testing.T) {
 		}
 	}
 	// A segment larger than any server is placed nowhere; smaller ones still are.
-	big := &segment.DataSegment{DataSource: "wiki", Interval: interval.Interval{Start: 100 * hour, End: 101 * hour}, Version: "v1", Size: 5000}
+	big := &segmeta.DataSegment{DataSource: "wiki", Interval: interval.Interval{Start: 100 * hour, End: 101 * hour}, Version: "v1", Size: 5000}
 	p = PlanAssignments(append(segs[:5:5], big), replicas(map[string]int{"t": 2}), servers)
 	if len(p.Targets[big.ID()]) != 0 || len(p.Targets[segs[0].ID()]) != 2 {
 		t.Errorf("big %v, small %v", p.Targets[big.ID()], p.Targets[segs[0].ID()])
@@ -161,7 +161,7 @@ func TestPlanMatchesReference(t *testing.T) {
 	checkPlan(t, p, servers)
 
 	order := slices.Clone(segs)
-	slices.SortFunc(order, func(a, b *segment.DataSegment) int {
+	slices.SortFunc(order, func(a, b *segmeta.DataSegment) int {
 		if a.Interval.End != b.Interval.End {
 			return int(b.Interval.End - a.Interval.End)
 		}
@@ -197,7 +197,7 @@ func TestPlanMatchesReference(t *testing.T) {
 func TestPlanBroadcast(t *testing.T) {
 	servers := append(planServers(3, "hot", 0), planServers(2, "cold", 150)...)
 	segs := planSegs(3, 1, 100)
-	p := PlanAssignments(segs, func(*segment.DataSegment) Want { return Want{Broadcast: true} }, servers)
+	p := PlanAssignments(segs, func(*segmeta.DataSegment) Want { return Want{Broadcast: true} }, servers)
 	checkPlan(t, p, servers)
 	for _, s := range servers {
 		want := 3
@@ -216,7 +216,7 @@ func TestPlanBroadcast(t *testing.T) {
 func TestPlanTierWithoutServers(t *testing.T) {
 	servers := planServers(3, "hot", 0)
 	segs := planSegs(20, 1, 1)
-	servers[1].Held = map[segment.ID]*segment.DataSegment{segs[4].ID(): segs[4]}
+	servers[1].Held = map[segmeta.ID]*segmeta.DataSegment{segs[4].ID(): segs[4]}
 	p := PlanAssignments(segs, replicas(map[string]int{"cold": 2}), servers)
 	checkPlan(t, p, servers)
 	if len(p.Targets) != 0 {
@@ -248,7 +248,7 @@ func TestPlanHandOver(t *testing.T) {
 		out := slices.Clone(servers)
 		for i := range out {
 			if slices.Contains(holders, out[i].Name) {
-				out[i].Held = map[segment.ID]*segment.DataSegment{seg.ID(): seg}
+				out[i].Held = map[segmeta.ID]*segmeta.DataSegment{seg.ID(): seg}
 			}
 		}
 		return out
@@ -257,8 +257,8 @@ func TestPlanHandOver(t *testing.T) {
 
 	cases := []struct {
 		name    string
-		segs    []*segment.DataSegment
-		want    func(*segment.DataSegment) Want
+		segs    []*segmeta.DataSegment
+		want    func(*segmeta.DataSegment) Want
 		holders []string
 		kept    bool
 	}{
@@ -267,8 +267,8 @@ func TestPlanHandOver(t *testing.T) {
 		{"second of two targets holds it", segs, want, []string{old, targets[1]}, true},
 		{"all targets hold it", segs, want, []string{old, targets[0], targets[1]}, false},
 		{"unwanted", segs, replicas(map[string]int{"t": 0}), []string{old}, false},
-		{"no rule", segs, func(*segment.DataSegment) Want { return Want{} }, []string{old}, false},
-		{"not used any more", slices.DeleteFunc(slices.Clone(segs), func(s *segment.DataSegment) bool { return s == seg }), want, []string{old}, false},
+		{"no rule", segs, func(*segmeta.DataSegment) Want { return Want{} }, []string{old}, false},
+		{"not used any more", slices.DeleteFunc(slices.Clone(segs), func(s *segmeta.DataSegment) bool { return s == seg }), want, []string{old}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -291,10 +291,10 @@ func TestPlanHandOver(t *testing.T) {
 func TestPlanKeptDoesNotBlock(t *testing.T) {
 	segs := planSegs(2, 1, 100)
 	servers := []Candidate{
-		{Name: "old:1", Tier: "cold", MaxSize: 100, Held: map[segment.ID]*segment.DataSegment{segs[0].ID(): segs[0]}},
+		{Name: "old:1", Tier: "cold", MaxSize: 100, Held: map[segmeta.ID]*segmeta.DataSegment{segs[0].ID(): segs[0]}},
 		{Name: "new:1", Tier: "hot", MaxSize: 100},
 	}
-	p := PlanAssignments(segs, func(s *segment.DataSegment) Want {
+	p := PlanAssignments(segs, func(s *segmeta.DataSegment) Want {
 		if s == segs[0] {
 			return Want{Replicas: map[string]int{"hot": 1}}
 		}
@@ -313,12 +313,12 @@ func TestPlanDeterministic(t *testing.T) {
 	segs := planSegs(2000, 3, 7)
 	servers := append(planServers(6, "hot", 2000), planServers(4, "cold", 0)...)
 	for i := range servers {
-		servers[i].Held = map[segment.ID]*segment.DataSegment{}
+		servers[i].Held = map[segmeta.ID]*segmeta.DataSegment{}
 		for _, s := range segs[i*100 : i*100+150] {
 			servers[i].Held[s.ID()] = s
 		}
 	}
-	want := func(s *segment.DataSegment) Want {
+	want := func(s *segmeta.DataSegment) Want {
 		switch s.ShardSpec.PartitionNum {
 		case 0:
 			return Want{Replicas: map[string]int{"hot": 2, "cold": 1}}
@@ -352,7 +352,7 @@ func TestPlanStability(t *testing.T) {
 
 	// moved counts placements of a that are not in b, and fails if one went
 	// anywhere but to (or from) the server that changed.
-	moved := func(a, b map[segment.ID][]string, changed string) int {
+	moved := func(a, b map[segmeta.ID][]string, changed string) int {
 		n := 0
 		for id, ta := range a {
 			for _, s := range ta {
@@ -392,7 +392,7 @@ func BenchmarkPlanAssignments(b *testing.B) {
 func TestPlanDecommissioning(t *testing.T) {
 	servers := planServers(3, "hot", 0)
 	segs := planSegs(30, 1, 1)
-	held := map[segment.ID]*segment.DataSegment{}
+	held := map[segmeta.ID]*segmeta.DataSegment{}
 	for _, s := range segs {
 		held[s.ID()] = s
 	}
@@ -410,7 +410,7 @@ func TestPlanDecommissioning(t *testing.T) {
 	}
 	// Once the others hold their targets, it gives everything up.
 	for i := 1; i < 3; i++ {
-		servers[i].Held = map[segment.ID]*segment.DataSegment{}
+		servers[i].Held = map[segmeta.ID]*segmeta.DataSegment{}
 		for _, s := range p.Hold[servers[i].Name] {
 			servers[i].Held[s.ID()] = s
 		}
@@ -420,7 +420,7 @@ func TestPlanDecommissioning(t *testing.T) {
 		t.Fatalf("the decommissioning server still holds %d moved segments", n)
 	}
 	// Broadcast skips it too.
-	p = PlanAssignments(segs[:2], func(*segment.DataSegment) Want { return Want{Broadcast: true} }, servers)
+	p = PlanAssignments(segs[:2], func(*segmeta.DataSegment) Want { return Want{Broadcast: true} }, servers)
 	for _, names := range p.Targets {
 		if slices.Contains(names, servers[0].Name) {
 			t.Fatal("a broadcast segment targets the decommissioning server")

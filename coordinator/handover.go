@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // handover keeps the outgoing version of a time chunk loaded until its
@@ -30,22 +30,22 @@ import (
 // count as held by it too; otherwise a REPLACE published right after a load
 // would take the old version away unseen.
 type handover struct {
-	readySince map[segment.ID]time.Time          // outgoing segment → when its replacement was first seen loaded
-	assigned   map[string][]*segment.DataSegment // the hold lists of the last plan, by server
+	readySince map[segmeta.ID]time.Time          // outgoing segment → when its replacement was first seen loaded
+	assigned   map[string][]*segmeta.DataSegment // the hold lists of the last plan, by server
 	leader     time.Time                         // the leadership they belong to
 }
 
 // outgoing is a segment held by reachable historicals that is no longer in
 // the served view.
 type outgoing struct {
-	seg     *segment.DataSegment
+	seg     *segmeta.DataSegment
 	holders []string
 }
 
 // replacement describes what now answers over an outgoing segment's
 // interval: the segments visible there in the used timeline and, per
 // segment, whether any retention rule loads it.
-type replacement func(seg *segment.DataSegment) (visible []*segment.DataSegment, wanted func(*segment.DataSegment) bool)
+type replacement func(seg *segmeta.DataSegment) (visible []*segmeta.DataSegment, wanted func(*segmeta.DataSegment) bool)
 
 // keep adds to plan's hold lists the outgoing segments whose replacement is
 // not ready yet (marked KeepOnly: the inventory and the last plan may be
@@ -53,7 +53,7 @@ type replacement func(seg *segment.DataSegment) (visible []*segment.DataSegment,
 // it again), and returns when the plan must be recomputed because a
 // replacement's Delay runs out (zero: not for the handover). inServed
 // reports whether a segment is in the served view.
-func (h *handover) keep(plan Plan, cands []Candidate, inServed func(segment.ID) bool, repl replacement, delay time.Duration, now time.Time) (Plan, time.Time) {
+func (h *handover) keep(plan Plan, cands []Candidate, inServed func(segmeta.ID) bool, repl replacement, delay time.Duration, now time.Time) (Plan, time.Time) {
 	out := outgoingOf(cands, h.assigned, inServed)
 	if len(out) == 0 {
 		h.readySince, h.assigned = nil, plan.Hold
@@ -62,14 +62,14 @@ func (h *handover) keep(plan Plan, cands []Candidate, inServed func(segment.ID) 
 	// What the brokers can see: a timeline of everything loaded, per
 	// datasource with outgoing segments. An outgoing segment it overshadows
 	// answers no query already.
-	loaded := map[string]*segment.Timeline{}
+	loaded := map[string]*segmeta.Timeline{}
 	for _, o := range out {
 		ds := o.seg.DataSource
 		if loaded[ds] != nil {
 			continue
 		}
-		tl := segment.NewTimeline(ds)
-		var segs []*segment.DataSegment
+		tl := segmeta.NewTimeline(ds)
+		var segs []*segmeta.DataSegment
 		for _, c := range cands {
 			for id, seg := range c.Held {
 				if id.DataSource == ds {
@@ -82,7 +82,7 @@ func (h *handover) keep(plan Plan, cands []Candidate, inServed func(segment.ID) 
 		}
 		loaded[ds] = tl
 	}
-	heldSomewhere := func(id segment.ID) bool {
+	heldSomewhere := func(id segmeta.ID) bool {
 		for _, c := range cands {
 			if _, ok := c.Held[id]; ok {
 				return true
@@ -90,7 +90,7 @@ func (h *handover) keep(plan Plan, cands []Candidate, inServed func(segment.ID) 
 		}
 		return false
 	}
-	next := map[segment.ID]time.Time{}
+	next := map[segmeta.ID]time.Time{}
 	var recheck time.Time
 	touched := map[string]bool{}
 	for _, o := range out {
@@ -127,15 +127,15 @@ func (h *handover) keep(plan Plan, cands []Candidate, inServed func(segment.ID) 
 			touched[name] = true
 		}
 		if plan.KeepOnly == nil {
-			plan.KeepOnly = map[segment.ID]bool{}
+			plan.KeepOnly = map[segmeta.ID]bool{}
 		}
 		plan.KeepOnly[id] = true
 	}
 	h.readySince, h.assigned = next, plan.Hold
 	for name := range touched {
 		hold := plan.Hold[name]
-		slices.SortFunc(hold, func(a, b *segment.DataSegment) int { return a.ID().Compare(b.ID()) })
-		plan.Hold[name] = slices.CompactFunc(hold, func(a, b *segment.DataSegment) bool { return a.ID() == b.ID() })
+		slices.SortFunc(hold, func(a, b *segmeta.DataSegment) int { return a.ID().Compare(b.ID()) })
+		plan.Hold[name] = slices.CompactFunc(hold, func(a, b *segmeta.DataSegment) bool { return a.ID() == b.ID() })
 	}
 	return plan, recheck
 }
@@ -143,9 +143,9 @@ func (h *handover) keep(plan Plan, cands []Candidate, inServed func(segment.ID) 
 // outgoingOf lists the segments not in the served view that candidates
 // hold or were last asked to hold, in id order, each with the names of
 // those candidates.
-func outgoingOf(cands []Candidate, assigned map[string][]*segment.DataSegment, inServed func(segment.ID) bool) []outgoing {
-	byID := map[segment.ID]*outgoing{}
-	add := func(name string, id segment.ID, seg *segment.DataSegment) {
+func outgoingOf(cands []Candidate, assigned map[string][]*segmeta.DataSegment, inServed func(segmeta.ID) bool) []outgoing {
+	byID := map[segmeta.ID]*outgoing{}
+	add := func(name string, id segmeta.ID, seg *segmeta.DataSegment) {
 		if inServed(id) {
 			return
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"strata/protocol"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // Inventory is the coordinator's picture of what the historicals serve, the
@@ -39,7 +39,7 @@ type invServer struct {
 	meta      protocol.ServerMetadata
 	currSize  int64
 	version   string
-	segs      map[segment.ID]*segment.DataSegment // replaced, never changed in place
+	segs      map[segmeta.ID]*segmeta.DataSegment // replaced, never changed in place
 	reachable bool
 	lastErr   string
 }
@@ -49,7 +49,7 @@ type invServer struct {
 type Server struct {
 	Meta      protocol.ServerMetadata
 	CurrSize  int64
-	Segments  map[segment.ID]*segment.DataSegment
+	Segments  map[segmeta.ID]*segmeta.DataSegment
 	Reachable bool // its last announcement poll succeeded
 }
 
@@ -183,7 +183,7 @@ func (v *Inventory) apply(s *invServer, ann *protocol.Announcement, err error) {
 		return
 	}
 	v.gen++
-	segs := make(map[segment.ID]*segment.DataSegment, len(ann.Segments))
+	segs := make(map[segmeta.ID]*segmeta.DataSegment, len(ann.Segments))
 	for _, seg := range ann.Segments {
 		if seg != nil {
 			segs[seg.ID()] = seg

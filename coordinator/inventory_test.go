@@ -12,14 +12,14 @@ import (
 
 	"strata/interval"
 	"strata/protocol"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // A historical answering the announcement protocol over real HTTP: one
 // segment, announced again only when its version changes.
 func annServer(t *testing.T, polls *atomic.Int64) *httptest.Server {
-	seg := &segment.DataSegment{DataSource: "wiki", Interval: interval.Interval{Start: 0, End: 3600000}, Version: "v1",
-		LoadSpec: segment.RawJSON(`{"type":"local","path":"/x"}`), ShardSpec: segment.NumberedShard(0, 1), Size: 42}
+	seg := &segmeta.DataSegment{DataSource: "wiki", Interval: interval.Interval{Start: 0, End: 3600000}, Version: "v1",
+		LoadSpec: segmeta.RawJSON(`{"type":"local","path":"/x"}`), ShardSpec: segmeta.NumberedShard(0, 1), Size: 42}
 	seg.Intern()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		polls.Add(1)
@@ -33,7 +33,7 @@ func annServer(t *testing.T, polls *atomic.Int64) *httptest.Server {
 		if r.URL.Query().Get("since") == "1" {
 			ann.Unchanged = true
 		} else {
-			ann.Segments = []*segment.DataSegment{seg}
+			ann.Segments = []*segmeta.DataSegment{seg}
 		}
 		json.NewEncoder(w).Encode(ann)
 	}))

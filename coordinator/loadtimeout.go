@@ -6,7 +6,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // loadTracker remembers since when each load the leader handed out (a
@@ -18,19 +18,19 @@ import (
 // never finish it).
 type loadTracker struct {
 	leader time.Time // the leadership the times belong to
-	since  map[string]map[segment.ID]time.Time
-	warned map[string]map[segment.ID]bool
+	since  map[string]map[segmeta.ID]time.Time
+	warned map[string]map[segmeta.ID]bool
 }
 
 // update records the loads of plan as of now and forgets the ones that are
 // done or no longer asked for. A new leadership starts afresh.
 func (t *loadTracker) update(leader time.Time, plan Plan, servers []Candidate, now time.Time) {
 	if !t.leader.Equal(leader) || t.since == nil {
-		t.leader, t.since, t.warned = leader, map[string]map[segment.ID]time.Time{}, map[string]map[segment.ID]bool{}
+		t.leader, t.since, t.warned = leader, map[string]map[segmeta.ID]time.Time{}, map[string]map[segmeta.ID]bool{}
 	}
 	for _, c := range servers {
 		prev := t.since[c.Name]
-		next := map[segment.ID]time.Time{}
+		next := map[segmeta.ID]time.Time{}
 		for _, seg := range plan.Hold[c.Name] {
 			id := seg.ID()
 			if _, held := c.Held[id]; held {
@@ -63,27 +63,27 @@ func (t *loadTracker) update(leader time.Time, plan Plan, servers []Candidate, n
 }
 
 // waiting lists, per server, the loads that have waited at least d by now.
-func (t *loadTracker) waiting(d time.Duration, now time.Time) map[string][]segment.ID {
-	out := map[string][]segment.ID{}
+func (t *loadTracker) waiting(d time.Duration, now time.Time) map[string][]segmeta.ID {
+	out := map[string][]segmeta.ID{}
 	for name, loads := range t.since {
 		for id, at := range loads {
 			if now.Sub(at) >= d {
 				out[name] = append(out[name], id)
 			}
 		}
-		slices.SortFunc(out[name], segment.ID.Compare)
+		slices.SortFunc(out[name], segmeta.ID.Compare)
 	}
 	return out
 }
 
 // newlyLate returns the loads that have waited at least d and were not
 // reported before, and marks them reported.
-func (t *loadTracker) newlyLate(d time.Duration, now time.Time) map[string][]segment.ID {
-	out := map[string][]segment.ID{}
+func (t *loadTracker) newlyLate(d time.Duration, now time.Time) map[string][]segmeta.ID {
+	out := map[string][]segmeta.ID{}
 	for name, ids := range t.waiting(d, now) {
 		for _, id := range ids {
 			if t.warned[name] == nil {
-				t.warned[name] = map[segment.ID]bool{}
+				t.warned[name] = map[segmeta.ID]bool{}
 			}
 			if !t.warned[name][id] {
 				t.warned[name][id] = true
@@ -99,7 +99,7 @@ func (t *loadTracker) newlyLate(d time.Duration, now time.Time) map[string][]seg
 // decommissioning, not already listing it, with room, the first by the
 // planner's rendezvous order. The late server keeps its load: it may still
 // finish. The result depends only on the inputs.
-func replicateLate(plan Plan, servers []Candidate, late map[string][]segment.ID) Plan {
+func replicateLate(plan Plan, servers []Candidate, late map[string][]segmeta.ID) Plan {
 	if len(late) == 0 {
 		return plan
 	}
@@ -107,7 +107,7 @@ func replicateLate(plan Plan, servers []Candidate, late map[string][]segment.ID)
 	for i := range servers {
 		byName[servers[i].Name] = &servers[i]
 	}
-	listed := func(name string, id segment.ID) (*segment.DataSegment, bool) {
+	listed := func(name string, id segmeta.ID) (*segmeta.DataSegment, bool) {
 		for _, seg := range plan.Hold[name] {
 			if seg.ID() == id {
 				return seg, true
@@ -121,7 +121,7 @@ func replicateLate(plan Plan, servers []Candidate, late map[string][]segment.ID)
 			used[name] += max(seg.Size, 0)
 		}
 	}
-	out := Plan{Hold: make(map[string][]*segment.DataSegment, len(plan.Hold)), Targets: plan.Targets}
+	out := Plan{Hold: make(map[string][]*segmeta.DataSegment, len(plan.Hold)), Targets: plan.Targets}
 	for name, segs := range plan.Hold {
 		out.Hold[name] = segs
 	}
@@ -148,7 +148,7 @@ func replicateLate(plan Plan, servers []Candidate, late map[string][]segment.ID)
 				if c.Name == name || c.Tier != from.Tier || c.Decommissioning {
 					continue
 				}
-				if slices.ContainsFunc(out.Hold[c.Name], func(s *segment.DataSegment) bool { return s.ID() == id }) {
+				if slices.ContainsFunc(out.Hold[c.Name], func(s *segmeta.DataSegment) bool { return s.ID() == id }) {
 					continue
 				}
 				if c.MaxSize > 0 && used[c.Name]+max(seg.Size, 0) > c.MaxSize {
@@ -162,7 +162,7 @@ func replicateLate(plan Plan, servers []Candidate, late map[string][]segment.ID)
 				continue
 			}
 			hold := slices.Clone(out.Hold[best.Name])
-			i, _ := slices.BinarySearchFunc(hold, id, func(s *segment.DataSegment, id segment.ID) int { return s.ID().Compare(id) })
+			i, _ := slices.BinarySearchFunc(hold, id, func(s *segmeta.DataSegment, id segmeta.ID) int { return s.ID().Compare(id) })
 			out.Hold[best.Name] = slices.Insert(hold, i, seg)
 			used[best.Name] += max(seg.Size, 0)
 		}

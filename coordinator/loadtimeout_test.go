@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"strata/segment"
+	"strata/segmeta"
 )
 
 func TestLoadTrackerAges(t *testing.T) {
@@ -44,7 +44,7 @@ func TestLoadTrackerAges(t *testing.T) {
 	}
 }
 
-func countIDs(m map[string][]segment.ID) int {
+func countIDs(m map[string][]segmeta.ID) int {
 	n := 0
 	for _, ids := range m {
 		n += len(ids)
@@ -62,17 +62,17 @@ func TestReplicateLate(t *testing.T) {
 	servers[2].Decommissioning = true
 	plan := PlanAssignments(segs, want, servers)
 	var slow string
-	var id segment.ID
+	var id segmeta.ID
 	for name, hold := range plan.Hold {
 		if len(hold) > 0 && name != "o-00:8083" {
 			slow, id = name, hold[0].ID()
 			break
 		}
 	}
-	out := replicateLate(plan, servers, map[string][]segment.ID{slow: {id}})
+	out := replicateLate(plan, servers, map[string][]segmeta.ID{slow: {id}})
 	var on []string
 	for name, hold := range out.Hold {
-		if slices.ContainsFunc(hold, func(s *segment.DataSegment) bool { return s.ID() == id }) {
+		if slices.ContainsFunc(hold, func(s *segmeta.DataSegment) bool { return s.ID() == id }) {
 			on = append(on, name)
 		}
 	}
@@ -81,11 +81,11 @@ func TestReplicateLate(t *testing.T) {
 		t.Fatalf("segment %s now on %v (late on %s)", id, on, slow)
 	}
 	for name, hold := range out.Hold {
-		if !slices.IsSortedFunc(hold, func(a, b *segment.DataSegment) int { return a.ID().Compare(b.ID()) }) {
+		if !slices.IsSortedFunc(hold, func(a, b *segmeta.DataSegment) int { return a.ID().Compare(b.ID()) }) {
 			t.Fatalf("%s's hold list is not sorted", name)
 		}
 	}
-	if again := replicateLate(plan, servers, map[string][]segment.ID{slow: {id}}); !equalHolds(again, out) {
+	if again := replicateLate(plan, servers, map[string][]segmeta.ID{slow: {id}}); !equalHolds(again, out) {
 		t.Fatal("not deterministic")
 	}
 	if same := replicateLate(plan, servers, nil); !equalHolds(same, plan) {
@@ -98,7 +98,7 @@ func equalHolds(a, b Plan) bool {
 		return false
 	}
 	for name, h := range a.Hold {
-		if !slices.EqualFunc(h, b.Hold[name], func(x, y *segment.DataSegment) bool { return x.ID() == y.ID() }) {
+		if !slices.EqualFunc(h, b.Hold[name], func(x, y *segmeta.DataSegment) bool { return x.ID() == y.ID() }) {
 			return false
 		}
 	}

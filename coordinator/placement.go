@@ -12,7 +12,7 @@ import (
 	"strata/commands"
 	"strata/fsm"
 	"strata/rules"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // ErrSettling means the coordinator became leader too recently to know every
@@ -65,8 +65,8 @@ const planTick = 5 * time.Second
 // Current is one computed placement. Read it, do not change it.
 type Current struct {
 	NowMs    int64
-	Segments map[string][]*segment.DataSegment // served view per datasource, in id order
-	Wants    map[segment.ID]Want
+	Segments map[string][]*segmeta.DataSegment // served view per datasource, in id order
+	Wants    map[segmeta.ID]Want
 	Servers  []Server // the inventory the plan was made from, by name
 	Plan     Plan
 }
@@ -86,8 +86,8 @@ func (p *Placement) Current(now time.Time) (*Current, error) {
 	if p.cur != nil && key == p.key && (p.recheck.IsZero() || now.Before(p.recheck)) {
 		return p.cur, nil
 	}
-	c := &Current{NowMs: now.UnixMilli(), Segments: map[string][]*segment.DataSegment{}, Wants: map[segment.ID]Want{}}
-	var all []*segment.DataSegment
+	c := &Current{NowMs: now.UnixMilli(), Segments: map[string][]*segmeta.DataSegment{}, Wants: map[segmeta.ID]Want{}}
+	var all []*segmeta.DataSegment
 	var cfg commands.CoordinatorDynamicConfig
 	p.Node.FSM().Read(func(st *fsm.State) {
 		cfg = st.CoordinatorConfig()
@@ -116,7 +116,7 @@ func (p *Placement) Current(now time.Time) (*Current, error) {
 	if cfg.PauseCoordination {
 		c.Plan, p.recheck = frozen(cands), time.Time{}
 	} else {
-		want := func(seg *segment.DataSegment) Want { return c.Wants[seg.ID()] }
+		want := func(seg *segmeta.DataSegment) Want { return c.Wants[seg.ID()] }
 		c.Plan = Throttle(PlanAssignments(all, want, cands), cands, want, LimitsOf(cfg, len(all)))
 		c.Plan = p.watchLoads(cfg, c.Plan, cands, now)
 		c.Plan = p.keepForHandover(c, cands, now)
@@ -128,20 +128,20 @@ func (p *Placement) Current(now time.Time) (*Current, error) {
 // keepForHandover adds to the plan the segments that left the served view
 // but must stay loaded until what replaces them is (see handover).
 func (p *Placement) keepForHandover(c *Current, cands []Candidate, now time.Time) Plan {
-	inServed := func(id segment.ID) bool { _, ok := c.Wants[id]; return ok }
+	inServed := func(id segmeta.ID) bool { _, ok := c.Wants[id]; return ok }
 	if leader := p.Node.LeaderSince(); !p.handover.leader.Equal(leader) {
 		p.handover = handover{leader: leader} // what another leadership asked for is not known
 	}
 	var plan Plan
 	p.Node.FSM().Read(func(st *fsm.State) {
 		defaults := st.DefaultRules()
-		repl := func(seg *segment.DataSegment) ([]*segment.DataSegment, func(*segment.DataSegment) bool) {
+		repl := func(seg *segmeta.DataSegment) ([]*segmeta.DataSegment, func(*segmeta.DataSegment) bool) {
 			tl := st.UsedIndex().Timeline(seg.DataSource)
 			if tl == nil {
 				return nil, nil
 			}
 			own, _ := st.Rules(seg.DataSource)
-			return tl.VisibleSegments(seg.Interval), func(t *segment.DataSegment) bool {
+			return tl.VisibleSegments(seg.Interval), func(t *segmeta.DataSegment) bool {
 				if w, ok := c.Wants[t.ID()]; ok {
 					return w.Wanted()
 				}
@@ -179,13 +179,13 @@ func (p *Placement) watchLoads(cfg commands.CoordinatorDynamicConfig, plan Plan,
 // coordinator dynamic config): every historical keeps exactly what it holds,
 // loading and dropping nothing.
 func frozen(cands []Candidate) Plan {
-	p := Plan{Hold: make(map[string][]*segment.DataSegment, len(cands)), Targets: map[segment.ID][]string{}}
+	p := Plan{Hold: make(map[string][]*segmeta.DataSegment, len(cands)), Targets: map[segmeta.ID][]string{}}
 	for _, c := range cands {
-		hold := make([]*segment.DataSegment, 0, len(c.Held))
+		hold := make([]*segmeta.DataSegment, 0, len(c.Held))
 		for _, seg := range c.Held {
 			hold = append(hold, seg)
 		}
-		slices.SortFunc(hold, func(a, b *segment.DataSegment) int { return a.ID().Compare(b.ID()) })
+		slices.SortFunc(hold, func(a, b *segmeta.DataSegment) int { return a.ID().Compare(b.ID()) })
 		p.Hold[c.Name] = hold
 	}
 	return p
@@ -193,7 +193,7 @@ func frozen(cands []Candidate) Plan {
 
 // WantOf is what the first rule matching seg asks of the historicals: drop
 // rules and segments no rule matches ask for nothing.
-func WantOf(own, defaults []rules.Rule, seg *segment.DataSegment, nowMs int64) Want {
+func WantOf(own, defaults []rules.Rule, seg *segmeta.DataSegment, nowMs int64) Want {
 	r, ok := rules.Match(own, defaults, seg.Interval, nowMs)
 	if !ok {
 		return Want{}
@@ -209,21 +209,21 @@ func WantOf(own, defaults []rules.Rule, seg *segment.DataSegment, nowMs int64) W
 
 // ServedSegments returns the used segments of ds that no other used segment
 // overshadows, in id order: what the coordinator has historicals serve.
-func ServedSegments(st *fsm.State, ds string) []*segment.DataSegment {
+func ServedSegments(st *fsm.State, ds string) []*segmeta.DataSegment {
 	tl := st.UsedIndex().Timeline(ds)
 	if tl == nil {
 		return nil
 	}
 	over := tl.Overshadowed()
-	var skip map[*segment.DataSegment]bool
+	var skip map[*segmeta.DataSegment]bool
 	if len(over) > 0 {
-		skip = make(map[*segment.DataSegment]bool, len(over))
+		skip = make(map[*segmeta.DataSegment]bool, len(over))
 		for _, s := range over {
 			skip[s] = true
 		}
 	}
-	out := make([]*segment.DataSegment, 0, tl.Len()-len(over))
-	tl.Segments(func(s *segment.DataSegment) bool {
+	out := make([]*segmeta.DataSegment, 0, tl.Len()-len(over))
+	tl.Segments(func(s *segmeta.DataSegment) bool {
 		if !skip[s] {
 			out = append(out, s)
 		}

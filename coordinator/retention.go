@@ -10,7 +10,7 @@ import (
 	"strata/commands"
 	"strata/fsm"
 	"strata/rules"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // Retention is the leader duty that retires segments, as Druid's coordinator
@@ -57,7 +57,7 @@ func (r *Retention) RunOnce(now time.Time) (int, error) {
 				continue
 			}
 			own, _ := st.Rules(ds)
-			tl.Segments(func(seg *segment.DataSegment) bool {
+			tl.Segments(func(seg *segmeta.DataSegment) bool {
 				if rule, ok := rules.Match(own, defaults, seg.Interval, now.UnixMilli()); ok && rule.Kind() == rules.Drop {
 					drops[ds] = append(drops[ds], seg.ID().String())
 				}

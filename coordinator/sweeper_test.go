@@ -20,7 +20,7 @@ import (
 	"strata/ingest"
 	"strata/internal/eventually"
 	"strata/interval"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 )
 
@@ -69,8 +69,8 @@ func killDay(t *testing.T, n *cluster.Node, ds, ls string) {
 func publish(t *testing.T, n *cluster.Node, ds, ls string) {
 	t.Helper()
 	iv, _ := interval.Parse("2024-01-01/2024-01-02")
-	seg := &segment.DataSegment{DataSource: ds, Interval: iv, Version: "v1", LoadSpec: segment.RawJSON(ls), ShardSpec: segment.NumberedShard(0, 1), Size: 1}
-	propose(t, n, commands.PublishSegments{DataSource: ds, Segments: fsm.EncodeSegments([]*segment.DataSegment{seg}), Count: 1})
+	seg := &segmeta.DataSegment{DataSource: ds, Interval: iv, Version: "v1", LoadSpec: segmeta.RawJSON(ls), ShardSpec: segmeta.NumberedShard(0, 1), Size: 1}
+	propose(t, n, commands.PublishSegments{DataSource: ds, Segments: fsm.EncodeSegments([]*segmeta.DataSegment{seg}), Count: 1})
 }
 
 // countingRemover counts the attempts at each load spec.

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"strata/commands"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // Limits bound how much loading a plan hands out at once, from the
@@ -65,15 +65,15 @@ func LimitsOf(cfg commands.CoordinatorDynamicConfig, usedSegments int) Limits {
 // does. A held-back load stays a target, so the servers that hold the segment
 // now keep it; it is handed out by a later plan. The result depends only on
 // the inputs, so an unchanged cluster keeps the same loads in flight.
-func Throttle(plan Plan, servers []Candidate, want func(*segment.DataSegment) Want, lim Limits) Plan {
+func Throttle(plan Plan, servers []Candidate, want func(*segmeta.DataSegment) Want, lim Limits) Plan {
 	srv := slices.Clone(servers)
 	slices.SortStableFunc(srv, func(a, b Candidate) int { return strings.Compare(a.Name, b.Name) })
 	srv = slices.CompactFunc(srv, func(a, b Candidate) bool { return a.Name == b.Name })
 	// The loads: entries of a server's hold list it does not hold yet (the
 	// planner lists a non-target only when it holds the segment). Segments
 	// are numbered in a map keyed by pointer; hashing their ids is the cost.
-	num := map[*segment.DataSegment]int32{}
-	var segs []*segment.DataSegment
+	num := map[*segmeta.DataSegment]int32{}
+	var segs []*segmeta.DataSegment
 	var loadsOf [][]int32 // per segment number, the servers loading it, in name order
 	for i := range srv {
 		for _, seg := range plan.Hold[srv[i].Name] {
@@ -94,7 +94,7 @@ func Throttle(plan Plan, servers []Candidate, want func(*segment.DataSegment) Wa
 		return plan
 	}
 	// Who holds each of them now.
-	byID := make(map[segment.ID]int32, len(segs))
+	byID := make(map[segmeta.ID]int32, len(segs))
 	for k, seg := range segs {
 		byID[seg.ID()] = int32(k)
 	}
@@ -115,7 +115,7 @@ func Throttle(plan Plan, servers []Candidate, want func(*segment.DataSegment) Wa
 	queue := make([]int, len(srv))
 	replicaLoads, moveLoads, decomLoads := map[string]int{}, map[string]int{}, map[string]int{}
 	nonPrimary := 0
-	heldBack := make([]map[*segment.DataSegment]bool, len(srv))
+	heldBack := make([]map[*segmeta.DataSegment]bool, len(srv))
 	inTier, decomInTier := map[string]int{}, map[string]bool{}
 	for _, seg := range order {
 		k := num[seg]
@@ -154,19 +154,19 @@ func Throttle(plan Plan, servers []Candidate, want func(*segment.DataSegment) Wa
 				continue
 			}
 			if heldBack[i] == nil {
-				heldBack[i] = map[*segment.DataSegment]bool{}
+				heldBack[i] = map[*segmeta.DataSegment]bool{}
 			}
 			heldBack[i][seg] = true
 		}
 	}
-	out := Plan{Hold: make(map[string][]*segment.DataSegment, len(plan.Hold)), Targets: plan.Targets}
+	out := Plan{Hold: make(map[string][]*segmeta.DataSegment, len(plan.Hold)), Targets: plan.Targets}
 	maps.Copy(out.Hold, plan.Hold)
 	for i, skip := range heldBack {
 		if len(skip) == 0 {
 			continue
 		}
 		all := plan.Hold[srv[i].Name]
-		kept := make([]*segment.DataSegment, 0, len(all)-len(skip))
+		kept := make([]*segmeta.DataSegment, 0, len(all)-len(skip))
 		for _, seg := range all {
 			if !skip[seg] {
 				kept = append(kept, seg)

@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"strata/commands"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // loads lists, per server, the segments a plan asks it to load (targets it
 // does not hold yet).
-func loads(p Plan, servers []Candidate) map[string][]segment.ID {
-	out := map[string][]segment.ID{}
+func loads(p Plan, servers []Candidate) map[string][]segmeta.ID {
+	out := map[string][]segmeta.ID{}
 	for _, c := range servers {
 		for _, seg := range p.Hold[c.Name] {
 			if _, ok := c.Held[seg.ID()]; !ok {
@@ -24,17 +24,17 @@ func loads(p Plan, servers []Candidate) map[string][]segment.ID {
 }
 
 // copies counts the servers whose hold list has seg.
-func copies(p Plan, servers []Candidate, seg *segment.DataSegment) int {
+func copies(p Plan, servers []Candidate, seg *segmeta.DataSegment) int {
 	n := 0
 	for _, c := range servers {
-		if slices.ContainsFunc(p.Hold[c.Name], func(s *segment.DataSegment) bool { return s.ID() == seg.ID() }) {
+		if slices.ContainsFunc(p.Hold[c.Name], func(s *segmeta.DataSegment) bool { return s.ID() == seg.ID() }) {
 			n++
 		}
 	}
 	return n
 }
 
-func countLoads(m map[string][]segment.ID) int {
+func countLoads(m map[string][]segmeta.ID) int {
 	n := 0
 	for _, ids := range m {
 		n += len(ids)
@@ -46,7 +46,7 @@ func countLoads(m map[string][]segment.ID) int {
 func holding(p Plan, servers []Candidate) []Candidate {
 	out := slices.Clone(servers)
 	for i := range out {
-		out[i].Held = map[segment.ID]*segment.DataSegment{}
+		out[i].Held = map[segmeta.ID]*segmeta.DataSegment{}
 		for _, seg := range p.Hold[out[i].Name] {
 			out[i].Held[seg.ID()] = seg
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"strata/commands"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // step is one entry of fullLog with what applying it must give, so that the
@@ -26,10 +26,10 @@ type step struct {
 func fullLog(t *testing.T) []*raft.Log {
 	t.Helper()
 	wl := commands.StringList{"logs"}
-	wikiSegs := []*segment.DataSegment{seg("wiki", 0, "v1", 0, 0), seg("wiki", 1, "v1", 0, 0)}
+	wikiSegs := []*segmeta.DataSegment{seg("wiki", 0, "v1", 0, 0), seg("wiki", 1, "v1", 0, 0)}
 	taskPublish := kafkaPublish(wikiSegs, kmeta("t", 0, 0), kmeta("t", 0, 42, 1, 7))
 	taskPublish.TaskID = "index_kafka_wiki"
-	logsSegs := []*segment.DataSegment{seg("logs", 0, "v1", 0, 1), seg("logs", 1, "v1", 0, 1), seg("logs", 2, "v1", 0, 1)}
+	logsSegs := []*segmeta.DataSegment{seg("logs", 0, "v1", 0, 1), seg("logs", 1, "v1", 0, 1), seg("logs", 2, "v1", 0, 1)}
 	steps := []step{
 		{cmd: commands.SetCoordinatorConfig{Patch: commands.CoordinatorConfigPatch{MaxSegmentsToMove: i32(7), KillDataSourceWhitelist: &wl}}},
 		{cmd: commands.SetWorkerConfig{Config: commands.WorkerBehaviorConfig{Type: "default", SelectStrategy: &commands.SelectStrategy{Type: "fillCapacity"}, AutoScaler: json.RawMessage("null")}}},

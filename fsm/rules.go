@@ -8,7 +8,7 @@ import (
 
 	"strata/commands"
 	"strata/rules"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // AuditRules is the audit type of retention rule changes; the key is the
@@ -155,7 +155,7 @@ func init() {
 // mean the same inputs (a restored state never equals an earlier one: its
 // index is a new one).
 type PlacementVersion struct {
-	index    *segment.Index
+	index    *segmeta.Index
 	indexGen uint64
 	rulesGen uint64
 	config   *commands.CoordinatorDynamicConfig

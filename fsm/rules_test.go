@@ -10,7 +10,7 @@ import (
 	"strata/commands"
 	"strata/interval"
 	"strata/rules"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 func setRules(t *testing.T, i uint64, ms int64, ds, body string) *raft.Log {
@@ -160,8 +160,8 @@ func TestPlacementVersion(t *testing.T) {
 		t.Fatal("a coordinator config change did not move the placement version")
 	}
 	iv, _ := interval.Parse("2024-01-01/2024-01-02")
-	ps := publishCmd([]*segment.DataSegment{{DataSource: "wiki", Interval: iv, Version: "v1", LoadSpec: `{"type":"local","path":"/x"}`,
-		ShardSpec: segment.NumberedShard(0, 1), Size: 1}}, "", "")
+	ps := publishCmd([]*segmeta.DataSegment{{DataSource: "wiki", Interval: iv, Version: "v1", LoadSpec: `{"type":"local","path":"/x"}`,
+		ShardSpec: segmeta.NumberedShard(0, 1), Size: 1}}, "", "")
 	if res := f.Apply(entry(t, 4, 4000, ps, "a")).(Result); res.Err != nil {
 		t.Fatal(res.Err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"strata/commands"
 	"strata/interval"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 )
 
@@ -19,7 +19,7 @@ import (
 // stored (a change stores a new record), which lets a snapshot hold pointers
 // to them while Apply goes on.
 type SegmentRecord struct {
-	Segment       *segment.DataSegment
+	Segment       *segmeta.DataSegment
 	Used          bool
 	UsedUpdatedMs int64 // leader time of the last used/unused flip
 	CreatedMs     int64 // leader time of the publish
@@ -28,9 +28,9 @@ type SegmentRecord struct {
 // segmentsTable is the segment metadata of every datasource plus the timeline
 // (an index over used segments) that answers which segments serve an interval.
 type segmentsTable struct {
-	records  map[segment.ID]*SegmentRecord
-	byDS     map[string]map[segment.ID]*SegmentRecord
-	used     *segment.Index
+	records  map[segmeta.ID]*SegmentRecord
+	byDS     map[string]map[segmeta.ID]*SegmentRecord
+	used     *segmeta.Index
 	metadata map[string]string // datasource → ingestion metadata (compact JSON)
 	pending  map[string]string // deep-storage loadSpec awaiting deletion → segment id
 
@@ -45,9 +45,9 @@ type segmentsTable struct {
 
 func (t *segmentsTable) init() {
 	if t.records == nil {
-		t.records = map[segment.ID]*SegmentRecord{}
-		t.byDS = map[string]map[segment.ID]*SegmentRecord{}
-		t.used = segment.NewIndex()
+		t.records = map[segmeta.ID]*SegmentRecord{}
+		t.byDS = map[string]map[segmeta.ID]*SegmentRecord{}
+		t.used = segmeta.NewIndex()
 		t.metadata = map[string]string{}
 		t.pending = map[string]string{}
 		t.files = map[string]int32{}
@@ -66,13 +66,13 @@ func (t *segmentsTable) put(r *SegmentRecord) {
 	t.records[id] = r
 	m := t.byDS[id.DataSource]
 	if m == nil {
-		m = map[segment.ID]*SegmentRecord{}
+		m = map[segmeta.ID]*SegmentRecord{}
 		t.byDS[id.DataSource] = m
 	}
 	m[id] = r
 }
 
-func (t *segmentsTable) delete(id segment.ID) {
+func (t *segmentsTable) delete(id segmeta.ID) {
 	if old := t.records[id]; old != nil {
 		countFile(t.files, old.Segment.LoadSpec, -1)
 	}
@@ -87,7 +87,7 @@ func (t *segmentsTable) delete(id segment.ID) {
 
 // countFile adds delta to the count of the file loadSpec names (nothing for
 // load specs naming no file, such as tombstones).
-func countFile(m map[string]int32, loadSpec segment.RawJSON, delta int32) {
+func countFile(m map[string]int32, loadSpec segmeta.RawJSON, delta int32) {
 	k := deep.FileKey(string(loadSpec))
 	if k == "" {
 		return
@@ -102,7 +102,7 @@ func countFile(m map[string]int32, loadSpec segment.RawJSON, delta int32) {
 // queueDeletion adds a loadSpec to the pending deletions.
 func (t *segmentsTable) queueDeletion(loadSpec, id string) {
 	if _, ok := t.pending[loadSpec]; !ok {
-		countFile(t.pendingFiles, segment.RawJSON(loadSpec), 1)
+		countFile(t.pendingFiles, segmeta.RawJSON(loadSpec), 1)
 	}
 	t.pending[loadSpec] = id
 }
@@ -113,7 +113,7 @@ func (t *segmentsTable) dequeueDeletion(loadSpec string) bool {
 		return false
 	}
 	delete(t.pending, loadSpec)
-	countFile(t.pendingFiles, segment.RawJSON(loadSpec), -1)
+	countFile(t.pendingFiles, segmeta.RawJSON(loadSpec), -1)
 	return true
 }
 
@@ -129,13 +129,13 @@ type PublishResult struct {
 }
 
 // DecodeSegments decodes the binary segment list of a PublishSegments command.
-func DecodeSegments(b []byte, count int) ([]*segment.DataSegment, error) {
+func DecodeSegments(b []byte, count int) ([]*segmeta.DataSegment, error) {
 	if count < 0 || count > len(b) {
 		return nil, fmt.Errorf("segment count %d does not fit %d bytes", count, len(b))
 	}
-	out := make([]*segment.DataSegment, 0, count)
+	out := make([]*segmeta.DataSegment, 0, count)
 	for len(b) > 0 {
-		s := new(segment.DataSegment)
+		s := new(segmeta.DataSegment)
 		rest, err := s.DecodeBinary(b)
 		if err != nil {
 			return nil, err
@@ -150,7 +150,7 @@ func DecodeSegments(b []byte, count int) ([]*segment.DataSegment, error) {
 }
 
 // EncodeSegments builds the binary segment list for PublishSegments.
-func EncodeSegments(segs []*segment.DataSegment) []byte {
+func EncodeSegments(segs []*segmeta.DataSegment) []byte {
 	var b []byte
 	for _, s := range segs {
 		b = s.AppendBinary(b)
@@ -222,8 +222,8 @@ func applyPublishSegments(s *State, m Meta, c commands.PublishSegments) (any, er
 			return nil, Invalid("endMetadata: %v", err)
 		}
 	}
-	var fresh []*segment.DataSegment
-	seen := map[segment.ID]bool{}
+	var fresh []*segmeta.DataSegment
+	seen := map[segmeta.ID]bool{}
 	for _, seg := range segs {
 		id := seg.ID()
 		if r := t.records[id]; r != nil {
@@ -246,7 +246,7 @@ func applyPublishSegments(s *State, m Meta, c commands.PublishSegments) (any, er
 	// one published onto a killed segment's file would lose its data to the
 	// pending deletion. (Only commands that ask: entries written before the
 	// check existed replay as they applied then.)
-	claimed := map[string]segment.ID{}
+	claimed := map[string]segmeta.ID{}
 	for _, seg := range fresh {
 		k := deep.FileKey(string(seg.LoadSpec))
 		if !c.OwnFiles || k == "" {
@@ -302,7 +302,7 @@ func applyMarkSegments(s *State, m Meta, c commands.MarkSegments) (any, error) {
 		var unknown []string
 		for _, raw := range c.IDs {
 			found := false
-			for _, id := range segment.PossibleIDsWithDataSource(c.DataSource, raw) {
+			for _, id := range segmeta.PossibleIDsWithDataSource(c.DataSource, raw) {
 				if r := t.records[id]; r != nil {
 					cands = append(cands, r)
 					found = true
@@ -348,8 +348,8 @@ func applyMarkSegments(s *State, m Meta, c commands.MarkSegments) (any, error) {
 	if len(flip) == 0 {
 		return MarkResult{}, nil
 	}
-	segs := make([]*segment.DataSegment, len(flip))
-	ids := make([]segment.ID, len(flip))
+	segs := make([]*segmeta.DataSegment, len(flip))
+	ids := make([]segmeta.ID, len(flip))
 	for i, r := range flip {
 		segs[i], ids[i] = r.Segment, r.Segment.ID()
 	}
@@ -445,7 +445,7 @@ func (s *State) Segments(dataSource string) []*SegmentRecord {
 }
 
 // Segment returns one record.
-func (s *State) Segment(id segment.ID) (*SegmentRecord, bool) {
+func (s *State) Segment(id segmeta.ID) (*SegmentRecord, bool) {
 	r, ok := s.segments.records[id]
 	return r, ok
 }
@@ -468,15 +468,15 @@ func (s *State) DataSourceNames(includeUnused bool) []string {
 
 // UsedIndex is the timeline index over used segments. Callers must only read it
 // inside FSM.Read.
-func (s *State) UsedIndex() *segment.Index {
+func (s *State) UsedIndex() *segmeta.Index {
 	if s.segments.used == nil {
-		return segment.NewIndex()
+		return segmeta.NewIndex()
 	}
 	return s.segments.used
 }
 
 // IsOvershadowed reports whether seg is overshadowed by used segments.
-func (s *State) IsOvershadowed(seg *segment.DataSegment) bool {
+func (s *State) IsOvershadowed(seg *segmeta.DataSegment) bool {
 	if s.segments.used == nil {
 		return false
 	}
@@ -538,7 +538,7 @@ var segmentTables = []table{
 				// Sorting happens here, outside the FSM lock.
 				slices.SortFunc(recs, func(a, b *SegmentRecord) int { return a.Segment.ID().Compare(b.Segment.ID()) })
 				var buf []byte
-				enc := segment.NewEncoder() // shares a string dictionary across the table
+				enc := segmeta.NewEncoder() // shares a string dictionary across the table
 				for _, r := range recs {
 					buf = buf[:0]
 					if r.Used {
@@ -559,8 +559,8 @@ var segmentTables = []table{
 		restore: func(s *State, r *recordReader, n int) error {
 			t := &s.segments
 			t.init()
-			var used []*segment.DataSegment
-			dec := segment.NewDecoder()
+			var used []*segmeta.DataSegment
+			dec := segmeta.NewDecoder()
 			for i := 0; i < n; i++ {
 				b, err := r.readRaw()
 				if err != nil {
@@ -569,7 +569,7 @@ var segmentTables = []table{
 				if len(b) < 3 || b[0] > 1 {
 					return fmt.Errorf("segment record %d is malformed", i)
 				}
-				rec := &SegmentRecord{Used: b[0] == 1, Segment: new(segment.DataSegment)}
+				rec := &SegmentRecord{Used: b[0] == 1, Segment: new(segmeta.DataSegment)}
 				b = b[1:]
 				var k int
 				if rec.UsedUpdatedMs, k = binary.Varint(b); k <= 0 {
@@ -595,7 +595,7 @@ var segmentTables = []table{
 	withRestored(kvTable("pending_file_deletions", func(s *State) map[string]string { return s.segments.pending }),
 		func(s *State) {
 			for ls := range s.segments.pending {
-				countFile(s.segments.pendingFiles, segment.RawJSON(ls), 1)
+				countFile(s.segments.pendingFiles, segmeta.RawJSON(ls), 1)
 			}
 		}),
 }

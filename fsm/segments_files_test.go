@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"strata/commands"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // With OwnFiles, a segment may not name a file another segment (used or
@@ -13,7 +13,7 @@ import (
 func TestPublishOwnFiles(t *testing.T) {
 	a := &applier{t: t, f: New(nil)}
 	wiki := seg("wiki", 0, "v1", 0, 1)
-	own := func(segs ...*segment.DataSegment) commands.PublishSegments {
+	own := func(segs ...*segmeta.DataSegment) commands.PublishSegments {
 		c := publishCmd(segs, "", "")
 		c.OwnFiles = true
 		return c
@@ -23,7 +23,7 @@ func TestPublishOwnFiles(t *testing.T) {
 	}
 	// Another datasource's segment onto wiki's file, spelled differently.
 	thief := seg("evil", 0, "v1", 0, 1)
-	thief.LoadSpec = segment.RawJSON(`{"path":"/deep/wiki/0/./v1/0/index.seg","type":"local"}`)
+	thief.LoadSpec = segmeta.RawJSON(`{"path":"/deep/wiki/0/./v1/0/index.seg","type":"local"}`)
 	if res := a.apply(own(thief)); KindOf(res.Err) != KindConflict {
 		t.Fatalf("publish onto another segment's file: %+v", res)
 	}
@@ -55,7 +55,7 @@ func TestPublishOwnFiles(t *testing.T) {
 	}
 	// An entry without OwnFiles applies as before.
 	thief.Version = "v3"
-	if res := a.apply(publishCmd([]*segment.DataSegment{thief}, "", "")); res.Err != nil {
+	if res := a.apply(publishCmd([]*segmeta.DataSegment{thief}, "", "")); res.Err != nil {
 		t.Fatalf("legacy publish: %+v", res)
 	}
 }
@@ -68,8 +68,8 @@ func TestFileInUseAcrossKillAndRestore(t *testing.T) {
 	wiki := seg("wiki", 0, "v1", 0, 1)
 	evil := seg("evil", 0, "v1", 0, 1)
 	evil.LoadSpec = wiki.LoadSpec // state from before OwnFiles: two segments, one file
-	a.apply(publishCmd([]*segment.DataSegment{wiki}, "", ""))
-	a.apply(publishCmd([]*segment.DataSegment{evil}, "", ""))
+	a.apply(publishCmd([]*segmeta.DataSegment{wiki}, "", ""))
+	a.apply(publishCmd([]*segmeta.DataSegment{evil}, "", ""))
 	a.apply(commands.MarkSegments{DataSource: "evil", All: true})
 	a.apply(commands.KillSegments{DataSource: "evil", Interval: "2024-01-01/2024-01-02", TaskID: "k"})
 	check := func(f *FSM, inUse bool) {
@@ -93,7 +93,7 @@ func TestFileInUseAcrossKillAndRestore(t *testing.T) {
 	check(a.f, false)
 	// The pending index survives a restore: the file stays off limits.
 	r = restore(t, snapshotBytes(t, a.f))
-	c := publishCmd([]*segment.DataSegment{seg("wiki", 0, "v2", 0, 1)}, "", "")
+	c := publishCmd([]*segmeta.DataSegment{seg("wiki", 0, "v2", 0, 1)}, "", "")
 	c.OwnFiles = true
 	shared, _ := DecodeSegments(c.Segments, 1)
 	shared[0].LoadSpec = wiki.LoadSpec

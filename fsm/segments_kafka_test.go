@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"strata/commands"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 func kmeta(stream string, kv ...int64) string {
@@ -19,7 +19,7 @@ func kmeta(stream string, kv ...int64) string {
 	return fmt.Sprintf(`{"type":"kafka","partitions":{"type":"end","stream":%q,"partitionOffsetMap":{%s}}}`, stream, strings.Join(parts, ","))
 }
 
-func kafkaPublish(segs []*segment.DataSegment, start, end string) commands.PublishSegments {
+func kafkaPublish(segs []*segmeta.DataSegment, start, end string) commands.PublishSegments {
 	c := publishCmd(segs, start, end)
 	c.MetadataMode = commands.MetadataModeKafka
 	return c
@@ -35,7 +35,7 @@ func storedMeta(t *testing.T, f *FSM, ds string) string {
 func TestKafkaMetadataCAS(t *testing.T) {
 	a := &applier{t: t, f: New(nil)}
 	// Nothing stored: any start matches; the end offsets are stored canonically.
-	res := a.apply(kafkaPublish([]*segment.DataSegment{seg("k", 0, "v1", 0, 0)}, kmeta("t", 1, 5, 0, 0), kmeta("t", 1, 7, 0, 10)))
+	res := a.apply(kafkaPublish([]*segmeta.DataSegment{seg("k", 0, "v1", 0, 0)}, kmeta("t", 1, 5, 0, 0), kmeta("t", 1, 7, 0, 10)))
 	if res.Err != nil || res.Value.(PublishResult).Published != 1 {
 		t.Fatalf("first publish: %+v", res)
 	}
@@ -43,7 +43,7 @@ func TestKafkaMetadataCAS(t *testing.T) {
 		t.Fatalf("stored %s, want %s", got, want)
 	}
 	// Matching start for one partition; partition 1 untouched; partition 2 is new (absent: matches).
-	res = a.apply(kafkaPublish([]*segment.DataSegment{seg("k", 0, "v1", 1, 0)}, kmeta("t", 0, 10, 2, 3), kmeta("t", 0, 15, 2, 4)))
+	res = a.apply(kafkaPublish([]*segmeta.DataSegment{seg("k", 0, "v1", 1, 0)}, kmeta("t", 0, 10, 2, 3), kmeta("t", 0, 15, 2, 4)))
 	if res.Err != nil {
 		t.Fatalf("matching publish: %v", res.Err)
 	}
@@ -51,7 +51,7 @@ func TestKafkaMetadataCAS(t *testing.T) {
 		t.Fatalf("merged %s, want %s", got, want)
 	}
 	// A stale start (partition 0 moved on) is a conflict and changes nothing.
-	res = a.apply(kafkaPublish([]*segment.DataSegment{seg("k", 1, "v1", 0, 0)}, kmeta("t", 0, 10), kmeta("t", 0, 20)))
+	res = a.apply(kafkaPublish([]*segmeta.DataSegment{seg("k", 1, "v1", 0, 0)}, kmeta("t", 0, 10), kmeta("t", 0, 20)))
 	if KindOf(res.Err) != KindConflict || !strings.Contains(res.Err.Error(), "partition 0 is 15") {
 		t.Fatalf("stale start: %+v", res)
 	}
@@ -64,15 +64,15 @@ func TestKafkaMetadataCAS(t *testing.T) {
 		t.Fatalf("after conflict %s, want %s", got, want)
 	}
 	// Another stream is a conflict; start and end naming different streams is invalid.
-	if res = a.apply(kafkaPublish([]*segment.DataSegment{seg("k", 1, "v1", 0, 0)}, kmeta("u", 0, 15), kmeta("u", 0, 16))); KindOf(res.Err) != KindConflict {
+	if res = a.apply(kafkaPublish([]*segmeta.DataSegment{seg("k", 1, "v1", 0, 0)}, kmeta("u", 0, 15), kmeta("u", 0, 16))); KindOf(res.Err) != KindConflict {
 		t.Fatalf("stream mismatch: %+v", res)
 	}
-	if res = a.apply(kafkaPublish([]*segment.DataSegment{seg("k", 1, "v1", 0, 0)}, kmeta("t", 0, 15), kmeta("u", 0, 16))); KindOf(res.Err) != KindInvalid {
+	if res = a.apply(kafkaPublish([]*segmeta.DataSegment{seg("k", 1, "v1", 0, 0)}, kmeta("t", 0, 15), kmeta("u", 0, 16))); KindOf(res.Err) != KindInvalid {
 		t.Fatalf("start/end streams differ: %+v", res)
 	}
 	// Druid's aliases (topic, partitionSequenceNumberMap) are accepted.
 	alias := `{"type":"kafka","partitions":{"type":"start","topic":"t","partitionSequenceNumberMap":{"1":7}}}`
-	if res = a.apply(kafkaPublish([]*segment.DataSegment{seg("k", 1, "v1", 0, 0)}, alias, kmeta("t", 1, 9))); res.Err != nil {
+	if res = a.apply(kafkaPublish([]*segmeta.DataSegment{seg("k", 1, "v1", 0, 0)}, alias, kmeta("t", 1, 9))); res.Err != nil {
 		t.Fatalf("aliases: %v", res.Err)
 	}
 	if got, want := storedMeta(t, a.f, "k"), kmeta("t", 0, 15, 1, 9, 2, 4); got != want {
@@ -80,11 +80,11 @@ func TestKafkaMetadataCAS(t *testing.T) {
 	}
 	// Bad metadata and unknown modes are invalid.
 	for _, bad := range []string{`{"type":"kinesis","partitions":{}}`, kmeta("t", 0, -1), `{"type":"kafka","partitions":{"stream":"t","partitionOffsetMap":{"x":1}}}`, `[1]`} {
-		if res = a.apply(kafkaPublish([]*segment.DataSegment{seg("k", 2, "v1", 0, 0)}, bad, kmeta("t", 0, 1))); KindOf(res.Err) != KindInvalid {
+		if res = a.apply(kafkaPublish([]*segmeta.DataSegment{seg("k", 2, "v1", 0, 0)}, bad, kmeta("t", 0, 1))); KindOf(res.Err) != KindInvalid {
 			t.Fatalf("bad start %s: %+v", bad, res)
 		}
 	}
-	c := publishCmd([]*segment.DataSegment{seg("k", 2, "v1", 0, 0)}, "", "")
+	c := publishCmd([]*segmeta.DataSegment{seg("k", 2, "v1", 0, 0)}, "", "")
 	c.MetadataMode = "kinesis"
 	if res = a.apply(c); KindOf(res.Err) != KindInvalid {
 		t.Fatalf("unknown mode: %+v", res)
@@ -93,17 +93,17 @@ func TestKafkaMetadataCAS(t *testing.T) {
 
 func TestKafkaMetadataOverForeignDocument(t *testing.T) {
 	a := &applier{t: t, f: New(nil)}
-	if res := a.apply(publishCmd([]*segment.DataSegment{seg("k", 0, "v1", 0, 0)}, "null", `{"offset":1}`)); res.Err != nil {
+	if res := a.apply(publishCmd([]*segmeta.DataSegment{seg("k", 0, "v1", 0, 0)}, "null", `{"offset":1}`)); res.Err != nil {
 		t.Fatal(res.Err)
 	}
 	// Stored metadata that is not Kafka's cannot be compared per partition.
-	if res := a.apply(kafkaPublish([]*segment.DataSegment{seg("k", 1, "v1", 0, 0)}, kmeta("t", 0, 1), kmeta("t", 0, 2))); KindOf(res.Err) != KindConflict {
+	if res := a.apply(kafkaPublish([]*segmeta.DataSegment{seg("k", 1, "v1", 0, 0)}, kmeta("t", 0, 1), kmeta("t", 0, 2))); KindOf(res.Err) != KindConflict {
 		t.Fatalf("foreign stored metadata: %+v", res)
 	}
 	// The whole-document mode still works on Kafka metadata stored per partition.
 	b := &applier{t: t, f: New(nil)}
-	b.apply(kafkaPublish([]*segment.DataSegment{seg("k", 0, "v1", 0, 0)}, "", kmeta("t", 0, 3)))
-	if res := b.apply(publishCmd([]*segment.DataSegment{seg("k", 1, "v1", 0, 0)}, kmeta("t", 0, 3), kmeta("t", 0, 4))); res.Err != nil {
+	b.apply(kafkaPublish([]*segmeta.DataSegment{seg("k", 0, "v1", 0, 0)}, "", kmeta("t", 0, 3)))
+	if res := b.apply(publishCmd([]*segmeta.DataSegment{seg("k", 1, "v1", 0, 0)}, kmeta("t", 0, 3), kmeta("t", 0, 4))); res.Err != nil {
 		t.Fatalf("whole-document CAS over kafka metadata: %v", res.Err)
 	}
 }
@@ -111,9 +111,9 @@ func TestKafkaMetadataOverForeignDocument(t *testing.T) {
 func TestKafkaMetadataSnapshotAndDeterminism(t *testing.T) {
 	build := func() *FSM {
 		a := &applier{t: t, f: New(nil)}
-		a.apply(kafkaPublish([]*segment.DataSegment{seg("k", 0, "v1", 0, 0)}, kmeta("t", 0, 0, 1, 0, 10, 0), kmeta("t", 10, 4, 0, 3, 1, 2)))
-		a.apply(kafkaPublish([]*segment.DataSegment{seg("k", 1, "v1", 0, 0)}, kmeta("t", 1, 2), kmeta("t", 1, 8)))
-		a.apply(kafkaPublish([]*segment.DataSegment{seg("k", 2, "v1", 0, 0)}, kmeta("t", 1, 2), kmeta("t", 1, 9))) // rejected
+		a.apply(kafkaPublish([]*segmeta.DataSegment{seg("k", 0, "v1", 0, 0)}, kmeta("t", 0, 0, 1, 0, 10, 0), kmeta("t", 10, 4, 0, 3, 1, 2)))
+		a.apply(kafkaPublish([]*segmeta.DataSegment{seg("k", 1, "v1", 0, 0)}, kmeta("t", 1, 2), kmeta("t", 1, 8)))
+		a.apply(kafkaPublish([]*segmeta.DataSegment{seg("k", 2, "v1", 0, 0)}, kmeta("t", 1, 2), kmeta("t", 1, 9))) // rejected
 		return a.f
 	}
 	f1, f2 := build(), build()
@@ -158,7 +158,7 @@ func TestPublishByTaskNeedsRunningTaskAndLock(t *testing.T) {
 	a := &applier{t: t, f: New(nil)}
 	mustOK(t, "submit", a.apply(submitCmd("kt", "k")))
 	pub := func(part int32) commands.PublishSegments {
-		c := kafkaPublish([]*segment.DataSegment{seg("k", 0, "v1", part, 0)}, kmeta("t", 0, int64(part)), kmeta("t", 0, int64(part)+1))
+		c := kafkaPublish([]*segmeta.DataSegment{seg("k", 0, "v1", part, 0)}, kmeta("t", 0, int64(part)), kmeta("t", 0, int64(part)+1))
 		c.TaskID = "kt"
 		return c
 	}

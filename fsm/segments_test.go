@@ -14,29 +14,29 @@ import (
 
 	"strata/commands"
 	"strata/interval"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 const day = int64(24 * 3600 * 1000)
 
 // seg builds a segment of ds for day d (days since 2024-01-01) at version v.
-func seg(ds string, d int64, v string, part, parts int32) *segment.DataSegment {
+func seg(ds string, d int64, v string, part, parts int32) *segmeta.DataSegment {
 	start := int64(1704067200000) + d*day
-	s := &segment.DataSegment{
+	s := &segmeta.DataSegment{
 		DataSource: ds,
 		Interval:   interval.Interval{Start: start, End: start + day},
 		Version:    v,
-		LoadSpec:   segment.RawJSON(fmt.Sprintf(`{"type":"local","path":"/deep/%s/%d/%s/%d/index.seg"}`, ds, d, v, part)),
+		LoadSpec:   segmeta.RawJSON(fmt.Sprintf(`{"type":"local","path":"/deep/%s/%d/%s/%d/index.seg"}`, ds, d, v, part)),
 		Dimensions: []string{"channel", "page"},
 		Metrics:    []string{"count", "added"},
-		ShardSpec:  segment.NumberedShard(part, parts),
+		ShardSpec:  segmeta.NumberedShard(part, parts),
 		Size:       1000 + int64(part),
 	}
 	s.Intern()
 	return s
 }
 
-func publishCmd(segs []*segment.DataSegment, start, end string) commands.PublishSegments {
+func publishCmd(segs []*segmeta.DataSegment, start, end string) commands.PublishSegments {
 	c := commands.PublishSegments{DataSource: segs[0].DataSource, Segments: EncodeSegments(segs), Count: len(segs)}
 	if start != "" {
 		c.StartMetadata = json.RawMessage(start)
@@ -61,17 +61,17 @@ func (a *applier) apply(cmd commands.Command) Result {
 
 func TestPublishAndCAS(t *testing.T) {
 	a := &applier{t: t, f: New(nil)}
-	res := a.apply(publishCmd([]*segment.DataSegment{seg("wiki", 0, "v1", 0, 2), seg("wiki", 0, "v1", 1, 2)}, "", ""))
+	res := a.apply(publishCmd([]*segmeta.DataSegment{seg("wiki", 0, "v1", 0, 2), seg("wiki", 0, "v1", 1, 2)}, "", ""))
 	if res.Err != nil || res.Value.(PublishResult).Published != 2 {
 		t.Fatalf("publish: %+v", res)
 	}
 	// Republishing the same ids is idempotent; other contents under a taken id are refused.
-	if res = a.apply(publishCmd([]*segment.DataSegment{seg("wiki", 0, "v1", 0, 2)}, "", "")); res.Value.(PublishResult).Published != 0 {
+	if res = a.apply(publishCmd([]*segmeta.DataSegment{seg("wiki", 0, "v1", 0, 2)}, "", "")); res.Value.(PublishResult).Published != 0 {
 		t.Fatalf("republish: %+v", res)
 	}
 	other := seg("wiki", 0, "v1", 1, 2)
-	other.LoadSpec = segment.RawJSON(`{"type":"local","path":"/elsewhere"}`)
-	if res = a.apply(publishCmd([]*segment.DataSegment{seg("wiki", 1, "v1", 0, 1), other}, "", "")); KindOf(res.Err) != KindConflict {
+	other.LoadSpec = segmeta.RawJSON(`{"type":"local","path":"/elsewhere"}`)
+	if res = a.apply(publishCmd([]*segmeta.DataSegment{seg("wiki", 1, "v1", 0, 1), other}, "", "")); KindOf(res.Err) != KindConflict {
 		t.Fatalf("id collision: %+v", res)
 	}
 	a.f.Read(func(s *State) {
@@ -80,14 +80,14 @@ func TestPublishAndCAS(t *testing.T) {
 		}
 	})
 	// Exactly-once: the first CAS from null succeeds, a stale one fails and adds nothing.
-	if res = a.apply(publishCmd([]*segment.DataSegment{seg("kafka", 0, "v1", 0, 0)}, `null`, `{"offsets":{"0":10}}`)); res.Err != nil {
+	if res = a.apply(publishCmd([]*segmeta.DataSegment{seg("kafka", 0, "v1", 0, 0)}, `null`, `{"offsets":{"0":10}}`)); res.Err != nil {
 		t.Fatal(res.Err)
 	}
-	res = a.apply(publishCmd([]*segment.DataSegment{seg("kafka", 0, "v1", 1, 0)}, `null`, `{"offsets":{"0":20}}`))
+	res = a.apply(publishCmd([]*segmeta.DataSegment{seg("kafka", 0, "v1", 1, 0)}, `null`, `{"offsets":{"0":20}}`))
 	if KindOf(res.Err) != KindConflict {
 		t.Fatalf("stale CAS: %+v", res)
 	}
-	if res = a.apply(publishCmd([]*segment.DataSegment{seg("kafka", 0, "v1", 1, 0)}, `{"offsets": {"0": 10}}`, `{"offsets":{"0":20}}`)); res.Err != nil {
+	if res = a.apply(publishCmd([]*segmeta.DataSegment{seg("kafka", 0, "v1", 1, 0)}, `{"offsets": {"0": 10}}`, `{"offsets":{"0":20}}`)); res.Err != nil {
 		t.Fatalf("CAS with equal metadata in another formatting: %v", res.Err)
 	}
 	a.f.Read(func(s *State) {
@@ -102,12 +102,12 @@ func TestPublishAndCAS(t *testing.T) {
 		}
 	})
 	// Invalid input is rejected whole.
-	bad := publishCmd([]*segment.DataSegment{seg("wiki", 1, "v1", 0, 1)}, "", "")
+	bad := publishCmd([]*segmeta.DataSegment{seg("wiki", 1, "v1", 0, 1)}, "", "")
 	bad.DataSource = "other"
 	if res = a.apply(bad); KindOf(res.Err) != KindInvalid {
 		t.Fatalf("wrong datasource: %+v", res)
 	}
-	bad = publishCmd([]*segment.DataSegment{seg("wiki", 1, "v1", 0, 1)}, "", "")
+	bad = publishCmd([]*segmeta.DataSegment{seg("wiki", 1, "v1", 0, 1)}, "", "")
 	bad.Count = 5
 	if res = a.apply(bad); KindOf(res.Err) != KindInvalid {
 		t.Fatalf("wrong count: %+v", res)
@@ -120,10 +120,10 @@ func TestPublishAndCAS(t *testing.T) {
 
 func TestMarkAndKill(t *testing.T) {
 	a := &applier{t: t, f: New(nil)}
-	old := []*segment.DataSegment{seg("wiki_x", 0, "v1", 0, 1), seg("wiki_x", 1, "v1", 0, 1), seg("wiki_x", 2, "v1", 0, 1)}
+	old := []*segmeta.DataSegment{seg("wiki_x", 0, "v1", 0, 1), seg("wiki_x", 1, "v1", 0, 1), seg("wiki_x", 2, "v1", 0, 1)}
 	a.apply(publishCmd(old, "", ""))
 	newer := seg("wiki_x", 1, "v2", 0, 1)
-	a.apply(publishCmd([]*segment.DataSegment{newer}, "", ""))
+	a.apply(publishCmd([]*segmeta.DataSegment{newer}, "", ""))
 	a.f.Read(func(s *State) {
 		r, _ := s.Segment(old[1].ID())
 		if !s.IsOvershadowed(r.Segment) {
@@ -185,11 +185,11 @@ func TestSegmentsSnapshotAndDeterminism(t *testing.T) {
 	build := func() *FSM {
 		a := &applier{t: t, f: New(nil)}
 		for d := int64(0); d < 20; d++ {
-			a.apply(publishCmd([]*segment.DataSegment{seg("b", d, "v1", 0, 2), seg("b", d, "v1", 1, 2)}, "", ""))
-			a.apply(publishCmd([]*segment.DataSegment{seg("a", d, "v1", 0, 1)}, "", ""))
+			a.apply(publishCmd([]*segmeta.DataSegment{seg("b", d, "v1", 0, 2), seg("b", d, "v1", 1, 2)}, "", ""))
+			a.apply(publishCmd([]*segmeta.DataSegment{seg("a", d, "v1", 0, 1)}, "", ""))
 		}
-		a.apply(publishCmd([]*segment.DataSegment{seg("b", 3, "v2", 0, 1)}, "", ""))
-		a.apply(publishCmd([]*segment.DataSegment{seg("k", 0, "v1", 0, 0)}, "null", `{"p":1}`))
+		a.apply(publishCmd([]*segmeta.DataSegment{seg("b", 3, "v2", 0, 1)}, "", ""))
+		a.apply(publishCmd([]*segmeta.DataSegment{seg("k", 0, "v1", 0, 0)}, "null", `{"p":1}`))
 		a.apply(commands.MarkSegments{DataSource: "a", Interval: "2024-01-05/2024-01-10"})
 		a.apply(commands.KillSegments{DataSource: "a", Interval: "2024-01-05/2024-01-08", TaskID: "k"})
 		return a.f
@@ -230,7 +230,7 @@ func BenchmarkSegmentsAtScale(b *testing.B) {
 	idx := uint64(0)
 	for ds := 0; ds < dsCount; ds++ {
 		name := fmt.Sprintf("ds%03d", ds)
-		segs := make([]*segment.DataSegment, 0, total/dsCount)
+		segs := make([]*segmeta.DataSegment, 0, total/dsCount)
 		for d := int64(0); d < total/dsCount/perDay; d++ {
 			for p := int32(0); p < perDay; p++ {
 				segs = append(segs, seg(name, d, "2024-01-01T00:00:00.000Z", p, perDay))
@@ -253,7 +253,7 @@ func BenchmarkSegmentsAtScale(b *testing.B) {
 	var lookupTotal time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		segs := make([]*segment.DataSegment, 0, 1000)
+		segs := make([]*segmeta.DataSegment, 0, 1000)
 		for p := int32(0); p < 1000; p++ {
 			segs = append(segs, seg("ds000", int64(2000+i), "2024-02-01T00:00:00.000Z", p, 1000))
 		}
@@ -265,7 +265,7 @@ func BenchmarkSegmentsAtScale(b *testing.B) {
 		}
 		publishTotal += time.Since(t0)
 		t0 = time.Now()
-		var hs []segment.Holder
+		var hs []segmeta.Holder
 		f.Read(func(s *State) {
 			hs = s.UsedIndex().Lookup("ds050", interval.Interval{Start: 1704067200000 + 500*day, End: 1704067200000 + 501*day})
 		})

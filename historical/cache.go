@@ -12,7 +12,7 @@ import (
 	"strings"
 	"unicode"
 
-	"strata/segment"
+	"strata/segmeta"
 	stseg "strata/storage/segment"
 )
 
@@ -149,7 +149,7 @@ func dirName(id string) string {
 
 // cached is a segment found in a cache location at start-up.
 type cached struct {
-	seg  *segment.DataSegment
+	seg  *segmeta.DataSegment
 	dir  string
 	size int64
 }
@@ -181,7 +181,7 @@ func scanLocation(root string) ([]cached, []error) {
 			os.RemoveAll(dir)
 			continue
 		}
-		var seg segment.DataSegment
+		var seg segmeta.DataSegment
 		if err := json.Unmarshal(b, &seg); err != nil {
 			problems = append(problems, fmt.Errorf("%s: bad descriptor, removed: %w", dir, err))
 			os.RemoveAll(dir)
@@ -205,7 +205,7 @@ func scanLocation(root string) ([]cached, []error) {
 // openVerified opens a cached segment file and checks it completely: the
 // size the segment was published with, then every checksum. A file that
 // fails is not used (the caller deletes and re-downloads it).
-func openVerified(dir string, seg *segment.DataSegment) (*stseg.Segment, int64, error) {
+func openVerified(dir string, seg *segmeta.DataSegment) (*stseg.Segment, int64, error) {
 	path := filepath.Join(dir, segmentFile)
 	st, err := os.Stat(path)
 	if err != nil {
@@ -226,6 +226,6 @@ func openVerified(dir string, seg *segment.DataSegment) (*stseg.Segment, int64, 
 }
 
 // writeDescriptor records a completed download.
-func writeDescriptor(dir string, seg *segment.DataSegment) error {
+func writeDescriptor(dir string, seg *segmeta.DataSegment) error {
 	return os.WriteFile(filepath.Join(dir, descriptorFile), seg.AppendJSON(nil), 0o644)
 }

@@ -26,7 +26,7 @@ import (
 
 	"strata/interval"
 	"strata/protocol"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 )
 
@@ -86,7 +86,7 @@ type Node struct {
 	loading  map[string]bool
 	retryAt  map[string]time.Time
 	failures map[string]int
-	want     map[string]*segment.DataSegment // the last coordinator listing
+	want     map[string]*segmeta.DataSegment // the last coordinator listing
 	keepOnly map[string]bool                 // of want: keep if held, never load (a handover)
 	replaced map[string]replacement          // realtime ids a hand-off replaced (local.go)
 	locs     []*location
@@ -106,7 +106,7 @@ type Node struct {
 // loaded is a segment in the cache. refs counts running sub-queries; a
 // segment removed while read is closed by the last reader.
 type loaded struct {
-	seg    *segment.DataSegment
+	seg    *segmeta.DataSegment
 	dir    string
 	loc    *location
 	size   int64
@@ -256,7 +256,7 @@ func (n *Node) Announce(since string) protocol.Announcement {
 		a.Unchanged = true
 		return a
 	}
-	a.Segments = make([]*segment.DataSegment, 0, len(n.served))
+	a.Segments = make([]*segmeta.DataSegment, 0, len(n.served))
 	for _, l := range n.served {
 		if l.rt {
 			a.Realtime = append(a.Realtime, l.seg)
@@ -264,7 +264,7 @@ func (n *Node) Announce(since string) protocol.Announcement {
 			a.Segments = append(a.Segments, l.seg)
 		}
 	}
-	byID := func(x, y *segment.DataSegment) int { return x.ID().Compare(y.ID()) }
+	byID := func(x, y *segmeta.DataSegment) int { return x.ID().Compare(y.ID()) }
 	slices.SortFunc(a.Segments, byID)
 	slices.SortFunc(a.Realtime, byID)
 	return a

@@ -17,7 +17,7 @@ import (
 	"strata/internal/eventually"
 	"strata/interval"
 	"strata/protocol"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 	stseg "strata/storage/segment"
 )
@@ -110,29 +110,29 @@ func TestNodeLoadsListingAndAnswersSubQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mk := func(ivs, version string, rows int) *segment.DataSegment {
+	mk := func(ivs, version string, rows int) *segmeta.DataSegment {
 		seg, path := localSegment(t, ivs, version, 0, rows)
-		seg.ShardSpec = segment.NumberedShard(0, 1)
+		seg.ShardSpec = segmeta.NumberedShard(0, 1)
 		spec, err := store.Put(context.Background(), "ds/"+version+"/"+strings.ReplaceAll(ivs, "/", "_"), path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ls, _ := json.Marshal(spec)
-		seg.LoadSpec = segment.RawJSON(ls)
+		seg.LoadSpec = segmeta.RawJSON(ls)
 		return seg
 	}
 	good := mk("2020-01-01/2020-01-02", "v1", 3)
 	old := mk("2020-01-02/2020-01-03", "v0", 2)
 	broken := mk("2020-01-03/2020-01-04", "v1", 2)
-	broken.LoadSpec = segment.RawJSON(`{"type":"local","path":"` + filepath.Join(store.Root(), "nothing/index.seg") + `"}`)
-	tomb := &segment.DataSegment{DataSource: "ds", Version: "v2", ShardSpec: segment.TombstoneShard(), LoadSpec: `{"type":"tombstone"}`}
+	broken.LoadSpec = segmeta.RawJSON(`{"type":"local","path":"` + filepath.Join(store.Root(), "nothing/index.seg") + `"}`)
+	tomb := &segmeta.DataSegment{DataSource: "ds", Version: "v2", ShardSpec: segmeta.TombstoneShard(), LoadSpec: `{"type":"tombstone"}`}
 	tomb.Interval, _ = interval.Parse("2020-01-05/2020-01-06")
 	var mu sync.Mutex
 	listing := func() []byte {
 		mu.Lock()
 		defer mu.Unlock()
 		var parts []string
-		for _, s := range []*segment.DataSegment{good, old, broken, tomb} {
+		for _, s := range []*segmeta.DataSegment{good, old, broken, tomb} {
 			over := "false"
 			if s == old {
 				over = "true"
@@ -241,15 +241,15 @@ func TestNodeKeepsButNeverLoadsKeepOnlySegments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mk := func(ivs string) *segment.DataSegment {
+	mk := func(ivs string) *segmeta.DataSegment {
 		seg, path := localSegment(t, ivs, "v1", 0, 2)
-		seg.ShardSpec = segment.NumberedShard(0, 1)
+		seg.ShardSpec = segmeta.NumberedShard(0, 1)
 		spec, err := store.Put(context.Background(), "ds/v1/"+strings.ReplaceAll(ivs, "/", "_"), path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ls, _ := json.Marshal(spec)
-		seg.LoadSpec = segment.RawJSON(ls)
+		seg.LoadSpec = segmeta.RawJSON(ls)
 		return seg
 	}
 	held := mk("2020-01-01/2020-01-02")
@@ -262,7 +262,7 @@ func TestNodeKeepsButNeverLoadsKeepOnlySegments(t *testing.T) {
 		defer mu.Unlock()
 		listing, polls = "["+strings.Join(entries, ",")+"]", 0
 	}
-	entry := func(s *segment.DataSegment, keepOnly bool) string {
+	entry := func(s *segmeta.DataSegment, keepOnly bool) string {
 		b := s.AppendJSON(nil)
 		if keepOnly {
 			return string(b[:len(b)-1]) + `,"keepOnly":true}`

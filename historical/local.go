@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"strata/protocol"
-	"strata/segment"
+	"strata/segmeta"
 	stseg "strata/storage/segment"
 )
 
@@ -15,7 +15,7 @@ import (
 // on the coordinator's assignment: a running ingestion task's rows, or the
 // segments it published until a historical has loaded them.
 type Served struct {
-	Segment  *segment.DataSegment
+	Segment  *segmeta.DataSegment
 	Path     string // the segment file (storage/segment format)
 	Realtime bool   // rows not yet published: brokers query them beside the timeline, never in it
 }

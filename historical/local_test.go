@@ -8,12 +8,12 @@ import (
 
 	"strata/interval"
 	"strata/protocol"
-	"strata/segment"
+	"strata/segmeta"
 	stseg "strata/storage/segment"
 )
 
 // localSegment writes a one-column segment file of rows x=1..rows.
-func localSegment(t *testing.T, ivs, version string, part int32, rows int) (*segment.DataSegment, string) {
+func localSegment(t *testing.T, ivs, version string, part int32, rows int) (*segmeta.DataSegment, string) {
 	t.Helper()
 	iv, _ := interval.Parse(ivs)
 	w, err := stseg.NewWriter(stseg.Spec{Fields: []stseg.Field{{Name: "x", Kind: stseg.KindLong}},
@@ -29,8 +29,8 @@ func localSegment(t *testing.T, ivs, version string, part int32, rows int) (*seg
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &segment.DataSegment{DataSource: "ds", Interval: iv, Version: version, Metrics: []string{"x"},
-		ShardSpec: segment.NumberedShard(part, 0), Size: info.Bytes}, path
+	return &segmeta.DataSegment{DataSource: "ds", Interval: iv, Version: version, Metrics: []string{"x"},
+		ShardSpec: segmeta.NumberedShard(part, 0), Size: info.Bytes}, path
 }
 
 // A local-only node serves what ServeLocal hands it: realtime segments
@@ -56,7 +56,7 @@ func TestServeLocal(t *testing.T) {
 		t.Fatalf("announced %d published and %d realtime", len(ann.Segments), len(ann.Realtime))
 	}
 	q := json.RawMessage(`{"queryType":"timeseries","dataSource":"ds","intervals":["2024-01-01/2024-01-02"],"granularity":"all","aggregations":[{"type":"longSum","name":"x","fieldName":"x"}]}`)
-	ref := func(s *segment.DataSegment) protocol.SegmentRef {
+	ref := func(s *segmeta.DataSegment) protocol.SegmentRef {
 		return protocol.SegmentRef{ID: s.ID().String(), Interval: s.Interval.String()}
 	}
 	res, err := n.Query(context.Background(), &protocol.SubQuery{Query: q, Segments: []protocol.SegmentRef{ref(rt1), ref(rt2)}})

@@ -20,7 +20,7 @@ import (
 	"strata/internal/eventually"
 	"strata/interval"
 	"strata/protocol"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 	stseg "strata/storage/segment"
 )
@@ -40,7 +40,7 @@ func (c *countingStore) Get(ctx context.Context, spec deep.LoadSpec, localPath s
 // shuffled order, uncompressed, so the values are bit-packed as they are
 // (not delta-coded to nothing): damage to them changes values rather than
 // failing to decode.
-func shuffledSegment(t *testing.T) (*segment.DataSegment, string) {
+func shuffledSegment(t *testing.T) (*segmeta.DataSegment, string) {
 	t.Helper()
 	iv, _ := interval.Parse("2020-01-01/2020-01-02")
 	w, err := stseg.NewWriter(stseg.Spec{Fields: []stseg.Field{{Name: "x", Kind: stseg.KindLong}},
@@ -57,13 +57,13 @@ func shuffledSegment(t *testing.T) (*segment.DataSegment, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &segment.DataSegment{DataSource: "ds", Interval: iv, Version: "v1", Metrics: []string{"x"},
-		ShardSpec: segment.NumberedShard(0, 1), Size: info.Bytes}, path
+	return &segmeta.DataSegment{DataSource: "ds", Interval: iv, Version: "v1", Metrics: []string{"x"},
+		ShardSpec: segmeta.NumberedShard(0, 1), Size: info.Bytes}, path
 }
 
 // cachedNode starts a node whose coordinator assigns it one segment
 // (shuffledSegment), and waits until it serves it.
-func cachedNode(t *testing.T, scrub time.Duration) (*Node, *countingStore, *segment.DataSegment, string) {
+func cachedNode(t *testing.T, scrub time.Duration) (*Node, *countingStore, *segmeta.DataSegment, string) {
 	t.Helper()
 	local, err := deep.NewLocal(t.TempDir())
 	if err != nil {
@@ -76,7 +76,7 @@ func cachedNode(t *testing.T, scrub time.Duration) (*Node, *countingStore, *segm
 		t.Fatal(err)
 	}
 	ls, _ := json.Marshal(spec)
-	seg.LoadSpec = segment.RawJSON(ls)
+	seg.LoadSpec = segmeta.RawJSON(ls)
 	listing := append(append([]byte("["), seg.AppendJSON(nil)...), ']')
 	coord := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(listing) }))
 	t.Cleanup(coord.Close)
@@ -93,7 +93,7 @@ func cachedNode(t *testing.T, scrub time.Duration) (*Node, *countingStore, *segm
 }
 
 // waitServed waits until n serves seg and has downloaded it gets times.
-func waitServed(t *testing.T, n *Node, seg *segment.DataSegment, gets int64) {
+func waitServed(t *testing.T, n *Node, seg *segmeta.DataSegment, gets int64) {
 	t.Helper()
 	store := n.cfg.Storage.(*countingStore)
 	var served int
@@ -131,7 +131,7 @@ func damage(t *testing.T, path string) {
 
 const sumQuery = `{"queryType":"timeseries","dataSource":"ds","intervals":["2020-01-01/2020-01-02"],"granularity":"all","aggregations":[{"type":"longSum","name":"x","fieldName":"x"}]}`
 
-func sumOf(t *testing.T, n *Node, seg *segment.DataSegment) (string, []string) {
+func sumOf(t *testing.T, n *Node, seg *segmeta.DataSegment) (string, []string) {
 	t.Helper()
 	res, err := n.Query(context.Background(), &protocol.SubQuery{Query: json.RawMessage(sumQuery), Finalize: true,
 		Segments: []protocol.SegmentRef{{ID: seg.ID().String(), Interval: seg.Interval.String()}}})

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"strata/protocol"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 )
 
@@ -59,7 +59,7 @@ func (n *Node) syncOnce() {
 
 // fetchListing returns the segments the coordinator assigns to this
 // historical; an unchanged assignment costs a 304 or one hash, not a parse.
-func (n *Node) fetchListing() (map[string]*segment.DataSegment, error) {
+func (n *Node) fetchListing() (map[string]*segmeta.DataSegment, error) {
 	if n.cfg.Name == "" {
 		return nil, errors.New("this historical has no name (host:port) to ask the coordinator for its segments under")
 	}
@@ -141,12 +141,12 @@ func (n *Node) get(url, etag string) ([]byte, string, error) {
 // overshadowed. Segments marked keepOnly are listed for a handover: the
 // historical keeps them while it has them but does not load them (the
 // coordinator's picture of what it holds may be out of date).
-func parseListing(body []byte) (map[string]*segment.DataSegment, map[string]bool, error) {
+func parseListing(body []byte) (map[string]*segmeta.DataSegment, map[string]bool, error) {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(body, &raws); err != nil {
 		return nil, nil, fmt.Errorf("segment listing: %w", err)
 	}
-	want := make(map[string]*segment.DataSegment, len(raws))
+	want := make(map[string]*segmeta.DataSegment, len(raws))
 	var keepOnly map[string]bool
 	for _, raw := range raws {
 		var st struct {
@@ -159,7 +159,7 @@ func parseListing(body []byte) (map[string]*segment.DataSegment, map[string]bool
 		if st.Overshadowed {
 			continue
 		}
-		seg := new(segment.DataSegment)
+		seg := new(segmeta.DataSegment)
 		if err := json.Unmarshal(raw, seg); err != nil {
 			return nil, nil, fmt.Errorf("segment listing: %w", err)
 		}
@@ -179,10 +179,10 @@ func parseListing(body []byte) (map[string]*segment.DataSegment, map[string]bool
 // for DropDelay), removes those whose delay has passed, and starts loads of
 // wanted segments it lacks. want nil means "unknown": nothing is dropped or
 // loaded, only expired drops are finished.
-func (n *Node) reconcile(want map[string]*segment.DataSegment) {
+func (n *Node) reconcile(want map[string]*segmeta.DataSegment) {
 	now := time.Now()
 	var destroyNow []*loaded
-	var toLoad []*segment.DataSegment
+	var toLoad []*segmeta.DataSegment
 	n.mu.Lock()
 	if want != nil {
 		n.want = want
@@ -235,7 +235,7 @@ func (n *Node) reconcile(want map[string]*segment.DataSegment) {
 }
 
 // load downloads, verifies and opens one segment.
-func (n *Node) load(seg *segment.DataSegment) {
+func (n *Node) load(seg *segmeta.DataSegment) {
 	defer n.wg.Done()
 	select {
 	case n.loadSem <- struct{}{}:
@@ -283,7 +283,7 @@ func (n *Node) load(seg *segment.DataSegment) {
 // fetch brings a segment into the cache: download into a temporary
 // directory, move it into place, verify every checksum, then write the
 // descriptor that marks it complete. Tombstones have no file.
-func (n *Node) fetch(seg *segment.DataSegment) (*loaded, error) {
+func (n *Node) fetch(seg *segmeta.DataSegment) (*loaded, error) {
 	if seg.IsTombstone() {
 		return &loaded{seg: seg}, nil
 	}

@@ -15,7 +15,7 @@ import (
 
 	"strata/granularity"
 	"strata/interval"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 	stseg "strata/storage/segment"
 )
@@ -118,7 +118,7 @@ func (b *Builder) Add(row stseg.Row) error {
 
 // Finish writes the last partitions, uploads every file and returns the
 // segments to publish, sorted by id. The temp dir is removed.
-func (b *Builder) Finish(ctx context.Context, up Uploader) ([]*segment.DataSegment, error) {
+func (b *Builder) Finish(ctx context.Context, up Uploader) ([]*segmeta.DataSegment, error) {
 	return FinishAll(ctx, up, []*Builder{b})
 }
 
@@ -132,7 +132,7 @@ func (b *Builder) Finish(ctx context.Context, up Uploader) ([]*segment.DataSegme
 // across builders (best-effort rollup, as with Druid's dynamic partitioning).
 // Every temp dir is removed; on error all partial output is discarded, as by
 // Abort (files already uploaded stay in deep storage, unpublished).
-func FinishAll(ctx context.Context, up Uploader, bs []*Builder) (out []*segment.DataSegment, err error) {
+func FinishAll(ctx context.Context, up Uploader, bs []*Builder) (out []*segmeta.DataSegment, err error) {
 	defer func() {
 		for _, b := range bs {
 			if b == nil {
@@ -196,22 +196,22 @@ func FinishAll(ctx context.Context, up Uploader, bs []*Builder) (out []*segment.
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			seg := &segment.DataSegment{
+			seg := &segmeta.DataSegment{
 				DataSource: spec.DataSource,
 				Interval:   iv,
 				Version:    spec.Version,
 				Dimensions: dims,
 				Metrics:    mets,
-				ShardSpec:  segment.NumberedShard(int32(p), int32(len(parts))),
+				ShardSpec:  segmeta.NumberedShard(int32(p), int32(len(parts))),
 				Size:       info.Bytes,
 			}
-			seg.BinaryVersion = segment.NullInt32{V: 9, Valid: true}
+			seg.BinaryVersion = segmeta.NullInt32{V: 9, Valid: true}
 			key := deepStorageKey(seg)
 			ls, err := up.Put(ctx, key, info.Path)
 			if err != nil {
 				return nil, fmt.Errorf("upload %s: %w", key, err)
 			}
-			seg.LoadSpec = segment.RawJSON(ls)
+			seg.LoadSpec = segmeta.RawJSON(ls)
 			seg.Intern()
 			out = append(out, seg)
 		}
@@ -229,7 +229,7 @@ func (b *Builder) Abort() {
 
 // deepStorageKey lays segments out as Druid does (deep.SegmentKey):
 // <ds>/<start>_<end>/<version>/<partitionNum>.
-func deepStorageKey(s *segment.DataSegment) string {
+func deepStorageKey(s *segmeta.DataSegment) string {
 	return deep.SegmentKey(s.DataSource, interval.FormatMillis(s.Interval.Start), interval.FormatMillis(s.Interval.End),
 		s.Version, int(s.ShardSpec.PartitionNum))
 }

@@ -18,7 +18,7 @@ import (
 	"strata/interval"
 	"strata/props"
 	"strata/rules"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 	stseg "strata/storage/segment"
 )
@@ -165,7 +165,7 @@ func (c *Cluster) do(ctx context.Context, method, u string, body []byte) ([]byte
 }
 
 // UsedSegments lists the used segments of ds overlapping iv (overshadowed ones included).
-func (c *Cluster) UsedSegments(ctx context.Context, ds string, iv interval.Interval) ([]*segment.DataSegment, error) {
+func (c *Cluster) UsedSegments(ctx context.Context, ds string, iv interval.Interval) ([]*segmeta.DataSegment, error) {
 	body, _ := json.Marshal([]string{iv.String()})
 	b, code, err := c.coordinatorDo(ctx, http.MethodPost, "/svc/coordinator/v1/metadata/datasources/"+url.PathEscape(ds)+"/segments?full", body)
 	if err != nil {
@@ -177,7 +177,7 @@ func (c *Cluster) UsedSegments(ctx context.Context, ds string, iv interval.Inter
 	if code != 200 {
 		return nil, fmt.Errorf("list segments of %s: HTTP %d %s", ds, code, b)
 	}
-	var segs []*segment.DataSegment
+	var segs []*segmeta.DataSegment
 	if err := json.Unmarshal(b, &segs); err != nil {
 		return nil, fmt.Errorf("list segments of %s: %w", ds, err)
 	}
@@ -185,7 +185,7 @@ func (c *Cluster) UsedSegments(ctx context.Context, ds string, iv interval.Inter
 }
 
 // OpenSegment downloads a segment into dir and opens it; release closes and removes it.
-func (c *Cluster) OpenSegment(ctx context.Context, dir string, seg *segment.DataSegment) (*stseg.Segment, func(), error) {
+func (c *Cluster) OpenSegment(ctx context.Context, dir string, seg *segmeta.DataSegment) (*stseg.Segment, func(), error) {
 	var ls deep.LoadSpec
 	if err := json.Unmarshal([]byte(seg.LoadSpec), &ls); err != nil {
 		return nil, nil, fmt.Errorf("segment %s: bad loadSpec: %v", seg.ID(), err)
@@ -215,14 +215,14 @@ func (c *Cluster) OpenSegment(ctx context.Context, dir string, seg *segment.Data
 func (c *Cluster) Uploader() Uploader { return DeepUploader{Storage: c.Storage} }
 
 // Publish publishes segments in one atomic command through the coordinator.
-func (c *Cluster) Publish(ctx context.Context, ds string, segs []*segment.DataSegment) error {
+func (c *Cluster) Publish(ctx context.Context, ds string, segs []*segmeta.DataSegment) error {
 	_, err := c.PublishCount(ctx, ds, segs)
 	return err
 }
 
 // PublishCount is Publish that also returns how many segments were new (ids
 // already published are skipped).
-func (c *Cluster) PublishCount(ctx context.Context, ds string, segs []*segment.DataSegment) (int, error) {
+func (c *Cluster) PublishCount(ctx context.Context, ds string, segs []*segmeta.DataSegment) (int, error) {
 	if len(segs) == 0 {
 		return 0, nil
 	}
@@ -234,7 +234,7 @@ func (c *Cluster) PublishCount(ctx context.Context, ds string, segs []*segment.D
 // ingestion metadata from start to end; mode picks the comparison ("" the
 // whole document, "kafka" per partition, see commands.PublishSegments). A
 // lost compare-and-swap is a *PublishError with Status 409 (IsPublishConflict).
-func (c *Cluster) PublishMetadata(ctx context.Context, ds string, segs []*segment.DataSegment, start, end json.RawMessage, mode, taskID string) (int, error) {
+func (c *Cluster) PublishMetadata(ctx context.Context, ds string, segs []*segmeta.DataSegment, start, end json.RawMessage, mode, taskID string) (int, error) {
 	if start == nil {
 		start = json.RawMessage("null")
 	}
@@ -270,7 +270,7 @@ func IsPublishConflict(err error) bool {
 	return errors.As(err, &pe) && pe.Status == http.StatusConflict
 }
 
-func (c *Cluster) publish(ctx context.Context, ds string, segs []*segment.DataSegment, meta *publishMeta) (int, error) {
+func (c *Cluster) publish(ctx context.Context, ds string, segs []*segmeta.DataSegment, meta *publishMeta) (int, error) {
 	var buf bytes.Buffer
 	dsJSON, _ := json.Marshal(ds)
 	buf.WriteString(`{"dataSource":`)
@@ -317,7 +317,7 @@ func (c *Cluster) publish(ctx context.Context, ds string, segs []*segment.DataSe
 // factor 0 as loaded) it does not wait for segments a drop rule, or a load
 // rule with no replicas, keeps off the historicals: they would never load.
 // When the rules cannot be read, every segment is waited for.
-func (c *Cluster) ruleLoads(ctx context.Context, segs []*segment.DataSegment) func(*segment.DataSegment) bool {
+func (c *Cluster) ruleLoads(ctx context.Context, segs []*segmeta.DataSegment) func(*segmeta.DataSegment) bool {
 	byDS := map[string][]rules.Rule{}
 	known := map[string]bool{}
 	for _, s := range segs {
@@ -334,7 +334,7 @@ func (c *Cluster) ruleLoads(ctx context.Context, segs []*segment.DataSegment) fu
 		}
 	}
 	now := time.Now().UnixMilli()
-	return func(s *segment.DataSegment) bool {
+	return func(s *segmeta.DataSegment) bool {
 		rs, ok := byDS[s.DataSource]
 		if !ok {
 			return true
@@ -359,7 +359,7 @@ func (c *Cluster) ruleLoads(ctx context.Context, segs []*segment.DataSegment) fu
 
 // WaitLoaded waits until the broker lists every published data segment (not
 // tombstones, which are never loaded) with a location, for at most timeout.
-func (c *Cluster) WaitLoaded(ctx context.Context, segs []*segment.DataSegment, timeout time.Duration) error {
+func (c *Cluster) WaitLoaded(ctx context.Context, segs []*segmeta.DataSegment, timeout time.Duration) error {
 	want := map[string]bool{}
 	byDS := map[string][]string{}
 	loads := c.ruleLoads(ctx, segs)

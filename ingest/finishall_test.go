@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"strata/granularity"
-	"strata/segment"
+	"strata/segmeta"
 	stseg "strata/storage/segment"
 )
 
@@ -81,7 +81,7 @@ func TestFinishAllNumbersAcrossBuilders(t *testing.T) {
 	for i, w := range wants {
 		s := segs[i]
 		start := time.Date(2024, 1, int(w.day), 0, 0, 0, 0, time.UTC).UnixMilli()
-		if s.Interval.Start != start || s.ShardSpec != segment.NumberedShard(w.part, w.core) || up.rows[i] != w.rows {
+		if s.Interval.Start != start || s.ShardSpec != segmeta.NumberedShard(w.part, w.core) || up.rows[i] != w.rows {
 			t.Errorf("segment %d = %s %+v with %d rows, want day %d partition %d of %d with %d rows",
 				i, s.ID(), s.ShardSpec, up.rows[i], w.day, w.part, w.core, w.rows)
 		}
@@ -113,7 +113,7 @@ func TestFinishAllOneBuilderIsFinish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(segs) != 2 || segs[0].ShardSpec != segment.NumberedShard(0, 1) || segs[1].ShardSpec != segment.NumberedShard(0, 1) {
+	if len(segs) != 2 || segs[0].ShardSpec != segmeta.NumberedShard(0, 1) || segs[1].ShardSpec != segmeta.NumberedShard(0, 1) {
 		t.Errorf("segments %v", segs)
 	}
 	bs[0].Abort()

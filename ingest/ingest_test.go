@@ -10,7 +10,7 @@ import (
 
 	"strata/granularity"
 	"strata/interval"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 	stseg "strata/storage/segment"
 )
@@ -89,7 +89,7 @@ func TestBuildUploadAndRead(t *testing.T) {
 	if strings.Join(ids, " ") != want {
 		t.Fatalf("segments\n got %s\nwant %s", strings.Join(ids, " "), want)
 	}
-	if segs[1].ShardSpec != segment.NumberedShard(1, 2) || segs[2].ShardSpec != segment.NumberedShard(0, 1) {
+	if segs[1].ShardSpec != segmeta.NumberedShard(1, 2) || segs[2].ShardSpec != segmeta.NumberedShard(0, 1) {
 		t.Fatalf("shard specs %+v %+v", segs[1].ShardSpec, segs[2].ShardSpec)
 	}
 	rows := 0

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"strata/interval"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // The load waiter does not wait for segments the retention rules keep off the
@@ -26,8 +26,8 @@ func TestWaitLoadedSkipsSegmentsRulesDoNotLoad(t *testing.T) {
 		}
 		return iv
 	}
-	kept := &segment.DataSegment{DataSource: "wiki", Interval: day("2020-01-01"), Version: "v1", ShardSpec: segment.NumberedShard(0, 1)}
-	dropped := &segment.DataSegment{DataSource: "wiki", Interval: day("2021-06-01"), Version: "v1", ShardSpec: segment.NumberedShard(0, 1)}
+	kept := &segmeta.DataSegment{DataSource: "wiki", Interval: day("2020-01-01"), Version: "v1", ShardSpec: segmeta.NumberedShard(0, 1)}
+	dropped := &segmeta.DataSegment{DataSource: "wiki", Interval: day("2021-06-01"), Version: "v1", ShardSpec: segmeta.NumberedShard(0, 1)}
 	coord := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/svc/coordinator/v1/rules/wiki" || !r.URL.Query().Has("full") {
 			http.NotFound(w, r)
@@ -52,14 +52,14 @@ func TestWaitLoadedSkipsSegmentsRulesDoNotLoad(t *testing.T) {
 	c := &Cluster{Coordinators: []string{coord.URL}, Broker: broker.URL, HTTP: http.DefaultClient}
 
 	start := time.Now()
-	if err := c.WaitLoaded(context.Background(), []*segment.DataSegment{kept, dropped}, 5*time.Second); err != nil {
+	if err := c.WaitLoaded(context.Background(), []*segmeta.DataSegment{kept, dropped}, 5*time.Second); err != nil {
 		t.Fatalf("waiting for a loaded segment and a dropped one: %v", err)
 	}
 	if time.Since(start) > 2*time.Second {
 		t.Fatalf("waited %s for a segment the rules drop", time.Since(start))
 	}
 	hideKept.Store(true)
-	err := c.WaitLoaded(context.Background(), []*segment.DataSegment{kept, dropped}, 300*time.Millisecond)
+	err := c.WaitLoaded(context.Background(), []*segmeta.DataSegment{kept, dropped}, 300*time.Millisecond)
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "1 published segments") {
 		t.Fatalf("a segment a load rule places was not waited for: %v", err)
 	}

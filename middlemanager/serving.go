@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"strata/historical"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // Served is a segment file a task makes queryable (see historical.Served).
@@ -98,7 +98,7 @@ func (w *Worker) awaitHandoff(taskID, dataSource string, segs []Served, dir stri
 		w.mu.Unlock()
 	}()
 	deadline := time.Now().Add(w.cfg.HandoffTimeout)
-	pending := make([]*segment.DataSegment, 0, len(segs))
+	pending := make([]*segmeta.DataSegment, 0, len(segs))
 	for _, s := range segs {
 		pending = append(pending, s.Segment)
 	}
@@ -129,7 +129,7 @@ func (w *Worker) awaitHandoff(taskID, dataSource string, segs []Served, dir stri
 
 // handedOff asks the coordinator (any control node; followers redirect)
 // whether a historical serves seg.
-func (w *Worker) handedOff(ctx context.Context, dataSource string, seg *segment.DataSegment) (bool, error) {
+func (w *Worker) handedOff(ctx context.Context, dataSource string, seg *segmeta.DataSegment) (bool, error) {
 	q := url.Values{}
 	q.Set("interval", seg.Interval.String())
 	q.Set("partitionNumber", strconv.Itoa(int(seg.ShardSpec.PartitionNum)))

@@ -14,7 +14,7 @@ import (
 
 	"strata/internal/eventually"
 	"strata/interval"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // recordingServer remembers what each owner serves.
@@ -42,9 +42,9 @@ func (r *recordingServer) of(owner string) []Served {
 	return r.sets[owner]
 }
 
-func testSegment(version string, part int32) *segment.DataSegment {
-	return &segment.DataSegment{DataSource: "wiki", Interval: interval.Interval{Start: 1704067200000, End: 1704153600000},
-		Version: version, ShardSpec: segment.NumberedShard(part, 0), Size: 3}
+func testSegment(version string, part int32) *segmeta.DataSegment {
+	return &segmeta.DataSegment{DataSource: "wiki", Interval: interval.Interval{Start: 1704067200000, End: 1704153600000},
+		Version: version, ShardSpec: segmeta.NumberedShard(part, 0), Size: 3}
 }
 
 // handoffRunner serves a realtime segment, then hands off a published one.

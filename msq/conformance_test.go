@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"strata/msq/msqtest"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // The conformance tests ingest the profiles of the Druid conformance corpus
@@ -148,7 +148,7 @@ func TestConformanceP1(t *testing.T) {
 		t.Fatalf("%d segments, want 4 (two days, at most 3 rows each)", len(segs))
 	}
 	for _, s := range segs {
-		if s.ShardSpec.Type != segment.ShardNumbered || s.ShardSpec.CorePartitions != 2 {
+		if s.ShardSpec.Type != segmeta.ShardNumbered || s.ShardSpec.CorePartitions != 2 {
 			t.Errorf("segment %s shard %+v", s.ID(), s.ShardSpec)
 		}
 		if !slices.Equal(s.Metrics, []string{"count", "added", "deleted", "delta", "thetaSketch", "quantilesDoublesSketch", "HLLSketchBuild"}) {
@@ -241,7 +241,7 @@ func TestConformanceP3AppendAndP4(t *testing.T) {
 	}
 	for _, s := range segs {
 		// The second load appends partition 1 to each chunk's version, keeping one core partition.
-		if s.ShardSpec.Type != segment.ShardNumbered || s.ShardSpec.CorePartitions != 1 {
+		if s.ShardSpec.Type != segmeta.ShardNumbered || s.ShardSpec.CorePartitions != 1 {
 			t.Errorf("segment %s: shard %+v", s.ID(), s.ShardSpec)
 		}
 	}

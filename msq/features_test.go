@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"strata/msq/msqtest"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 const animals = `{"ts":"2024-01-01T01:00:00Z","animal":"lion","n":3,"w":1.5,"tags":["a","b"]}
@@ -161,7 +161,7 @@ func TestClusteredByAndRangeShards(t *testing.T) {
 	// INSERT with CLUSTERED BY sorts the same way but writes numbered shards.
 	r = run(t, env, `INSERT INTO n SELECT TIME_PARSE(ts) AS __time, v, k FROM `+ext+` PARTITIONED BY DAY CLUSTERED BY 3`, map[string]any{"rowsPerSegment": 4})
 	segs = env.Segments("n")
-	if len(segs) != 3 || segs[0].ShardSpec.Type != segment.ShardNumbered || segs[0].ShardSpec.CorePartitions != 3 {
+	if len(segs) != 3 || segs[0].ShardSpec.Type != segmeta.ShardNumbered || segs[0].ShardSpec.CorePartitions != 3 {
 		t.Fatalf("INSERT segments %v", segs)
 	}
 }
@@ -267,7 +267,7 @@ func TestOverwriteWhereTombstones(t *testing.T) {
 	for _, s := range r.Published {
 		if s.IsTombstone() {
 			tombs++
-			if s.Interval.String() != "2024-01-02T00:00:00.000Z/2024-01-03T00:00:00.000Z" || s.ShardSpec.Type != segment.ShardTombstone {
+			if s.Interval.String() != "2024-01-02T00:00:00.000Z/2024-01-03T00:00:00.000Z" || s.ShardSpec.Type != segmeta.ShardTombstone {
 				t.Fatalf("tombstone %s", s.ID())
 			}
 		} else {

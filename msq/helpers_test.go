@@ -12,7 +12,7 @@ import (
 
 	"strata/interval"
 	"strata/msq/msqtest"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/blob"
 	stseg "strata/storage/segment"
 )
@@ -134,7 +134,7 @@ func storedRows(t *testing.T, env *msqtest.Env, ds string) []storedRow {
 	return out
 }
 
-func readStored(t *testing.T, env *msqtest.Env, s *segment.DataSegment, clip interval.Interval) []storedRow {
+func readStored(t *testing.T, env *msqtest.Env, s *segmeta.DataSegment, clip interval.Interval) []storedRow {
 	t.Helper()
 	sg, release, err := env.OpenSegment(context.Background(), s)
 	if err != nil {

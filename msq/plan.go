@@ -11,7 +11,7 @@ import (
 	"strata/expr"
 	"strata/interval"
 	"strata/msq/input"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/sql"
 	stseg "strata/storage/segment"
 )
@@ -67,7 +67,7 @@ type tableSource struct {
 }
 
 type tablePiece struct {
-	seg  *segment.DataSegment
+	seg  *segmeta.DataSegment
 	clip interval.Interval // rows outside are overshadowed
 }
 
@@ -711,12 +711,12 @@ func (p *planner) table(name string) (*tableInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	tl := segment.NewTimeline(name)
+	tl := segmeta.NewTimeline(name)
 	if _, err := tl.Add(segs); err != nil {
 		return nil, err
 	}
 	info := &tableInfo{}
-	var dataSegs []*segment.DataSegment
+	var dataSegs []*segmeta.DataSegment
 	for _, h := range tl.Lookup(interval.Eternity) {
 		if !h.HasData {
 			continue
@@ -734,7 +734,7 @@ func (p *planner) table(name string) (*tableInfo, error) {
 		return nil, nil
 	}
 	// Column order: __time, then the columns of the newest segments first.
-	slices.SortStableFunc(dataSegs, func(a, b *segment.DataSegment) int { return strings.Compare(b.Version, a.Version) })
+	slices.SortStableFunc(dataSegs, func(a, b *segmeta.DataSegment) int { return strings.Compare(b.Version, a.Version) })
 	info.sig = Signature{{Name: "__time", Type: typeTimestamp}}
 	known := map[string]bool{"__time": true}
 	var missing []string

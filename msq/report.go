@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"strata/interval"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // Report is the task report of a query (Druid's "multiStageQuery" report).
@@ -16,7 +16,7 @@ type Report struct {
 	MultiStageQuery ReportBody `json:"multiStageQuery"`
 	// Published lists the segments the query published (INSERT/REPLACE,
 	// including tombstones); not part of the JSON.
-	Published []*segment.DataSegment `json:"-"`
+	Published []*segmeta.DataSegment `json:"-"`
 }
 
 // ReportBody is the value under "multiStageQuery".

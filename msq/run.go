@@ -18,7 +18,7 @@ import (
 	"strata/ingest"
 	"strata/interval"
 	"strata/javacompat"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/sql"
 	stseg "strata/storage/segment"
 )
@@ -27,20 +27,20 @@ import (
 type Env interface {
 	// UsedSegments returns the used segments of dataSource overlapping iv,
 	// overshadowed ones included (the engine works out visibility).
-	UsedSegments(ctx context.Context, dataSource string, iv interval.Interval) ([]*segment.DataSegment, error)
+	UsedSegments(ctx context.Context, dataSource string, iv interval.Interval) ([]*segmeta.DataSegment, error)
 	// OpenSegment opens the file of a segment; release is called when the
 	// engine is done with it.
-	OpenSegment(ctx context.Context, seg *segment.DataSegment) (s *stseg.Segment, release func(), err error)
+	OpenSegment(ctx context.Context, seg *segmeta.DataSegment) (s *stseg.Segment, release func(), err error)
 	// Uploader stores segment files in deep storage.
 	Uploader() ingest.Uploader
 	// Publish makes segs used, atomically. For REPLACE, replaceIntervals are
 	// the overwritten intervals (the time chunks the query locked): the new
 	// segments carry a newer version and overshadow what they cover,
 	// tombstones included; INSERT passes none.
-	Publish(ctx context.Context, dataSource string, segs []*segment.DataSegment, replaceIntervals []interval.Interval) error
+	Publish(ctx context.Context, dataSource string, segs []*segmeta.DataSegment, replaceIntervals []interval.Interval) error
 	// WaitLoaded returns once the published segments are served (context
 	// waitUntilSegmentsLoad).
-	WaitLoaded(ctx context.Context, segs []*segment.DataSegment) error
+	WaitLoaded(ctx context.Context, segs []*segmeta.DataSegment) error
 }
 
 // Request is one SQL task.
@@ -454,9 +454,9 @@ func Run(ctx context.Context, req Request, env Env, progress func(Report)) (Repo
 	return r, nil
 }
 
-func sortedSegments(segs []*segment.DataSegment) []*segment.DataSegment {
+func sortedSegments(segs []*segmeta.DataSegment) []*segmeta.DataSegment {
 	out := slices.Clone(segs)
-	slices.SortFunc(out, func(a, b *segment.DataSegment) int { return a.ID().Compare(b.ID()) })
+	slices.SortFunc(out, func(a, b *segmeta.DataSegment) int { return a.ID().Compare(b.ID()) })
 	return out
 }
 
@@ -565,7 +565,7 @@ func (pr *prepared) stageDef(st *stage) map[string]any {
 			inputs = append(inputs, map[string]any{"type": "external", "inputSource": s.src.Spec(),
 				"inputFormat": s.format.Spec(), "signature": s.sig.reportJSON()})
 		case *tableSource:
-			segs := map[segment.ID]bool{}
+			segs := map[segmeta.ID]bool{}
 			var ivs []string
 			for _, pc := range s.pieces {
 				if !segs[pc.seg.ID()] {

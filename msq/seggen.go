@@ -15,7 +15,7 @@ import (
 	"strata/expr"
 	"strata/granularity"
 	"strata/interval"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 	stseg "strata/storage/segment"
 )
@@ -24,7 +24,7 @@ import (
 type genResult struct {
 	mu     sync.Mutex
 	alloc  map[int64]*chunkAlloc
-	segs   []*segment.DataSegment
+	segs   []*segmeta.DataSegment
 	chunks map[int64]bool // chunk keys that got rows
 }
 
@@ -69,7 +69,7 @@ func (x *executor) allocate(g *segGenPlan, keys []int64, version string) (map[in
 			}
 			continue
 		}
-		tl := segment.NewTimeline(g.dataSource)
+		tl := segmeta.NewTimeline(g.dataSource)
 		if _, err := tl.Add(used); err != nil {
 			return nil, err
 		}
@@ -99,15 +99,15 @@ func (x *executor) allocate(g *segGenPlan, keys []int64, version string) (map[in
 					continue
 				}
 				switch s.ShardSpec.Type {
-				case segment.ShardNone:
+				case segmeta.ShardNone:
 					return nil, newFault(CodeInsertCannotAllocate,
 						"Cannot append to interval [%s] of datasource [%s]: its segment does not allow more partitions", iv, g.dataSource).
 						with("dataSource", g.dataSource).with("interval", iv.String()).with("allocatedInterval", nil)
-				case segment.ShardLinear:
+				case segmeta.ShardLinear:
 					a.linear = true
-				case segment.ShardNumbered, segment.ShardHashed:
+				case segmeta.ShardNumbered, segmeta.ShardHashed:
 					a.core = max(a.core, s.ShardSpec.CorePartitions)
-				case segment.ShardSingle, segment.ShardRange:
+				case segmeta.ShardSingle, segmeta.ShardRange:
 					if s.ShardSpec.CorePartitions >= 0 {
 						a.core = max(a.core, s.ShardSpec.CorePartitions)
 					}
@@ -416,28 +416,28 @@ func (p *segGenProc) publishChunk(a *chunkAlloc, infos []stseg.Info, firsts [][]
 		rangeCols = append(rangeCols, g.sig.index(d))
 	}
 	up := p.x.env.Uploader()
-	var segs []*segment.DataSegment
+	var segs []*segmeta.DataSegment
 	for i, info := range infos {
 		pn := a.first + int32(i)
-		var shard segment.ShardSpec
+		var shard segmeta.ShardSpec
 		switch {
 		case a.append && a.linear:
-			shard = segment.LinearShard(pn)
+			shard = segmeta.LinearShard(pn)
 		case a.append:
-			shard = segment.NumberedShard(pn, a.core)
+			shard = segmeta.NumberedShard(pn, a.core)
 		case len(rangeCols) > 0:
-			d := &segment.ShardDetail{Dimensions: slices.Clone(g.rangeDims)}
+			d := &segmeta.ShardDetail{Dimensions: slices.Clone(g.rangeDims)}
 			if i > 0 {
 				d.Start = rangeBound(firsts[i], rangeCols)
 			}
 			if i+1 < len(infos) {
 				d.End = rangeBound(firsts[i+1], rangeCols)
 			}
-			shard = segment.ShardSpec{Type: segment.ShardRange, PartitionNum: pn, CorePartitions: n, Detail: d}
+			shard = segmeta.ShardSpec{Type: segmeta.ShardRange, PartitionNum: pn, CorePartitions: n, Detail: d}
 		default:
-			shard = segment.NumberedShard(pn, n)
+			shard = segmeta.NumberedShard(pn, n)
 		}
-		seg := &segment.DataSegment{
+		seg := &segmeta.DataSegment{
 			DataSource: g.dataSource,
 			Interval:   a.iv,
 			Version:    a.version,
@@ -446,14 +446,14 @@ func (p *segGenProc) publishChunk(a *chunkAlloc, infos []stseg.Info, firsts [][]
 			ShardSpec:  shard,
 			Size:       info.Bytes,
 		}
-		seg.BinaryVersion = segment.NullInt32{V: 9, Valid: true}
+		seg.BinaryVersion = segmeta.NullInt32{V: 9, Valid: true}
 		key := deepStorageKey(seg, p.x.taskID)
 		ls, err := up.Put(p.x.ctx, key, info.Path)
 		if err != nil {
 			return newFault(CodeUnknownError, "uploading segment %s: %v", seg.ID(), err).with("message", err.Error())
 		}
 		os.Remove(info.Path)
-		seg.LoadSpec = segment.RawJSON(ls)
+		seg.LoadSpec = segmeta.RawJSON(ls)
 		seg.Intern()
 		segs = append(segs, seg)
 		p.wc.mu.Lock()
@@ -466,11 +466,11 @@ func (p *segGenProc) publishChunk(a *chunkAlloc, infos []stseg.Info, firsts [][]
 	return nil
 }
 
-func rangeBound(row []expr.Value, cols []int) segment.Bound {
-	b := make(segment.Bound, len(cols))
+func rangeBound(row []expr.Value, cols []int) segmeta.Bound {
+	b := make(segmeta.Bound, len(cols))
 	for i, c := range cols {
 		if s, ok := row[c].AsString(); ok && !row[c].IsNull() {
-			b[i] = segment.NullString{S: s, Valid: true}
+			b[i] = segmeta.NullString{S: s, Valid: true}
 		}
 	}
 	return b
@@ -479,18 +479,18 @@ func rangeBound(row []expr.Value, cols []int) segment.Bound {
 // deepStorageKey lays segment files out as Druid does
 // (<ds>/<start>_<end>/<version>/<partitionNum>/...), with the task id so that
 // concurrent appends never write the same key.
-func deepStorageKey(s *segment.DataSegment, taskID string) string {
+func deepStorageKey(s *segmeta.DataSegment, taskID string) string {
 	return path.Join(deep.SegmentKey(s.DataSource, interval.FormatMillis(s.Interval.Start), interval.FormatMillis(s.Interval.End),
 		s.Version, int(s.ShardSpec.PartitionNum)), taskID)
 }
 
 // tombstones returns the tombstone segments of a REPLACE: one per time chunk
 // in the overwritten range that holds existing data but got no new rows.
-func (x *executor) tombstones(ctx context.Context, g *segGenPlan, version string) ([]*segment.DataSegment, error) {
+func (x *executor) tombstones(ctx context.Context, g *segGenPlan, version string) ([]*segmeta.DataSegment, error) {
 	if !g.replace {
 		return nil, nil
 	}
-	var out []*segment.DataSegment
+	var out []*segmeta.DataSegment
 	seen := map[interval.Interval]bool{}
 	for _, b := range g.bounds {
 		used, err := x.env.UsedSegments(ctx, g.dataSource, b)
@@ -514,12 +514,12 @@ func (x *executor) tombstones(ctx context.Context, g *segGenPlan, version string
 				if len(seen) > maxTimeChunks {
 					return nil, newFault(CodeTooManyBuckets, "Too many time chunks to tombstone (limit %d)", maxTimeChunks).with("maxBuckets", maxTimeChunks)
 				}
-				t := &segment.DataSegment{
+				t := &segmeta.DataSegment{
 					DataSource: g.dataSource, Interval: iv, Version: version,
-					LoadSpec:  segment.RawJSON(`{"type":"tombstone"}`),
-					ShardSpec: segment.TombstoneShard(),
+					LoadSpec:  segmeta.RawJSON(`{"type":"tombstone"}`),
+					ShardSpec: segmeta.TombstoneShard(),
 				}
-				t.BinaryVersion = segment.NullInt32{V: 9, Valid: true}
+				t.BinaryVersion = segmeta.NullInt32{V: 9, Valid: true}
 				t.Intern()
 				out = append(out, t)
 			}

@@ -17,7 +17,7 @@ import (
 	"strata/ingest"
 	"strata/interval"
 	"strata/msq/input"
-	"strata/segment"
+	"strata/segmeta"
 	stseg "strata/storage/segment"
 )
 
@@ -115,7 +115,7 @@ type compiledTransform struct {
 // split depends on timing, so the partitions a row lands in (and how far
 // equal rows roll up) may differ between runs; the rows and metric totals
 // stored do not.
-func Build(ctx context.Context, s *Spec, opts BuildOptions) ([]*segment.DataSegment, RowStats, error) {
+func Build(ctx context.Context, s *Spec, opts BuildOptions) ([]*segmeta.DataSegment, RowStats, error) {
 	var stats RowStats
 	logf := opts.Logf
 	if logf == nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"strata/ingest"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/blob"
 	"strata/storage/deep"
 	stseg "strata/storage/segment"
@@ -65,7 +65,7 @@ func loadSpec(t *testing.T, corpus, name string, subst map[string]string) []byte
 }
 
 type built struct {
-	segs  []*segment.DataSegment
+	segs  []*segmeta.DataSegment
 	stats RowStats
 	store deep.DeepStorage
 }
@@ -102,7 +102,7 @@ func (b built) rows(t *testing.T) []map[string]any {
 	return out
 }
 
-func readSegment(t *testing.T, store deep.DeepStorage, seg *segment.DataSegment) []map[string]any {
+func readSegment(t *testing.T, store deep.DeepStorage, seg *segmeta.DataSegment) []map[string]any {
 	t.Helper()
 	var ls deep.LoadSpec
 	if err := json.Unmarshal([]byte(seg.LoadSpec), &ls); err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"strata/interval"
 	"strata/middlemanager"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // inlineTask is an index task over inline data; parts overrides sections.
@@ -195,12 +195,12 @@ func TestValidateLocks(t *testing.T) {
 
 func TestPlaceAppend(t *testing.T) {
 	iv := mustInterval("2020-01-01/2020-01-02")
-	mine := []*segment.DataSegment{{Interval: iv, Version: "v3", ShardSpec: segment.NumberedShard(0, 2)}, {Interval: iv, Version: "v3", ShardSpec: segment.NumberedShard(1, 2)}}
-	existing := []*segment.DataSegment{
-		{Interval: iv, Version: "v1", ShardSpec: segment.NumberedShard(0, 1)},
-		{Interval: iv, Version: "v2", ShardSpec: segment.NumberedShard(0, 2)},
-		{Interval: iv, Version: "v2", ShardSpec: segment.NumberedShard(1, 2)},
-		{Interval: iv, Version: "v2", ShardSpec: segment.NumberedShard(2, 2)},
+	mine := []*segmeta.DataSegment{{Interval: iv, Version: "v3", ShardSpec: segmeta.NumberedShard(0, 2)}, {Interval: iv, Version: "v3", ShardSpec: segmeta.NumberedShard(1, 2)}}
+	existing := []*segmeta.DataSegment{
+		{Interval: iv, Version: "v1", ShardSpec: segmeta.NumberedShard(0, 1)},
+		{Interval: iv, Version: "v2", ShardSpec: segmeta.NumberedShard(0, 2)},
+		{Interval: iv, Version: "v2", ShardSpec: segmeta.NumberedShard(1, 2)},
+		{Interval: iv, Version: "v2", ShardSpec: segmeta.NumberedShard(2, 2)},
 	}
 	PlaceAppend(mine, existing)
 	for i, s := range mine {
@@ -208,7 +208,7 @@ func TestPlaceAppend(t *testing.T) {
 			t.Errorf("segment %d = %s %+v", i, s.Version, s.ShardSpec)
 		}
 	}
-	fresh := []*segment.DataSegment{{Interval: iv, Version: "v3", ShardSpec: segment.NumberedShard(0, 1)}}
+	fresh := []*segmeta.DataSegment{{Interval: iv, Version: "v3", ShardSpec: segmeta.NumberedShard(0, 1)}}
 	PlaceAppend(fresh, nil)
 	if fresh[0].Version != "v3" || fresh[0].ShardSpec.PartitionNum != 0 {
 		t.Errorf("segment without existing data changed: %+v", fresh[0])
@@ -268,7 +268,7 @@ func mustInterval(s string) interval.Interval {
 
 func TestSetLockVersions(t *testing.T) {
 	d1, d2 := mustInterval("2020-01-01/2020-01-02"), mustInterval("2020-01-02/2020-01-03")
-	segs := []*segment.DataSegment{{Interval: d1, Version: "build"}, {Interval: d2, Version: "build"}}
+	segs := []*segmeta.DataSegment{{Interval: d1, Version: "build"}, {Interval: d2, Version: "build"}}
 	setLockVersions(segs, []lockVersion{{mustInterval("2020-01-02/2020-01-04"), "v2"}, {mustInterval("2019-12-01/2020-01-02"), "v1"}})
 	if segs[0].Version != "v1" || segs[1].Version != "v2" {
 		t.Errorf("versions = %s, %s", segs[0].Version, segs[1].Version)

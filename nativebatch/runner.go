@@ -13,7 +13,7 @@ import (
 	"strata/middlemanager"
 	"strata/msq/live"
 	"strata/props"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 var cluster ingest.ClusterSlot
@@ -222,7 +222,7 @@ type lockVersion struct {
 // setLockVersions gives each segment the version of the lock that contains
 // its interval (deep-storage paths keep the build version; only the
 // metadata changes).
-func setLockVersions(segs []*segment.DataSegment, locks []lockVersion) {
+func setLockVersions(segs []*segmeta.DataSegment, locks []lockVersion) {
 	for _, sg := range segs {
 		for _, l := range locks {
 			if l.iv.Start <= sg.Interval.Start && sg.Interval.End <= l.iv.End {
@@ -250,8 +250,8 @@ func awaitTimeout(payload []byte, def time.Duration) time.Duration {
 }
 
 // placeAppend moves appended segments into the chunks that already exist.
-func placeAppend(ctx context.Context, c *ingest.Cluster, ds string, segs []*segment.DataSegment) error {
-	byChunk := map[interval.Interval][]*segment.DataSegment{}
+func placeAppend(ctx context.Context, c *ingest.Cluster, ds string, segs []*segmeta.DataSegment) error {
+	byChunk := map[interval.Interval][]*segmeta.DataSegment{}
 	for _, s := range segs {
 		byChunk[s.Interval] = append(byChunk[s.Interval], s)
 	}
@@ -270,7 +270,7 @@ func placeAppend(ctx context.Context, c *ingest.Cluster, ds string, segs []*segm
 // its version and the partition numbers after its highest one, keeping its
 // core partition count. Without such segments the new ones stay as they are
 // (their own version, partitions 0..n-1). Deep-storage paths are unaffected.
-func PlaceAppend(mine, existing []*segment.DataSegment) {
+func PlaceAppend(mine, existing []*segmeta.DataSegment) {
 	if len(mine) == 0 {
 		return
 	}
@@ -293,6 +293,6 @@ func PlaceAppend(mine, existing []*segment.DataSegment) {
 	}
 	for i, s := range mine {
 		s.Version = version
-		s.ShardSpec = segment.NumberedShard(maxPart+1+int32(i), core)
+		s.ShardSpec = segmeta.NumberedShard(maxPart+1+int32(i), core)
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"strata/internal/eventually"
 	"strata/interval"
 	"strata/props"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 	stseg "strata/storage/segment"
 )
@@ -88,8 +88,8 @@ func TestDataPlaneProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	ls, _ := json.Marshal(spec)
-	seg := &segment.DataSegment{DataSource: "wiki", Interval: iv, Version: "v1", LoadSpec: segment.RawJSON(ls),
-		Dimensions: []string{"page"}, Metrics: []string{"n"}, ShardSpec: segment.NumberedShard(0, 1), Size: info.Bytes}
+	seg := &segmeta.DataSegment{DataSource: "wiki", Interval: iv, Version: "v1", LoadSpec: segmeta.RawJSON(ls),
+		Dimensions: []string{"page"}, Metrics: []string{"n"}, ShardSpec: segmeta.NumberedShard(0, 1), Size: info.Bytes}
 	code, _, body := do(t, "POST", c.url(leader)+"/svc-internal/v1/segments/publish", "application/json",
 		`{"dataSource":"wiki","segments":[`+string(seg.AppendJSON(nil))+`]}`, nil)
 	if code != 200 {

@@ -17,7 +17,7 @@ import (
 	"strata/ingest"
 	"strata/internal/eventually"
 	"strata/interval"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 	stseg "strata/storage/segment"
 )
@@ -30,7 +30,7 @@ type killFixture struct {
 	proc     *Process
 	url      string
 	store    deep.DeepStorage
-	wiki     *segment.DataSegment
+	wiki     *segmeta.DataSegment
 	wikiFile string
 }
 
@@ -58,20 +58,20 @@ func newKillFixture(t *testing.T) *killFixture {
 	}
 	f.wikiFile = ls.Path
 	b, _ := json.Marshal(ls)
-	f.wiki.LoadSpec = segment.RawJSON(b)
+	f.wiki.LoadSpec = segmeta.RawJSON(b)
 	if code, body := f.publish(f.wiki); code != 200 {
 		t.Fatalf("publish wiki: %d %s", code, body)
 	}
 	return f
 }
 
-func (f *killFixture) segment(ds, version string) *segment.DataSegment {
+func (f *killFixture) segment(ds, version string) *segmeta.DataSegment {
 	iv, _ := interval.Parse("2024-01-01/2024-01-02")
-	return &segment.DataSegment{DataSource: ds, Interval: iv, Version: version, Dimensions: []string{"page"}, Metrics: []string{"count"},
-		ShardSpec: segment.NumberedShard(0, 1), Size: 30}
+	return &segmeta.DataSegment{DataSource: ds, Interval: iv, Version: version, Dimensions: []string{"page"}, Metrics: []string{"count"},
+		ShardSpec: segmeta.NumberedShard(0, 1), Size: 30}
 }
 
-func (f *killFixture) publish(seg *segment.DataSegment) (int, string) {
+func (f *killFixture) publish(seg *segmeta.DataSegment) (int, string) {
 	f.t.Helper()
 	code, _, body := do(f.t, "POST", f.url+"/svc-internal/v1/segments/publish", "application/json",
 		`{"dataSource":"`+seg.DataSource+`","segments":[`+string(seg.AppendJSON(nil))+`]}`, nil)
@@ -106,19 +106,19 @@ func TestPublishRefusesForeignLoadSpec(t *testing.T) {
 	f := newKillFixture(t)
 	var stolenLs deep.LoadSpec
 	json.Unmarshal([]byte(f.wiki.LoadSpec), &stolenLs)
-	cases := map[string]func(s *segment.DataSegment){
-		"wiki's file": func(s *segment.DataSegment) { s.LoadSpec = f.wiki.LoadSpec },
-		"wiki's file, spelled otherwise": func(s *segment.DataSegment) {
-			s.LoadSpec = segment.RawJSON(`{"path":"` + strings.Replace(stolenLs.Path, "/wiki/", "/evil/../wiki/", 1) + `","type":"local"}`)
+	cases := map[string]func(s *segmeta.DataSegment){
+		"wiki's file": func(s *segmeta.DataSegment) { s.LoadSpec = f.wiki.LoadSpec },
+		"wiki's file, spelled otherwise": func(s *segmeta.DataSegment) {
+			s.LoadSpec = segmeta.RawJSON(`{"path":"` + strings.Replace(stolenLs.Path, "/wiki/", "/evil/../wiki/", 1) + `","type":"local"}`)
 		},
-		"a file outside deep storage": func(s *segment.DataSegment) {
-			s.LoadSpec = segment.RawJSON(`{"type":"local","path":"/etc/hostname"}`)
+		"a file outside deep storage": func(s *segmeta.DataSegment) {
+			s.LoadSpec = segmeta.RawJSON(`{"type":"local","path":"/etc/hostname"}`)
 		},
-		"a version that cleans into wiki's key": func(s *segment.DataSegment) {
+		"a version that cleans into wiki's key": func(s *segmeta.DataSegment) {
 			s.Version = "../../wiki/2024-01-01T00:00:00.000Z_2024-01-02T00:00:00.000Z/v1"
 			s.LoadSpec = f.wiki.LoadSpec
 		},
-		"no load spec": func(s *segment.DataSegment) { s.LoadSpec = "" },
+		"no load spec": func(s *segmeta.DataSegment) { s.LoadSpec = "" },
 	}
 	for name, spoil := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -149,7 +149,7 @@ func TestKillKeepsFileAnotherSegmentNames(t *testing.T) {
 	f := newKillFixture(t)
 	evil := f.segment("evil", "v1")
 	evil.LoadSpec = f.wiki.LoadSpec
-	if _, err := f.proc.Node.Propose(commands.PublishSegments{DataSource: "evil", Segments: fsm.EncodeSegments([]*segment.DataSegment{evil}), Count: 1},
+	if _, err := f.proc.Node.Propose(commands.PublishSegments{DataSource: "evil", Segments: fsm.EncodeSegments([]*segmeta.DataSegment{evil}), Count: 1},
 		commands.Audit{Author: "test"}, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -274,8 +274,8 @@ func TestInternalCredentialsAcrossProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	ls, _ := json.Marshal(spec)
-	seg := &segment.DataSegment{DataSource: "wiki", Interval: iv, Version: "v1", LoadSpec: segment.RawJSON(ls),
-		Dimensions: []string{"page"}, Metrics: []string{"n"}, ShardSpec: segment.NumberedShard(0, 1), Size: info.Bytes}
+	seg := &segmeta.DataSegment{DataSource: "wiki", Interval: iv, Version: "v1", LoadSpec: segmeta.RawJSON(ls),
+		Dimensions: []string{"page"}, Metrics: []string{"n"}, ShardSpec: segmeta.NumberedShard(0, 1), Size: info.Bytes}
 	if code, _, body := do(t, "POST", coord+"/svc-internal/v1/segments/publish", "application/json",
 		`{"dataSource":"wiki","segments":[`+string(seg.AppendJSON(nil))+`]}`, map[string]string{"Authorization": basic("svc_system", password)}); code != 200 {
 		t.Fatalf("publish: %d %s", code, body)

@@ -10,7 +10,7 @@ package protocol
 import (
 	"encoding/json"
 
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // Internal endpoints of a historical (served by package server):
@@ -54,10 +54,10 @@ type Announcement struct {
 	// local cache at start-up: the segments listed are not all it will
 	// serve, so a broker does not count it as known yet.
 	Loading  bool                   `json:"loading,omitempty"`
-	Segments []*segment.DataSegment `json:"segments"`
+	Segments []*segmeta.DataSegment `json:"segments"`
 	// Realtime are segments of rows not yet published (a running ingestion
 	// task's): brokers query them beside the timeline, never in it.
-	Realtime []*segment.DataSegment `json:"realtime,omitempty"`
+	Realtime []*segmeta.DataSegment `json:"realtime,omitempty"`
 }
 
 // SegmentRef names one segment of a sub-query and the part of it to read:

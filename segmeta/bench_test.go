@@ -1,4 +1,4 @@
-package segment
+package segmeta
 
 import (
 	"fmt"

@@ -1,7 +1,7 @@
 // Package segment holds the segment metadata model of the store (Druid's
 // DataSegment, SegmentId and shard specs), their JSON and binary encodings,
 // and the versioned segment timeline that decides which segments are visible.
-package segment
+package segmeta
 
 import (
 	"bytes"

@@ -16,14 +16,14 @@ import (
 	"strata/internal/eventually"
 	"strata/interval"
 	"strata/protocol"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 var wikiDays = []string{"2013-08-31", "2013-09-01", "2013-09-02", "2013-09-03"}
 
 // publishWiki publishes four day segments of "wiki" (added sums 10, 50, 90, 130).
-func publishWiki(f *dpFixture, ds string) []*segment.DataSegment {
-	var segs []*segment.DataSegment
+func publishWiki(f *dpFixture, ds string) []*segmeta.DataSegment {
+	var segs []*segmeta.DataSegment
 	for i, d := range wikiDays {
 		end := "2013-09-0" + string(rune('1'+i))
 		segs = append(segs, f.segment(ds, d+"/"+end, "v1", 0, 1, wikiRows(d, int64(10*i))))

@@ -20,7 +20,7 @@ import (
 	"strata/internal/eventually"
 	"strata/interval"
 	"strata/props"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 	stseg "strata/storage/segment"
 )
@@ -79,14 +79,14 @@ func dpTime(t *testing.T, s string) int64 {
 
 // segment writes one segment file of the rows, stores it and returns its
 // metadata (not yet published).
-func (f *dpFixture) segment(ds, ivs, version string, part, parts int, rows []dpRow) *segment.DataSegment {
+func (f *dpFixture) segment(ds, ivs, version string, part, parts int, rows []dpRow) *segmeta.DataSegment {
 	f.t.Helper()
 	seg, _ := f.segmentFile(ds, ivs, version, part, parts, rows)
 	return seg
 }
 
 // segmentFile is segment, also returning the local segment file.
-func (f *dpFixture) segmentFile(ds, ivs, version string, part, parts int, rows []dpRow) (*segment.DataSegment, string) {
+func (f *dpFixture) segmentFile(ds, ivs, version string, part, parts int, rows []dpRow) (*segmeta.DataSegment, string) {
 	t := f.t
 	t.Helper()
 	iv, err := interval.Parse(ivs)
@@ -112,8 +112,8 @@ func (f *dpFixture) segmentFile(ds, ivs, version string, part, parts int, rows [
 	if err != nil {
 		t.Fatal(err)
 	}
-	seg := &segment.DataSegment{DataSource: ds, Interval: iv, Version: version, Dimensions: []string{"page"},
-		Metrics: []string{"count", "added"}, ShardSpec: segment.NumberedShard(int32(part), int32(parts)), Size: info.Bytes}
+	seg := &segmeta.DataSegment{DataSource: ds, Interval: iv, Version: version, Dimensions: []string{"page"},
+		Metrics: []string{"count", "added"}, ShardSpec: segmeta.NumberedShard(int32(part), int32(parts)), Size: info.Bytes}
 	// The segment's own key (publishing refuses any other), with one more
 	// element as ingestion tasks add their id: here the version without ':',
 	// which tests that hold back downloads match paths on.
@@ -124,11 +124,11 @@ func (f *dpFixture) segmentFile(ds, ivs, version string, part, parts int, rows [
 		t.Fatal(err)
 	}
 	ls, _ := json.Marshal(spec)
-	seg.LoadSpec = segment.RawJSON(ls)
+	seg.LoadSpec = segmeta.RawJSON(ls)
 	return seg, path
 }
 
-func (f *dpFixture) publish(segs ...*segment.DataSegment) {
+func (f *dpFixture) publish(segs ...*segmeta.DataSegment) {
 	f.t.Helper()
 	docs := make([]string, len(segs))
 	for i, s := range segs {

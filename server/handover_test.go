@@ -17,7 +17,7 @@ import (
 	"strata/historical"
 	"strata/internal/eventually"
 	"strata/interval"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 )
 
@@ -148,7 +148,7 @@ func TestReplaceSwitchesEachChunkOnlyOnceLoaded(t *testing.T) {
 	}
 	// version builds a version's segments: two partitions for the first day
 	// (a chunk spread over both historicals), one for the others.
-	version := func(v string) (segs []*segment.DataSegment, ids []string) {
+	version := func(v string) (segs []*segmeta.DataSegment, ids []string) {
 		for i, day := range days {
 			iv := day + "/" + fmt.Sprintf("2024-01-%02d", i+2)
 			rows := rowsOf(day)

@@ -14,7 +14,7 @@ import (
 
 	"strata/broker"
 	"strata/protocol"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 )
 
@@ -35,7 +35,7 @@ func TestBrokerReportsDataNoServerHas(t *testing.T) {
 	f := newDPFixture(t)
 	// Day 3's file is gone from deep storage: no historical can load it,
 	// so no historical announces it.
-	var segs []*segment.DataSegment
+	var segs []*segmeta.DataSegment
 	for i, d := range wikiDays {
 		segs = append(segs, f.segment("wiki", d+"/2013-09-0"+string(rune('1'+i)), "v1", 0, 1, wikiRows(d, int64(10*i))))
 	}

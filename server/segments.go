@@ -20,7 +20,7 @@ import (
 	"strata/javacompat"
 	"strata/middlemanager"
 	"strata/overlord"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 )
 
@@ -106,7 +106,7 @@ func unknownIDs(st *fsm.State, ds string, ids []string) []string {
 	var out []string
 	for _, raw := range ids {
 		found := false
-		for _, id := range segment.PossibleIDsWithDataSource(ds, raw) {
+		for _, id := range segmeta.PossibleIDsWithDataSource(ds, raw) {
 			if _, ok := st.Segment(id); ok {
 				found = true
 				break
@@ -140,7 +140,7 @@ func (s *Server) markOneUnused(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	raw := mux.Vars(r)["segmentId"]
-	if _, err := segment.ParseID(ds, raw); err != nil {
+	if _, err := segmeta.ParseID(ds, raw); err != nil {
 		writeJSONPlain(w, http.StatusOK, map[string]bool{"segmentStateChanged": false})
 		return
 	}
@@ -159,7 +159,7 @@ func (s *Server) markOneUsed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	raw := mux.Vars(r)["segmentId"]
-	if len(segment.PossibleIDsWithDataSource(ds, raw)) == 0 {
+	if len(segmeta.PossibleIDsWithDataSource(ds, raw)) == 0 {
 		writeJSONPlain(w, http.StatusOK, map[string]bool{"segmentStateChanged": false})
 		return
 	}
@@ -178,7 +178,7 @@ func (s *Server) markOneUsedAnyDataSource(w http.ResponseWriter, r *http.Request
 	raw := mux.Vars(r)["segmentId"]
 	var ds string
 	s.node.FSM().Read(func(st *fsm.State) {
-		for _, id := range segment.PossibleIDs(raw) {
+		for _, id := range segmeta.PossibleIDs(raw) {
 			if _, ok := st.Segment(id); ok {
 				ds = id.DataSource
 				return
@@ -294,7 +294,7 @@ func killTaskID(ds string, iv interval.Interval, nowMs int64) string {
 // publishRequest is the body of the internal publish endpoint.
 type publishRequest struct {
 	DataSource    string                 `json:"dataSource"`
-	Segments      []*segment.DataSegment `json:"segments"`
+	Segments      []*segmeta.DataSegment `json:"segments"`
 	StartMetadata json.RawMessage        `json:"startMetadata"` // nil: absent
 	EndMetadata   json.RawMessage        `json:"endMetadata"`
 	MetadataMode  string                 `json:"metadataMode"` // "" whole-document CAS, "kafka" per partition
@@ -362,7 +362,7 @@ func (s *Server) publishSegments(w http.ResponseWriter, r *http.Request) {
 // anything outside deep storage. A tombstone has no file. The leader checks
 // this before proposing: the FSM cannot know the storage configuration (it
 // checks, with OwnFiles, that no other segment names the file).
-func (s *Server) loadSpecProblem(seg *segment.DataSegment) string {
+func (s *Server) loadSpecProblem(seg *segmeta.DataSegment) string {
 	raw := string(seg.LoadSpec)
 	var spec deep.LoadSpec
 	if raw != "" && raw != "null" {
@@ -451,7 +451,7 @@ func writeRawJSON(w http.ResponseWriter, status int, b []byte) {
 }
 
 // appendSegments appends a JSON array of DataSegment objects.
-func appendSegments(dst []byte, segs []*segment.DataSegment) []byte {
+func appendSegments(dst []byte, segs []*segmeta.DataSegment) []byte {
 	dst = slices.Grow(dst, 2+len(segs)*segmentJSONSize)
 	dst = append(dst, '[')
 	for i, seg := range segs {
@@ -467,7 +467,7 @@ func appendSegments(dst []byte, segs []*segment.DataSegment) []byte {
 const segmentJSONSize = 600
 
 // appendSegmentIDs appends a JSON array of segment id strings.
-func appendSegmentIDs(dst []byte, segs []*segment.DataSegment) []byte {
+func appendSegmentIDs(dst []byte, segs []*segmeta.DataSegment) []byte {
 	dst = slices.Grow(dst, 2+len(segs)*120)
 	dst = append(dst, '[')
 	var id []byte

@@ -15,7 +15,7 @@ import (
 	"strata/fsm"
 	"strata/interval"
 	"strata/rules"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // assignedSegments serves GET /svc-internal/v1/segments/assigned/{serverName}: the
@@ -60,7 +60,7 @@ type assignedAnswer struct {
 
 // assignedBody encodes a historical's assignment once per placement: each
 // historical polls several times a second and placements change far less often.
-func (s *Server) assignedBody(cur *coordinator.Current, name string, hold []*segment.DataSegment) ([]byte, string) {
+func (s *Server) assignedBody(cur *coordinator.Current, name string, hold []*segmeta.DataSegment) ([]byte, string) {
 	s.assignedMu.Lock()
 	defer s.assignedMu.Unlock()
 	if a, ok := s.assigned[name]; ok && a.cur == cur {
@@ -126,7 +126,7 @@ func (s *Server) handoffComplete(w http.ResponseWriter, r *http.Request) {
 
 // appendAssigned appends a historical's hold list as a JSON array of
 // segments, those kept only for a handover marked "keepOnly":true.
-func appendAssigned(dst []byte, hold []*segment.DataSegment, keepOnly map[segment.ID]bool) []byte {
+func appendAssigned(dst []byte, hold []*segmeta.DataSegment, keepOnly map[segmeta.ID]bool) []byte {
 	dst = slices.Grow(dst, 2+len(hold)*segmentJSONSize)
 	dst = append(dst, '[')
 	for i, seg := range hold {

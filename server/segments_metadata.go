@@ -16,20 +16,20 @@ import (
 	"strata/coordinator"
 	"strata/fsm"
 	"strata/interval"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // The metadata-store view (ADMIN-API §7.3): every used segment, overshadowed or
 // not, straight from the replicated metadata.
 
 // usedSegments returns ds's used segments in id order.
-func usedSegments(st *fsm.State, ds string) []*segment.DataSegment {
+func usedSegments(st *fsm.State, ds string) []*segmeta.DataSegment {
 	tl := st.UsedIndex().Timeline(ds)
 	if tl == nil {
 		return nil
 	}
-	out := make([]*segment.DataSegment, 0, tl.Len())
-	tl.Segments(func(s *segment.DataSegment) bool {
+	out := make([]*segmeta.DataSegment, 0, tl.Len())
+	tl.Segments(func(s *segmeta.DataSegment) bool {
 		out = append(out, s)
 		return true
 	})
@@ -57,8 +57,8 @@ func (s *Server) metadataSegments(w http.ResponseWriter, r *http.Request) {
 			only[ds] = true
 		}
 	}
-	var segs []*segment.DataSegment
-	var over map[*segment.DataSegment]bool
+	var segs []*segmeta.DataSegment
+	var over map[*segmeta.DataSegment]bool
 	// The ETag is the applied log index: every node that has applied the same
 	// index holds the same segments, so a poller (each historical, several
 	// times a second) gets a 304 instead of the whole listing while nothing
@@ -67,7 +67,7 @@ func (s *Server) metadataSegments(w http.ResponseWriter, r *http.Request) {
 	notModified := false
 	// With the status the answer also follows the placement (replication
 	// factors), so its ETag names the placement too.
-	replication, planned := func(*segment.DataSegment) (int, bool) { return 0, false }, ""
+	replication, planned := func(*segmeta.DataSegment) (int, bool) { return 0, false }, ""
 	if withStatus {
 		replication, planned = s.replicationFactors()
 	}
@@ -84,7 +84,7 @@ func (s *Server) metadataSegments(w http.ResponseWriter, r *http.Request) {
 			if withStatus {
 				for _, seg := range st.UsedIndex().Timeline(ds).Overshadowed() {
 					if over == nil {
-						over = map[*segment.DataSegment]bool{}
+						over = map[*segmeta.DataSegment]bool{}
 					}
 					over[seg] = true
 				}
@@ -132,13 +132,13 @@ func (s *Server) metadataSegments(w http.ResponseWriter, r *http.Request) {
 // historical), from the coordinator's current placement; ok is false before
 // the coordinator has planned (a new leader still taking stock). The string
 // names the placement ("" when there is none).
-func (s *Server) replicationFactors() (func(*segment.DataSegment) (int, bool), string) {
+func (s *Server) replicationFactors() (func(*segmeta.DataSegment) (int, bool), string) {
 	var cur *coordinator.Current
 	if s.placement != nil {
 		cur, _ = s.placement.Current(time.Now())
 	}
 	if cur == nil {
-		return func(*segment.DataSegment) (int, bool) { return 0, false }, ""
+		return func(*segmeta.DataSegment) (int, bool) { return 0, false }, ""
 	}
 	reachable := 0
 	for _, srv := range cur.Servers {
@@ -146,7 +146,7 @@ func (s *Server) replicationFactors() (func(*segment.DataSegment) (int, bool), s
 			reachable++
 		}
 	}
-	return func(seg *segment.DataSegment) (int, bool) {
+	return func(seg *segmeta.DataSegment) (int, bool) {
 		w, ok := cur.Wants[seg.ID()]
 		if !ok {
 			return 0, false
@@ -172,7 +172,7 @@ func (s *Server) metadataDataSources(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var names []string
-	var segs [][]*segment.DataSegment
+	var segs [][]*segmeta.DataSegment
 	s.node.FSM().Read(func(st *fsm.State) {
 		names = st.UsedIndex().DataSources()
 		for _, ds := range names {
@@ -190,8 +190,8 @@ func (s *Server) metadataDataSources(w http.ResponseWriter, r *http.Request) {
 	writeRawJSON(w, http.StatusOK, append(b, ']'))
 }
 
-func (s *Server) usedOf(ds string) []*segment.DataSegment {
-	var segs []*segment.DataSegment
+func (s *Server) usedOf(ds string) []*segmeta.DataSegment {
+	var segs []*segmeta.DataSegment
 	s.node.FSM().Read(func(st *fsm.State) { segs = usedSegments(st, ds) })
 	return segs
 }
@@ -248,13 +248,13 @@ func (s *Server) metadataSegmentList(w http.ResponseWriter, r *http.Request) {
 		}
 		ivs[i] = iv
 	}
-	var segs []*segment.DataSegment
+	var segs []*segmeta.DataSegment
 	s.node.FSM().Read(func(st *fsm.State) {
 		tl := st.UsedIndex().Timeline(ds)
 		if tl == nil {
 			return
 		}
-		tl.Segments(func(seg *segment.DataSegment) bool {
+		tl.Segments(func(seg *segmeta.DataSegment) bool {
 			for _, iv := range ivs {
 				if iv.Overlaps(seg.Interval) {
 					segs = append(segs, seg)
@@ -267,7 +267,7 @@ func (s *Server) metadataSegmentList(w http.ResponseWriter, r *http.Request) {
 	writeSegmentsOrIDs(w, segs, full)
 }
 
-func writeSegmentsOrIDs(w http.ResponseWriter, segs []*segment.DataSegment, full bool) {
+func writeSegmentsOrIDs(w http.ResponseWriter, segs []*segmeta.DataSegment, full bool) {
 	if full {
 		writeRawJSON(w, http.StatusOK, appendSegments(nil, segs))
 		return
@@ -281,12 +281,12 @@ func writeSegmentsOrIDs(w http.ResponseWriter, segs []*segment.DataSegment, full
 func (s *Server) metadataSegment(w http.ResponseWriter, r *http.Request) {
 	ds, raw := mux.Vars(r)["dataSourceName"], mux.Vars(r)["segmentId"]
 	includeUnused := strings.EqualFold(r.URL.Query().Get("includeUnused"), "true") // a Boolean, not a flag
-	var found *segment.DataSegment
+	var found *segmeta.DataSegment
 	s.node.FSM().Read(func(st *fsm.State) {
 		if st.UsedIndex().Timeline(ds) == nil {
 			return
 		}
-		for _, id := range segment.PossibleIDsWithDataSource(ds, raw) {
+		for _, id := range segmeta.PossibleIDsWithDataSource(ds, raw) {
 			if rec, ok := st.Segment(id); ok && (rec.Used || includeUnused) {
 				found = rec.Segment
 				return
@@ -318,9 +318,9 @@ type dataSourceInfo struct {
 // Known gap: column types are only known once segment files are read.
 // Dimensions are reported as STRING; a metric named "count" as LONG and any
 // other metric as DOUBLE.
-func rowSignature(segs []*segment.DataSegment) []columnSig {
+func rowSignature(segs []*segmeta.DataSegment) []columnSig {
 	newest := slices.Clone(segs)
-	slices.SortStableFunc(newest, func(a, b *segment.DataSegment) int { return cmp.Compare(b.Interval.Start, a.Interval.Start) })
+	slices.SortStableFunc(newest, func(a, b *segmeta.DataSegment) int { return cmp.Compare(b.Interval.Start, a.Interval.Start) })
 	out := []columnSig{{"__time", "LONG"}}
 	seen := map[string]bool{"__time": true}
 	add := func(name, typ string) {
@@ -362,7 +362,7 @@ func (s *Server) dataSourceInformation(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
-	segs := make([][]*segment.DataSegment, len(names))
+	segs := make([][]*segmeta.DataSegment, len(names))
 	s.node.FSM().Read(func(st *fsm.State) {
 		for i, ds := range names {
 			segs[i] = coordinator.ServedSegments(st, ds)
@@ -414,7 +414,7 @@ func (s *Server) metadataUnusedSegments(w http.ResponseWriter, r *http.Request) 
 	}
 	last := q.Get("lastSegmentId")
 	if last != "" {
-		id, err := segment.ParseID(ds, last)
+		id, err := segmeta.ParseID(ds, last)
 		if err != nil {
 			writeInvalidInput(w, fmt.Sprintf("Invalid lastSegmentId[%s]: not a segment id of datasource[%s]", last, ds))
 			return

@@ -16,7 +16,7 @@ import (
 	"strata/javacompat"
 	"strata/protocol"
 	"strata/rules"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // The coordinator's served view (ADMIN-API §7.1, §7.2, §7.5): the segments the
@@ -32,12 +32,12 @@ const defaultTier = "_default_tier"
 const loadStatusWindow = 14 * 24 * time.Hour
 
 // servedByDataSource returns every datasource's served segments, names sorted.
-func (s *Server) servedByDataSource() ([]string, [][]*segment.DataSegment) {
+func (s *Server) servedByDataSource() ([]string, [][]*segmeta.DataSegment) {
 	var names []string
-	var segs [][]*segment.DataSegment
+	var segs [][]*segmeta.DataSegment
 	s.node.FSM().Read(func(st *fsm.State) {
 		names = st.UsedIndex().DataSources()
-		segs = make([][]*segment.DataSegment, len(names))
+		segs = make([][]*segmeta.DataSegment, len(names))
 		for i, ds := range names {
 			segs[i] = coordinator.ServedSegments(st, ds)
 		}
@@ -45,8 +45,8 @@ func (s *Server) servedByDataSource() ([]string, [][]*segment.DataSegment) {
 	return names, segs
 }
 
-func (s *Server) servedOf(ds string) []*segment.DataSegment {
-	var segs []*segment.DataSegment
+func (s *Server) servedOf(ds string) []*segmeta.DataSegment {
+	var segs []*segmeta.DataSegment
 	s.node.FSM().Read(func(st *fsm.State) { segs = coordinator.ServedSegments(st, ds) })
 	return segs
 }
@@ -54,12 +54,12 @@ func (s *Server) servedOf(ds string) []*segment.DataSegment {
 // inventory is what historicals report: replicas of each segment per tier and
 // the servers of each tier able to load segments.
 type inventory struct {
-	replicas map[segment.ID]map[string]int
+	replicas map[segmeta.ID]map[string]int
 	nodes    map[string]int
 }
 
 func (s *Server) inventory() inventory {
-	inv := inventory{replicas: map[segment.ID]map[string]int{}, nodes: map[string]int{}}
+	inv := inventory{replicas: map[segmeta.ID]map[string]int{}, nodes: map[string]int{}}
 	if s.inv == nil {
 		return inv
 	}
@@ -79,7 +79,7 @@ func (s *Server) inventory() inventory {
 	return inv
 }
 
-func (inv inventory) loaded(id segment.ID) bool {
+func (inv inventory) loaded(id segmeta.ID) bool {
 	for _, n := range inv.replicas[id] {
 		if n > 0 {
 			return true
@@ -89,7 +89,7 @@ func (inv inventory) loaded(id segment.ID) bool {
 }
 
 // wants returns each segment's want under the retention rules at now.
-func (s *Server) wants(now time.Time) func(*segment.DataSegment) coordinator.Want {
+func (s *Server) wants(now time.Time) func(*segmeta.DataSegment) coordinator.Want {
 	own := map[string][]rules.Rule{}
 	var defaults []rules.Rule
 	s.node.FSM().Read(func(st *fsm.State) {
@@ -98,7 +98,7 @@ func (s *Server) wants(now time.Time) func(*segment.DataSegment) coordinator.Wan
 			own[ds], _ = st.Rules(ds)
 		}
 	})
-	return func(seg *segment.DataSegment) coordinator.Want {
+	return func(seg *segmeta.DataSegment) coordinator.Want {
 		return coordinator.WantOf(own[seg.DataSource], defaults, seg, now.UnixMilli())
 	}
 }
@@ -125,7 +125,7 @@ type servedProps struct {
 }
 
 // propsOf summarises a non-empty served segment list.
-func propsOf(segs []*segment.DataSegment) servedProps {
+func propsOf(segs []*segmeta.DataSegment) servedProps {
 	var size int64
 	minT, maxT := segs[0].Interval.Start, segs[0].Interval.End
 	for _, seg := range segs {
@@ -140,7 +140,7 @@ func propsOf(segs []*segment.DataSegment) servedProps {
 }
 
 // appendFullDataSource appends Druid's ImmutableDruidDataSource object.
-func appendFullDataSource(dst []byte, name, props string, segs []*segment.DataSegment) []byte {
+func appendFullDataSource(dst []byte, name, props string, segs []*segmeta.DataSegment) []byte {
 	dst = append(dst, `{"name":`...)
 	dst = javacompat.AppendJSONString(dst, name)
 	dst = append(dst, `,"properties":`...)
@@ -196,12 +196,12 @@ func (s *Server) servedDataSource(w http.ResponseWriter, r *http.Request) {
 // ivGroup is the segments of one interval.
 type ivGroup struct {
 	iv   interval.Interval
-	segs []*segment.DataSegment
+	segs []*segmeta.DataSegment
 }
 
 // groupDescending groups id-ordered segments of one datasource by interval,
 // latest interval first (start, then end, descending).
-func groupDescending(segs []*segment.DataSegment, keep func(interval.Interval) bool) []ivGroup {
+func groupDescending(segs []*segmeta.DataSegment, keep func(interval.Interval) bool) []ivGroup {
 	var out []ivGroup
 	for i := 0; i < len(segs); {
 		j := i + 1
@@ -222,7 +222,7 @@ type sizeCount struct {
 	Count int   `json:"count"`
 }
 
-func (sc *sizeCount) add(seg *segment.DataSegment) {
+func (sc *sizeCount) add(seg *segmeta.DataSegment) {
 	sc.Size += seg.Size
 	sc.Count++
 }
@@ -237,7 +237,7 @@ func (sc sizeCount) appendJSON(dst []byte) []byte {
 
 // writeIntervalMap answers the simple and full forms of the per-interval
 // listings: interval → {"size","count"}, or interval → id → {"metadata","servers"}.
-func writeIntervalMap(w http.ResponseWriter, groups []ivGroup, full bool, holders map[segment.ID][]protocol.ServerMetadata) {
+func writeIntervalMap(w http.ResponseWriter, groups []ivGroup, full bool, holders map[segmeta.ID][]protocol.ServerMetadata) {
 	b := []byte{'{'}
 	for i, g := range groups {
 		if i > 0 {
@@ -313,7 +313,7 @@ func (s *Server) servedInInterval(w http.ResponseWriter, r *http.Request) {
 		writeIntervalMap(w, groupDescending(segs, iv.Contains), flag(r, "full"), s.holders())
 		return
 	}
-	inside := make([]*segment.DataSegment, 0, len(segs))
+	inside := make([]*segmeta.DataSegment, 0, len(segs))
 	for _, seg := range segs {
 		if iv.Contains(seg.Interval) {
 			inside = append(inside, seg)
@@ -329,7 +329,7 @@ func (s *Server) serverView(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var visible []segment.Holder
+	var visible []segmeta.Holder
 	s.node.FSM().Read(func(st *fsm.State) { visible = st.UsedIndex().Lookup(mux.Vars(r)["dataSourceName"], iv) })
 	holders := s.holders()
 	b := []byte{'['}
@@ -369,9 +369,9 @@ func (s *Server) servedSegmentList(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) servedSegment(w http.ResponseWriter, r *http.Request) {
 	ds, raw := mux.Vars(r)["dataSourceName"], mux.Vars(r)["segmentId"]
-	var found *segment.DataSegment
+	var found *segmeta.DataSegment
 	s.node.FSM().Read(func(st *fsm.State) {
-		for _, id := range segment.PossibleIDsWithDataSource(ds, raw) {
+		for _, id := range segmeta.PossibleIDsWithDataSource(ds, raw) {
 			if seg := st.UsedIndex().Get(id); seg != nil && !st.IsOvershadowed(seg) {
 				found = seg
 				return
@@ -418,7 +418,7 @@ type loadCounts struct {
 // count measures the segments their rules want loaded: those still to load
 // anywhere, and per tier the replicas still missing. Segments no rule loads
 // (dropped, or zero replicas) are not expected anywhere and do not count.
-func (inv inventory) count(segs []*segment.DataSegment, wantOf func(*segment.DataSegment) coordinator.Want, clusterView bool) loadCounts {
+func (inv inventory) count(segs []*segmeta.DataSegment, wantOf func(*segmeta.DataSegment) coordinator.Want, clusterView bool) loadCounts {
 	c := loadCounts{underReplicated: map[string]int{}}
 	for _, seg := range segs {
 		w := wantOf(seg)
@@ -517,7 +517,7 @@ func (s *Server) dataSourceLoadStatus(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ds := mux.Vars(r)["dataSourceName"]
-	var segs []*segment.DataSegment
+	var segs []*segmeta.DataSegment
 	s.node.FSM().Read(func(st *fsm.State) {
 		if tl := st.UsedIndex().Timeline(ds); tl != nil {
 			segs = tl.VisibleSegments(iv)
@@ -547,12 +547,12 @@ func (s *Server) loadQueue(w http.ResponseWriter, r *http.Request) {
 		if !srv.Reachable {
 			continue
 		}
-		var load, drop []*segment.DataSegment
+		var load, drop []*segmeta.DataSegment
 		planned, ok := cur.Plan.Hold[srv.Meta.Name]
 		if !ok { // not planned yet: it keeps what it holds
 			planned = sortedSegments(srv.Segments)
 		}
-		hold := make(map[segment.ID]bool, len(planned))
+		hold := make(map[segmeta.ID]bool, len(planned))
 		for _, seg := range planned {
 			hold[seg.ID()] = true
 			if _, ok := srv.Segments[seg.ID()]; !ok && !cur.Plan.KeepOnly[seg.ID()] {
@@ -564,7 +564,7 @@ func (s *Server) loadQueue(w http.ResponseWriter, r *http.Request) {
 				drop = append(drop, seg)
 			}
 		}
-		byID := func(a, b *segment.DataSegment) int { return a.ID().Compare(b.ID()) }
+		byID := func(a, b *segmeta.DataSegment) int { return a.ID().Compare(b.ID()) }
 		slices.SortFunc(load, byID)
 		slices.SortFunc(drop, byID)
 		if !first {
@@ -705,16 +705,16 @@ func appendServer(b []byte, srv coordinator.Server, full bool) []byte {
 	return append(b, '}')
 }
 
-func sortedSegments(m map[segment.ID]*segment.DataSegment) []*segment.DataSegment {
-	out := make([]*segment.DataSegment, 0, len(m))
+func sortedSegments(m map[segmeta.ID]*segmeta.DataSegment) []*segmeta.DataSegment {
+	out := make([]*segmeta.DataSegment, 0, len(m))
 	for _, seg := range m {
 		out = append(out, seg)
 	}
-	slices.SortFunc(out, func(a, b *segment.DataSegment) int { return a.ID().Compare(b.ID()) })
+	slices.SortFunc(out, func(a, b *segmeta.DataSegment) int { return a.ID().Compare(b.ID()) })
 	return out
 }
 
-func totalSize(segs []*segment.DataSegment) int64 {
+func totalSize(segs []*segmeta.DataSegment) int64 {
 	var n int64
 	for _, seg := range segs {
 		n += seg.Size
@@ -732,7 +732,7 @@ type dsIntervalStats struct {
 	stat []sizeCount
 }
 
-func intervalStatsOf(names []string, segs [][]*segment.DataSegment, keep func(interval.Interval) bool) []dsIntervalStats {
+func intervalStatsOf(names []string, segs [][]*segmeta.DataSegment, keep func(interval.Interval) bool) []dsIntervalStats {
 	byIv := map[interval.Interval]*dsIntervalStats{}
 	var out []*dsIntervalStats
 	for i, ds := range names { // names are sorted, so each interval's ds list is too
@@ -836,8 +836,8 @@ func nonNil[T any](s []T) []T {
 }
 
 // holders maps each segment the reachable historicals hold to those servers.
-func (s *Server) holders() map[segment.ID][]protocol.ServerMetadata {
-	out := map[segment.ID][]protocol.ServerMetadata{}
+func (s *Server) holders() map[segmeta.ID][]protocol.ServerMetadata {
+	out := map[segmeta.ID][]protocol.ServerMetadata{}
 	for _, srv := range s.servers() {
 		if !srv.Reachable {
 			continue

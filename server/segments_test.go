@@ -19,7 +19,7 @@ import (
 	"strata/ingest"
 	"strata/interval"
 	"strata/props"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 )
 
@@ -136,7 +136,7 @@ func identifiers(t *testing.T, method, url, ctype, body string) []string {
 
 func hasRecord(n *cluster.Node, id string) (used, ok bool) {
 	n.FSM().Read(func(st *fsm.State) {
-		for _, pid := range segment.PossibleIDs(id) {
+		for _, pid := range segmeta.PossibleIDs(id) {
 			if r, found := st.Segment(pid); found && r.Segment.ID().String() == id {
 				used, ok = r.Used, true
 				return

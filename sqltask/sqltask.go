@@ -21,7 +21,7 @@ import (
 	"strata/msq"
 	"strata/msq/live"
 	"strata/props"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/sql"
 	stseg "strata/storage/segment"
 )
@@ -234,11 +234,11 @@ type clusterEnv struct {
 	dir string
 }
 
-func (e *clusterEnv) UsedSegments(ctx context.Context, ds string, iv interval.Interval) ([]*segment.DataSegment, error) {
+func (e *clusterEnv) UsedSegments(ctx context.Context, ds string, iv interval.Interval) ([]*segmeta.DataSegment, error) {
 	return e.c.UsedSegments(ctx, ds, iv)
 }
 
-func (e *clusterEnv) OpenSegment(ctx context.Context, seg *segment.DataSegment) (*stseg.Segment, func(), error) {
+func (e *clusterEnv) OpenSegment(ctx context.Context, seg *segmeta.DataSegment) (*stseg.Segment, func(), error) {
 	return e.c.OpenSegment(ctx, e.dir, seg)
 }
 
@@ -247,10 +247,10 @@ func (e *clusterEnv) Uploader() ingest.Uploader { return e.c.Uploader() }
 // Publish publishes atomically. REPLACE's segments carry the lock's newer
 // version, so the timeline makes them overshadow what they replace (tombstones
 // included) in one step; replaceIntervals need no further action.
-func (e *clusterEnv) Publish(ctx context.Context, ds string, segs []*segment.DataSegment, _ []interval.Interval) error {
+func (e *clusterEnv) Publish(ctx context.Context, ds string, segs []*segmeta.DataSegment, _ []interval.Interval) error {
 	return e.c.Publish(ctx, ds, segs)
 }
 
-func (e *clusterEnv) WaitLoaded(ctx context.Context, segs []*segment.DataSegment) error {
+func (e *clusterEnv) WaitLoaded(ctx context.Context, segs []*segmeta.DataSegment) error {
 	return e.c.WaitLoaded(ctx, segs, e.c.LoadTimeout)
 }

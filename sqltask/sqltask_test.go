@@ -11,7 +11,7 @@ import (
 
 	"strata/msq"
 	"strata/msq/msqtest"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // watchedEnv holds WaitLoaded until the test has seen the WAITING report.
@@ -20,7 +20,7 @@ type watchedEnv struct {
 	release chan struct{}
 }
 
-func (e *watchedEnv) WaitLoaded(ctx context.Context, _ []*segment.DataSegment) error {
+func (e *watchedEnv) WaitLoaded(ctx context.Context, _ []*segmeta.DataSegment) error {
 	select {
 	case <-e.release:
 		return nil

@@ -15,7 +15,7 @@ import (
 	"strata/middlemanager"
 	"strata/msq/input"
 	"strata/nativebatch"
-	"strata/segment"
+	"strata/segmeta"
 )
 
 // defaultRealtimePeriod is how often a reading task makes the records it
@@ -288,7 +288,7 @@ func (r *realtime) buildRange(lo, hi int64, level int, part int32, skip int64) (
 		if err != nil {
 			return h, err
 		}
-		sg.ShardSpec = segment.NumberedShard(part+int32(i), 0)
+		sg.ShardSpec = segmeta.NumberedShard(part+int32(i), 0)
 		sg.LoadSpec = "" // served from the local file, never loaded from elsewhere
 		h.segs = append(h.segs, middlemanager.Served{Segment: sg, Path: path, Realtime: true})
 	}
@@ -296,7 +296,7 @@ func (r *realtime) buildRange(lo, hi int64, level int, part int32, skip int64) (
 }
 
 // heldPath is the local file of a segment built with holdUploader.
-func heldPath(s *segment.DataSegment) (string, error) {
+func heldPath(s *segmeta.DataSegment) (string, error) {
 	var h heldSpec
 	if err := json.Unmarshal([]byte(s.LoadSpec), &h); err != nil || h.Type != "held" || h.Path == "" {
 		return "", fmt.Errorf("segment %s was not built here", s.ID())

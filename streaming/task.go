@@ -25,7 +25,7 @@ import (
 	"strata/msq/input"
 	"strata/nativebatch"
 	"strata/props"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/storage/deep"
 )
 
@@ -425,7 +425,7 @@ func (p *publisher) buildAndPublish(ctx context.Context, read int64, end Offsets
 }
 
 // servedFiles pairs published segments with their local files.
-func servedFiles(segs []*segment.DataSegment, files []string) []middlemanager.Served {
+func servedFiles(segs []*segmeta.DataSegment, files []string) []middlemanager.Served {
 	out := make([]middlemanager.Served, len(segs))
 	for i, sg := range segs {
 		out[i] = middlemanager.Served{Segment: sg, Path: files[i]}
@@ -437,7 +437,7 @@ func (p *publisher) p(name string) string { return filepath.Join(p.env.Dir(), na
 
 // build runs the native batch pipeline over the spooled records. Segment
 // files are held locally until they are placed and uploaded.
-func (p *publisher) build(ctx context.Context) ([]*segment.DataSegment, nativebatch.RowStats, error) {
+func (p *publisher) build(ctx context.Context) ([]*segmeta.DataSegment, nativebatch.RowStats, error) {
 	s := *p.k.spec
 	s.Source = &input.LocalSource{Files: []string{p.spool}}
 	if err := os.MkdirAll(p.held, 0o755); err != nil {
@@ -506,8 +506,8 @@ func taskEnded(err error) bool {
 // data uses other intervals (another segmentGranularity) cannot take rows of
 // this one: the task fails without publishing rather than drop them, and says
 // what to change.
-func (p *publisher) existing(ctx context.Context, locked map[interval.Interval]string) (map[interval.Interval][]*segment.DataSegment, error) {
-	out := map[interval.Interval][]*segment.DataSegment{}
+func (p *publisher) existing(ctx context.Context, locked map[interval.Interval]string) (map[interval.Interval][]*segmeta.DataSegment, error) {
+	out := map[interval.Interval][]*segmeta.DataSegment{}
 	for iv := range locked {
 		used, err := p.c.UsedSegments(ctx, p.k.spec.DataSource, iv)
 		if err != nil {
@@ -527,8 +527,8 @@ func (p *publisher) existing(ctx context.Context, locked map[interval.Interval]s
 // place gives the segments of each chunk their final version and partition
 // numbers: appended after the chunk's existing partitions (native batch's
 // append rule), or the lock version when the chunk holds nothing yet.
-func place(segs []*segment.DataSegment, locks map[interval.Interval]string, existing map[interval.Interval][]*segment.DataSegment) {
-	byChunk := map[interval.Interval][]*segment.DataSegment{}
+func place(segs []*segmeta.DataSegment, locks map[interval.Interval]string, existing map[interval.Interval][]*segmeta.DataSegment) {
+	byChunk := map[interval.Interval][]*segmeta.DataSegment{}
 	for _, s := range segs {
 		byChunk[s.Interval] = append(byChunk[s.Interval], s)
 	}
@@ -542,7 +542,7 @@ func place(segs []*segment.DataSegment, locks map[interval.Interval]string, exis
 
 // upload stores one held segment file in deep storage under a key unique to
 // this task and sets the segment's loadSpec.
-func (p *publisher) upload(ctx context.Context, s *segment.DataSegment) (deep.LoadSpec, error) {
+func (p *publisher) upload(ctx context.Context, s *segmeta.DataSegment) (deep.LoadSpec, error) {
 	file, err := heldPath(s)
 	if err != nil {
 		return deep.LoadSpec{}, err
@@ -557,20 +557,20 @@ func (p *publisher) upload(ctx context.Context, s *segment.DataSegment) (deep.Lo
 	if err != nil {
 		return ls, err
 	}
-	s.LoadSpec = segment.RawJSON(b)
+	s.LoadSpec = segmeta.RawJSON(b)
 	s.Intern()
 	return ls, nil
 }
 
 // published reports whether every segment of segs is stored (same id and
 // files), which is how a publish whose answer was lost is settled.
-func (p *publisher) published(ctx context.Context, segs []*segment.DataSegment) (bool, error) {
+func (p *publisher) published(ctx context.Context, segs []*segmeta.DataSegment) (bool, error) {
 	for _, iv := range chunkIntervals(segs) {
 		used, err := p.c.UsedSegments(ctx, p.k.spec.DataSource, iv)
 		if err != nil {
 			return false, err
 		}
-		stored := map[segment.ID]string{}
+		stored := map[segmeta.ID]string{}
 		for _, u := range used {
 			stored[u.ID()] = string(u.LoadSpec)
 		}
@@ -595,7 +595,7 @@ func (p *publisher) deleteUploaded(specs []deep.LoadSpec) {
 }
 
 // chunkIntervals lists the distinct intervals of segs, sorted.
-func chunkIntervals(segs []*segment.DataSegment) []interval.Interval {
+func chunkIntervals(segs []*segmeta.DataSegment) []interval.Interval {
 	var out []interval.Interval
 	for _, s := range segs {
 		if !slices.Contains(out, s.Interval) {

@@ -32,7 +32,7 @@ import (
 	"strata/nativebatch"
 	"strata/overlord"
 	"strata/props"
-	"strata/segment"
+	"strata/segmeta"
 	"strata/server"
 	"strata/storage/deep"
 	"strata/streaming"
@@ -257,7 +257,7 @@ func (e *env) offsets(t *testing.T) streaming.Offsets {
 }
 
 // contents sums the rows and the n metric of the used segments of k.
-func (e *env) contents(t *testing.T) (segs []*segment.DataSegment, rows, sum int64) {
+func (e *env) contents(t *testing.T) (segs []*segmeta.DataSegment, rows, sum int64) {
 	t.Helper()
 	segs, err := e.c.UsedSegments(context.Background(), "k", interval.Eternity)
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package msqtest provides an in-memory msq.Env for tests: deep storage is a
-// real directory, published segments live in a segment.Index.
+// real directory, published segments live in a segmeta.Index.
 package msqtest
 
 import (
@@ -14,7 +14,7 @@ import (
 
 	"strata/ingest"
 	"strata/interval"
-	"strata/segment"
+	"strata/segmeta"
 	stseg "strata/storage/segment"
 )
 
@@ -23,8 +23,8 @@ type Env struct {
 	Dir string
 
 	mu        sync.Mutex
-	index     *segment.Index
-	published [][]*segment.DataSegment // every Publish call, in order
+	index     *segmeta.Index
+	published [][]*segmeta.DataSegment // every Publish call, in order
 	open      map[string]*openSeg
 }
 
@@ -35,16 +35,16 @@ type openSeg struct {
 
 // New returns an Env storing segment files under dir.
 func New(dir string) *Env {
-	return &Env{Dir: dir, index: segment.NewIndex(), open: map[string]*openSeg{}}
+	return &Env{Dir: dir, index: segmeta.NewIndex(), open: map[string]*openSeg{}}
 }
 
 // UsedSegments returns the used segments overlapping iv.
-func (e *Env) UsedSegments(_ context.Context, dataSource string, iv interval.Interval) ([]*segment.DataSegment, error) {
+func (e *Env) UsedSegments(_ context.Context, dataSource string, iv interval.Interval) ([]*segmeta.DataSegment, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var out []*segment.DataSegment
+	var out []*segmeta.DataSegment
 	if tl := e.index.Timeline(dataSource); tl != nil {
-		tl.Segments(func(s *segment.DataSegment) bool {
+		tl.Segments(func(s *segmeta.DataSegment) bool {
 			if s.Interval.Overlaps(iv) {
 				out = append(out, s)
 			}
@@ -55,20 +55,20 @@ func (e *Env) UsedSegments(_ context.Context, dataSource string, iv interval.Int
 }
 
 // Segments returns all used segments of a datasource.
-func (e *Env) Segments(dataSource string) []*segment.DataSegment {
+func (e *Env) Segments(dataSource string) []*segmeta.DataSegment {
 	out, _ := e.UsedSegments(context.Background(), dataSource, interval.Eternity)
 	return out
 }
 
-// Visible returns the visible pieces of a datasource (segment.Timeline.Lookup).
-func (e *Env) Visible(dataSource string) []segment.Holder {
+// Visible returns the visible pieces of a datasource (segmeta.Timeline.Lookup).
+func (e *Env) Visible(dataSource string) []segmeta.Holder {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.index.Lookup(dataSource, interval.Eternity)
 }
 
 // Publishes returns the segments of every Publish call so far.
-func (e *Env) Publishes() [][]*segment.DataSegment {
+func (e *Env) Publishes() [][]*segmeta.DataSegment {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return slices.Clone(e.published)
@@ -80,7 +80,7 @@ type loadSpec struct {
 }
 
 // OpenSegment opens the file a segment's loadSpec points to.
-func (e *Env) OpenSegment(_ context.Context, s *segment.DataSegment) (*stseg.Segment, func(), error) {
+func (e *Env) OpenSegment(_ context.Context, s *segmeta.DataSegment) (*stseg.Segment, func(), error) {
 	var ls loadSpec
 	if err := json.Unmarshal([]byte(s.LoadSpec), &ls); err != nil {
 		return nil, nil, fmt.Errorf("segment %s: bad loadSpec: %v", s.ID(), err)
@@ -150,7 +150,7 @@ func (u uploader) Put(ctx context.Context, key, localPath string) (json.RawMessa
 }
 
 // Publish adds the segments to the index, refusing ids that exist.
-func (e *Env) Publish(ctx context.Context, dataSource string, segs []*segment.DataSegment, _ []interval.Interval) error {
+func (e *Env) Publish(ctx context.Context, dataSource string, segs []*segmeta.DataSegment, _ []interval.Interval) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -172,4 +172,4 @@ func (e *Env) Publish(ctx context.Context, dataSource string, segs []*segment.Da
 }
 
 // WaitLoaded returns at once: published segments are readable immediately.
-func (e *Env) WaitLoaded(ctx context.Context, _ []*segment.DataSegment) error { return ctx.Err() }
+func (e *Env) WaitLoaded(ctx context.Context, _ []*segmeta.DataSegment) error { return ctx.Err() }
