@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -70,6 +71,8 @@ type Overlord struct {
 	seen       map[string]time.Time // task → last time its worker listed it
 	pushed     map[string]bool      // tasks handed (or being handed) to their worker this term
 	pushes     sync.WaitGroup
+
+	rounds atomic.Int64 // assignment rounds finished while leading (Rounds)
 }
 
 var (
@@ -125,6 +128,12 @@ func (o *Overlord) Kick() {
 	}
 }
 
+// Rounds counts the assignment rounds this overlord has finished while
+// leading. Once it has grown by two, every task pending before was
+// considered for a worker: tests wait on it to show that a task stays
+// unassigned, instead of sleeping.
+func (o *Overlord) Rounds() int64 { return o.rounds.Load() }
+
 // Leading reports whether this overlord has taken up the leader duties.
 func (o *Overlord) Leading() bool {
 	o.mu.Lock()
@@ -154,6 +163,7 @@ func (o *Overlord) run() {
 		if leader {
 			o.assign()
 			o.checkLiveness()
+			o.rounds.Add(1)
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"strata/internal/eventually"
 	"strata/interval"
 	"strata/middlemanager"
+	"strata/overlord"
 	"strata/props"
 )
 
@@ -126,6 +127,20 @@ func waitStatus(t *testing.T, base, id, status string, d time.Duration) tkStatus
 		return st.Status == status
 	}, eventually.Within(d))
 	return st
+}
+
+// assignmentRounds waits until n's overlord has finished two more assignment
+// rounds: every task pending at the call was considered for a worker, so a
+// check afterwards that one was not assigned is exact, not a guess after a
+// fixed sleep.
+func assignmentRounds(t *testing.T, n *cluster.Node) {
+	t.Helper()
+	o := overlord.For(n)
+	if o == nil {
+		t.Fatal("no overlord attached")
+	}
+	from := o.Rounds()
+	eventually.True(t, "two more assignment rounds", func() bool { return o.Rounds() >= from+2 })
 }
 
 // waitStarted waits until the task's worker confirmed the start.
@@ -312,7 +327,7 @@ func TestSelectStrategiesPickWorkers(t *testing.T) {
 		waitStarted(t, n, long(fmt.Sprintf("c%d", i), "wiki"))
 	}
 	long("c-wait", "wiki")
-	time.Sleep(300 * time.Millisecond)
+	assignmentRounds(t, n)
 	if st := taskStatusOf(t, ts.URL, "c-wait"); st.RunnerStatusCode != "PENDING" {
 		t.Fatalf("strong category with a full category: %+v", st)
 	}
@@ -426,7 +441,7 @@ func TestKillTaskWaitsForIngestionLock(t *testing.T) {
 	if ids := listIDs(t, ts.URL+ip+"/waitingTasks"); len(ids) != 1 || ids[0] != kill {
 		t.Fatalf("waitingTasks %v", ids)
 	}
-	time.Sleep(200 * time.Millisecond)
+	assignmentRounds(t, n)
 	if st := taskStatusOf(t, ts.URL, kill); st.RunnerStatusCode != "WAITING" {
 		t.Fatalf("kill ran while the lock was held: %+v", st)
 	}
@@ -579,7 +594,7 @@ func TestWorkerEndpointsAndEnablement(t *testing.T) {
 	}
 	// A disabled worker gets no new tasks.
 	id := submitTask(t, ts.URL, `{"type":"noop","id":"logged","runTime":50}`)
-	time.Sleep(300 * time.Millisecond)
+	assignmentRounds(t, n)
 	if st := taskStatusOf(t, ts.URL, id); st.RunnerStatusCode != "PENDING" {
 		t.Fatalf("assigned to a disabled worker: %+v", st)
 	}
