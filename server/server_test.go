@@ -16,6 +16,7 @@ import (
 
 	"strata/cluster"
 	"strata/coordinator"
+	"strata/internal/eventually"
 	"strata/overlord"
 	"strata/props"
 	"strata/streaming"
@@ -64,13 +65,7 @@ func singleServerLog(t *testing.T, p *props.Properties, log hclog.Logger, roles 
 	ts.Config.Handler = s.Handler()
 	ts.Start()
 	t.Cleanup(func() { ts.Close(); n.Shutdown() })
-	deadline := time.Now().Add(10 * time.Second)
-	for !n.IsLeader() {
-		if time.Now().After(deadline) {
-			t.Fatal("single node did not become leader")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.True(t, "the single node to lead", n.IsLeader)
 	return ts, n, s
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"strata/cluster"
 	"strata/fsm"
+	"strata/internal/eventually"
 	"strata/props"
 	"strata/streaming"
 )
@@ -461,18 +462,14 @@ func TestSupervisorFollowerRedirects(t *testing.T) {
 		}
 	})
 	leader, follower := -1, -1
-	deadline := time.Now().Add(15 * time.Second)
-	for leader < 0 || nodes[follower].LeaderURL() == "" {
-		if time.Now().After(deadline) {
-			t.Fatal("no leader known to both nodes within 15 s")
-		}
+	eventually.True(t, "a leader known to both nodes", func() bool {
 		for i, n := range nodes {
 			if n.IsLeader() {
 				leader, follower = i, 1-i
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return leader >= 0 && nodes[follower].LeaderURL() != ""
+	}, eventually.Within(15*time.Second))
 	lu, fu := servers[leader].URL+supPath, servers[follower].URL+supPath
 	code, body, _ := call(t, "POST", lu, "application/json", kafkaSpec("wiki", "t", 1, false))
 	want(t, "create on leader", code, body, 200, `{"id":"wiki"}`)
