@@ -13,7 +13,7 @@ import (
 	"unicode"
 
 	"strata/segmeta"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // The segment cache: each loaded segment has a directory under one cache
@@ -205,7 +205,7 @@ func scanLocation(root string) ([]cached, []error) {
 // openVerified opens a cached segment file and checks it completely: the
 // size the segment was published with, then every checksum. A file that
 // fails is not used (the caller deletes and re-downloads it).
-func openVerified(dir string, seg *segmeta.DataSegment) (*stseg.Segment, int64, error) {
+func openVerified(dir string, seg *segmeta.DataSegment) (*segment.Segment, int64, error) {
 	path := filepath.Join(dir, segmentFile)
 	st, err := os.Stat(path)
 	if err != nil {
@@ -214,7 +214,7 @@ func openVerified(dir string, seg *segmeta.DataSegment) (*stseg.Segment, int64, 
 	if seg.Size > 0 && st.Size() != seg.Size {
 		return nil, 0, fmt.Errorf("%s: %d bytes, the segment was published with %d", path, st.Size(), seg.Size)
 	}
-	data, err := stseg.Open(path)
+	data, err := segment.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}

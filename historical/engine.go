@@ -11,7 +11,7 @@ import (
 	"strata/interval"
 	"strata/querynode/engine"
 	"strata/querynode/query"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // nativeQuery is a parsed native query.
@@ -34,7 +34,7 @@ func newQueryEngine(parallelism int) *queryEngine {
 // per-segment caches (dictionaries) shared by all queries.
 type engineSegment = engine.Segment
 
-func newEngineSegment(id string, data *stseg.Segment) *engineSegment {
+func newEngineSegment(id string, data *segment.Segment) *engineSegment {
 	return engine.NewSegment(id, data)
 }
 
@@ -75,7 +75,7 @@ func (qe *queryEngine) run(ctx context.Context, q *nativeQuery, specs []readSpec
 
 // needsClip reports whether reading the segment under the query intervals
 // would include rows outside clip.
-func needsClip(qivs []interval.Interval, segIv stseg.Interval, clip interval.Interval) bool {
+func needsClip(qivs []interval.Interval, segIv segment.Interval, clip interval.Interval) bool {
 	siv := interval.Interval{Start: segIv.Start, End: segIv.End}
 	for _, qi := range qivs {
 		if x, ok := qi.Intersect(siv); ok && !clip.Contains(x) {

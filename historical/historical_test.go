@@ -19,7 +19,7 @@ import (
 	"strata/protocol"
 	"strata/segmeta"
 	"strata/storage/deep"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 func TestParseBytes(t *testing.T) {
@@ -93,7 +93,7 @@ func TestNeedsClip(t *testing.T) {
 		}
 		return x
 	}
-	seg := stseg.Interval{Start: iv("2013-01-01/2013-01-02").Start, End: iv("2013-01-01/2013-01-02").End}
+	seg := segment.Interval{Start: iv("2013-01-01/2013-01-02").Start, End: iv("2013-01-01/2013-01-02").End}
 	q := []interval.Interval{iv("2013-01-01T06/2013-01-03")}
 	if needsClip(q, seg, iv("2013-01-01T06/2013-01-02")) {
 		t.Error("a piece clipped only by the query interval needs no clip")

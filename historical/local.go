@@ -8,7 +8,7 @@ import (
 
 	"strata/protocol"
 	"strata/segmeta"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // Served is a segment file a process serves on its own account rather than
@@ -52,7 +52,7 @@ func (n *Node) ServeLocal(owner string, segs []Served) error {
 		}
 		l := &loaded{seg: s.Segment, owner: owner, rt: s.Realtime}
 		if !s.Segment.IsTombstone() {
-			data, err := stseg.Open(s.Path)
+			data, err := segment.Open(s.Path)
 			if err != nil {
 				closeAll()
 				return fmt.Errorf("historical: open %s for %s: %w", s.Path, owner, err)

@@ -9,20 +9,20 @@ import (
 	"strata/interval"
 	"strata/protocol"
 	"strata/segmeta"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // localSegment writes a one-column segment file of rows x=1..rows.
 func localSegment(t *testing.T, ivs, version string, part int32, rows int) (*segmeta.DataSegment, string) {
 	t.Helper()
 	iv, _ := interval.Parse(ivs)
-	w, err := stseg.NewWriter(stseg.Spec{Fields: []stseg.Field{{Name: "x", Kind: stseg.KindLong}},
-		Metrics: []stseg.Metric{{Type: "longSum", Name: "x", FieldName: "x"}}, Interval: stseg.Interval{Start: iv.Start, End: iv.End}})
+	w, err := segment.NewWriter(segment.Spec{Fields: []segment.Field{{Name: "x", Kind: segment.KindLong}},
+		Metrics: []segment.Metric{{Type: "longSum", Name: "x", FieldName: "x"}}, Interval: segment.Interval{Start: iv.Start, End: iv.End}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range rows {
-		w.Add(stseg.Row{Time: iv.Start + int64(i), Values: []stseg.Value{stseg.Long(int64(i + 1))}})
+		w.Add(segment.Row{Time: iv.Start + int64(i), Values: []segment.Value{segment.Long(int64(i + 1))}})
 	}
 	path := filepath.Join(t.TempDir(), "f.seg")
 	info, err := w.WriteFile(path)

@@ -22,7 +22,7 @@ import (
 	"strata/protocol"
 	"strata/segmeta"
 	"strata/storage/deep"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // countingStore is a local deep storage that counts downloads.
@@ -43,14 +43,14 @@ func (c *countingStore) Get(ctx context.Context, spec deep.LoadSpec, localPath s
 func shuffledSegment(t *testing.T) (*segmeta.DataSegment, string) {
 	t.Helper()
 	iv, _ := interval.Parse("2020-01-01/2020-01-02")
-	w, err := stseg.NewWriter(stseg.Spec{Fields: []stseg.Field{{Name: "x", Kind: stseg.KindLong}},
-		Metrics: []stseg.Metric{{Type: "longSum", Name: "x", FieldName: "x"}}, Interval: stseg.Interval{Start: iv.Start, End: iv.End},
-		ColumnCompression: map[string]stseg.Compression{"x": stseg.CompressNone}})
+	w, err := segment.NewWriter(segment.Spec{Fields: []segment.Field{{Name: "x", Kind: segment.KindLong}},
+		Metrics: []segment.Metric{{Type: "longSum", Name: "x", FieldName: "x"}}, Interval: segment.Interval{Start: iv.Start, End: iv.End},
+		ColumnCompression: map[string]segment.Compression{"x": segment.CompressNone}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, x := range rand.New(rand.NewPCG(1, 2)).Perm(1000) {
-		w.Add(stseg.Row{Time: iv.Start + int64(i), Values: []stseg.Value{stseg.Long(int64(x + 1))}})
+		w.Add(segment.Row{Time: iv.Start + int64(i), Values: []segment.Value{segment.Long(int64(x + 1))}})
 	}
 	path := filepath.Join(t.TempDir(), "f.seg")
 	info, err := w.WriteFile(path)
@@ -164,8 +164,8 @@ func TestDamagedCachedFileDoesNotChangeAnswers(t *testing.T) {
 // missing (the broker reads it from a replica), and the node drops the copy
 // and downloads it again.
 func TestDamagedCachedFileIsReportedMissingAndDownloadedAgain(t *testing.T) {
-	stseg.SetBlockCacheBytes(0)
-	defer stseg.SetBlockCacheBytes(stseg.DefaultBlockCacheBytes)
+	segment.SetBlockCacheBytes(0)
+	defer segment.SetBlockCacheBytes(segment.DefaultBlockCacheBytes)
 	n, store, seg, path := cachedNode(t, -1)
 	want, missing := sumOf(t, n, seg)
 	if !strings.Contains(want, `"x":500500`) || len(missing) != 0 {
@@ -211,8 +211,8 @@ func TestScrubDropsAndDownloadsDamagedFile(t *testing.T) {
 // damage in it fails, naming it, rather than answering or reporting it
 // missing (which a broker takes for a hand-off).
 func TestDamagedTaskFileFailsTheSubQuery(t *testing.T) {
-	stseg.SetBlockCacheBytes(0)
-	defer stseg.SetBlockCacheBytes(stseg.DefaultBlockCacheBytes)
+	segment.SetBlockCacheBytes(0)
+	defer segment.SetBlockCacheBytes(segment.DefaultBlockCacheBytes)
 	n, err := New(Config{Name: "mm:1", LocalOnly: true})
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 	"strata/interval"
 	"strata/segmeta"
 	"strata/storage/deep"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // Uploader stores a finished segment file in deep storage and returns its
@@ -29,9 +29,9 @@ type Uploader interface {
 // Spec says how rows become segments.
 type Spec struct {
 	DataSource         string
-	Fields             []stseg.Field
-	Dimensions         []stseg.Dimension
-	Metrics            []stseg.Metric
+	Fields             []segment.Field
+	Dimensions         []segment.Dimension
+	Metrics            []segment.Metric
 	Rollup             bool
 	SegmentGranularity granularity.Granularity
 	QueryGranularity   granularity.Granularity // nil or none: keep times
@@ -50,7 +50,7 @@ type Builder struct {
 
 type chunk struct {
 	iv  interval.Interval
-	b   *stseg.Builder
+	b   *segment.Builder
 	dir string
 }
 
@@ -82,7 +82,7 @@ func NewBuilder(spec Spec) (*Builder, error) {
 func (b *Builder) Rows() int64 { return b.rows }
 
 // Add adds one row.
-func (b *Builder) Add(row stseg.Row) error {
+func (b *Builder) Add(row segment.Row) error {
 	g := b.spec.SegmentGranularity
 	start := g.Bucket(row.Time)
 	c := b.chunks[start]
@@ -95,17 +95,17 @@ func (b *Builder) Add(row stseg.Row) error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		sp := stseg.Spec{
+		sp := segment.Spec{
 			Fields:     b.spec.Fields,
 			Dimensions: b.spec.Dimensions,
 			Metrics:    b.spec.Metrics,
 			Rollup:     b.spec.Rollup,
-			Interval:   stseg.Interval{Start: iv.Start, End: iv.End},
+			Interval:   segment.Interval{Start: iv.Start, End: iv.End},
 		}
 		if q := b.spec.QueryGranularity; q != nil && !q.IsNone() {
 			sp.Truncate = q.Bucket
 		}
-		sb, err := stseg.NewBuilder(sp, b.spec.RowsPerSegment, stseg.DirPaths(dir, "part"))
+		sb, err := segment.NewBuilder(sp, b.spec.RowsPerSegment, segment.DirPaths(dir, "part"))
 		if err != nil {
 			return err
 		}
@@ -175,7 +175,7 @@ func FinishAll(ctx context.Context, up Uploader, bs []*Builder) (out []*segmeta.
 	for i, m := range spec.Metrics {
 		mets[i] = m.Name
 	}
-	var parts []stseg.Info
+	var parts []segment.Info
 	for _, s := range starts {
 		// Close the chunk everywhere first: the shard specs need the total.
 		parts = parts[:0]

@@ -20,7 +20,7 @@ import (
 	"strata/rules"
 	"strata/segmeta"
 	"strata/storage/deep"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // Cluster is how an ingestion task reaches the cluster: segment metadata and
@@ -185,7 +185,7 @@ func (c *Cluster) UsedSegments(ctx context.Context, ds string, iv interval.Inter
 }
 
 // OpenSegment downloads a segment into dir and opens it; release closes and removes it.
-func (c *Cluster) OpenSegment(ctx context.Context, dir string, seg *segmeta.DataSegment) (*stseg.Segment, func(), error) {
+func (c *Cluster) OpenSegment(ctx context.Context, dir string, seg *segmeta.DataSegment) (*segment.Segment, func(), error) {
 	var ls deep.LoadSpec
 	if err := json.Unmarshal([]byte(seg.LoadSpec), &ls); err != nil {
 		return nil, nil, fmt.Errorf("segment %s: bad loadSpec: %v", seg.ID(), err)
@@ -203,7 +203,7 @@ func (c *Cluster) OpenSegment(ctx context.Context, dir string, seg *segmeta.Data
 		os.Remove(path)
 		return nil, nil, fmt.Errorf("fetch segment %s: %w", seg.ID(), err)
 	}
-	s, err := stseg.Open(path)
+	s, err := segment.Open(path)
 	if err != nil {
 		os.Remove(path)
 		return nil, nil, fmt.Errorf("open segment %s: %w", seg.ID(), err)

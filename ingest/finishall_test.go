@@ -12,7 +12,7 @@ import (
 
 	"strata/granularity"
 	"strata/segmeta"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // keyUploader records the keys and the row counts of what it is given.
@@ -26,7 +26,7 @@ func (u *keyUploader) Put(_ context.Context, key, file string) (json.RawMessage,
 	if len(u.keys)+1 == u.fail {
 		return nil, errors.New("store down")
 	}
-	f, err := stseg.Open(file)
+	f, err := segment.Open(file)
 	if err != nil {
 		return nil, err
 	}
@@ -40,8 +40,8 @@ func (u *keyUploader) Put(_ context.Context, key, file string) (json.RawMessage,
 // a: day 1 × 3 rows, day 2 × 1; b: day 1 × 1, day 3 × 2.
 func twoBuilders(t *testing.T, version string) []*Builder {
 	t.Helper()
-	fields := []stseg.Field{{Name: "k", Kind: stseg.KindString}}
-	dims := []stseg.Dimension{{Name: "k", Kind: stseg.KindString}}
+	fields := []segment.Field{{Name: "k", Kind: segment.KindString}}
+	dims := []segment.Dimension{{Name: "k", Kind: segment.KindString}}
 	day := func(d, h int) int64 { return time.Date(2024, 1, d, h, 0, 0, 0, time.UTC).UnixMilli() }
 	rows := [][]int64{{day(1, 1), day(1, 2), day(1, 3), day(2, 0)}, {day(3, 5), day(1, 4), day(3, 1)}}
 	var bs []*Builder
@@ -52,7 +52,7 @@ func twoBuilders(t *testing.T, version string) []*Builder {
 			t.Fatal(err)
 		}
 		for j, ts := range times {
-			if err := b.Add(stseg.Row{Time: ts, Values: []stseg.Value{stseg.String(string(rune('a' + i*10 + j)))}}); err != nil {
+			if err := b.Add(segment.Row{Time: ts, Values: []segment.Value{segment.String(string(rune('a' + i*10 + j)))}}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -12,7 +12,7 @@ import (
 	"strata/interval"
 	"strata/segmeta"
 	"strata/storage/deep"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 const sample = `{"timestamp":"2024-01-01T01:00:00Z","page":"a","n":1,"x":1.5,"tags":["t1","t2"]}
@@ -32,7 +32,7 @@ func TestInferSchema(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s:%v:%v", d.Name, d.Kind, d.MultiValue))
 	}
 	want := fmt.Sprintf("n:%v:false page:%v:false tags:%v:true x:%v:false extra:%v:false",
-		stseg.KindLong, stseg.KindString, stseg.KindString, stseg.KindDouble, stseg.KindString)
+		segment.KindLong, segment.KindString, segment.KindString, segment.KindDouble, segment.KindString)
 	if strings.Join(got, " ") != want {
 		t.Fatalf("schema\n got %s\nwant %s", strings.Join(got, " "), want)
 	}
@@ -40,7 +40,7 @@ func TestInferSchema(t *testing.T) {
 
 func TestReaderErrors(t *testing.T) {
 	parse, _ := interval.ParseTimestampFormat("auto")
-	fields := []stseg.Field{{Name: "page", Kind: stseg.KindString}}
+	fields := []segment.Field{{Name: "page", Kind: segment.KindString}}
 	bad := `{"timestamp":"2024-01-01T00:00:00Z","page":"a"}
 {"timestamp":"garbage","page":"b"}
 {"page":"no time"}
@@ -49,12 +49,12 @@ not json
 `
 	rd := &Reader{TimestampColumn: "timestamp", ParseTime: parse, Fields: fields, MaxParseErrors: 4}
 	n := 0
-	st, err := rd.Read(context.Background(), strings.NewReader(bad), func(stseg.Row) error { n++; return nil })
+	st, err := rd.Read(context.Background(), strings.NewReader(bad), func(segment.Row) error { n++; return nil })
 	if err != nil || n != 1 || st.Skipped != 4 || !strings.Contains(st.FirstError, "line 2") {
 		t.Fatalf("read: %v rows=%d stats=%+v", err, n, st)
 	}
 	rd.MaxParseErrors = 3
-	if _, err := rd.Read(context.Background(), strings.NewReader(bad), func(stseg.Row) error { return nil }); err == nil || !strings.Contains(err.Error(), "line 5") {
+	if _, err := rd.Read(context.Background(), strings.NewReader(bad), func(segment.Row) error { return nil }); err == nil || !strings.Contains(err.Error(), "line 5") {
 		t.Fatalf("limit not enforced: %v", err)
 	}
 }
@@ -102,7 +102,7 @@ func TestBuildUploadAndRead(t *testing.T) {
 		if err := store.Get(context.Background(), ls, dst); err != nil {
 			t.Fatal(err)
 		}
-		f, err := stseg.Open(dst)
+		f, err := segment.Open(dst)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,13 +11,13 @@ import (
 	"slices"
 	"strconv"
 
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // Schema is the column layout inferred from (or declared for) JSON input.
 type Schema struct {
-	Fields     []stseg.Field
-	Dimensions []stseg.Dimension
+	Fields     []segment.Field
+	Dimensions []segment.Dimension
 }
 
 // InferSchema reads up to n JSON lines and returns every field except the
@@ -27,7 +27,7 @@ type Schema struct {
 func InferSchema(r io.Reader, n int, timestampColumn string) (Schema, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	kinds := map[string]stseg.Kind{}
+	kinds := map[string]segment.Kind{}
 	multi := map[string]bool{}
 	var order []string
 	line := 0
@@ -67,48 +67,48 @@ func InferSchema(r io.Reader, n int, timestampColumn string) (Schema, error) {
 	for _, k := range order {
 		kind := kinds[k]
 		if kind == 0 {
-			kind = stseg.KindString // only nulls seen
+			kind = segment.KindString // only nulls seen
 		}
-		s.Fields = append(s.Fields, stseg.Field{Name: k, Kind: kind})
-		s.Dimensions = append(s.Dimensions, stseg.Dimension{Name: k, Kind: kind, MultiValue: multi[k]})
+		s.Fields = append(s.Fields, segment.Field{Name: k, Kind: kind})
+		s.Dimensions = append(s.Dimensions, segment.Dimension{Name: k, Kind: kind, MultiValue: multi[k]})
 	}
 	return s, nil
 }
 
-func kindOf(v any, multi map[string]bool, k string) stseg.Kind {
+func kindOf(v any, multi map[string]bool, k string) segment.Kind {
 	switch x := v.(type) {
 	case json.Number:
 		if _, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return stseg.KindLong
+			return segment.KindLong
 		}
-		return stseg.KindDouble
+		return segment.KindDouble
 	case string, bool:
-		return stseg.KindString
+		return segment.KindString
 	case []any:
 		multi[k] = true
-		return stseg.KindString
+		return segment.KindString
 	}
 	return 0
 }
 
 // widen merges two observed kinds: long+double = double, anything with string = string.
-func widen(a, b stseg.Kind) stseg.Kind {
+func widen(a, b segment.Kind) segment.Kind {
 	switch {
 	case a == 0:
 		return b
 	case b == 0 || a == b:
 		return a
 	case a.Numeric() && b.Numeric():
-		return stseg.KindDouble
+		return segment.KindDouble
 	}
-	return stseg.KindString
+	return segment.KindString
 }
 
 // Reader reads newline-delimited JSON objects into rows laid out by Fields.
 type Reader struct {
 	TimestampColumn string
 	ParseTime       func(v any) (int64, error)
-	Fields          []stseg.Field
+	Fields          []segment.Field
 	// MaxParseErrors rows may be skipped for bad JSON or time; one more fails the read.
 	MaxParseErrors int64
 	Progress       func(rowsRead int64, bytesRead int64)
@@ -121,13 +121,13 @@ type ReadStats struct {
 }
 
 // Read calls emit for each row of r. The Row passed to emit is reused.
-func (rd *Reader) Read(ctx context.Context, r io.Reader, emit func(stseg.Row) error) (ReadStats, error) {
+func (rd *Reader) Read(ctx context.Context, r io.Reader, emit func(segment.Row) error) (ReadStats, error) {
 	var st ReadStats
 	idx := make(map[string]int, len(rd.Fields))
 	for i, f := range rd.Fields {
 		idx[f.Name] = i
 	}
-	row := stseg.Row{Values: make([]stseg.Value, len(rd.Fields))}
+	row := segment.Row{Values: make([]segment.Value, len(rd.Fields))}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	line := int64(0)
@@ -183,7 +183,7 @@ func (rd *Reader) Read(ctx context.Context, r io.Reader, emit func(stseg.Row) er
 		}
 		row.Time = t
 		for i := range row.Values {
-			row.Values[i] = stseg.Null()
+			row.Values[i] = segment.Null()
 		}
 		for k, v := range obj {
 			if i, ok := idx[k]; ok {
@@ -201,31 +201,31 @@ func (rd *Reader) Read(ctx context.Context, r io.Reader, emit func(stseg.Row) er
 	return st, sc.Err()
 }
 
-func toValue(v any, kind stseg.Kind) stseg.Value {
+func toValue(v any, kind segment.Kind) segment.Value {
 	switch x := v.(type) {
 	case nil:
-		return stseg.Null()
+		return segment.Null()
 	case json.Number:
-		if kind == stseg.KindLong {
+		if kind == segment.KindLong {
 			if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-				return stseg.Long(n)
+				return segment.Long(n)
 			}
 		}
 		if kind.Numeric() {
 			f, err := strconv.ParseFloat(string(x), 64)
 			if err != nil || math.IsInf(f, 0) {
-				return stseg.Null()
+				return segment.Null()
 			}
-			if kind == stseg.KindLong {
-				return stseg.Long(int64(f))
+			if kind == segment.KindLong {
+				return segment.Long(int64(f))
 			}
-			return stseg.Double(f)
+			return segment.Double(f)
 		}
-		return stseg.String(string(x))
+		return segment.String(string(x))
 	case string:
-		return stseg.String(x)
+		return segment.String(x)
 	case bool:
-		return stseg.String(strconv.FormatBool(x))
+		return segment.String(strconv.FormatBool(x))
 	case []any:
 		ss := make([]string, 0, len(x))
 		for _, e := range x {
@@ -242,10 +242,10 @@ func toValue(v any, kind stseg.Kind) stseg.Value {
 				ss = append(ss, string(b))
 			}
 		}
-		return stseg.Strings(ss)
+		return segment.Strings(ss)
 	default:
 		b, _ := json.Marshal(x)
-		return stseg.String(string(b))
+		return segment.String(string(b))
 	}
 }
 

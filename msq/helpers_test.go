@@ -14,7 +14,7 @@ import (
 	"strata/msq/msqtest"
 	"strata/segmeta"
 	"strata/storage/blob"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 var versionSeq atomic.Int64
@@ -150,11 +150,11 @@ func readStored(t *testing.T, env *msqtest.Env, s *segmeta.DataSegment, clip int
 		rows[i] = storedRow{"__time": tm}
 	}
 	for _, ci := range sg.Columns() {
-		if ci.Role == stseg.RoleTime {
+		if ci.Role == segment.RoleTime {
 			continue
 		}
 		switch ci.Kind {
-		case stseg.KindLong, stseg.KindDouble, stseg.KindFloat:
+		case segment.KindLong, segment.KindDouble, segment.KindFloat:
 			col, err := sg.Numeric(ci.Name)
 			if err != nil {
 				t.Fatal(err)
@@ -162,7 +162,7 @@ func readStored(t *testing.T, env *msqtest.Env, s *segmeta.DataSegment, clip int
 			nulls, _ := col.Nulls()
 			row := 0
 			for b := range sg.NumBlocks() {
-				if ci.Kind == stseg.KindLong {
+				if ci.Kind == segment.KindLong {
 					vals, err := col.Longs(b, nil)
 					if err != nil {
 						t.Fatal(err)
@@ -190,7 +190,7 @@ func readStored(t *testing.T, env *msqtest.Env, s *segmeta.DataSegment, clip int
 					}
 				}
 			}
-		case stseg.KindString:
+		case segment.KindString:
 			col, err := sg.Strings(ci.Name)
 			if err != nil {
 				t.Fatal(err)
@@ -225,7 +225,7 @@ func readStored(t *testing.T, env *msqtest.Env, s *segmeta.DataSegment, clip int
 					row++
 				}
 			}
-		case stseg.KindComplex:
+		case segment.KindComplex:
 			col, err := sg.Complex(ci.Name)
 			if err != nil {
 				t.Fatal(err)

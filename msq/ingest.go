@@ -10,7 +10,7 @@ import (
 	"strata/interval"
 	"strata/sql"
 	"strata/storage/blob"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // segGenPlan says how the rows of an INSERT or REPLACE become segments.
@@ -22,8 +22,8 @@ type segGenPlan struct {
 	queryGran  granularity.Granularity // from a TIME_FLOOR/FLOOR of __time; nil when none
 	timeCol    int                     // output column of __time; -1 with PARTITIONED BY ALL and no __time
 	fields     []genField
-	dims       []stseg.Dimension // in segment order: CLUSTERED BY columns first
-	metrics    []stseg.Metric
+	dims       []segment.Dimension // in segment order: CLUSTERED BY columns first
+	metrics    []segment.Metric
 	rollup     bool
 	cluster    []int    // output columns of CLUSTERED BY (besides __time)
 	rangeDims  []string // non-empty: REPLACE writes range shard specs on these
@@ -37,7 +37,7 @@ type segGenPlan struct {
 type genField struct {
 	col   int
 	name  string
-	kind  stseg.Kind
+	kind  segment.Kind
 	conv  convKind
 	ptype string // convPairValue: the pair type
 }
@@ -230,7 +230,7 @@ func (p *planner) planIngest(stmt sql.Statement) (*stage, *segGenPlan, error) {
 // mapColumns decides, per output column, whether it is a dimension or a
 // metric, and the writer fields.
 func (g *segGenPlan) mapColumns(post *stage, opts *options) error {
-	var dims []stseg.Dimension
+	var dims []segment.Dimension
 	dimOf := map[int]int{}
 	for i, c := range g.sig {
 		if i == g.timeCol {
@@ -263,21 +263,21 @@ func (g *segGenPlan) mapColumns(post *stage, opts *options) error {
 			}
 		}
 		if metric != "" {
-			m := stseg.Metric{Type: metric, Name: c.Name, FieldName: c.Name}
+			m := segment.Metric{Type: metric, Name: c.Name, FieldName: c.Name}
 			switch {
 			case metric == "thetaSketch":
 				m.IsInputThetaSketch = true
-				f.kind, f.conv = stseg.KindComplex, convBytes
+				f.kind, f.conv = segment.KindComplex, convBytes
 				if spec != nil {
 					m.Size = spec.size
 				}
 			case metric == "quantilesDoublesSketch":
-				f.kind, f.conv = stseg.KindComplex, convBytes
+				f.kind, f.conv = segment.KindComplex, convBytes
 				if spec != nil {
 					m.K = spec.k
 				}
 			case metric == "HLLSketchMerge":
-				f.kind, f.conv = stseg.KindComplex, convBytes
+				f.kind, f.conv = segment.KindComplex, convBytes
 				m.LgK, m.TgtHllType = 12, "HLL_4"
 				if spec != nil {
 					m.LgK, m.TgtHllType = spec.lgK, spec.tgt
@@ -319,7 +319,7 @@ func (g *segGenPlan) mapColumns(post *stage, opts *options) error {
 		}
 		f.kind, f.conv = t.storageKind(), t.conv()
 		dimOf[i] = len(dims)
-		dims = append(dims, stseg.Dimension{Name: c.Name, Kind: f.kind, MultiValue: t.Kind == KindStringArray})
+		dims = append(dims, segment.Dimension{Name: c.Name, Kind: f.kind, MultiValue: t.Kind == KindStringArray})
 		g.fields = append(g.fields, f)
 	}
 	// CLUSTERED BY columns lead the dimension order (and so the sort order).
@@ -370,18 +370,18 @@ func pairMetric(complex string) string {
 }
 
 // storageKind is the kind a column of type t is stored as.
-func (t Type) storageKind() stseg.Kind {
+func (t Type) storageKind() segment.Kind {
 	switch t.Kind {
 	case KindLong:
-		return stseg.KindLong
+		return segment.KindLong
 	case KindFloat:
-		return stseg.KindFloat
+		return segment.KindFloat
 	case KindDouble:
-		return stseg.KindDouble
+		return segment.KindDouble
 	case KindComplex:
-		return stseg.KindComplex
+		return segment.KindComplex
 	}
-	return stseg.KindString
+	return segment.KindString
 }
 
 func (t Type) conv() convKind {

@@ -13,7 +13,7 @@ import (
 	"strata/msq/input"
 	"strata/segmeta"
 	"strata/sql"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // A query is planned into stages. Each stage reads splits (files, segments or
@@ -762,7 +762,7 @@ func (p *planner) table(name string) (*tableInfo, error) {
 			return nil, err
 		}
 		for _, ci := range sg.Columns() {
-			if _, ok := types[ci.Name]; !ok && ci.Role != stseg.RoleTime {
+			if _, ok := types[ci.Name]; !ok && ci.Role != segment.RoleTime {
 				types[ci.Name] = fromSegmentColumn(ci)
 			}
 		}

@@ -20,7 +20,7 @@ import (
 	"strata/javacompat"
 	"strata/segmeta"
 	"strata/sql"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // Env is what the engine needs from the cluster.
@@ -30,7 +30,7 @@ type Env interface {
 	UsedSegments(ctx context.Context, dataSource string, iv interval.Interval) ([]*segmeta.DataSegment, error)
 	// OpenSegment opens the file of a segment; release is called when the
 	// engine is done with it.
-	OpenSegment(ctx context.Context, seg *segmeta.DataSegment) (s *stseg.Segment, release func(), err error)
+	OpenSegment(ctx context.Context, seg *segmeta.DataSegment) (s *segment.Segment, release func(), err error)
 	// Uploader stores segment files in deep storage.
 	Uploader() ingest.Uploader
 	// Publish makes segs used, atomically. For REPLACE, replaceIntervals are

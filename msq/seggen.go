@@ -17,7 +17,7 @@ import (
 	"strata/interval"
 	"strata/segmeta"
 	"strata/storage/deep"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // genResult collects what the segment generator produced.
@@ -135,12 +135,12 @@ type segGenProc struct {
 	wc      *workerCounters
 	dir     string
 	alloc   *chunkAlloc
-	spec    stseg.Spec
+	spec    segment.Spec
 	key     int64
-	builder *stseg.Builder
+	builder *segment.Builder
 	rows    int64
 	buf     [][]expr.Value
-	out     stseg.Row
+	out     segment.Row
 }
 
 func newSegGenProc(x *executor, st *stage, w int, wc *workerCounters) *segGenProc {
@@ -171,30 +171,30 @@ func (p *segGenProc) beginSplit(sp *split) error {
 	}
 	g := p.g
 	p.key, p.rows, p.buf = key, 0, nil
-	p.spec = stseg.Spec{
+	p.spec = segment.Spec{
 		Dimensions: slices.Clone(g.dims),
 		Metrics:    g.metrics,
 		Rollup:     g.rollup,
-		Interval:   stseg.Interval{Start: p.alloc.iv.Start, End: p.alloc.iv.End},
+		Interval:   segment.Interval{Start: p.alloc.iv.Start, End: p.alloc.iv.End},
 		Metadata: map[string]string{
 			"segmentGranularity": granularity.String(g.gran),
 			"queryGranularity":   granularity.String(orNone(g.queryGran)),
 		},
 	}
 	for _, f := range g.fields {
-		p.spec.Fields = append(p.spec.Fields, stseg.Field{Name: f.name, Kind: f.kind})
+		p.spec.Fields = append(p.spec.Fields, segment.Field{Name: f.name, Kind: f.kind})
 	}
 	// String dimensions that received arrays in this chunk are multi-value.
 	for i := range p.spec.Dimensions {
 		d := &p.spec.Dimensions[i]
 		col := g.sig.index(d.Name)
-		if d.Kind == stseg.KindString && col < len(sp.part.arrays) && sp.part.arrays[col] {
+		if d.Kind == segment.KindString && col < len(sp.part.arrays) && sp.part.arrays[col] {
 			d.MultiValue = true
 		}
 	}
 	p.builder = nil
 	if len(g.cluster) == 0 {
-		b, err := stseg.NewBuilder(p.spec, g.rowsPerSeg, stseg.DirPaths(p.dir, fmt.Sprintf("chunk%d", key)))
+		b, err := segment.NewBuilder(p.spec, g.rowsPerSeg, segment.DirPaths(p.dir, fmt.Sprintf("chunk%d", key)))
 		if err != nil {
 			return fmt.Errorf("msq: segment spec: %w", err)
 		}
@@ -232,7 +232,7 @@ func (p *segGenProc) endSplit(sp *split) error {
 		return nil
 	}
 	g := p.g
-	var infos []stseg.Info
+	var infos []segment.Info
 	var firsts [][]expr.Value // first row of each partition, for range bounds
 	if p.builder != nil {
 		var err error
@@ -254,7 +254,7 @@ func (p *segGenProc) endSplit(sp *split) error {
 			return 0
 		})
 		for gi, grp := range p.cut(rows) {
-			w, err := stseg.NewWriter(p.spec)
+			w, err := segment.NewWriter(p.spec)
 			if err != nil {
 				return fmt.Errorf("msq: segment spec: %w", err)
 			}
@@ -327,10 +327,10 @@ func orNone(g granularity.Granularity) granularity.Granularity {
 }
 
 // add converts an output row into the writer's fields and passes it to add.
-func (p *segGenProc) add(add func(stseg.Row) error, r []expr.Value) error {
+func (p *segGenProc) add(add func(segment.Row) error, r []expr.Value) error {
 	g := p.g
 	if cap(p.out.Values) < len(g.fields) {
-		p.out.Values = make([]stseg.Value, len(g.fields))
+		p.out.Values = make([]segment.Value, len(g.fields))
 	}
 	p.out.Values = p.out.Values[:len(g.fields)]
 	p.out.Time = 0
@@ -355,33 +355,33 @@ func (p *segGenProc) add(add func(stseg.Row) error, r []expr.Value) error {
 }
 
 // storageValue converts a row value for the segment writer.
-func storageValue(v expr.Value, f genField) (stseg.Value, error) {
+func storageValue(v expr.Value, f genField) (segment.Value, error) {
 	if v.IsNull() {
-		return stseg.Null(), nil
+		return segment.Null(), nil
 	}
 	switch f.conv {
 	case convLong:
 		n, ok := v.AsLong()
 		if !ok {
-			return stseg.Null(), nil
+			return segment.Null(), nil
 		}
-		return stseg.Long(n), nil
+		return segment.Long(n), nil
 	case convDouble:
 		d, ok := v.AsDouble()
 		if !ok {
-			return stseg.Null(), nil
+			return segment.Null(), nil
 		}
-		return stseg.Double(d), nil
+		return segment.Double(d), nil
 	case convBytes:
 		s, _ := v.AsString()
-		return stseg.Bytes([]byte(s)), nil
+		return segment.Bytes([]byte(s)), nil
 	case convPairValue:
 		var a pairAgg
 		a.spec = &aggSpec{kind: aggLatest, inType: pairValueType(f.ptype), outType: pairValueType(f.ptype), maxBytes: 1 << 30}
 		a.ptype = f.ptype
 		a.grow()
 		if err := a.merge(0, v); err != nil {
-			return stseg.Null(), err
+			return segment.Null(), err
 		}
 		x, _ := a.final(0)
 		return storageValue(x, genField{conv: pairValueType(f.ptype).conv()})
@@ -393,14 +393,14 @@ func storageValue(v expr.Value, f genField) (stseg.Value, error) {
 			s, _ := e.AsString()
 			ss = append(ss, s)
 		}
-		return stseg.Strings(ss), nil
+		return segment.Strings(ss), nil
 	}
 	s, _ := v.AsString()
-	return stseg.String(s), nil
+	return segment.String(s), nil
 }
 
 // publishChunk uploads the files of one chunk and records its segments.
-func (p *segGenProc) publishChunk(a *chunkAlloc, infos []stseg.Info, firsts [][]expr.Value) error {
+func (p *segGenProc) publishChunk(a *chunkAlloc, infos []segment.Info, firsts [][]expr.Value) error {
 	g := p.g
 	dims := make([]string, len(g.dims))
 	for i, d := range g.dims {
@@ -546,7 +546,7 @@ func (x *executor) readPartitionDirect(ctx context.Context, st *stage, sp *split
 		cols[f.col].field, cols[f.col].conv = i, f.conv
 	}
 	if cap(p.out.Values) < len(g.fields) {
-		p.out.Values = make([]stseg.Value, len(g.fields))
+		p.out.Values = make([]segment.Value, len(g.fields))
 	}
 	p.out.Values = p.out.Values[:len(g.fields)]
 	var rows, n int64 // rows: not yet in the shared counter
@@ -608,7 +608,7 @@ func (p *segGenProc) directValue(b []byte, c *directCol) ([]byte, error) {
 	}
 	switch tag := b[0]; {
 	case tag == tagNull && !c.time:
-		p.out.Values[fi] = stseg.Null()
+		p.out.Values[fi] = segment.Null()
 		return b[1:], nil
 	case tag == tagLong && (c.time || c.conv == convLong):
 		var n int64
@@ -621,14 +621,14 @@ func (p *segGenProc) directValue(b []byte, c *directCol) ([]byte, error) {
 		if c.time {
 			p.out.Time = n
 		} else {
-			p.out.Values[fi] = stseg.Long(n)
+			p.out.Values[fi] = segment.Long(n)
 		}
 		return b[1+k:], nil
 	case tag == tagDouble && !c.time && c.conv == convDouble:
 		if len(b) < 9 {
 			return nil, errBadFrame
 		}
-		p.out.Values[fi] = stseg.Double(math.Float64frombits(binary.LittleEndian.Uint64(b[1:])))
+		p.out.Values[fi] = segment.Double(math.Float64frombits(binary.LittleEndian.Uint64(b[1:])))
 		return b[9:], nil
 	case tag == tagString && !c.time && c.conv == convString:
 		var n uint64
@@ -643,10 +643,10 @@ func (p *segGenProc) directValue(b []byte, c *directCol) ([]byte, error) {
 		}
 		b = b[1+k:]
 		if n == 0 {
-			p.out.Values[fi] = stseg.String("")
+			p.out.Values[fi] = segment.String("")
 			return b, nil
 		}
-		p.out.Values[fi] = stseg.String(unsafe.String(&b[0], int(n)))
+		p.out.Values[fi] = segment.String(unsafe.String(&b[0], int(n)))
 		return b[n:], nil
 	}
 	v, rest, err := decodeValue(b, c.t)

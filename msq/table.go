@@ -6,35 +6,35 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"strata/expr"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // segColumn reads one column of a segment block by block.
 type segColumn struct {
 	kind    Type
-	num     *stseg.NumericColumn
-	str     *stseg.StringColumn
-	cx      *stseg.ComplexColumn
+	num     *segment.NumericColumn
+	str     *segment.StringColumn
+	cx      *segment.ComplexColumn
 	nulls   *roaring.Bitmap
 	dict    []expr.Value // string values by dictionary id, looked up once
 	longs   []int64
 	doubles []float64
 	ids     []int32
 	offs    []int32
-	blobs   stseg.Blobs
+	blobs   segment.Blobs
 	absent  bool
 }
 
 // readSegment calls fn with every row of seg whose time lies in clip, as
 // values of sig's columns (columns the segment lacks read as null). Strings
 // alias the segment and stay valid while it is open.
-func readSegment(ctx context.Context, seg *stseg.Segment, sig Signature, clip [2]int64, fn func(row []expr.Value) error) (int64, error) {
+func readSegment(ctx context.Context, seg *segment.Segment, sig Signature, clip [2]int64, fn func(row []expr.Value) error) (int64, error) {
 	cols := make([]*segColumn, len(sig))
 	timeIdx := -1
 	for i, c := range sig {
 		sc := &segColumn{kind: c.Type}
 		cols[i] = sc
-		if c.Name == stseg.TimeColumn {
+		if c.Name == segment.TimeColumn {
 			timeIdx = i
 			continue
 		}
@@ -45,7 +45,7 @@ func readSegment(ctx context.Context, seg *stseg.Segment, sig Signature, clip [2
 		}
 		var err error
 		switch info.Kind {
-		case stseg.KindLong, stseg.KindFloat, stseg.KindDouble:
+		case segment.KindLong, segment.KindFloat, segment.KindDouble:
 			if sc.num, err = seg.Numeric(c.Name); err != nil {
 				return 0, err
 			}
@@ -54,7 +54,7 @@ func readSegment(ctx context.Context, seg *stseg.Segment, sig Signature, clip [2
 					return 0, err
 				}
 			}
-		case stseg.KindString:
+		case segment.KindString:
 			if sc.str, err = seg.Strings(c.Name); err != nil {
 				return 0, err
 			}
@@ -70,7 +70,7 @@ func readSegment(ctx context.Context, seg *stseg.Segment, sig Signature, clip [2
 					sc.dict[id] = expr.String(d.Value(id))
 				}
 			}
-		case stseg.KindComplex:
+		case segment.KindComplex:
 			if sc.cx, err = seg.Complex(c.Name); err != nil {
 				return 0, err
 			}
@@ -128,7 +128,7 @@ func (sc *segColumn) load(b int) error {
 	switch {
 	case sc.absent:
 	case sc.num != nil:
-		if sc.num.Kind() == stseg.KindLong {
+		if sc.num.Kind() == segment.KindLong {
 			sc.longs, err = sc.num.Longs(b, sc.longs)
 		} else {
 			sc.doubles, err = sc.num.Doubles(b, sc.doubles)
@@ -153,7 +153,7 @@ func (sc *segColumn) value(r int, global uint32) expr.Value {
 		if sc.nulls != nil && sc.nulls.Contains(global) {
 			return expr.NullOf(sc.kind.exprType())
 		}
-		if sc.num.Kind() == stseg.KindLong {
+		if sc.num.Kind() == segment.KindLong {
 			return castTo(expr.Long(sc.longs[r]), sc.kind)
 		}
 		return castTo(expr.Double(sc.doubles[r]), sc.kind)

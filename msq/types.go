@@ -5,7 +5,7 @@ import (
 
 	"strata/expr"
 	"strata/msq/input"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // Kind is the storage kind of a column.
@@ -199,18 +199,18 @@ func sqlTypeToType(name string, arrayDepth int) (Type, bool) {
 }
 
 // fromSegmentColumn maps a stored column to its SQL-visible type.
-func fromSegmentColumn(c stseg.ColumnInfo) Type {
+func fromSegmentColumn(c segment.ColumnInfo) Type {
 	switch c.Kind {
-	case stseg.KindLong:
-		if c.Role == stseg.RoleTime {
+	case segment.KindLong:
+		if c.Role == segment.RoleTime {
 			return typeTimestamp
 		}
 		return typeLong
-	case stseg.KindFloat:
+	case segment.KindFloat:
 		return Type{Kind: KindFloat}
-	case stseg.KindDouble:
+	case segment.KindDouble:
 		return typeDouble
-	case stseg.KindComplex:
+	case segment.KindComplex:
 		return Type{Kind: KindComplex, Complex: c.ComplexType}
 	}
 	return typeString

@@ -18,7 +18,7 @@ import (
 	"strata/interval"
 	"strata/msq/input"
 	"strata/segmeta"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // RowStats counts input rows as Druid's buildSegments row stats do.
@@ -92,9 +92,9 @@ type layout struct {
 	transforms []compiledTransform
 	timeSlot   int // slot of a "__time" transform, or -1
 	filter     rowFilter
-	fields     []stseg.Field
+	fields     []segment.Field
 	fieldSlot  []int // per segment field, its slot
-	dims       []stseg.Dimension
+	dims       []segment.Dimension
 }
 
 type compiledTransform struct {
@@ -280,7 +280,7 @@ type worker struct {
 	lay   *layout
 	b     *ingest.Builder
 	row   []expr.Value
-	out   stseg.Row
+	out   segment.Row
 	strs  [][]string // per field, reused multi-value buffers
 	stats RowStats
 	live  *LiveStats // nil: no live stats
@@ -305,7 +305,7 @@ func newWorker(s *Spec, lay *layout, b *ingest.Builder) *worker {
 		lay:  lay,
 		b:    b,
 		row:  make([]expr.Value, len(lay.inputs)+len(lay.transforms)),
-		out:  stseg.Row{Values: make([]stseg.Value, len(lay.fields))},
+		out:  segment.Row{Values: make([]segment.Value, len(lay.fields))},
 		strs: make([][]string, len(lay.fields)),
 	}
 }
@@ -424,17 +424,17 @@ func inIntervals(ivs []interval.Interval, t int64) bool {
 
 // toStorage converts an expression value into a storage value; buf is reused
 // for multi-value strings (the writer copies what it keeps).
-func toStorage(v expr.Value, buf *[]string) stseg.Value {
+func toStorage(v expr.Value, buf *[]string) segment.Value {
 	if v.IsNull() {
-		return stseg.Null()
+		return segment.Null()
 	}
 	switch t := v.Type(); {
 	case t == expr.TypeLong:
-		return stseg.Long(v.Long())
+		return segment.Long(v.Long())
 	case t == expr.TypeDouble:
-		return stseg.Double(v.Double())
+		return segment.Double(v.Double())
 	case t == expr.TypeString:
-		return stseg.String(v.Str())
+		return segment.String(v.Str())
 	case t.IsArray():
 		ss := (*buf)[:0]
 		for _, e := range v.Elems() {
@@ -446,21 +446,21 @@ func toStorage(v expr.Value, buf *[]string) stseg.Value {
 		}
 		*buf = ss
 		if len(ss) == 1 {
-			return stseg.String(ss[0])
+			return segment.String(ss[0])
 		}
-		return stseg.Strings(ss)
+		return segment.Strings(ss)
 	}
 	if s, ok := v.AsString(); ok {
-		return stseg.String(s)
+		return segment.String(s)
 	}
-	return stseg.Null()
+	return segment.Null()
 }
 
-func readKind(k stseg.Kind) input.Kind {
+func readKind(k segment.Kind) input.Kind {
 	switch k {
-	case stseg.KindLong:
+	case segment.KindLong:
 		return input.KindLong
-	case stseg.KindDouble, stseg.KindFloat:
+	case segment.KindDouble, segment.KindFloat:
 		return input.KindDouble
 	}
 	return input.KindString
@@ -476,7 +476,7 @@ func metricInputKind(typ string) input.Kind {
 	return input.KindString
 }
 
-func newLayout(s *Spec, dims []stseg.Dimension) (*layout, error) {
+func newLayout(s *Spec, dims []segment.Dimension) (*layout, error) {
 	l := &layout{view: map[string]int{}, timeSlot: -1, dims: dims}
 	inSlot := map[string]int{}
 	// want records the read kind of each input field; a field wanted with
@@ -543,12 +543,12 @@ func newLayout(s *Spec, dims []stseg.Dimension) (*layout, error) {
 	}
 	// Segment fields: each dimension and metric input by name, once.
 	fieldIdx := map[string]bool{}
-	addField := func(name string, k stseg.Kind) {
+	addField := func(name string, k segment.Kind) {
 		if fieldIdx[name] {
 			return
 		}
 		fieldIdx[name] = true
-		l.fields = append(l.fields, stseg.Field{Name: name, Kind: k})
+		l.fields = append(l.fields, segment.Field{Name: name, Kind: k})
 		l.fieldSlot = append(l.fieldSlot, l.view[name])
 	}
 	for _, d := range dims {
@@ -556,12 +556,12 @@ func newLayout(s *Spec, dims []stseg.Dimension) (*layout, error) {
 	}
 	for _, m := range s.Metrics {
 		if m.FieldName != "" {
-			k := stseg.KindString
+			k := segment.KindString
 			switch metricInputKind(m.Type) {
 			case input.KindLong:
-				k = stseg.KindLong
+				k = segment.KindLong
 			case input.KindDouble:
-				k = stseg.KindDouble
+				k = segment.KindDouble
 			}
 			addField(m.FieldName, k)
 		}
@@ -569,7 +569,7 @@ func newLayout(s *Spec, dims []stseg.Dimension) (*layout, error) {
 	return l, nil
 }
 
-func dimNames(dims []stseg.Dimension) []string {
+func dimNames(dims []segment.Dimension) []string {
 	out := make([]string, len(dims))
 	for i, d := range dims {
 		out[i] = d.Name
@@ -592,7 +592,7 @@ var discoverFormat = func() input.Format {
 // exclusions, the metrics and the fields the metrics read. Classic discovery
 // stores strings; typed discovery (useSchemaDiscovery) keeps whole numbers as
 // longs and other numbers as doubles.
-func discover(ctx context.Context, s *Spec, splits []input.Split) ([]stseg.Dimension, error) {
+func discover(ctx context.Context, s *Spec, splits []input.Split) ([]segment.Dimension, error) {
 	skip := map[string]bool{s.TimestampColumn: true, "__time": true}
 	for k := range s.Exclusions {
 		skip[k] = true
@@ -604,8 +604,8 @@ func discover(ctx context.Context, s *Spec, splits []input.Split) ([]stseg.Dimen
 		}
 	}
 	var order []string
-	kinds := map[string]stseg.Kind{}
-	note := func(name string, k stseg.Kind) {
+	kinds := map[string]segment.Kind{}
+	note := func(name string, k segment.Kind) {
 		if skip[name] {
 			return
 		}
@@ -616,10 +616,10 @@ func discover(ctx context.Context, s *Spec, splits []input.Split) ([]stseg.Dimen
 			return
 		}
 		if old != k && old != 0 && k != 0 {
-			if (old == stseg.KindLong && k == stseg.KindDouble) || (old == stseg.KindDouble && k == stseg.KindLong) {
-				kinds[name] = stseg.KindDouble
+			if (old == segment.KindLong && k == segment.KindDouble) || (old == segment.KindDouble && k == segment.KindLong) {
+				kinds[name] = segment.KindDouble
 			} else {
-				kinds[name] = stseg.KindString
+				kinds[name] = segment.KindString
 			}
 		} else if old == 0 {
 			kinds[name] = k
@@ -673,16 +673,16 @@ func discover(ctx context.Context, s *Spec, splits []input.Split) ([]stseg.Dimen
 			return nil, fmt.Errorf("schemaless ingestion of %s input needs inputFormat.columns", s.Format.Type())
 		}
 		for _, c := range cols {
-			note(c, stseg.KindString)
+			note(c, segment.KindString)
 		}
 	}
 	for _, tr := range s.Transforms {
-		note(tr.Name, stseg.KindString)
+		note(tr.Name, segment.KindString)
 	}
-	dims := make([]stseg.Dimension, 0, len(order))
+	dims := make([]segment.Dimension, 0, len(order))
 	for _, n := range order {
-		d := stseg.Dimension{Name: n, Kind: stseg.KindString, MultiValue: true}
-		if k := kinds[n]; s.TypedDiscovery && (k == stseg.KindLong || k == stseg.KindDouble) {
+		d := segment.Dimension{Name: n, Kind: segment.KindString, MultiValue: true}
+		if k := kinds[n]; s.TypedDiscovery && (k == segment.KindLong || k == segment.KindDouble) {
 			d.Kind, d.MultiValue = k, false
 		}
 		dims = append(dims, d)
@@ -695,7 +695,7 @@ func discover(ctx context.Context, s *Spec, splits []input.Split) ([]stseg.Dimen
 
 // objectKeys calls note for each top-level key of a JSON object with the
 // kind of its value (0 for null, objects and booleans count as strings).
-func objectKeys(doc string, note func(string, stseg.Kind)) error {
+func objectKeys(doc string, note func(string, segment.Kind)) error {
 	dec := json.NewDecoder(bytes.NewReader([]byte(doc)))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -716,12 +716,12 @@ func objectKeys(doc string, note func(string, stseg.Kind)) error {
 			note(key, 0)
 		case json.Number:
 			if _, err := x.Int64(); err == nil && !strings.ContainsAny(string(x), ".eE") {
-				note(key, stseg.KindLong)
+				note(key, segment.KindLong)
 			} else {
-				note(key, stseg.KindDouble)
+				note(key, segment.KindDouble)
 			}
 		default:
-			note(key, stseg.KindString)
+			note(key, segment.KindString)
 		}
 	}
 	return nil

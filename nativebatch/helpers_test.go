@@ -12,7 +12,7 @@ import (
 	"strata/segmeta"
 	"strata/storage/blob"
 	"strata/storage/deep"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // conformanceDir is the Druid corpus, or "" (and the test skipped) when absent.
@@ -112,7 +112,7 @@ func readSegment(t *testing.T, store deep.DeepStorage, seg *segmeta.DataSegment)
 	if err := store.Get(context.Background(), ls, path); err != nil {
 		t.Fatal(err)
 	}
-	s, err := stseg.Open(path)
+	s, err := segment.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +127,11 @@ func readSegment(t *testing.T, store deep.DeepStorage, seg *segmeta.DataSegment)
 		rows[i] = map[string]any{"__time": times[i]}
 	}
 	for _, c := range s.Columns() {
-		if c.Name == stseg.TimeColumn {
+		if c.Name == segment.TimeColumn {
 			continue
 		}
 		switch c.Kind {
-		case stseg.KindString:
+		case segment.KindString:
 			sc, err := s.Strings(c.Name)
 			if err != nil {
 				t.Fatal(err)
@@ -164,7 +164,7 @@ func readSegment(t *testing.T, store deep.DeepStorage, seg *segmeta.DataSegment)
 					rows[i][c.Name] = nil
 				}
 			}
-		case stseg.KindLong, stseg.KindDouble, stseg.KindFloat:
+		case segment.KindLong, segment.KindDouble, segment.KindFloat:
 			nc, err := s.Numeric(c.Name)
 			if err != nil {
 				t.Fatal(err)
@@ -175,7 +175,7 @@ func readSegment(t *testing.T, store deep.DeepStorage, seg *segmeta.DataSegment)
 			}
 			row := 0
 			for blk := 0; blk < nc.NumBlocks(); blk++ {
-				if c.Kind == stseg.KindLong {
+				if c.Kind == segment.KindLong {
 					vs, err := nc.Longs(blk, nil)
 					if err != nil {
 						t.Fatal(err)
@@ -200,7 +200,7 @@ func readSegment(t *testing.T, store deep.DeepStorage, seg *segmeta.DataSegment)
 					rows[r][c.Name] = nil
 				}
 			}
-		case stseg.KindComplex:
+		case segment.KindComplex:
 			cc, err := s.Complex(c.Name)
 			if err != nil {
 				t.Fatal(err)

@@ -22,7 +22,7 @@ import (
 	"strata/interval"
 	"strata/msq/input"
 	"strata/querynode/query"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // Spec is a parsed, validated native batch ingestion spec.
@@ -36,14 +36,14 @@ type Spec struct {
 
 	// Dimensions lists the dimensions in order; empty with Discover set means
 	// every input field not excluded becomes one (schemaless ingestion).
-	Dimensions []stseg.Dimension
+	Dimensions []segment.Dimension
 	Discover   bool
 	// TypedDiscovery (useSchemaDiscovery) stores discovered numbers as
 	// numeric columns; classic schemaless ingestion stores every field as a string.
 	TypedDiscovery bool
 	Exclusions     map[string]bool
 
-	Metrics []stseg.Metric
+	Metrics []segment.Metric
 
 	SegmentGranularity granularity.Granularity
 	QueryGranularity   granularity.Granularity
@@ -252,14 +252,14 @@ func (s *Spec) parseDataSchema(d *rawDataSchema) error {
 	// metricsSpec: Druid's aggregator JSON is storage/segment.Metric's.
 	names := map[string]bool{}
 	for i, raw := range d.MetricsSpec {
-		var m stseg.Metric
+		var m segment.Metric
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return fmt.Errorf("metricsSpec[%d]: %v", i, err)
 		}
 		if m.Name == "" {
 			return fmt.Errorf("metricsSpec[%d]: missing name", i)
 		}
-		if _, _, ok := stseg.MetricKind(m.Type); !ok {
+		if _, _, ok := segment.MetricKind(m.Type); !ok {
 			return fmt.Errorf("metricsSpec[%d] %q: unsupported aggregator type %q", i, m.Name, m.Type)
 		}
 		if m.Type != "count" && m.FieldName == "" {
@@ -375,13 +375,13 @@ func (s *Spec) parseDataSchema(d *rawDataSchema) error {
 	return nil
 }
 
-func parseDimension(raw json.RawMessage) (stseg.Dimension, error) {
+func parseDimension(raw json.RawMessage) (segment.Dimension, error) {
 	var name string
 	if err := json.Unmarshal(raw, &name); err == nil {
 		if name == "" {
-			return stseg.Dimension{}, fmt.Errorf("empty dimension name")
+			return segment.Dimension{}, fmt.Errorf("empty dimension name")
 		}
-		return stseg.Dimension{Name: name, Kind: stseg.KindString, MultiValue: true}, nil
+		return segment.Dimension{Name: name, Kind: segment.KindString, MultiValue: true}, nil
 	}
 	var o struct {
 		Type               string `json:"type"`
@@ -389,21 +389,21 @@ func parseDimension(raw json.RawMessage) (stseg.Dimension, error) {
 		MultiValueHandling string `json:"multiValueHandling"`
 	}
 	if err := json.Unmarshal(raw, &o); err != nil {
-		return stseg.Dimension{}, fmt.Errorf("a dimension is a name or an object: %v", err)
+		return segment.Dimension{}, fmt.Errorf("a dimension is a name or an object: %v", err)
 	}
 	if o.Name == "" {
-		return stseg.Dimension{}, fmt.Errorf("dimension without a name")
+		return segment.Dimension{}, fmt.Errorf("dimension without a name")
 	}
-	d := stseg.Dimension{Name: o.Name}
+	d := segment.Dimension{Name: o.Name}
 	switch strings.ToLower(o.Type) {
 	case "", "string":
-		d.Kind, d.MultiValue = stseg.KindString, true
+		d.Kind, d.MultiValue = segment.KindString, true
 	case "long":
-		d.Kind = stseg.KindLong
+		d.Kind = segment.KindLong
 	case "double":
-		d.Kind = stseg.KindDouble
+		d.Kind = segment.KindDouble
 	case "float":
-		d.Kind = stseg.KindFloat
+		d.Kind = segment.KindFloat
 	default:
 		return d, fmt.Errorf("dimension %q: unsupported type %q (string, long, float, double)", o.Name, o.Type)
 	}

@@ -18,7 +18,7 @@ import (
 	"strata/props"
 	"strata/segmeta"
 	"strata/storage/deep"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // startRole starts a one-role process with the given properties.
@@ -65,14 +65,14 @@ func TestDataPlaneProcesses(t *testing.T) {
 	// A segment written by the storage writer into the deep storage the
 	// historical reads, published on the control node.
 	iv, _ := interval.Parse("2013-08-31/2013-09-01")
-	w, err := stseg.NewWriter(stseg.Spec{Fields: []stseg.Field{{Name: "page", Kind: stseg.KindString}, {Name: "n", Kind: stseg.KindLong}},
-		Dimensions: []stseg.Dimension{{Name: "page"}}, Metrics: []stseg.Metric{{Type: "longSum", Name: "n", FieldName: "n"}},
-		Interval: stseg.Interval{Start: iv.Start, End: iv.End}})
+	w, err := segment.NewWriter(segment.Spec{Fields: []segment.Field{{Name: "page", Kind: segment.KindString}, {Name: "n", Kind: segment.KindLong}},
+		Dimensions: []segment.Dimension{{Name: "page"}}, Metrics: []segment.Metric{{Type: "longSum", Name: "n", FieldName: "n"}},
+		Interval: segment.Interval{Start: iv.Start, End: iv.End}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {
-		w.Add(stseg.Row{Time: iv.Start + int64(i)*1000, Values: []stseg.Value{stseg.String(fmt.Sprint("p", i%2)), stseg.Long(int64(i))}})
+		w.Add(segment.Row{Time: iv.Start + int64(i)*1000, Values: []segment.Value{segment.String(fmt.Sprint("p", i%2)), segment.Long(int64(i))}})
 	}
 	file := filepath.Join(t.TempDir(), "index.seg")
 	info, err := w.WriteFile(file)

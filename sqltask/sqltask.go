@@ -23,7 +23,7 @@ import (
 	"strata/props"
 	"strata/segmeta"
 	"strata/sql"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // TaskType is the type of SQL ingestion controller tasks.
@@ -238,7 +238,7 @@ func (e *clusterEnv) UsedSegments(ctx context.Context, ds string, iv interval.In
 	return e.c.UsedSegments(ctx, ds, iv)
 }
 
-func (e *clusterEnv) OpenSegment(ctx context.Context, seg *segmeta.DataSegment) (*stseg.Segment, func(), error) {
+func (e *clusterEnv) OpenSegment(ctx context.Context, seg *segmeta.DataSegment) (*segment.Segment, func(), error) {
 	return e.c.OpenSegment(ctx, e.dir, seg)
 }
 

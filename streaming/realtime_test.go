@@ -17,7 +17,7 @@ import (
 
 	"strata/internal/eventually"
 	"strata/middlemanager"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // fakeServing records what a task asks its worker to serve.
@@ -139,7 +139,7 @@ func contentsOf(t *testing.T, set []middlemanager.Served, task string) (rows, su
 		if !s.Realtime || s.Segment.Version != "realtime-"+task || s.Segment.DataSource != "k" {
 			t.Fatalf("hydrant %s: realtime %v", id, s.Realtime)
 		}
-		seg, err := stseg.Open(s.Path)
+		seg, err := segment.Open(s.Path)
 		if err != nil {
 			t.Fatalf("hydrant %s: %v", id, err)
 		}

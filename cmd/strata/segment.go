@@ -16,7 +16,7 @@ import (
 	"strata/ingest"
 	"strata/interval"
 	"strata/props"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // runSegment implements `strata segment build`: NDJSON → segments in deep
@@ -153,7 +153,7 @@ func runSegment(args []string) error {
 }
 
 func chooseColumns(spec *ingest.Spec, schema ingest.Schema, dimList, metricsJSON string) error {
-	byName := map[string]stseg.Dimension{}
+	byName := map[string]segment.Dimension{}
 	for _, d := range schema.Dimensions {
 		byName[d.Name] = d
 	}
@@ -170,7 +170,7 @@ func chooseColumns(spec *ingest.Spec, schema ingest.Schema, dimList, metricsJSON
 		for _, name := range props.ParseList(dimList) {
 			d, ok := byName[name]
 			if !ok {
-				d = stseg.Dimension{Name: name, Kind: stseg.KindString}
+				d = segment.Dimension{Name: name, Kind: segment.KindString}
 			}
 			spec.Dimensions = append(spec.Dimensions, d)
 		}
@@ -178,10 +178,10 @@ func chooseColumns(spec *ingest.Spec, schema ingest.Schema, dimList, metricsJSON
 		for _, d := range schema.Dimensions {
 			if spec.Rollup && d.Kind.Numeric() && metricsJSON == "" {
 				typ := "longSum"
-				if d.Kind != stseg.KindLong {
+				if d.Kind != segment.KindLong {
 					typ = "doubleSum"
 				}
-				spec.Metrics = append(spec.Metrics, stseg.Metric{Type: typ, Name: d.Name, FieldName: d.Name})
+				spec.Metrics = append(spec.Metrics, segment.Metric{Type: typ, Name: d.Name, FieldName: d.Name})
 				continue
 			}
 			if !metricInput[d.Name] {
@@ -190,7 +190,7 @@ func chooseColumns(spec *ingest.Spec, schema ingest.Schema, dimList, metricsJSON
 		}
 	}
 	if spec.Rollup && metricsJSON == "" {
-		spec.Metrics = append([]stseg.Metric{{Type: "count", Name: "count"}}, spec.Metrics...)
+		spec.Metrics = append([]segment.Metric{{Type: "count", Name: "count"}}, spec.Metrics...)
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 	"strata/ingest"
 	"strata/interval"
 	"strata/segmeta"
-	stseg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // Env is an msq.Env backed by a directory and an in-memory segment index.
@@ -29,7 +29,7 @@ type Env struct {
 }
 
 type openSeg struct {
-	seg  *stseg.Segment
+	seg  *segment.Segment
 	refs int
 }
 
@@ -80,7 +80,7 @@ type loadSpec struct {
 }
 
 // OpenSegment opens the file a segment's loadSpec points to.
-func (e *Env) OpenSegment(_ context.Context, s *segmeta.DataSegment) (*stseg.Segment, func(), error) {
+func (e *Env) OpenSegment(_ context.Context, s *segmeta.DataSegment) (*segment.Segment, func(), error) {
 	var ls loadSpec
 	if err := json.Unmarshal([]byte(s.LoadSpec), &ls); err != nil {
 		return nil, nil, fmt.Errorf("segment %s: bad loadSpec: %v", s.ID(), err)
@@ -92,7 +92,7 @@ func (e *Env) OpenSegment(_ context.Context, s *segmeta.DataSegment) (*stseg.Seg
 	defer e.mu.Unlock()
 	o := e.open[ls.Path]
 	if o == nil {
-		sg, err := stseg.Open(ls.Path)
+		sg, err := segment.Open(ls.Path)
 		if err != nil {
 			return nil, nil, err
 		}

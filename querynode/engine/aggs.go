@@ -11,7 +11,7 @@ import (
 
 	"strata/querynode/query"
 	"strata/storage/blob"
-	seg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // segAgg aggregates the rows of one segment into an AggState. add folds
@@ -294,8 +294,8 @@ type pairAgg struct {
 	times    numSource
 	num      numSource
 	keys     keySource
-	cx       *seg.ComplexColumn
-	blobs    seg.Blobs
+	cx       *segment.ComplexColumn
+	blobs    segment.Blobs
 	cxNulls  *roaring.Bitmap
 	maxBytes int
 }
@@ -308,7 +308,7 @@ func (rc *runCtx) newPairAgg(a *query.Aggregator, st *AggState) (segAgg, error) 
 	}
 	kind, ok := rc.colKind(a.FieldName)
 	switch {
-	case ok && kind == seg.KindComplex:
+	case ok && kind == segment.KindComplex:
 		cx, err := rc.data.Complex(a.FieldName)
 		if err != nil {
 			return nil, err
@@ -648,9 +648,9 @@ type sketchAgg struct {
 	keys  []keySource
 	byRow bool
 	num   numSource
-	cx    *seg.ComplexColumn
+	cx    *segment.ComplexColumn
 	cxNul *roaring.Bitmap
-	blobs seg.Blobs
+	blobs segment.Blobs
 	// seen[k] marks ids of keys[k] seen for group seenG, flushed when the
 	// group changes and at finish.
 	seen  [][]uint64
@@ -690,7 +690,7 @@ func (rc *runCtx) newSketchAgg(a *query.Aggregator, st *AggState) (segAgg, error
 		return s, nil // missing column: empty sketch
 	}
 	switch kind {
-	case seg.KindComplex:
+	case segment.KindComplex:
 		cx, err := rc.data.Complex(a.FieldName)
 		if err != nil {
 			return nil, err
@@ -707,7 +707,7 @@ func (rc *runCtx) newSketchAgg(a *query.Aggregator, st *AggState) (segAgg, error
 		if s.cxNul, err2 = cx.Nulls(); err2 != nil {
 			return nil, err2
 		}
-	case seg.KindString:
+	case segment.KindString:
 		if a.Type == "HLLSketchMerge" || a.IsInputThetaSketch {
 			return nil, query.Invalidf("aggregator [%s]: column [%s] does not hold sketches", a.Name, a.FieldName)
 		}
@@ -897,7 +897,7 @@ func (r blockRows) group(k int) int32 {
 
 // eachBlob calls fn with the group and value of each row of block b of a
 // complex column that is not null.
-func (rc *runCtx) eachBlob(cx *seg.ComplexColumn, nulls *roaring.Bitmap, blobs *seg.Blobs, b int, rows blockRows, fn func(g int32, v []byte) error) error {
+func (rc *runCtx) eachBlob(cx *segment.ComplexColumn, nulls *roaring.Bitmap, blobs *segment.Blobs, b int, rows blockRows, fn func(g int32, v []byte) error) error {
 	if err := cx.Block(b, blobs); err != nil {
 		return err
 	}
@@ -917,7 +917,7 @@ func eachNumber(src numSource, b int, rows blockRows, onLong func(g int32, v int
 	if err != nil {
 		return err
 	}
-	if src.kind() == seg.KindLong {
+	if src.kind() == segment.KindLong {
 		vals, err := src.longs(b)
 		if err != nil {
 			return err

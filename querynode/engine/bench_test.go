@@ -12,7 +12,7 @@ import (
 
 	"strata/interval"
 	"strata/querynode/query"
-	seg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // The benchmark data set of shared/bench/gen (same distributions and
@@ -50,19 +50,19 @@ func (z *zipf) draw(r *rng) int {
 func benchSegments(b *testing.B, rows, days int) []*Segment {
 	b.Helper()
 	dir := b.TempDir()
-	fields := []seg.Field{}
-	var dims []seg.Dimension
+	fields := []segment.Field{}
+	var dims []segment.Dimension
 	for _, n := range []string{"channel", "page", "user", "country", "city", "namespace", "isRobot", "isNew"} {
-		fields = append(fields, seg.Field{Name: n, Kind: seg.KindString})
-		dims = append(dims, seg.Dimension{Name: n})
+		fields = append(fields, segment.Field{Name: n, Kind: segment.KindString})
+		dims = append(dims, segment.Dimension{Name: n})
 	}
-	var mets []seg.Metric
+	var mets []segment.Metric
 	for _, n := range []string{"added", "deleted", "delta", "commentLength"} {
-		fields = append(fields, seg.Field{Name: n, Kind: seg.KindLong})
-		mets = append(mets, seg.Metric{Type: "longSum", Name: n, FieldName: n})
+		fields = append(fields, segment.Field{Name: n, Kind: segment.KindLong})
+		mets = append(mets, segment.Metric{Type: "longSum", Name: n, FieldName: n})
 	}
-	fields = append(fields, seg.Field{Name: "price", Kind: seg.KindDouble})
-	mets = append(mets, seg.Metric{Type: "doubleSum", Name: "price", FieldName: "price"})
+	fields = append(fields, segment.Field{Name: "price", Kind: segment.KindDouble})
+	mets = append(mets, segment.Metric{Type: "doubleSum", Name: "price", FieldName: "price"})
 	r := &rng{s: 1}
 	fl := func() float64 { return float64(r.next()>>11) / (1 << 53) }
 	channels, pages, users := newZipf(50, 1.2), newZipf(100_000, 1.1), newZipf(1_000_000, 1.05)
@@ -72,14 +72,14 @@ func benchSegments(b *testing.B, rows, days int) []*Segment {
 	// One writer per day: the ±30 s jitter moves rows across midnight, and
 	// a writer per run of days would cut hundreds of tiny segments there.
 	var out []*Segment
-	writers := map[int64]*seg.Writer{}
+	writers := map[int64]*segment.Writer{}
 	var order []int64
-	flush := func(d int64, w *seg.Writer) {
+	flush := func(d int64, w *segment.Writer) {
 		path := filepath.Join(dir, fmt.Sprintf("d%d", len(out)))
 		if _, err := w.WriteFile(path); err != nil {
 			b.Fatal(err)
 		}
-		data, err := seg.Open(path)
+		data, err := segment.Open(path)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func benchSegments(b *testing.B, rows, days int) []*Segment {
 		iv := interval.Interval{Start: d, End: d + day}
 		out = append(out, NewSegment("wiki_"+iv.PathString()+"_v1", data))
 	}
-	vals := make([]seg.Value, len(fields))
+	vals := make([]segment.Value, len(fields))
 	for i := 0; i < rows; i++ {
 		sec := int64(float64(i)/float64(rows)*float64(span)) + int64(r.next()%60) - 30
 		sec = max(0, min(sec, span-1))
@@ -96,8 +96,8 @@ func benchSegments(b *testing.B, rows, days int) []*Segment {
 		w := writers[d]
 		if w == nil {
 			var err error
-			w, err = seg.NewWriter(seg.Spec{Fields: fields, Dimensions: dims, Metrics: mets,
-				Interval: seg.Interval{Start: d, End: d + day}})
+			w, err = segment.NewWriter(segment.Spec{Fields: fields, Dimensions: dims, Metrics: mets,
+				Interval: segment.Interval{Start: d, End: d + day}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -107,20 +107,20 @@ func benchSegments(b *testing.B, rows, days int) []*Segment {
 		added := int64(-math.Log(1-fl()) * 300)
 		deleted := int64(-math.Log(1-fl()) * 80)
 		price := math.Round(math.Exp(fl()*6)*100) / 100
-		vals[0] = seg.String(fmt.Sprintf("#ch%02d", channels.draw(r)))
-		vals[1] = seg.String(fmt.Sprintf("Page_%06d", pages.draw(r)))
-		vals[2] = seg.String(fmt.Sprintf("user%07d", users.draw(r)))
-		vals[3] = seg.String(fmt.Sprintf("C%03d", countries.draw(r)))
-		vals[4] = seg.String(fmt.Sprintf("City%04d", cities.draw(r)))
-		vals[5] = seg.String(fmt.Sprintf("ns%d", r.next()%10))
-		vals[6] = seg.String(fmt.Sprint(r.next()%5 == 0))
-		vals[7] = seg.String(fmt.Sprint(r.next()%10 == 0))
-		vals[8] = seg.Long(added)
-		vals[9] = seg.Long(deleted)
-		vals[10] = seg.Long(added - deleted)
-		vals[11] = seg.Long(int64(r.next() % 500))
-		vals[12] = seg.Double(price)
-		if err := w.Add(seg.Row{Time: ts, Values: vals}); err != nil {
+		vals[0] = segment.String(fmt.Sprintf("#ch%02d", channels.draw(r)))
+		vals[1] = segment.String(fmt.Sprintf("Page_%06d", pages.draw(r)))
+		vals[2] = segment.String(fmt.Sprintf("user%07d", users.draw(r)))
+		vals[3] = segment.String(fmt.Sprintf("C%03d", countries.draw(r)))
+		vals[4] = segment.String(fmt.Sprintf("City%04d", cities.draw(r)))
+		vals[5] = segment.String(fmt.Sprintf("ns%d", r.next()%10))
+		vals[6] = segment.String(fmt.Sprint(r.next()%5 == 0))
+		vals[7] = segment.String(fmt.Sprint(r.next()%10 == 0))
+		vals[8] = segment.Long(added)
+		vals[9] = segment.Long(deleted)
+		vals[10] = segment.Long(added - deleted)
+		vals[11] = segment.Long(int64(r.next() % 500))
+		vals[12] = segment.Double(price)
+		if err := w.Add(segment.Row{Time: ts, Values: vals}); err != nil {
 			b.Fatal(err)
 		}
 	}

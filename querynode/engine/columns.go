@@ -10,7 +10,7 @@ import (
 	"strata/expr"
 	"strata/javacompat"
 	"strata/querynode/query"
-	seg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // runCtx is the state of one query on one segment: resolved columns with
@@ -18,7 +18,7 @@ import (
 type runCtx struct {
 	ctx   context.Context
 	seg   *Segment
-	data  *seg.Segment
+	data  *segment.Segment
 	q     *query.Query
 	vcols map[string]*query.VirtualColumn
 	nums  map[string]numSource
@@ -57,27 +57,27 @@ func ctxErr(ctx context.Context) error {
 
 // colKind reports the storage kind of a physical or virtual column;
 // ok is false when the column does not exist.
-func (rc *runCtx) colKind(name string) (seg.Kind, bool) {
+func (rc *runCtx) colKind(name string) (segment.Kind, bool) {
 	if v, ok := rc.vcols[name]; ok {
 		switch v.OutputType {
 		case "LONG":
-			return seg.KindLong, true
+			return segment.KindLong, true
 		case "DOUBLE":
-			return seg.KindDouble, true
+			return segment.KindDouble, true
 		case "FLOAT":
-			return seg.KindFloat, true
+			return segment.KindFloat, true
 		case "STRING":
-			return seg.KindString, true
+			return segment.KindString, true
 		}
 		if t, ok := rc.exprType(v.Expression.Expr); ok {
 			switch t {
 			case expr.TypeLong:
-				return seg.KindLong, true
+				return segment.KindLong, true
 			case expr.TypeDouble:
-				return seg.KindDouble, true
+				return segment.KindDouble, true
 			}
 		}
-		return seg.KindString, true
+		return segment.KindString, true
 	}
 	ci, ok := rc.data.Column(name)
 	if !ok {
@@ -104,9 +104,9 @@ func (rc *runCtx) vecType(name string) (expr.Type, bool) {
 		return expr.TypeLong, true // missing columns read as null longs
 	}
 	switch k {
-	case seg.KindLong:
+	case segment.KindLong:
 		return expr.TypeLong, true
-	case seg.KindFloat, seg.KindDouble:
+	case segment.KindFloat, segment.KindDouble:
 		return expr.TypeDouble, true
 	}
 	return 0, false
@@ -114,13 +114,13 @@ func (rc *runCtx) vecType(name string) (expr.Type, bool) {
 
 // numSource reads a column as numbers, block by block.
 type numSource interface {
-	kind() seg.Kind // KindLong, KindFloat or KindDouble
+	kind() segment.Kind // KindLong, KindFloat or KindDouble
 	longs(b int) ([]int64, error)
 	doubles(b int) ([]float64, error)
 	// nulls returns a bitset of the null rows of block b, nil when none.
 	nulls(b int) ([]uint64, error)
 	// stats returns block statistics when known (for skipping blocks).
-	stats(b int) (seg.BlockStats, bool)
+	stats(b int) (segment.BlockStats, bool)
 }
 
 // num returns the numeric reading of a column (physical, virtual, string
@@ -140,9 +140,9 @@ func (rc *runCtx) num(name string) (numSource, error) {
 		src = &missingNum{rc: rc}
 	} else {
 		switch ci.Kind {
-		case seg.KindLong, seg.KindFloat, seg.KindDouble:
-			var col *seg.NumericColumn
-			if name == seg.TimeColumn {
+		case segment.KindLong, segment.KindFloat, segment.KindDouble:
+			var col *segment.NumericColumn
+			if name == segment.TimeColumn {
 				col = rc.data.Time()
 			} else {
 				var err error
@@ -159,7 +159,7 @@ func (rc *runCtx) num(name string) (numSource, error) {
 				p.nullBM = bm
 			}
 			src = p
-		case seg.KindString:
+		case segment.KindString:
 			ks, err := rc.key(name)
 			if err != nil {
 				return nil, err
@@ -175,8 +175,8 @@ func (rc *runCtx) num(name string) (numSource, error) {
 
 type physNum struct {
 	rc     *runCtx
-	col    *seg.NumericColumn
-	k      seg.Kind
+	col    *segment.NumericColumn
+	k      segment.Kind
 	nullBM *roaring.Bitmap
 	lb, db int
 	l      []int64
@@ -187,7 +187,7 @@ type physNum struct {
 	gd     []float64
 }
 
-func (p *physNum) kind() seg.Kind { return p.k }
+func (p *physNum) kind() segment.Kind { return p.k }
 
 func (p *physNum) longs(b int) ([]int64, error) {
 	if p.lb != b {
@@ -211,7 +211,7 @@ func (p *physNum) doubles(b int) ([]float64, error) {
 	return p.d, nil
 }
 
-func (p *physNum) stats(b int) (seg.BlockStats, bool) { return p.col.BlockStats(b), true }
+func (p *physNum) stats(b int) (segment.BlockStats, bool) { return p.col.BlockStats(b), true }
 
 // gatherer is a numSource that can read a few rows of a block without
 // decoding the whole block.
@@ -300,7 +300,7 @@ type missingNum struct {
 	nbits []uint64
 }
 
-func (m *missingNum) kind() seg.Kind { return seg.KindLong }
+func (m *missingNum) kind() segment.Kind { return segment.KindLong }
 func (m *missingNum) longs(b int) ([]int64, error) {
 	n := m.rc.blockLen(b)
 	if cap(m.l) < n {
@@ -326,9 +326,9 @@ func (m *missingNum) nulls(b int) ([]uint64, error) {
 	}
 	return m.nbits[:words], nil
 }
-func (m *missingNum) stats(b int) (seg.BlockStats, bool) {
+func (m *missingNum) stats(b int) (segment.BlockStats, bool) {
 	n := m.rc.blockLen(b)
-	return seg.BlockStats{Rows: n, NullCount: n}, true
+	return segment.BlockStats{Rows: n, NullCount: n}, true
 }
 
 // keyNum reads a string column as numbers: each dictionary value is parsed
@@ -346,7 +346,7 @@ type keyNum struct {
 	hasNull bool
 }
 
-func (k *keyNum) kind() seg.Kind { return seg.KindDouble }
+func (k *keyNum) kind() segment.Kind { return segment.KindDouble }
 
 func (k *keyNum) load(b int) error {
 	if k.b == b {
@@ -403,7 +403,7 @@ func (k *keyNum) nulls(b int) ([]uint64, error) {
 	}
 	return k.nbits, nil
 }
-func (k *keyNum) stats(int) (seg.BlockStats, bool) { return seg.BlockStats{}, false }
+func (k *keyNum) stats(int) (segment.BlockStats, bool) { return segment.BlockStats{}, false }
 
 func resize[T any](b []T, n int) []T {
 	if cap(b) < n {
@@ -418,7 +418,7 @@ type exprNum struct {
 	rc   *runCtx
 	v    *query.VirtualColumn
 	prog *expr.VectorProgram
-	out  seg.Kind
+	out  segment.Kind
 	b    int
 	l    []int64
 	d    []float64
@@ -427,28 +427,28 @@ type exprNum struct {
 }
 
 func (rc *runCtx) newExprNum(v *query.VirtualColumn) (*exprNum, error) {
-	e := &exprNum{rc: rc, v: v, b: -1, out: seg.KindDouble}
+	e := &exprNum{rc: rc, v: v, b: -1, out: segment.KindDouble}
 	rc.evaluating[v.Name] = true
 	prog, ok := v.Expression.Expr.Vectorize(rc.vecType, rc.rpb)
 	delete(rc.evaluating, v.Name)
 	if ok {
 		e.prog = prog
 		if prog.OutputType() == expr.TypeLong {
-			e.out = seg.KindLong
+			e.out = segment.KindLong
 		}
 	}
 	switch v.OutputType {
 	case "LONG":
-		e.out = seg.KindLong
+		e.out = segment.KindLong
 	case "FLOAT":
-		e.out = seg.KindFloat
+		e.out = segment.KindFloat
 	case "DOUBLE":
-		e.out = seg.KindDouble
+		e.out = segment.KindDouble
 	}
 	return e, nil
 }
 
-func (e *exprNum) kind() seg.Kind { return e.out }
+func (e *exprNum) kind() segment.Kind { return e.out }
 
 // Vector implements expr.VectorBindings for the block being evaluated.
 func (e *exprNum) Vector(name string) *expr.Vector {
@@ -457,7 +457,7 @@ func (e *exprNum) Vector(name string) *expr.Vector {
 		return nil
 	}
 	v := &expr.Vector{}
-	if src.kind() == seg.KindLong {
+	if src.kind() == segment.KindLong {
 		v.Type = expr.TypeLong
 		v.Longs, err = src.longs(e.b)
 	} else {
@@ -529,7 +529,7 @@ func (e *exprNum) nulls(b int) ([]uint64, error) {
 	}
 	return e.nbit, nil
 }
-func (e *exprNum) stats(int) (seg.BlockStats, bool) { return seg.BlockStats{}, false }
+func (e *exprNum) stats(int) (segment.BlockStats, bool) { return segment.BlockStats{}, false }
 
 // rowBindings reads one row of the segment for the row-path expression
 // evaluator. Column errors are kept in err (Bindings cannot fail).
@@ -546,7 +546,7 @@ func (r *rowBindings) Get(name string) expr.Value {
 	if !ok {
 		return expr.Null
 	}
-	if _, virtual := r.rc.vcols[name]; virtual && k == seg.KindString {
+	if _, virtual := r.rc.vcols[name]; virtual && k == segment.KindString {
 		ks, err := r.rc.key(name)
 		if err != nil {
 			r.err = err
@@ -555,7 +555,7 @@ func (r *rowBindings) Get(name string) expr.Value {
 		return keyExprValue(ks, r.b, r.i, &r.err)
 	}
 	switch k {
-	case seg.KindLong, seg.KindFloat, seg.KindDouble:
+	case segment.KindLong, segment.KindFloat, segment.KindDouble:
 		src, err := r.rc.num(name)
 		if err != nil {
 			r.err = err
@@ -567,12 +567,12 @@ func (r *rowBindings) Get(name string) expr.Value {
 			return expr.Null
 		}
 		if bitSet(nulls, r.i) {
-			if src.kind() == seg.KindLong {
+			if src.kind() == segment.KindLong {
 				return expr.NullOf(expr.TypeLong)
 			}
 			return expr.NullOf(expr.TypeDouble)
 		}
-		if src.kind() == seg.KindLong {
+		if src.kind() == segment.KindLong {
 			l, err := src.longs(r.b)
 			if err != nil {
 				r.err = err
@@ -586,7 +586,7 @@ func (r *rowBindings) Get(name string) expr.Value {
 			return expr.Null
 		}
 		return expr.Double(d[r.i])
-	case seg.KindString:
+	case segment.KindString:
 		ks, err := r.rc.key(name)
 		if err != nil {
 			r.err = err

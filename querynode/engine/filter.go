@@ -9,7 +9,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"strata/querynode/query"
-	seg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // tri is a three-valued match result (SQL logic).
@@ -115,7 +115,7 @@ func filterCost(f *query.Filter) int {
 
 func (rc *runCtx) evalLeaf(f *query.Filter, u *roaring.Bitmap, incl bool) (*roaring.Bitmap, error) {
 	kind, exists := rc.colKind(f.Column)
-	numeric := exists && (kind == seg.KindLong || kind == seg.KindFloat || kind == seg.KindDouble)
+	numeric := exists && (kind == segment.KindLong || kind == segment.KindFloat || kind == segment.KindDouble)
 	if f.Type == "null" {
 		if !exists {
 			return u.Clone(), nil
@@ -130,7 +130,7 @@ func (rc *runCtx) evalLeaf(f *query.Filter, u *roaring.Bitmap, incl bool) (*roar
 		return rc.evalKeys(f.Column, nil, func(_ string, null bool) tri { return triOf(null) }, nil, false, u, incl)
 	}
 	if numeric && f.Extraction == nil {
-		if np, ok := numericPred(f, kind == seg.KindLong); ok {
+		if np, ok := numericPred(f, kind == segment.KindLong); ok {
 			src, err := rc.num(f.Column)
 			if err != nil {
 				return nil, err
@@ -510,7 +510,7 @@ func (p *numPred) matchDouble(v float64) bool {
 
 // blockClass tells, from block statistics, whether every non-null value
 // of the block matches (1), none does (0), or it must be scanned (-1).
-func (p *numPred) blockClass(st seg.BlockStats) int {
+func (p *numPred) blockClass(st segment.BlockStats) int {
 	if p.isLong {
 		for _, r := range p.lr {
 			if st.MinLong >= r.lo && st.MaxLong <= r.hi {
@@ -707,7 +707,7 @@ func (rc *runCtx) scanNum(src numSource, p numPred, u *roaring.Bitmap, incl bool
 			return err
 		}
 		buf = buf[:0]
-		if p.isLong && src.kind() == seg.KindLong {
+		if p.isLong && src.kind() == segment.KindLong {
 			vals, err := src.longs(b)
 			if err != nil {
 				return err
@@ -778,7 +778,7 @@ func (rc *runCtx) evalExpressionFilter(f *query.Filter, u *roaring.Bitmap, incl 
 		if err != nil {
 			return nil, err
 		}
-		p := numPred{isLong: src.kind() == seg.KindLong, null: tUnknown}
+		p := numPred{isLong: src.kind() == segment.KindLong, null: tUnknown}
 		p.addRange(0, math.Inf(1), true, false)
 		return rc.scanNum(src, p, u, incl)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"strata/interval"
 	"strata/querynode/query"
-	seg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // testRow is one generated input row; nil pointers are nulls.
@@ -84,17 +84,17 @@ func genRows(n, days int, seed uint64) []testRow {
 	return rows
 }
 
-var testSpec = seg.Spec{
-	Fields: []seg.Field{
-		{Name: "channel", Kind: seg.KindString}, {Name: "page", Kind: seg.KindString},
-		{Name: "tags", Kind: seg.KindString}, {Name: "user", Kind: seg.KindString},
-		{Name: "added", Kind: seg.KindLong}, {Name: "price", Kind: seg.KindDouble},
-		{Name: "weight", Kind: seg.KindFloat},
+var testSpec = segment.Spec{
+	Fields: []segment.Field{
+		{Name: "channel", Kind: segment.KindString}, {Name: "page", Kind: segment.KindString},
+		{Name: "tags", Kind: segment.KindString}, {Name: "user", Kind: segment.KindString},
+		{Name: "added", Kind: segment.KindLong}, {Name: "price", Kind: segment.KindDouble},
+		{Name: "weight", Kind: segment.KindFloat},
 	},
-	Dimensions: []seg.Dimension{
+	Dimensions: []segment.Dimension{
 		{Name: "channel"}, {Name: "page"}, {Name: "tags", MultiValue: true}, {Name: "user"},
 	},
-	Metrics: []seg.Metric{
+	Metrics: []segment.Metric{
 		{Type: "longSum", Name: "added", FieldName: "added"},
 		{Type: "doubleSum", Name: "price", FieldName: "price"},
 		{Type: "floatSum", Name: "weight", FieldName: "weight"},
@@ -106,21 +106,21 @@ var testSpec = seg.Spec{
 	SortColumns: []string{"channel"},
 }
 
-func (r testRow) values() []seg.Value {
-	v := make([]seg.Value, 7)
+func (r testRow) values() []segment.Value {
+	v := make([]segment.Value, 7)
 	if r.channel != nil {
-		v[0] = seg.String(*r.channel)
+		v[0] = segment.String(*r.channel)
 	}
-	v[1] = seg.String(r.page)
+	v[1] = segment.String(r.page)
 	if r.tags != nil {
-		v[2] = seg.Strings(r.tags)
+		v[2] = segment.Strings(r.tags)
 	}
-	v[3] = seg.String(r.user)
+	v[3] = segment.String(r.user)
 	if r.added != nil {
-		v[4] = seg.Long(*r.added)
+		v[4] = segment.Long(*r.added)
 	}
-	v[5] = seg.Double(r.price)
-	v[6] = seg.Double(float64(r.weight))
+	v[5] = segment.Double(r.price)
+	v[6] = segment.Double(float64(r.weight))
 	return v
 }
 
@@ -136,14 +136,14 @@ func buildSegments(t testing.TB, rows []testRow, rowsPerBlock int) []*Segment {
 			hi++
 		}
 		spec := testSpec
-		spec.Interval = seg.Interval{Start: start, End: start + day}
+		spec.Interval = segment.Interval{Start: start, End: start + day}
 		spec.RowsPerBlock = rowsPerBlock
-		w, err := seg.NewWriter(spec)
+		w, err := segment.NewWriter(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range rows[lo:hi] {
-			if err := w.Add(seg.Row{Time: r.t, Values: r.values()}); err != nil {
+			if err := w.Add(segment.Row{Time: r.t, Values: r.values()}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -151,7 +151,7 @@ func buildSegments(t testing.TB, rows []testRow, rowsPerBlock int) []*Segment {
 		if _, err := w.WriteFile(path); err != nil {
 			t.Fatal(err)
 		}
-		data, err := seg.Open(path)
+		data, err := segment.Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"strata/querynode/query"
-	seg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // keySource reads a column as dictionary ids: per block, each row's id
@@ -33,9 +33,9 @@ func (rc *runCtx) key(name string) (keySource, error) {
 	switch {
 	case !ok:
 		ks = &missingKey{rc: rc}
-	case virtual && kind == seg.KindString:
+	case virtual && kind == segment.KindString:
 		ks = &exprKey{rc: rc, v: rc.vcols[name], b: -1, byVal: map[string]int32{}, vals: []Value{Null}}
-	case kind == seg.KindString:
+	case kind == segment.KindString:
 		col, err := rc.data.Strings(name)
 		if err != nil {
 			return nil, err
@@ -45,7 +45,7 @@ func (rc *runCtx) key(name string) (keySource, error) {
 			return nil, err
 		}
 		ks = &physKey{rc: rc, name: name, col: col, hasNull: d.HasNull(), n: d.Len(), multi: col.MultiValue(), b: -1}
-	case kind == seg.KindComplex:
+	case kind == segment.KindComplex:
 		ks = &missingKey{rc: rc}
 	default:
 		src, err := rc.num(name)
@@ -70,7 +70,7 @@ func (rc *runCtx) keyFor(d *query.DimensionSpec) (keySource, error) {
 	}
 	var ks keySource
 	kind, ok := rc.colKind(d.Dimension)
-	if ok && d.Extraction != nil && (kind == seg.KindLong || kind == seg.KindFloat || kind == seg.KindDouble) {
+	if ok && d.Extraction != nil && (kind == segment.KindLong || kind == segment.KindFloat || kind == segment.KindDouble) {
 		// Numbers (notably __time) go to the extraction function as numbers.
 		src, err := rc.num(d.Dimension)
 		if err != nil {
@@ -95,7 +95,7 @@ func (rc *runCtx) keyFor(d *query.DimensionSpec) (keySource, error) {
 type physKey struct {
 	rc      *runCtx
 	name    string
-	col     *seg.StringColumn
+	col     *segment.StringColumn
 	hasNull bool
 	n       int
 	multi   bool
@@ -200,7 +200,7 @@ func (k *numKey) ids(b int) ([]int32, []int32, error) {
 	}
 	n := k.rc.blockLen(b)
 	k.buf = resize(k.buf, n)
-	isLong := k.src.kind() == seg.KindLong
+	isLong := k.src.kind() == segment.KindLong
 	var ls []int64
 	var ds []float64
 	if isLong {
@@ -242,7 +242,7 @@ func (k *numKey) newID(isLong bool, key int64) int32 {
 	switch {
 	case isLong:
 		v = Long(key)
-	case k.src.kind() == seg.KindFloat:
+	case k.src.kind() == segment.KindFloat:
 		v = Float(float32(math.Float64frombits(uint64(key))))
 	default:
 		v = Double(math.Float64frombits(uint64(key)))

@@ -9,7 +9,7 @@ import (
 	"strata/interval"
 	"strata/javacompat"
 	"strata/querynode/query"
-	seg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 func (rc *runCtx) runTimeBoundary() (*Partial, error) {
@@ -145,7 +145,7 @@ func (rc *runCtx) runSegmentMetadata() (*Partial, error) {
 		}
 		ca := &ColumnAnalysis{Name: c.Name, Multi: c.MultiValue, HasNulls: c.HasNulls}
 		switch c.Kind {
-		case seg.KindComplex:
+		case segment.KindComplex:
 			ca.TypeSignature, ca.Type = "COMPLEX<"+c.ComplexType+">", c.ComplexType
 		default:
 			ca.TypeSignature, ca.Type = c.Kind.String(), c.Kind.String()
@@ -154,7 +154,7 @@ func (rc *runCtx) runSegmentMetadata() (*Partial, error) {
 			ca.Size = c.Size
 			a.Size += c.Size
 		}
-		if c.Kind == seg.KindString {
+		if c.Kind == segment.KindString {
 			if s.HasAnalysis("cardinality") {
 				n := c.Cardinality
 				ca.Cardinality = &n
@@ -169,7 +169,7 @@ func (rc *runCtx) runSegmentMetadata() (*Partial, error) {
 	if s.HasAnalysis("aggregators") {
 		a.Aggregators = map[string]json.RawMessage{}
 		for _, c := range rc.data.Columns() {
-			if c.Role == seg.RoleMetric && c.Aggregator != "" {
+			if c.Role == segment.RoleMetric && c.Aggregator != "" {
 				a.Aggregators[c.Name] = json.RawMessage(c.Aggregator)
 			}
 		}

@@ -8,7 +8,7 @@ import (
 	"strata/querynode/query"
 	"strata/storage/blob"
 	"strata/storage/quantiles"
-	seg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // quantilesAgg is quantilesDoublesSketch over one segment: it feeds each
@@ -18,9 +18,9 @@ type quantilesAgg struct {
 	rc    *runCtx
 	st    *AggState
 	num   numSource
-	cx    *seg.ComplexColumn
+	cx    *segment.ComplexColumn
 	cxNul *roaring.Bitmap
-	blobs seg.Blobs
+	blobs segment.Blobs
 }
 
 func (rc *runCtx) newQuantilesAgg(a *query.Aggregator, st *AggState) (segAgg, error) {
@@ -30,7 +30,7 @@ func (rc *runCtx) newQuantilesAgg(a *query.Aggregator, st *AggState) (segAgg, er
 		return q, nil // missing column: empty sketches
 	}
 	switch kind {
-	case seg.KindComplex:
+	case segment.KindComplex:
 		cx, err := rc.data.Complex(a.FieldName)
 		if err != nil {
 			return nil, err
@@ -42,7 +42,7 @@ func (rc *runCtx) newQuantilesAgg(a *query.Aggregator, st *AggState) (segAgg, er
 		if q.cxNul, err = cx.Nulls(); err != nil {
 			return nil, err
 		}
-	case seg.KindString:
+	case segment.KindString:
 		return nil, query.Invalidf("aggregator [%s]: column [%s] holds strings, not numbers or quantiles sketches", a.Name, a.FieldName)
 	default:
 		src, err := rc.num(a.FieldName)

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"strata/querynode/query"
-	seg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // Options configure an Engine.
@@ -173,7 +173,7 @@ func (e *Engine) RunSegment(ctx context.Context, q *query.Query, s *Segment) (p 
 	default:
 		err = query.Invalidf("unknown query type %q", q.Type)
 	}
-	if errors.Is(err, seg.ErrCorrupt) {
+	if errors.Is(err, segment.ErrCorrupt) {
 		return nil, &CorruptError{Segments: []string{s.ID}, Errs: []error{err}}
 	}
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 
 	"strata/javacompat"
 	"strata/querynode/query"
-	seg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // ScanBatch is a batch of scanned rows of one segment, columnar.
@@ -130,7 +130,7 @@ func (rc *runCtx) scanBatch(cols []string, rows []int32) (*ScanBatch, error) {
 			for range rows {
 				col.Append(Null)
 			}
-		case kind == seg.KindString:
+		case kind == segment.KindString:
 			typ = "STRING"
 			col.DimCol = newDimCol("STRING")
 			ks, err := rc.key(name)
@@ -140,7 +140,7 @@ func (rc *runCtx) scanBatch(cols []string, rows []int32) (*ScanBatch, error) {
 			if err := rc.scanStrings(ks, rows, col); err != nil {
 				return nil, err
 			}
-		case kind == seg.KindComplex:
+		case kind == segment.KindComplex:
 			cx, err := rc.data.Complex(name)
 			if err != nil {
 				return nil, err
@@ -177,7 +177,7 @@ func (rc *runCtx) scanBatch(cols []string, rows []int32) (*ScanBatch, error) {
 					col.Append(Null)
 					continue
 				}
-				if kind == seg.KindLong {
+				if kind == segment.KindLong {
 					l, err := src.longs(blk)
 					if err != nil {
 						return nil, err
@@ -188,7 +188,7 @@ func (rc *runCtx) scanBatch(cols []string, rows []int32) (*ScanBatch, error) {
 					if err != nil {
 						return nil, err
 					}
-					if kind == seg.KindFloat {
+					if kind == segment.KindFloat {
 						col.Append(Float(float32(d[i])))
 					} else {
 						col.Append(Double(d[i]))

@@ -4,7 +4,7 @@ import (
 	"sort"
 
 	"strata/querynode/query"
-	seg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // searchDims returns the dimensions a search looks at: the query's, or
@@ -15,7 +15,7 @@ func (rc *runCtx) searchDims() []*query.DimensionSpec {
 	}
 	var out []*query.DimensionSpec
 	for _, c := range rc.data.Columns() {
-		if c.Role == seg.RoleDimension && c.Kind == seg.KindString {
+		if c.Role == segment.RoleDimension && c.Kind == segment.KindString {
 			out = append(out, &query.DimensionSpec{Type: "default", Dimension: c.Name, OutputName: c.Name, OutputType: "STRING"})
 		}
 	}

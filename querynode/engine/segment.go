@@ -7,7 +7,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"strata/interval"
-	seg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // Segment is a queryable segment: the open segment file, its Druid
@@ -15,7 +15,7 @@ import (
 // dictionaries). A Segment is safe for concurrent use.
 type Segment struct {
 	ID   string
-	Data *seg.Segment
+	Data *segment.Segment
 	// Clip, when non-empty, restricts the rows queried to this interval
 	// (the part of the segment the timeline still serves).
 	Clip interval.Interval
@@ -36,7 +36,7 @@ const maxCachedBitmaps = 1 << 14
 // bitmap returns the rows holding value id of a string column (id -1: the
 // null rows), decoded once and cached: decoding validates the bitmap,
 // which costs more than most queries. Cached bitmaps are never modified.
-func (s *Segment) bitmap(name string, col *seg.StringColumn, id int) (*roaring.Bitmap, error) {
+func (s *Segment) bitmap(name string, col *segment.StringColumn, id int) (*roaring.Bitmap, error) {
 	k := bitmapKey{name, id}
 	s.mu.Lock()
 	bm, ok := s.bitmaps[k]
@@ -68,13 +68,13 @@ type dictCache struct {
 }
 
 // NewSegment wraps an open segment file.
-func NewSegment(id string, data *seg.Segment) *Segment {
+func NewSegment(id string, data *segment.Segment) *Segment {
 	return &Segment{ID: id, Data: data, dicts: map[string]*dictCache{}, bitmaps: map[bitmapKey]*roaring.Bitmap{}}
 }
 
 // dictValues returns the dictionary of a string column as strings, index =
 // id ("" for the null id). It is loaded once per segment.
-func (s *Segment) dictValues(name string, col *seg.StringColumn) ([]string, error) {
+func (s *Segment) dictValues(name string, col *segment.StringColumn) ([]string, error) {
 	s.mu.Lock()
 	dc := s.dicts[name]
 	if dc == nil {

@@ -13,7 +13,7 @@ import (
 
 	"strata/interval"
 	"strata/querynode/query"
-	seg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 // InlineSegmentID is the segment id of a table materialized by TableSegment
@@ -27,7 +27,7 @@ const rowColumn = "__strata_table_row"
 
 // tableCol is how one column of a table is stored.
 type tableCol struct {
-	kind  seg.Kind
+	kind  segment.Kind
 	multi bool
 }
 
@@ -44,14 +44,14 @@ func TableSegment(t *query.InlineTable) (*Segment, error) {
 		return nil, nil
 	}
 	timeIdx := -1
-	spec := seg.Spec{}
+	spec := segment.Spec{}
 	var fieldIdx []int // table column of each segment field
 	var cols []tableCol
 	for i, name := range t.ColumnNames {
 		if name == rowColumn {
 			return nil, query.Invalidf("column name [%s] is reserved", name)
 		}
-		if name == seg.TimeColumn {
+		if name == segment.TimeColumn {
 			timeIdx = i
 			continue
 		}
@@ -62,11 +62,11 @@ func TableSegment(t *query.InlineTable) (*Segment, error) {
 		c := columnOf(typ, t.Rows, i)
 		fieldIdx = append(fieldIdx, i)
 		cols = append(cols, c)
-		spec.Fields = append(spec.Fields, seg.Field{Name: name, Kind: c.kind})
-		spec.Dimensions = append(spec.Dimensions, seg.Dimension{Name: name, Kind: c.kind, MultiValue: c.multi})
+		spec.Fields = append(spec.Fields, segment.Field{Name: name, Kind: c.kind})
+		spec.Dimensions = append(spec.Dimensions, segment.Dimension{Name: name, Kind: c.kind, MultiValue: c.multi})
 	}
-	spec.Fields = append(spec.Fields, seg.Field{Name: rowColumn, Kind: seg.KindLong})
-	spec.Dimensions = append(spec.Dimensions, seg.Dimension{Name: rowColumn, Kind: seg.KindLong})
+	spec.Fields = append(spec.Fields, segment.Field{Name: rowColumn, Kind: segment.KindLong})
+	spec.Dimensions = append(spec.Dimensions, segment.Dimension{Name: rowColumn, Kind: segment.KindLong})
 	spec.SortColumns = []string{rowColumn}
 	times := make([]int64, len(t.Rows))
 	if timeIdx >= 0 {
@@ -85,18 +85,18 @@ func TableSegment(t *query.InlineTable) (*Segment, error) {
 			return nil, query.Invalidf("row time %d is out of range", ms)
 		}
 	}
-	spec.Interval = seg.Interval{Start: interval.Eternity.Start, End: interval.Eternity.End}
-	w, err := seg.NewWriter(spec)
+	spec.Interval = segment.Interval{Start: interval.Eternity.Start, End: interval.Eternity.End}
+	w, err := segment.NewWriter(spec)
 	if err != nil {
 		return nil, query.Errorf(query.Internal, "cannot materialize the table: %v", err)
 	}
-	row := seg.Row{Values: make([]seg.Value, len(cols)+1)}
+	row := segment.Row{Values: make([]segment.Value, len(cols)+1)}
 	for r, in := range t.Rows {
 		row.Time = times[r]
 		for k, c := range cols {
 			row.Values[k] = tableValue(in[fieldIdx[k]], c)
 		}
-		row.Values[len(cols)] = seg.Long(int64(r))
+		row.Values[len(cols)] = segment.Long(int64(r))
 		if err := w.Add(row); err != nil {
 			return nil, query.Errorf(query.Internal, "cannot materialize the table: %v", err)
 		}
@@ -105,7 +105,7 @@ func TableSegment(t *query.InlineTable) (*Segment, error) {
 	if err != nil {
 		return nil, query.Errorf(query.Internal, "cannot materialize the table: %v", err)
 	}
-	s, err := seg.OpenBytes(data)
+	s, err := segment.OpenBytes(data)
 	if err != nil {
 		return nil, query.Errorf(query.Internal, "cannot open the materialized table: %v", err)
 	}
@@ -118,9 +118,9 @@ func OverTable(q *query.Query, t *query.InlineTable) *query.Query {
 	if q.Type != query.Scan || len(q.Scan.Columns) > 0 {
 		return q
 	}
-	cols := []string{seg.TimeColumn}
+	cols := []string{segment.TimeColumn}
 	for _, n := range t.ColumnNames {
-		if n != seg.TimeColumn {
+		if n != segment.TimeColumn {
 			cols = append(cols, n)
 		}
 	}
@@ -135,12 +135,12 @@ func OverTable(q *query.Query, t *query.InlineTable) *query.Query {
 // range of its rows: results over all time are stamped with the query's
 // start, and time buckets without rows are zero-filled over the intervals.
 func isTable(s *Segment) bool {
-	return s.ID == InlineSegmentID && s.Data.Interval() == seg.Interval{Start: interval.Eternity.Start, End: interval.Eternity.End}
+	return s.ID == InlineSegmentID && s.Data.Interval() == segment.Interval{Start: interval.Eternity.Start, End: interval.Eternity.End}
 }
 
 // writeToMemory writes the segment through a temporary file (the writer
 // writes files only) and returns its bytes; the file is removed at once.
-func writeToMemory(w *seg.Writer) ([]byte, error) {
+func writeToMemory(w *segment.Writer) ([]byte, error) {
 	dir, err := os.MkdirTemp("", "strata-table-")
 	if err != nil {
 		return nil, err
@@ -157,15 +157,15 @@ func writeToMemory(w *seg.Writer) ([]byte, error) {
 func columnOf(typ string, rows [][]any, i int) tableCol {
 	switch {
 	case typ == "LONG":
-		return tableCol{kind: seg.KindLong}
+		return tableCol{kind: segment.KindLong}
 	case typ == "DOUBLE":
-		return tableCol{kind: seg.KindDouble}
+		return tableCol{kind: segment.KindDouble}
 	case typ == "FLOAT":
-		return tableCol{kind: seg.KindFloat}
+		return tableCol{kind: segment.KindFloat}
 	case typ == "STRING":
-		return tableCol{kind: seg.KindString}
+		return tableCol{kind: segment.KindString}
 	case strings.HasPrefix(typ, "ARRAY<"):
-		return tableCol{kind: seg.KindString, multi: true}
+		return tableCol{kind: segment.KindString, multi: true}
 	}
 	// Unknown type: infer it from the non-null values.
 	integral, numeric, multi, seen := true, true, false, false
@@ -191,15 +191,15 @@ func columnOf(typ string, rows [][]any, i int) tableCol {
 	}
 	switch {
 	case !seen:
-		return tableCol{kind: seg.KindString}
+		return tableCol{kind: segment.KindString}
 	case multi:
-		return tableCol{kind: seg.KindString, multi: true}
+		return tableCol{kind: segment.KindString, multi: true}
 	case integral:
-		return tableCol{kind: seg.KindLong}
+		return tableCol{kind: segment.KindLong}
 	case numeric:
-		return tableCol{kind: seg.KindDouble}
+		return tableCol{kind: segment.KindDouble}
 	}
-	return tableCol{kind: seg.KindString}
+	return tableCol{kind: segment.KindString}
 }
 
 // isSpecialDouble reports the strings Druid renders non-finite doubles as.
@@ -230,35 +230,35 @@ func tableTime(v any) (int64, error) {
 
 // tableValue converts a decoded JSON value to the column's storage type;
 // values that do not convert are null, as Druid reads them.
-func tableValue(v any, c tableCol) seg.Value {
+func tableValue(v any, c tableCol) segment.Value {
 	if v == nil {
-		return seg.Null()
+		return segment.Null()
 	}
 	switch c.kind {
-	case seg.KindLong:
+	case segment.KindLong:
 		switch v := v.(type) {
 		case json.Number:
 			if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
-				return seg.Long(n)
+				return segment.Long(n)
 			}
 			if f, err := strconv.ParseFloat(string(v), 64); err == nil {
-				return seg.Double(f) // the writer truncates it to a long
+				return segment.Double(f) // the writer truncates it to a long
 			}
 		case string:
 			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-				return seg.Long(n)
+				return segment.Long(n)
 			}
 			if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-				return seg.Double(f)
+				return segment.Double(f)
 			}
 		case bool:
 			if v {
-				return seg.Long(1)
+				return segment.Long(1)
 			}
-			return seg.Long(0)
+			return segment.Long(0)
 		}
-		return seg.Null()
-	case seg.KindDouble, seg.KindFloat:
+		return segment.Null()
+	case segment.KindDouble, segment.KindFloat:
 		var s string
 		switch v := v.(type) {
 		case json.Number:
@@ -267,21 +267,21 @@ func tableValue(v any, c tableCol) seg.Value {
 			s = strings.TrimSpace(v)
 		case bool:
 			if v {
-				return seg.Double(1)
+				return segment.Double(1)
 			}
-			return seg.Double(0)
+			return segment.Double(0)
 		default:
-			return seg.Null()
+			return segment.Null()
 		}
 		if f, err := strconv.ParseFloat(s, 64); err == nil || isSpecialDouble(s) {
-			return seg.Double(f)
+			return segment.Double(f)
 		}
-		return seg.Null()
+		return segment.Null()
 	}
 	if c.multi {
 		a, ok := v.([]any)
 		if !ok {
-			return seg.String(scalarText(v))
+			return segment.String(scalarText(v))
 		}
 		out := make([]string, 0, len(a))
 		for _, e := range a {
@@ -289,9 +289,9 @@ func tableValue(v any, c tableCol) seg.Value {
 				out = append(out, scalarText(e))
 			}
 		}
-		return seg.Strings(out)
+		return segment.Strings(out)
 	}
-	return seg.String(scalarText(v))
+	return segment.String(scalarText(v))
 }
 
 // scalarText is a value as a string dimension holds it.
@@ -357,7 +357,7 @@ type tableBuilder struct {
 
 func newTableBuilder() *tableBuilder {
 	b := &tableBuilder{idx: map[string]int{}}
-	b.col(seg.TimeColumn)
+	b.col(segment.TimeColumn)
 	return b
 }
 
@@ -386,7 +386,7 @@ func (b *tableBuilder) addObject(ms int64, m map[string]any) {
 	cols := make([]int, 0, len(m))
 	vals := make([]any, 0, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) { // a fixed order: a column first seen here gets a deterministic position
-		if k == seg.TimeColumn {
+		if k == segment.TimeColumn {
 			continue
 		}
 		cols = append(cols, b.col(k))
@@ -531,7 +531,7 @@ func (b *tableBuilder) scan(batches []any) error {
 			if !ok {
 				return badResult("scan column", n)
 			}
-			if s == seg.TimeColumn {
+			if s == segment.TimeColumn {
 				timeAt = i
 				continue
 			}
@@ -540,9 +540,9 @@ func (b *tableBuilder) scan(batches []any) error {
 		for _, e := range events {
 			switch e := e.(type) {
 			case map[string]any:
-				ms, err := tableTime(e[seg.TimeColumn])
+				ms, err := tableTime(e[segment.TimeColumn])
 				if err != nil {
-					return badResult("__time", e[seg.TimeColumn])
+					return badResult("__time", e[segment.TimeColumn])
 				}
 				b.addObject(ms, e)
 			case []any:

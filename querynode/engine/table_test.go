@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"strata/querynode/query"
-	seg "strata/storage/segment"
+	"strata/storage/segment"
 )
 
 func mustParse(t testing.TB, q string) *query.Query {
@@ -28,8 +28,8 @@ func TestTableSegmentTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]seg.Kind{"s": seg.KindString, "l": seg.KindLong, "d": seg.KindDouble, "mv": seg.KindString,
-		"none": seg.KindString, "typed": seg.KindLong}
+	want := map[string]segment.Kind{"s": segment.KindString, "l": segment.KindLong, "d": segment.KindDouble, "mv": segment.KindString,
+		"none": segment.KindString, "typed": segment.KindLong}
 	for name, k := range want {
 		ci, ok := s.Data.Column(name)
 		if !ok || ci.Kind != k {
