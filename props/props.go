@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"strata/config"
 )
 
 // Properties is a concurrency-safe string map of settings.
@@ -25,50 +27,14 @@ type Properties struct {
 // New returns an empty property set.
 func New() *Properties { return &Properties{m: map[string]string{}} }
 
-// Defaults returns the documented defaults of every setting Strata reads.
+// Defaults returns the documented defaults of the settings config.Keys marks
+// Shown, so the effective set lists them even when no file sets them.
 func Defaults() *Properties {
 	p := New()
-	for k, v := range defaultValues {
+	for k, v := range config.ShownDefaults() {
 		p.m[k] = v
 	}
 	return p
-}
-
-// defaultValues lists every setting with its default; the README documents them.
-var defaultValues = map[string]string{
-	"svc.node.id":                             "strata",
-	"svc.node.roles":                          "coordinator,overlord",
-	"svc.http.address":                        "127.0.0.1:8081",
-	"svc.http.advertisedUrl":                  "",
-	"svc.raft.address":                        "127.0.0.1:8300",
-	"svc.raft.peers":                          "",
-	"svc.raft.heartbeatTimeout":               "300ms",
-	"svc.raft.electionTimeout":                "300ms",
-	"svc.raft.leaderLeaseTimeout":             "150ms",
-	"svc.raft.commitTimeout":                  "5ms",
-	"svc.raft.maxAppendEntries":               "512",
-	"svc.raft.snapshotThreshold":              "8192",
-	"svc.raft.snapshotInterval":               "30s",
-	"svc.raft.trailingLogs":                   "10240",
-	"svc.raft.snapshotRetain":                 "2",
-	"svc.raft.noSync":                         "false",
-	"svc.data.dir":                            "./var",
-	"svc.server.hiddenProperties":             `["svc.s3.accessKey","svc.s3.secretKey","svc.metadata.storage.connector.password","svc.escalator.internalClientPassword","password","key","token","pwd"]`,
-	"svc.escalator.internalClientUsername":    "svc_system",
-	"svc.server.http.maxRequestBytes":         "10485760",
-	"svc.server.http.maxInternalRequestBytes": "268435456",
-	"svc.server.trustedProxies":               "",
-	"svc.audit.manager.auditHistoryMillis":    "604800000",
-	"svc.storage.type":                        "local",
-	"svc.storage.storageDirectory":            "",
-	"svc.debug.pprof":                         "false",
-	"svc.log.level":                           "info",
-	"svc.log.json":                            "false",
-	"svc.coordinator.period":                  "60s",
-	"svc.coordinator.startDelay":              "2s",
-	"svc.coordinator.inventory.period":        "1s",
-	"svc.coordinator.inventory.expiry":        "30s",
-	"svc.coordinator.loadTimeout":             "15m",
 }
 
 // Load reads a properties file in java.util.Properties syntax: `key=value`,
@@ -294,23 +260,7 @@ func (p *Properties) List(k string) []string {
 }
 
 // ParseList parses `["a","b"]` or `a,b`.
-func ParseList(v string) []string {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return nil
-	}
-	if strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]") {
-		v = v[1 : len(v)-1]
-	}
-	var out []string
-	for _, part := range strings.Split(v, ",") {
-		part = strings.Trim(strings.TrimSpace(part), `"`)
-		if part != "" {
-			out = append(out, part)
-		}
-	}
-	return out
-}
+func ParseList(v string) []string { return config.ParseList(v) }
 
 // Visible returns every property except those named in svc.server.hiddenProperties
 // (exact key match, as Druid does; the hidden list itself stays visible). The

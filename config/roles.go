@@ -1,0 +1,315 @@
+package config
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Node is what every process reads about itself.
+type Node struct {
+	ID            string
+	Roles         []string
+	HTTPAddress   string
+	AdvertisedURL string // "" means http:// + HTTPAddress
+	DataDir       string
+	LogLevel      string
+	LogJSON       bool
+}
+
+// ParseNode reads svc.node.*, svc.http.*, svc.data.dir and svc.log.*.
+func ParseNode(src Source) (Node, error) {
+	r := &reader{src: src}
+	n := Node{
+		ID:            r.str("svc.node.id"),
+		Roles:         r.list("svc.node.roles"),
+		HTTPAddress:   r.str("svc.http.address"),
+		AdvertisedURL: strings.TrimRight(r.str("svc.http.advertisedUrl"), "/"),
+		DataDir:       r.str("svc.data.dir"),
+		LogLevel:      r.str("svc.log.level"),
+		LogJSON:       r.bool("svc.log.json"),
+	}
+	return n, r.err()
+}
+
+// URL is the base URL peers and clients use to reach the process.
+func (n Node) URL() string {
+	if n.AdvertisedURL != "" {
+		return n.AdvertisedURL
+	}
+	return "http://" + n.HTTPAddress
+}
+
+// Raft is the control node's consensus settings (svc.raft.*).
+type Raft struct {
+	Address string
+	// Peers is svc.raft.peers as written; cluster.ParsePeers reads it.
+	Peers                                                                                  string
+	HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout, CommitTimeout, SnapshotInterval time.Duration
+	MaxAppendEntries, SnapshotRetain                                                       int
+	SnapshotThreshold, TrailingLogs                                                        uint64
+	NoSync                                                                                 bool
+}
+
+// ParseRaft reads svc.raft.*.
+func ParseRaft(src Source) (Raft, error) {
+	r := &reader{src: src}
+	c := Raft{
+		Address:            r.str("svc.raft.address"),
+		Peers:              r.str("svc.raft.peers"),
+		HeartbeatTimeout:   r.duration("svc.raft.heartbeatTimeout"),
+		ElectionTimeout:    r.duration("svc.raft.electionTimeout"),
+		LeaderLeaseTimeout: r.duration("svc.raft.leaderLeaseTimeout"),
+		CommitTimeout:      r.duration("svc.raft.commitTimeout"),
+		SnapshotInterval:   r.duration("svc.raft.snapshotInterval"),
+		MaxAppendEntries:   int(r.int("svc.raft.maxAppendEntries")),
+		SnapshotRetain:     int(r.int("svc.raft.snapshotRetain")),
+		SnapshotThreshold:  uint64(r.int("svc.raft.snapshotThreshold")),
+		TrailingLogs:       uint64(r.int("svc.raft.trailingLogs")),
+		NoSync:             r.bool("svc.raft.noSync"),
+	}
+	return c, r.err()
+}
+
+// HTTP is the HTTP server's settings, the same for every role.
+type HTTP struct {
+	MaxRequestBytes, MaxInternalRequestBytes int64
+	Pprof                                    bool
+	TrustedProxies                           []string // IPs or CIDR blocks, as written
+	// AuditHistory is the history endpoints' default window.
+	AuditHistory time.Duration
+	// RecentlyFinished is how far back task listings show finished tasks.
+	RecentlyFinished time.Duration
+	// CentralizedDatasourceSchema enables POST .../metadata/dataSourceInformation.
+	CentralizedDatasourceSchema bool
+}
+
+// ParseHTTP reads the server's settings.
+func ParseHTTP(src Source) (HTTP, error) {
+	r := &reader{src: src}
+	c := HTTP{
+		MaxRequestBytes:         r.int("svc.server.http.maxRequestBytes"),
+		MaxInternalRequestBytes: r.int("svc.server.http.maxInternalRequestBytes"),
+		Pprof:                   r.bool("svc.debug.pprof"),
+		TrustedProxies:          r.list("svc.server.trustedProxies"),
+		AuditHistory:            r.millis("svc.audit.manager.auditHistoryMillis"),
+		RecentlyFinished:        r.duration("svc.indexer.storage.recentlyFinishedThreshold"),
+	}
+	// Only "true" (any case) enabled it when it was read per request; keep
+	// that, and refuse anything but true or false.
+	switch v := r.str("svc.centralizedDatasourceSchema.enabled"); strings.ToLower(v) {
+	case "true":
+		c.CentralizedDatasourceSchema = true
+	case "false":
+	default:
+		r.fail("svc.centralizedDatasourceSchema.enabled", v, "true or false")
+	}
+	return c, r.err()
+}
+
+// Coordinator is the coordinator's runtime settings (svc.coordinator.*).
+type Coordinator struct {
+	InventoryPeriod, InventoryExpiry, StartDelay, Period, LoadTimeout, HandoverDelay time.Duration
+}
+
+// ParseCoordinator reads svc.coordinator.*. A malformed or out-of-range
+// value is logged and its default used, except svc.coordinator.period: a bad
+// one is the error (the process refuses to start), and its default is
+// returned with it.
+func ParseCoordinator(src Source, log hclog.Logger) (Coordinator, error) {
+	var periodErr error
+	dur := func(key string, zeroOK bool) time.Duration {
+		def, _ := ParseDuration(byName[key].Default)
+		r := &reader{src: src}
+		d := r.duration(key)
+		if err := r.err(); err != nil || d < 0 || (d == 0 && !zeroOK) {
+			if key == "svc.coordinator.period" {
+				periodErr = fmt.Errorf("%s must be a positive duration such as 60s (got %q)", key, r.raw(key))
+			} else if log != nil {
+				log.Error("using the default of "+key+" ("+byName[key].Default+")", "error", err, "value", r.raw(key))
+			}
+			return def
+		}
+		return d
+	}
+	c := Coordinator{
+		InventoryPeriod: dur("svc.coordinator.inventory.period", false),
+		InventoryExpiry: dur("svc.coordinator.inventory.expiry", false),
+		StartDelay:      dur("svc.coordinator.startDelay", true),
+		Period:          dur("svc.coordinator.period", false),
+		LoadTimeout:     dur("svc.coordinator.loadTimeout", false),
+		HandoverDelay:   dur("svc.coordinator.handoverDelay", true),
+	}
+	return c, periodErr
+}
+
+// Overlord is the overlord's task runner and supervisor settings.
+type Overlord struct {
+	HeartbeatTimeout, AssignmentTimeout time.Duration
+	// The supervisor state machine's thresholds (svc.supervisor.*).
+	UnhealthinessThreshold, HealthinessThreshold, TaskUnhealthinessThreshold, TaskHealthinessThreshold, MaxStoredExceptionEvents int
+}
+
+// ParseOverlord reads the overlord's settings. Nothing here stops the
+// process: a malformed value is logged and its default used, and a
+// supervisor threshold outside [1, 1000] too.
+func ParseOverlord(src Source, log hclog.Logger) Overlord {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	r := &reader{src: src}
+	hb := r.duration("svc.worker.heartbeatTimeout")
+	if err := r.err(); err != nil {
+		log.Error("using the default heartbeat timeout", "error", err)
+		hb, _ = ParseDuration(byName["svc.worker.heartbeatTimeout"].Default)
+	}
+	at := hb
+	if r.raw("svc.indexer.runner.taskAssignmentTimeout") != "" {
+		r = &reader{src: src}
+		at = r.duration("svc.indexer.runner.taskAssignmentTimeout")
+		if err := r.err(); err != nil {
+			log.Error("using the default task assignment timeout", "error", err)
+			at = hb
+		}
+	}
+	c := Overlord{HeartbeatTimeout: hb, AssignmentTimeout: at}
+	for _, t := range []struct {
+		key string
+		dst *int
+	}{
+		{"svc.supervisor.unhealthinessThreshold", &c.UnhealthinessThreshold},
+		{"svc.supervisor.healthinessThreshold", &c.HealthinessThreshold},
+		{"svc.supervisor.taskUnhealthinessThreshold", &c.TaskUnhealthinessThreshold},
+		{"svc.supervisor.taskHealthinessThreshold", &c.TaskHealthinessThreshold},
+		{"svc.supervisor.maxStoredExceptionEvents", &c.MaxStoredExceptionEvents},
+	} {
+		def := &reader{src: emptySource{}}
+		*t.dst = int(def.int(t.key))
+		r := &reader{src: src}
+		n := r.int(t.key)
+		if r.err() != nil || n < 1 || n > 1000 {
+			log.Error("ignoring a bad supervisor setting: it must be a whole number in [1, 1000]", "property", t.key, "value", r.raw(t.key))
+			continue
+		}
+		*t.dst = int(n)
+	}
+	return c
+}
+
+type emptySource struct{}
+
+func (emptySource) Get(string) (string, bool) { return "", false }
+
+// Router is where the router role sends each path prefix.
+type Router struct {
+	Address                                                 string // quickstart's router listener
+	CoordinatorURLs, BrokerURLs, HistoricalURLs, WorkerURLs []string
+}
+
+// ParseRouter reads svc.router.*; empty lists are the caller's defaults.
+func ParseRouter(src Source) Router {
+	r := &reader{src: src}
+	return Router{
+		Address:         r.str("svc.router.address"),
+		CoordinatorURLs: r.list("svc.router.coordinatorUrls"),
+		BrokerURLs:      r.list("svc.router.brokerUrls"),
+		HistoricalURLs:  r.list("svc.router.historicalUrls"),
+		WorkerURLs:      r.list("svc.router.workerUrls"),
+	}
+}
+
+// Historical is a historical's settings. MaxSize and Locations are kept as
+// written; the historical package parses them.
+type Historical struct {
+	CoordinatorURLs                    []string
+	PollPeriod, DropDelay, ScrubPeriod time.Duration
+	LoadThreads, Priority              int
+	Tier, MaxSize, Locations           string
+}
+
+// ParseHistorical reads the historical role's settings.
+func ParseHistorical(src Source) (Historical, error) {
+	r := &reader{src: src}
+	c := Historical{
+		CoordinatorURLs: r.list("svc.historical.coordinatorUrls"),
+		PollPeriod:      r.duration("svc.historical.pollPeriod"),
+		DropDelay:       r.millis("svc.segmentCache.dropSegmentDelayMillis"),
+		ScrubPeriod:     r.duration("svc.segmentCache.scrubPeriod"),
+		LoadThreads:     int(r.int("svc.segmentCache.numLoadingThreads")),
+		Priority:        int(r.int("svc.server.priority")),
+		Tier:            r.str("svc.server.tier"),
+		MaxSize:         r.str("svc.server.maxSize"),
+		Locations:       r.str("svc.segmentCache.locations"),
+	}
+	return c, r.err()
+}
+
+// Broker is a broker's settings.
+type Broker struct {
+	HistoricalURLs                         []string
+	PollPeriod, DefaultTimeout, MaxTimeout time.Duration
+	MaxConcurrent                          int
+	MaxSubqueryRows                        int64
+	FailOnMissingSegments                  bool
+	DefaultHistory                         string // an ISO period as written; "" is all
+}
+
+// ParseBroker reads the broker role's settings.
+func ParseBroker(src Source) (Broker, error) {
+	r := &reader{src: src}
+	c := Broker{
+		HistoricalURLs:        r.list("svc.broker.historicalUrls"),
+		PollPeriod:            r.duration("svc.broker.pollPeriod"),
+		DefaultTimeout:        r.millis("svc.server.http.defaultQueryTimeout"),
+		MaxTimeout:            r.millis("svc.server.http.maxQueryTimeout"),
+		MaxConcurrent:         int(r.int("svc.query.scheduler.numThreads")),
+		MaxSubqueryRows:       r.int("svc.server.http.maxSubqueryRows"),
+		FailOnMissingSegments: r.bool("svc.query.failOnMissingSegments"),
+		DefaultHistory:        r.str("svc.query.segmentMetadata.defaultHistory"),
+	}
+	return c, r.err()
+}
+
+// MiddleManager is a worker's settings.
+type MiddleManager struct {
+	Capacity               int
+	Category, Version, IP  string // "" category and IP: the caller's defaults
+	OverlordURLs           []string
+	HeartbeatPeriod        time.Duration
+	IndexerCoordinatorURLs []string // where its tasks publish; "" is OverlordURLs
+}
+
+// ParseMiddleManager reads the middle manager role's settings and checks the
+// capacity (1..100000) and that the control nodes are known.
+func ParseMiddleManager(src Source) (MiddleManager, error) {
+	r := &reader{src: src}
+	c := MiddleManager{
+		Capacity:               max(1, runtime.NumCPU()-1),
+		Category:               r.str("svc.worker.category"),
+		Version:                r.str("svc.worker.version"),
+		IP:                     r.str("svc.worker.ip"),
+		OverlordURLs:           r.list("svc.worker.overlordUrls"),
+		HeartbeatPeriod:        r.duration("svc.worker.heartbeatPeriod"),
+		IndexerCoordinatorURLs: r.list("svc.indexer.coordinatorUrls"),
+	}
+	if r.raw("svc.worker.capacity") != "" {
+		n := r.int("svc.worker.capacity")
+		if err := r.err(); err == nil && (n < 1 || n > 100000) {
+			return c, fmt.Errorf("svc.worker.capacity=%d must be in 1..100000", n)
+		}
+		c.Capacity = int(n)
+	}
+	if err := r.err(); err != nil {
+		return c, err
+	}
+	if len(c.OverlordURLs) == 0 {
+		c.OverlordURLs = r.list("svc.router.coordinatorUrls")
+	}
+	if len(c.OverlordURLs) == 0 {
+		return c, fmt.Errorf("the middle manager needs the control nodes: set svc.worker.overlordUrls (e.g. http://127.0.0.1:8081)")
+	}
+	return c, nil
+}
