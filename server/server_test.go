@@ -178,11 +178,13 @@ func TestBadInputLeavesStateUnchanged(t *testing.T) {
 		{"GET", "/svc/nothing/here", "", "", 404, "no such endpoint"},
 	}
 	for _, c := range cases {
-		code, body, h := call(t, c.method, ts.URL+c.path, c.ctype, c.body)
-		var e ErrorBody
-		if code != c.status || json.Unmarshal([]byte(body), &e) != nil || !strings.Contains(e.Error, c.msg) || !strings.HasPrefix(h.Get("Content-Type"), "application/json") {
-			t.Errorf("%s %s %q: got %d %s, want %d with %q", c.method, c.path, c.body, code, body, c.status, c.msg)
-		}
+		t.Run(c.method+" "+c.path, func(t *testing.T) {
+			code, body, h := call(t, c.method, ts.URL+c.path, c.ctype, c.body)
+			var e ErrorBody
+			if code != c.status || json.Unmarshal([]byte(body), &e) != nil || !strings.Contains(e.Error, c.msg) || !strings.HasPrefix(h.Get("Content-Type"), "application/json") {
+				t.Errorf("%s %s %q: got %d %s, want %d with %q", c.method, c.path, c.body, code, body, c.status, c.msg)
+			}
+		})
 	}
 	_, after, _ := call(t, "GET", ts.URL+"/svc/coordinator/v1/config", "", "")
 	if before != after {
@@ -324,21 +326,23 @@ func TestPprofEndpoint(t *testing.T) {
 		value string
 		want  int
 	}{{"", 404}, {"false", 404}, {"true", 200}} {
-		p := props.Defaults()
-		if tc.value != "" {
-			p.Set("svc.debug.pprof", tc.value)
-		}
-		s, err := New(Options{Roles: []string{RoleRouter}, Props: p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts := httptest.NewServer(s.Handler())
-		for _, path := range []string{"/debug/pprof/", "/debug/pprof/goroutine?debug=1"} {
-			if code, body, _ := call(t, "GET", ts.URL+path, "", ""); code != tc.want || (code == 200 && !strings.Contains(body, "goroutine")) {
-				t.Errorf("svc.debug.pprof=%q: GET %s = %d %.60s", tc.value, path, code, body)
+		t.Run(fmt.Sprintf("svc.debug.pprof=%q", tc.value), func(t *testing.T) {
+			p := props.Defaults()
+			if tc.value != "" {
+				p.Set("svc.debug.pprof", tc.value)
 			}
-		}
-		ts.Close()
+			s, err := New(Options{Roles: []string{RoleRouter}, Props: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(s.Handler())
+			for _, path := range []string{"/debug/pprof/", "/debug/pprof/goroutine?debug=1"} {
+				if code, body, _ := call(t, "GET", ts.URL+path, "", ""); code != tc.want || (code == 200 && !strings.Contains(body, "goroutine")) {
+					t.Errorf("svc.debug.pprof=%q: GET %s = %d %.60s", tc.value, path, code, body)
+				}
+			}
+			ts.Close()
+		})
 	}
 	p := props.Defaults()
 	p.Set("svc.debug.pprof", "maybe")

@@ -53,15 +53,17 @@ func TestBrokerSubqueries(t *testing.T) {
 				`{"timestamp":"2013-09-02T00:00:00.000Z","result":{"added":44}},{"timestamp":"2013-09-03T00:00:00.000Z","result":{"added":64}}]`},
 	}
 	for _, c := range cases {
-		n1.Store(0)
-		n2.Store(0)
-		code, got, _ := b.query(t, c.q)
-		if code != 200 || got != c.want {
-			t.Errorf("%s: %d\n got %s\nwant %s", c.name, code, got, c.want)
-		}
-		if n1.Load() != 1 || n2.Load() != 1 {
-			t.Errorf("%s: sub-queries per historical %d and %d, want one each", c.name, n1.Load(), n2.Load())
-		}
+		t.Run(c.name, func(t *testing.T) {
+			n1.Store(0)
+			n2.Store(0)
+			code, got, _ := b.query(t, c.q)
+			if code != 200 || got != c.want {
+				t.Errorf("%s: %d\n got %s\nwant %s", c.name, code, got, c.want)
+			}
+			if n1.Load() != 1 || n2.Load() != 1 {
+				t.Errorf("%s: sub-queries per historical %d and %d, want one each", c.name, n1.Load(), n2.Load())
+			}
+		})
 	}
 
 	// Re-aggregating a groupBy's rows gives what the table query gives.

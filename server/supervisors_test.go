@@ -207,11 +207,13 @@ func TestSupervisorPostRejectsBadInput(t *testing.T) {
 		{"oversize", "application/json", good + strings.Repeat(" ", 5000), 413, "exceeds"},
 	}
 	for _, c := range cases {
-		code, body, _ := call(t, "POST", u, c.ctype, c.body)
-		want(t, c.what, code, body, c.status, c.contains)
-		if c.status == 400 && !strings.HasPrefix(body, `{"error":"`) {
-			t.Fatalf("%s: error body %s", c.what, body)
-		}
+		t.Run(c.what, func(t *testing.T) {
+			code, body, _ := call(t, "POST", u, c.ctype, c.body)
+			want(t, c.what, code, body, c.status, c.contains)
+			if c.status == 400 && !strings.HasPrefix(body, `{"error":"`) {
+				t.Fatalf("%s: error body %s", c.what, body)
+			}
+		})
 	}
 	n.FSM().Read(func(st *fsm.State) {
 		if len(st.Supervisors()) != 0 || len(st.SupervisorIDsWithHistory()) != 0 {
@@ -323,8 +325,10 @@ func TestSupervisorResetOffsets(t *testing.T) {
 		{"empty", "wiki", "application/json", `{"type":"kafka","partitions":{"type":"end","stream":"t","partitionOffsetMap":{}}}`, 400, "no partition offsets"},
 	}
 	for _, c := range cases {
-		code, body, _ := call(t, "POST", u+"/"+c.id+"/resetOffsets", c.ctype, c.body)
-		want(t, c.what, code, body, c.status, c.contains)
+		t.Run(c.what, func(t *testing.T) {
+			code, body, _ := call(t, "POST", u+"/"+c.id+"/resetOffsets", c.ctype, c.body)
+			want(t, c.what, code, body, c.status, c.contains)
+		})
 	}
 	if m := metadataOf(n, "wiki"); m != "" || kicks.Load() != k0 {
 		t.Fatalf("rejected requests changed metadata %q or kicked", m)

@@ -516,11 +516,13 @@ func TestTaskEndpointErrors(t *testing.T) {
 		{"POST", middlemanager.PathTaskStatus, "application/json", `nope`, 400, "invalid request body"},
 	}
 	for _, c := range cases {
-		code, body, _ := call(t, c.method, ts.URL+c.path, c.ctype, c.body)
-		var e ErrorBody
-		if code != c.status || json.Unmarshal([]byte(body), &e) != nil || !strings.Contains(e.Error, c.msg) {
-			t.Errorf("%s %s %s: got %d %s, want %d with %q", c.method, c.path, c.body, code, body, c.status, c.msg)
-		}
+		t.Run(c.method+" "+c.path, func(t *testing.T) {
+			code, body, _ := call(t, c.method, ts.URL+c.path, c.ctype, c.body)
+			var e ErrorBody
+			if code != c.status || json.Unmarshal([]byte(body), &e) != nil || !strings.Contains(e.Error, c.msg) {
+				t.Errorf("%s %s %s: got %d %s, want %d with %q", c.method, c.path, c.body, code, body, c.status, c.msg)
+			}
+		})
 	}
 	expect404 := func(path, want string) {
 		t.Helper()
