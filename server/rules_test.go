@@ -85,11 +85,13 @@ func TestRulesEndpoints(t *testing.T) {
 		{"text/plain", `[]`, 415},
 		{"application/json", `[` + strings.Repeat(`{"type":"dropForever"},`, 600000) + `{"type":"dropForever"}]`, 413},
 	} {
-		code, got := req("POST", base+"/wiki", c.ctype, c.body, nil)
-		var e ErrorBody
-		if code != c.code || json.Unmarshal([]byte(got), &e) != nil || e.Error == "" {
-			t.Errorf("POST %.40s: %d %s, want %d with a JSON error", c.body, code, got, c.code)
-		}
+		t.Run(c.ctype+" "+c.body[:min(40, len(c.body))], func(t *testing.T) {
+			code, got := req("POST", base+"/wiki", c.ctype, c.body, nil)
+			var e ErrorBody
+			if code != c.code || json.Unmarshal([]byte(got), &e) != nil || e.Error == "" {
+				t.Errorf("POST %.40s: %d %s, want %d with a JSON error", c.body, code, got, c.code)
+			}
+		})
 	}
 	if _, after, _ := call(t, "GET", base, "", ""); after != before {
 		t.Fatalf("rejected requests changed the rules:\n%s\n%s", before, after)

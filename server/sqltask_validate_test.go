@@ -35,18 +35,20 @@ func TestSQLTaskMissingTableIsRefused(t *testing.T) {
 		{`INSERT INTO wiki SELECT __time, page FROM druid.wiki_edits PARTITIONED BY DAY`,
 			`Object 'wiki_edits' not found (line [1], column [43])`},
 	} {
-		body, _ := json.Marshal(map[string]string{"query": c.query})
-		code, got, _ := call(t, "POST", url, "application/json", string(body))
-		var e structuredError
-		if code != 400 || json.Unmarshal([]byte(got), &e) != nil {
-			t.Fatalf("%s: %d %s", c.query, code, got)
-		}
-		want := structuredError{Error: "svcException", ErrorCode: "invalidInput", Persona: "USER", Category: "INVALID_INPUT",
-			ErrorMessage: c.msg, Context: map[string]string{}}
-		if e.Error != want.Error || e.ErrorCode != want.ErrorCode || e.Persona != want.Persona || e.Category != want.Category ||
-			e.ErrorMessage != want.ErrorMessage || e.Context == nil || len(e.Context) != 0 {
-			t.Errorf("%s: %s", c.query, got)
-		}
+		t.Run(c.query, func(t *testing.T) {
+			body, _ := json.Marshal(map[string]string{"query": c.query})
+			code, got, _ := call(t, "POST", url, "application/json", string(body))
+			var e structuredError
+			if code != 400 || json.Unmarshal([]byte(got), &e) != nil {
+				t.Fatalf("%s: %d %s", c.query, code, got)
+			}
+			want := structuredError{Error: "svcException", ErrorCode: "invalidInput", Persona: "USER", Category: "INVALID_INPUT",
+				ErrorMessage: c.msg, Context: map[string]string{}}
+			if e.Error != want.Error || e.ErrorCode != want.ErrorCode || e.Persona != want.Persona || e.Category != want.Category ||
+				e.ErrorMessage != want.ErrorMessage || e.Context == nil || len(e.Context) != 0 {
+				t.Errorf("%s: %s", c.query, got)
+			}
+		})
 	}
 	if ids := sqlTaskIDs(t, ts.URL); len(ids) != 0 {
 		t.Fatalf("refused statements created tasks %v", ids)
