@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"time"
 
-	"strata/historical"
+	"strata/querynode/historical"
 	"strata/segmeta"
 )
 

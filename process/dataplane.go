@@ -12,11 +12,11 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"strata/broker"
 	"strata/escalator"
-	"strata/historical"
 	"strata/interval"
 	"strata/props"
+	"strata/querynode/broker"
+	"strata/querynode/historical"
 	"strata/server"
 	"strata/storage/deep"
 )

@@ -15,10 +15,10 @@ import (
 
 	"strata/commands"
 	"strata/escalator"
-	"strata/historical"
 	"strata/middlemanager"
 	"strata/nativebatch"
 	"strata/props"
+	"strata/querynode/historical"
 	"strata/server"
 	"strata/sqltask"
 	"strata/streaming"

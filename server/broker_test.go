@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"strata/broker"
 	"strata/internal/eventually"
 	"strata/interval"
 	"strata/protocol"
+	"strata/querynode/broker"
 	"strata/segmeta"
 )
 

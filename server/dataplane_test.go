@@ -14,12 +14,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"strata/broker"
 	"strata/cluster"
-	"strata/historical"
 	"strata/internal/eventually"
 	"strata/interval"
 	"strata/props"
+	"strata/querynode/broker"
+	"strata/querynode/historical"
 	"strata/segmeta"
 	"strata/storage/deep"
 	stseg "strata/storage/segment"

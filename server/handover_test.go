@@ -14,9 +14,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"strata/historical"
 	"strata/internal/eventually"
 	"strata/interval"
+	"strata/querynode/historical"
 	"strata/segmeta"
 	"strata/storage/deep"
 )

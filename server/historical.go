@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"strata/broker"
 	"strata/protocol"
+	"strata/querynode/broker"
 )
 
 // historicalLoadStatus serves GET /svc/historical/v1/loadstatus (spec 4.5).

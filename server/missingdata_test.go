@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"strata/broker"
 	"strata/protocol"
+	"strata/querynode/broker"
 	"strata/segmeta"
 	"strata/storage/deep"
 )

@@ -5,7 +5,7 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"strata/broker"
+	"strata/querynode/broker"
 )
 
 // queryIDHeader carries the id of a native query in the response (Druid's

@@ -8,10 +8,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"strata/broker"
-	"strata/historical"
 	"strata/internal/eventually"
 	"strata/interval"
+	"strata/querynode/broker"
+	"strata/querynode/historical"
 )
 
 // startTaskServer serves a local-only historical node (what a middle manager

@@ -11,11 +11,11 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/hashicorp/go-hclog"
 
-	"strata/broker"
 	"strata/cluster"
-	"strata/historical"
 	"strata/middlemanager"
 	"strata/protocol"
+	"strata/querynode/broker"
+	"strata/querynode/historical"
 )
 
 // routeKey names a route by its methods and path ("*" for any method).

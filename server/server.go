@@ -20,16 +20,16 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/hashicorp/go-hclog"
 
-	"strata/broker"
 	"strata/cluster"
 	"strata/commands"
 	"strata/coordinator"
 	"strata/escalator"
 	"strata/fsm"
-	"strata/historical"
 	"strata/ingest"
 	"strata/overlord"
 	"strata/props"
+	"strata/querynode/broker"
+	"strata/querynode/historical"
 	"strata/storage/deep"
 	"strata/streaming"
 )

@@ -7,10 +7,10 @@ import (
 	"net/http"
 	"time"
 
-	"strata/broker"
 	"strata/commands"
 	"strata/fsm"
 	"strata/middlemanager"
+	"strata/querynode/broker"
 	"strata/sqltask"
 )
 

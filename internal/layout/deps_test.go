@@ -11,14 +11,15 @@ import (
 // The planes, by import path pattern ("/..." matches the package and those
 // below it).
 var (
-	// The data plane: segment storage, the query engine and the processes that
-	// serve queries, and the protocol between them.
-	dataPlane = []string{"strata/storage/...", "strata/querynode/...", "strata/historical", "strata/broker", "strata/protocol"}
+	// The data plane: segment storage, the query side (query model, engine, and
+	// the historical and broker nodes that serve queries), and the protocol
+	// between them.
+	dataPlane = []string{"strata/storage/...", "strata/querynode/...", "strata/protocol"}
 	// The control plane's internals: commands, the replicated state machine,
 	// Raft, and the leader's coordinator and overlord duties.
 	controlInternals = []string{"strata/fsm/...", "strata/cluster/...", "strata/commands/...", "strata/coordinator/...", "strata/overlord/..."}
 	// Query code, which storage serves but must not know.
-	queryCode = []string{"strata/querynode/...", "strata/broker", "strata/historical", "strata/protocol"}
+	queryCode = []string{"strata/querynode/...", "strata/protocol"}
 )
 
 // rules says which packages may not depend, directly or through others, on
