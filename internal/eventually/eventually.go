@@ -26,8 +26,9 @@ type config struct {
 	last    func() string
 }
 
-// Within sets the timeout, for conditions that take longer than
-// DefaultTimeout (whole processes starting, segments handed off).
+// Within sets the timeout: longer for slow conditions (whole processes
+// starting, segments handed off), shorter where the test's point is that
+// the condition comes soon (a heartbeat timeout firing).
 func Within(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 
 // Showing adds what last returns (typically the last observation the
