@@ -4,16 +4,21 @@ PKGS     := ./...
 BIN      := bin/strata
 CONFORMANCE_DIR ?= $(abspath ../shared/conformance/druid)
 
-.PHONY: all build test vet fmt-check quickstart bench-control bench-query bench-ingest conformance chaos clean
+.PHONY: all build test vet fmt-check raft-fork quickstart bench-control bench-query bench-ingest conformance chaos clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/strata
 
-# Vet, formatting, then every package's tests under the race detector.
-test: vet fmt-check
+# Vet, formatting, the Raft fork's check, then every package's tests under the race detector.
+test: vet fmt-check raft-fork
 	$(GO) test -race -timeout 15m -count=1 $(PKGS)
+
+# third_party/raft must be upstream hashicorp/raft plus third_party/raft.patch;
+# upstream's own tests (most of them, about a minute) run against it.
+raft-fork:
+	GO=$(GO) ./scripts/check-raft-fork.sh
 
 vet:
 	$(GO) vet $(PKGS)
