@@ -102,7 +102,10 @@ func TestKeysAreUniqueAndDefaultsParse(t *testing.T) {
 	if err != nil || c.Period != time.Minute || c.HandoverDelay != time.Second {
 		t.Errorf("coordinator defaults: %+v %v", c, err)
 	}
-	if o := ParseOverlord(empty, nil); o.HeartbeatTimeout != 10*time.Second || o.AssignmentTimeout != o.HeartbeatTimeout || o.MaxStoredExceptionEvents != 3 {
+	if o := ParseOverlord(empty, nil); o.HeartbeatTimeout != 10*time.Second || o.AssignmentTimeout != o.HeartbeatTimeout {
+		t.Errorf("overlord defaults: %+v", o)
+	}
+	if o := ParseSupervisor(empty, nil); o.MaxStoredExceptionEvents != 3 || o.UnhealthinessThreshold != 3 {
 		t.Errorf("overlord defaults: %+v", o)
 	}
 }
@@ -142,9 +145,13 @@ func TestBadValues(t *testing.T) {
 		if err != nil || c.StartDelay != 2*time.Second || c.LoadTimeout != 15*time.Minute {
 			t.Errorf("coordinator: %+v %v", c, err)
 		}
-		o := ParseOverlord(mapSource{"svc.worker.heartbeatTimeout": "x", "svc.supervisor.healthinessThreshold": "0"}, nil)
-		if o.HeartbeatTimeout != 10*time.Second || o.HealthinessThreshold != 3 {
+		o := ParseOverlord(mapSource{"svc.worker.heartbeatTimeout": "x"}, nil)
+		if o.HeartbeatTimeout != 10*time.Second || o.AssignmentTimeout != 10*time.Second {
 			t.Errorf("overlord: %+v", o)
+		}
+		s := ParseSupervisor(mapSource{"svc.supervisor.healthinessThreshold": "0", "svc.supervisor.maxStoredExceptionEvents": "x"}, nil)
+		if s.HealthinessThreshold != 3 || s.MaxStoredExceptionEvents != 3 {
+			t.Errorf("supervisor: %+v", s)
 		}
 	})
 }

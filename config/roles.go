@@ -146,16 +146,13 @@ func ParseCoordinator(src Source, log hclog.Logger) (Coordinator, error) {
 	return c, periodErr
 }
 
-// Overlord is the overlord's task runner and supervisor settings.
+// Overlord is the overlord's task runner settings.
 type Overlord struct {
 	HeartbeatTimeout, AssignmentTimeout time.Duration
-	// The supervisor state machine's thresholds (svc.supervisor.*).
-	UnhealthinessThreshold, HealthinessThreshold, TaskUnhealthinessThreshold, TaskHealthinessThreshold, MaxStoredExceptionEvents int
 }
 
-// ParseOverlord reads the overlord's settings. Nothing here stops the
-// process: a malformed value is logged and its default used, and a
-// supervisor threshold outside [1, 1000] too.
+// ParseOverlord reads the task runner's settings. Nothing here stops the
+// process: a malformed value is logged and its default used.
 func ParseOverlord(src Source, log hclog.Logger) Overlord {
 	if log == nil {
 		log = hclog.NewNullLogger()
@@ -175,7 +172,22 @@ func ParseOverlord(src Source, log hclog.Logger) Overlord {
 			at = hb
 		}
 	}
-	c := Overlord{HeartbeatTimeout: hb, AssignmentTimeout: at}
+	return Overlord{HeartbeatTimeout: hb, AssignmentTimeout: at}
+}
+
+// Supervisor is the supervisor state machine's thresholds (svc.supervisor.*).
+type Supervisor struct {
+	UnhealthinessThreshold, HealthinessThreshold, TaskUnhealthinessThreshold, TaskHealthinessThreshold, MaxStoredExceptionEvents int
+}
+
+// ParseSupervisor reads svc.supervisor.*. Nothing here stops the process: a
+// value that is not a whole number in [1, 1000] is logged and its default
+// kept.
+func ParseSupervisor(src Source, log hclog.Logger) Supervisor {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	var c Supervisor
 	for _, t := range []struct {
 		key string
 		dst *int

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"strata/cluster"
+	"strata/config"
 	"strata/escalator"
 	"strata/props"
 )
@@ -26,27 +27,19 @@ type Config struct {
 	Logger hclog.Logger
 }
 
-// ConfigFromProps reads the svc.coordinator.* properties. A malformed or
-// out-of-range value is logged and its default used (a bad
-// svc.coordinator.period fails the process's start in the sweeper instead).
+// ConfigFromProps reads the svc.coordinator.* properties (config.ParseCoordinator).
+// A malformed or out-of-range value is logged and its default used; a bad
+// svc.coordinator.period fails the process's start in the sweeper instead, so
+// its error is not reported twice here.
 func ConfigFromProps(p *props.Properties, log hclog.Logger) Config {
-	dur := func(key string, def time.Duration, zeroOK bool, what string) time.Duration {
-		d, err := p.Duration(key, def)
-		if err != nil || d < 0 || (d == 0 && !zeroOK) {
-			if what != "" {
-				log.Error("using the default "+what, "error", err)
-			}
-			return def
-		}
-		return d
-	}
+	c, _ := config.ParseCoordinator(p, log)
 	return Config{
-		InventoryPeriod: dur("svc.coordinator.inventory.period", time.Second, false, "inventory period (1s)"),
-		InventoryExpiry: dur("svc.coordinator.inventory.expiry", 30*time.Second, false, "inventory expiry (30s)"),
-		StartDelay:      dur("svc.coordinator.startDelay", 2*time.Second, true, "start delay (2s)"),
-		Period:          dur("svc.coordinator.period", time.Minute, false, ""),
-		LoadTimeout:     dur("svc.coordinator.loadTimeout", 15*time.Minute, false, "load timeout (15m)"),
-		HandoverDelay:   dur("svc.coordinator.handoverDelay", time.Second, true, "handover delay (1s)"),
+		InventoryPeriod: c.InventoryPeriod,
+		InventoryExpiry: c.InventoryExpiry,
+		StartDelay:      c.StartDelay,
+		Period:          c.Period,
+		LoadTimeout:     c.LoadTimeout,
+		HandoverDelay:   c.HandoverDelay,
 		Client:          escalator.FromProps(p).Client(&http.Client{Timeout: 10 * time.Second}),
 		Logger:          log,
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"strata/config"
 	"strata/props"
 )
 
@@ -69,25 +70,18 @@ func DefaultStateConfig() StateConfig {
 	return StateConfig{n, n, n, n, n}
 }
 
-// StateConfigFromProps reads the svc.supervisor.* thresholds; a value that is
-// not a whole number in [1, 1000] is logged and its default kept.
+// StateConfigFromProps reads the svc.supervisor.* thresholds
+// (config.ParseSupervisor); a value that is not a whole number in [1, 1000] is
+// logged and its default kept.
 func StateConfigFromProps(p *props.Properties, log hclog.Logger) StateConfig {
-	cfg := DefaultStateConfig()
-	for key, dst := range map[string]*int{
-		"svc.supervisor.unhealthinessThreshold":     &cfg.UnhealthinessThreshold,
-		"svc.supervisor.healthinessThreshold":       &cfg.HealthinessThreshold,
-		"svc.supervisor.taskUnhealthinessThreshold": &cfg.TaskUnhealthinessThreshold,
-		"svc.supervisor.taskHealthinessThreshold":   &cfg.TaskHealthinessThreshold,
-		"svc.supervisor.maxStoredExceptionEvents":   &cfg.MaxStoredExceptionEvents,
-	} {
-		n, err := p.Int(key, int64(*dst))
-		if err != nil || n < 1 || n > 1000 {
-			log.Error("ignoring a bad supervisor setting: it must be a whole number in [1, 1000]", "property", key, "value", p.String(key))
-			continue
-		}
-		*dst = int(n)
+	c := config.ParseSupervisor(p, log)
+	return StateConfig{
+		UnhealthinessThreshold:     c.UnhealthinessThreshold,
+		HealthinessThreshold:       c.HealthinessThreshold,
+		TaskUnhealthinessThreshold: c.TaskUnhealthinessThreshold,
+		TaskHealthinessThreshold:   c.TaskHealthinessThreshold,
+		MaxStoredExceptionEvents:   c.MaxStoredExceptionEvents,
 	}
-	return cfg
 }
 
 func (c StateConfig) withDefaults() StateConfig {
