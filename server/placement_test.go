@@ -10,6 +10,7 @@ import (
 
 	"strata/coordinator"
 	"strata/internal/eventually"
+	"strata/protocol"
 )
 
 // setRulesOver posts a datasource's retention rules to the coordinator.
@@ -182,7 +183,25 @@ func TestRetentionRulesPlaceSegments(t *testing.T) {
 	pause(true)
 	late := f.segment("wiki", "2013-09-20/2013-09-21", "v1", 0, 1, wikiRows("2013-09-20", 0))
 	f.publish(late)
-	time.Sleep(300 * time.Millisecond) // several polls of every historical
+	// Instead of sleeping through a few polls: what the historicals poll
+	// assigns the late segment to none of them (while paused each is told
+	// to hold what it holds), so none can load it.
+	assignedLate := func() (n int) {
+		t.Helper()
+		for _, h := range append(left, hot) {
+			code, listing, _ := call(t, "GET", f.coord+protocol.AssignedPath+strings.TrimPrefix(h.url, "http://"), "", "")
+			if code != 200 {
+				t.Fatalf("listing of %s: %d %s", h.url, code, listing)
+			}
+			if strings.Contains(listing, `"2013-09-20T00:00:00.000Z/2013-09-21T00:00:00.000Z"`) {
+				n++
+			}
+		}
+		return n
+	}
+	if n := assignedLate(); n != 0 {
+		t.Fatalf("a segment published while coordination is paused is assigned to %d historicals", n)
+	}
 	if n := holdersOf(append(left, hot)...)[late.ID().String()]; n != 0 {
 		t.Fatalf("a segment published while coordination is paused was loaded %d times", n)
 	}
@@ -190,6 +209,9 @@ func TestRetentionRulesPlaceSegments(t *testing.T) {
 	eventually.True(t, "the late segment loads after resuming", func() bool {
 		return holdersOf(append(left, hot)...)[late.ID().String()] == 1
 	})
+	if n := assignedLate(); n != 1 { // the check while paused can see an assignment
+		t.Fatalf("after resuming the late segment is assigned to %d historicals, want 1", n)
+	}
 }
 
 // With a load queue of one segment per historical (smart loading off), the
