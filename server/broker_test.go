@@ -359,14 +359,16 @@ func TestBrokerBadQueries(t *testing.T) {
 		{`{"queryType":"timeseries","dataSource":{"type":"lookup","lookup":"x"},"intervals":["2013/2014"]}`, "application/json", 501, "Unsupported query", "lookup"},
 	}
 	for _, c := range cases {
-		code, body, hdr := call(t, "POST", b.url+"/svc/v2/", c.ctype, c.body)
-		e := errorBody(t, body)
-		if code != c.status || e["error"] != c.code || !strings.Contains(e["errorMessage"].(string), c.msg) || hdr.Get("X-Druid-Query-Id") == "" {
-			t.Errorf("%s: %d %s", c.body, code, body)
-		}
-		if c.code == "druidException" && (e["errorCode"] != "invalidInput" || e["persona"] != "USER" || e["category"] != "INVALID_INPUT") {
-			t.Errorf("%s: structured fields: %s", c.body, body)
-		}
+		t.Run(c.body, func(t *testing.T) {
+			code, body, hdr := call(t, "POST", b.url+"/svc/v2/", c.ctype, c.body)
+			e := errorBody(t, body)
+			if code != c.status || e["error"] != c.code || !strings.Contains(e["errorMessage"].(string), c.msg) || hdr.Get("X-Druid-Query-Id") == "" {
+				t.Errorf("%s: %d %s", c.body, code, body)
+			}
+			if c.code == "druidException" && (e["errorCode"] != "invalidInput" || e["persona"] != "USER" || e["category"] != "INVALID_INPUT") {
+				t.Errorf("%s: structured fields: %s", c.body, body)
+			}
+		})
 	}
 	if code, _, _ := call(t, "POST", b.url+"/svc/v2/", "text/plain", `{}`); code != 415 {
 		t.Errorf("text/plain body: %d, want 415", code)
