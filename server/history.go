@@ -55,13 +55,8 @@ func (s *Server) history(typ, key string) http.HandlerFunc {
 			}
 			q.Limit = n
 		default:
-			window, err := s.props.Int("svc.audit.manager.auditHistoryMillis", 7*24*3600*1000)
-			if err != nil {
-				writeError(w, http.StatusInternalServerError, err.Error())
-				return
-			}
 			now := time.Now().UnixMilli()
-			q.FromMs, q.ToMs = now-window, now
+			q.FromMs, q.ToMs = now-s.settings.AuditHistory.Milliseconds(), now
 		}
 		var entries []fsm.AuditEntry
 		s.node.FSM().Read(func(st *fsm.State) { entries = st.Audit(q) })

@@ -347,7 +347,7 @@ func rowSignature(segs []*segmeta.DataSegment) []columnSig {
 // dataSourceInformation serves POST /metadata/dataSourceInformation: 404 empty
 // unless the centralized datasource schema is enabled.
 func (s *Server) dataSourceInformation(w http.ResponseWriter, r *http.Request) {
-	if !strings.EqualFold(strings.TrimSpace(s.props.String("svc.centralizedDatasourceSchema.enabled")), "true") {
+	if !s.settings.CentralizedDatasourceSchema {
 		writeEmpty(w, http.StatusNotFound)
 		return
 	}

@@ -22,6 +22,7 @@ import (
 
 	"strata/cluster"
 	"strata/commands"
+	"strata/config"
 	"strata/coordinator"
 	"strata/escalator"
 	"strata/fsm"
@@ -76,6 +77,7 @@ type Server struct {
 	log             hclog.Logger
 	maxBody         int64
 	maxInternalBody int64 // svc.server.http.maxInternalRequestBytes, for /svc-internal/
+	settings        config.HTTP
 	roles           map[string]bool
 	router          *mux.Router
 	started         time.Time
@@ -101,31 +103,26 @@ func New(o Options) (*Server, error) {
 	if o.Props == nil {
 		o.Props = props.Defaults()
 	}
-	maxBody, err := o.Props.Int("svc.server.http.maxRequestBytes", 10<<20)
+	// The server's settings are parsed once, here: a malformed one stops the
+	// process's start instead of failing the requests that read it.
+	hc, err := config.ParseHTTP(o.Props)
 	if err != nil {
 		return nil, err
 	}
-	maxInternal, err := o.Props.Int("svc.server.http.maxInternalRequestBytes", 256<<20)
-	if err != nil {
-		return nil, err
-	}
-	pprofOn, err := o.Props.Bool("svc.debug.pprof", false)
-	if err != nil {
-		return nil, err
-	}
-	trusted, err := parseTrustedProxies(o.Props.List("svc.server.trustedProxies"))
+	trusted, err := parseTrustedProxies(hc.TrustedProxies)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
 		trusted:         trusted,
-		pprof:           pprofOn,
+		pprof:           hc.Pprof,
+		settings:        hc,
 		opts:            o,
 		node:            o.Node,
 		props:           o.Props,
 		log:             o.Logger,
-		maxBody:         maxBody,
-		maxInternalBody: maxInternal,
+		maxBody:         hc.MaxRequestBytes,
+		maxInternalBody: hc.MaxInternalRequestBytes,
 		roles:           map[string]bool{},
 		router:          mux.NewRouter(),
 		started:         time.Now(),
