@@ -27,8 +27,8 @@ import (
 	"strata/cluster"
 	"strata/commands"
 	"strata/fsm"
+	"strata/ingest/middlemanager"
 	"strata/interval"
-	"strata/middlemanager"
 )
 
 // Config configures the leader-side task runner.

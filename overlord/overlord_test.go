@@ -10,8 +10,8 @@ import (
 	"strata/cluster"
 	"strata/commands"
 	"strata/fsm"
+	"strata/ingest/middlemanager"
 	"strata/internal/eventually"
-	"strata/middlemanager"
 )
 
 func startNode(t *testing.T) *cluster.Node {

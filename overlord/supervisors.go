@@ -13,7 +13,7 @@ import (
 
 	"strata/commands"
 	"strata/fsm"
-	"strata/middlemanager"
+	"strata/ingest/middlemanager"
 	"strata/streaming"
 )
 

@@ -15,12 +15,12 @@ import (
 
 	"strata/commands"
 	"strata/escalator"
-	"strata/middlemanager"
-	"strata/nativebatch"
+	"strata/ingest/middlemanager"
+	"strata/ingest/nativebatch"
+	"strata/ingest/sqltask"
 	"strata/props"
 	"strata/querynode/historical"
 	"strata/server"
-	"strata/sqltask"
 	"strata/streaming"
 )
 

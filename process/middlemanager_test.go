@@ -9,8 +9,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"strata/ingest/middlemanager"
 	"strata/internal/eventually"
-	"strata/middlemanager"
 	"strata/props"
 )
 

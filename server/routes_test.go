@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"strata/cluster"
-	"strata/middlemanager"
+	"strata/ingest/middlemanager"
 	"strata/protocol"
 	"strata/querynode/broker"
 	"strata/querynode/historical"

@@ -16,9 +16,9 @@ import (
 
 	"strata/commands"
 	"strata/fsm"
+	"strata/ingest/middlemanager"
 	"strata/interval"
 	"strata/javacompat"
-	"strata/middlemanager"
 	"strata/overlord"
 	"strata/segmeta"
 	"strata/storage/deep"

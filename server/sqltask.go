@@ -9,9 +9,9 @@ import (
 
 	"strata/commands"
 	"strata/fsm"
-	"strata/middlemanager"
+	"strata/ingest/middlemanager"
+	"strata/ingest/sqltask"
 	"strata/querynode/broker"
-	"strata/sqltask"
 )
 
 // structuredError is Druid's newer error shape (ADMIN-API §1.2, shape E).

@@ -15,8 +15,8 @@ import (
 	"strata/cluster"
 	"strata/commands"
 	"strata/fsm"
+	"strata/ingest/middlemanager"
 	"strata/interval"
-	"strata/middlemanager"
 	"strata/overlord"
 )
 

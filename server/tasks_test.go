@@ -13,9 +13,9 @@ import (
 
 	"strata/cluster"
 	"strata/fsm"
+	"strata/ingest/middlemanager"
 	"strata/internal/eventually"
 	"strata/interval"
-	"strata/middlemanager"
 	"strata/overlord"
 	"strata/props"
 )

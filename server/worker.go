@@ -8,7 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"strata/commands"
-	"strata/middlemanager"
+	"strata/ingest/middlemanager"
 )
 
 type workerHandler func(w http.ResponseWriter, r *http.Request, mm *middlemanager.Worker)

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"strata/commands"
+	"strata/ingest/nativebatch"
 	"strata/internal/eventually"
-	"strata/nativebatch"
 )
 
 // Finding 7 of issue #19: a supervisor's status contradicted itself (lag

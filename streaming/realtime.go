@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"strata/middlemanager"
-	"strata/msq/input"
-	"strata/nativebatch"
+	"strata/ingest/input"
+	"strata/ingest/middlemanager"
+	"strata/ingest/nativebatch"
 	"strata/segmeta"
 )
 

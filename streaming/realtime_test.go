@@ -15,8 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"strata/ingest/middlemanager"
 	"strata/internal/eventually"
-	"strata/middlemanager"
 	"strata/storage/segment"
 )
 

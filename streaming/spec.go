@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"strata/ingest/input"
+	"strata/ingest/nativebatch"
 	"strata/interval"
-	"strata/msq/input"
-	"strata/nativebatch"
 )
 
 // SupervisorSpec is a parsed, validated Kafka supervisor spec with Druid's defaults (ADMIN-API §10.2).

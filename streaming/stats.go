@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"strata/nativebatch"
+	"strata/ingest/nativebatch"
 )
 
 // Row statistics of a supervisor's reading tasks (GET .../supervisor/{id}/stats)

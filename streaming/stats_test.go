@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"strata/nativebatch"
+	"strata/ingest/nativebatch"
 )
 
 // Row counts and saved parse exceptions follow the served hydrants: merges

@@ -20,10 +20,10 @@ import (
 
 	"strata/commands"
 	"strata/ingest"
+	"strata/ingest/input"
+	"strata/ingest/middlemanager"
+	"strata/ingest/nativebatch"
 	"strata/interval"
-	"strata/middlemanager"
-	"strata/msq/input"
-	"strata/nativebatch"
 	"strata/props"
 	"strata/segmeta"
 	"strata/storage/deep"

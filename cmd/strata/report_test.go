@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"strata/msq"
-	"strata/msq/msqtest"
-	"strata/nativebatch"
+	"strata/ingest/msq"
+	"strata/ingest/msq/msqtest"
+	"strata/ingest/nativebatch"
 )
 
 const insertSQL = `INSERT INTO wiki

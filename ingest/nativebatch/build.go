@@ -15,8 +15,8 @@ import (
 
 	"strata/expr"
 	"strata/ingest"
+	"strata/ingest/input"
 	"strata/interval"
-	"strata/msq/input"
 	"strata/segmeta"
 	"strata/storage/segment"
 )

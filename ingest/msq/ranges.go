@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"sync"
 
-	"strata/msq/input"
+	"strata/ingest/input"
 )
 
 // rangeBytes is the size of the byte ranges of a file decoded in parallel

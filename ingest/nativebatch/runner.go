@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"strata/ingest"
+	"strata/ingest/middlemanager"
+	"strata/ingest/msq/live"
 	"strata/interval"
-	"strata/middlemanager"
-	"strata/msq/live"
 	"strata/props"
 	"strata/segmeta"
 )

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"strata/msq/msqtest"
+	"strata/ingest/msq/msqtest"
 	"strata/segmeta"
 )
 

@@ -8,7 +8,7 @@ import (
 	"unsafe"
 
 	"strata/expr"
-	"strata/msq/input"
+	"strata/ingest/input"
 )
 
 // prefetcher decodes the rows of one external file on goroutines of its own,

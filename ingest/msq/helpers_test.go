@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"strata/ingest/msq/msqtest"
 	"strata/interval"
-	"strata/msq/msqtest"
 	"strata/segmeta"
 	"strata/storage/blob"
 	"strata/storage/segment"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"strata/msq/msqtest"
+	"strata/ingest/msq/msqtest"
 	"strata/segmeta"
 )
 

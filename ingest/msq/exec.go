@@ -13,8 +13,8 @@ import (
 
 	"strata/expr"
 	"strata/granularity"
+	"strata/ingest/input"
 	"strata/interval"
-	"strata/msq/input"
 	"strata/sql"
 )
 

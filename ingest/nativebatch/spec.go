@@ -19,8 +19,8 @@ import (
 
 	"strata/expr"
 	"strata/granularity"
+	"strata/ingest/input"
 	"strata/interval"
-	"strata/msq/input"
 	"strata/querynode/query"
 	"strata/storage/segment"
 )

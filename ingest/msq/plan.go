@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"strata/expr"
+	"strata/ingest/input"
 	"strata/interval"
-	"strata/msq/input"
 	"strata/segmeta"
 	"strata/sql"
 	"strata/storage/segment"

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"strata/msq"
-	"strata/msq/msqtest"
+	"strata/ingest/msq"
+	"strata/ingest/msq/msqtest"
 	"strata/sql"
 )
 

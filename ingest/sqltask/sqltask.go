@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"strata/ingest"
+	"strata/ingest/middlemanager"
+	"strata/ingest/msq"
+	"strata/ingest/msq/live"
 	"strata/interval"
-	"strata/middlemanager"
-	"strata/msq"
-	"strata/msq/live"
 	"strata/props"
 	"strata/segmeta"
 	"strata/sql"

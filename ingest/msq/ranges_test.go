@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"strata/expr"
-	"strata/msq/input"
+	"strata/ingest/input"
 )
 
 // rangesFile writes an NDJSON file over three days with nulls, missing

@@ -9,8 +9,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"strata/msq"
-	"strata/msq/msqtest"
+	"strata/ingest/msq"
+	"strata/ingest/msq/msqtest"
 	"strata/segmeta"
 )
 

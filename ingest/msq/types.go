@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"strata/expr"
-	"strata/msq/input"
+	"strata/ingest/input"
 	"strata/storage/segment"
 )
 

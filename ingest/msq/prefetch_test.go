@@ -13,7 +13,7 @@ import (
 	"unsafe"
 
 	"strata/expr"
-	"strata/msq/input"
+	"strata/ingest/input"
 )
 
 func openInline(t *testing.T, format, data string, cols []input.Column) *input.FileReader {

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"strata/ingest/middlemanager"
 	"strata/interval"
-	"strata/middlemanager"
 	"strata/segmeta"
 )
 

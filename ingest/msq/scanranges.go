@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"strata/expr"
-	"strata/msq/input"
+	"strata/ingest/input"
 )
 
 // scanRanges runs a scan stage over one large local file in parallel, when

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"strata/msq/msqtest"
+	"strata/ingest/msq/msqtest"
 )
 
 // benchFile returns an NDJSON file of the shared benchmark data set: the file
