@@ -1,6 +1,7 @@
-// Package input reads external data for SQL-based ingestion: Druid's input
-// sources (inline, local, http) split into files, and input formats (json with
-// a flattenSpec, csv, tsv) turned into typed rows of a declared signature.
+// Package input reads external data for ingestion (SQL-based, native batch and
+// Kafka alike): Druid's input sources (inline, local, http) split into files,
+// and input formats (json with a flattenSpec, csv, tsv) turned into typed rows
+// of a declared signature.
 // Compressed files are detected by extension or by their magic bytes.
 package input
 
