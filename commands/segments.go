@@ -12,7 +12,7 @@ import (
 // hundred segments.
 type PublishSegments struct {
 	DataSource    string          `json:"dataSource"`
-	Segments      []byte          `json:"segments"` // concatenated segment.DataSegment binary records
+	Segments      []byte          `json:"segments"` // concatenated segmeta.DataSegment binary records
 	Count         int             `json:"count"`
 	StartMetadata json.RawMessage `json:"startMetadata,omitempty"`
 	EndMetadata   json.RawMessage `json:"endMetadata,omitempty"`
