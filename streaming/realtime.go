@@ -37,6 +37,7 @@ const (
 // (middlemanager.Env provides it).
 type servingEnv interface {
 	Serve(segs []middlemanager.Served) error
+	Hold() (release func())
 	Handoff(dataSource string, segs []middlemanager.Served) error
 	Logf(format string, args ...any)
 }
@@ -76,6 +77,7 @@ type realtime struct {
 
 	// Owned by the build in flight, and by the task after stop.
 	hydrants []*hydrant // served now, in spool order
+	release  func()     // of the hold on the hydrants while publishing (hold)
 	nextPart int32      // partition number of the next hydrant segment
 	lastErr  string     // of the last failed build, logged once
 	builds   int        // successful builds, for the task log
@@ -341,6 +343,7 @@ func (r *realtime) handOff(dataSource string, published []middlemanager.Served) 
 	if r == nil {
 		return false
 	}
+	defer r.unhold()
 	if len(published) == 0 {
 		r.withdraw()
 		return false
@@ -357,12 +360,29 @@ func (r *realtime) handOff(dataSource string, published []middlemanager.Served) 
 	return true
 }
 
+// hold makes reads of the hydrants wait, from just before the publish until
+// handOff or withdraw settles what serves the rows (see middlemanager.Env.Hold).
+func (r *realtime) hold() {
+	if r == nil || len(r.hydrants) == 0 || r.release != nil {
+		return
+	}
+	r.release = r.env.Hold()
+}
+
+func (r *realtime) unhold() {
+	if r != nil && r.release != nil {
+		r.release()
+		r.release = nil
+	}
+}
+
 // withdraw stops serving the task's rows (nothing was published) and deletes
 // the hydrants.
 func (r *realtime) withdraw() {
 	if r == nil {
 		return
 	}
+	defer r.unhold()
 	r.stop()
 	if len(r.hydrants) > 0 {
 		if err := r.env.Serve(nil); err != nil {

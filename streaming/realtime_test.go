@@ -28,6 +28,20 @@ type fakeServing struct {
 	serveErr error // returned (once) by the next Serve of a non-empty set
 	noServe  bool  // the worker serves nothing
 	logs     []string
+	holds    int // holds taken
+	held     bool
+}
+
+func (f *fakeServing) Hold() func() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.holds++
+	f.held = true
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.held = false
+	}
 }
 
 func (f *fakeServing) Serve(segs []middlemanager.Served) error {
@@ -307,9 +321,17 @@ func TestHydrantFailureIsRetried(t *testing.T) {
 	}
 
 	// Hand-off: the published segments replace the hydrants, whose files go.
+	// Reads of the hydrants are held from the publish until the hand-off.
+	r.hold()
+	if env.holds != 1 || !env.held {
+		t.Fatalf("publishing holds the hydrants: %d holds, held %v", env.holds, env.held)
+	}
 	published := []middlemanager.Served{{Segment: set[0].Segment, Path: "elsewhere"}}
 	if !r.handOff("k", published) {
 		t.Fatal("hand-off refused")
+	}
+	if env.held {
+		t.Fatal("the hold outlived the hand-off")
 	}
 	if len(env.handoffs) != 1 || env.handoffs[0][0].Path != "elsewhere" {
 		t.Fatalf("handoffs %v", env.handoffs)

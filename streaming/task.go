@@ -232,7 +232,7 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 	// Reading stopped; what was read is published even when ctx was cancelled.
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
 	defer cancel()
-	p := &publisher{k: k, c: c, env: env, taskID: t.ID, spool: spool}
+	p := &publisher{k: k, c: c, env: env, taskID: t.ID, spool: spool, beforePublish: rt.hold}
 	stats, published, err := p.buildAndPublish(pctx, read, end)
 	if err != nil {
 		rt.withdraw()
@@ -354,6 +354,9 @@ type publisher struct {
 	// handoff lists the published segments with their held files, for the
 	// worker to serve until a historical loads them.
 	handoff []middlemanager.Served
+	// beforePublish runs right before the publish command: it holds reads
+	// of the realtime rows until they are handed off (realtime.hold).
+	beforePublish func()
 }
 
 // buildAndPublish turns the spooled records into segments, locks their time
@@ -394,6 +397,9 @@ func (p *publisher) buildAndPublish(ctx context.Context, read int64, end Offsets
 			return stats, 0, err
 		}
 		uploaded = append(uploaded, ls)
+	}
+	if p.beforePublish != nil {
+		p.beforePublish()
 	}
 	n, err := p.c.PublishMetadata(ctx, p.k.spec.DataSource, segs, p.k.start.MetadataJSON(), end.MetadataJSON(), commands.MetadataModeKafka, p.taskID)
 	if err != nil {

@@ -23,6 +23,9 @@ type Served = historical.Served
 // historical node (historical.Node.ServeLocal).
 type SegmentServer interface {
 	ServeLocal(owner string, segs []Served) error
+	// HoldLocal makes reads of owner's realtime segments wait until
+	// release: a task holds them while it publishes their rows.
+	HoldLocal(owner string) (release func())
 }
 
 // ErrNoServing means this worker serves no queries (no SegmentServer): a task
@@ -36,6 +39,18 @@ func (e Env) Serve(segs []Served) error {
 		return ErrNoServing
 	}
 	return e.serve(segs)
+}
+
+// Hold makes brokers' reads of the task's realtime segments wait until
+// release is called; a task holds them from the moment it publishes their
+// rows until it has handed off or withdrawn them, so that no broker reads the
+// rows both from here and from a historical that loaded the published
+// segments. Without serving it does nothing.
+func (e Env) Hold() (release func()) {
+	if e.hold == nil {
+		return func() {}
+	}
+	return e.hold()
 }
 
 // Handoff, right after a successful publish, replaces what the task serves

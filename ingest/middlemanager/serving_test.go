@@ -24,6 +24,8 @@ type recordingServer struct {
 	calls int
 }
 
+func (r *recordingServer) HoldLocal(owner string) func() { return func() {} }
+
 func (r *recordingServer) ServeLocal(owner string, segs []Served) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -217,6 +217,7 @@ type Env struct {
 	report  func(ctx context.Context, r Report) error
 	serve   func(segs []Served) error
 	handoff func(dataSource string, segs []Served) error
+	hold    func() (release func())
 }
 
 // Logf appends a timestamped line to the task's log.

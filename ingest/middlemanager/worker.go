@@ -289,6 +289,7 @@ func (w *Worker) execute(ctx context.Context, t Task, runner Runner, f *os.File,
 	if w.cfg.Serving != nil {
 		env.serve = func(segs []Served) error { return w.cfg.Serving.ServeLocal(t.ID, segs) }
 		env.handoff = func(ds string, segs []Served) error { return w.handoff(t.ID, ds, segs) }
+		env.hold = func() func() { return w.cfg.Serving.HoldLocal(t.ID) }
 	}
 	report, err := runSafely(ctx, runner, t, env)
 	if w.cfg.Serving != nil {

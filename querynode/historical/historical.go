@@ -89,6 +89,8 @@ type Node struct {
 	want     map[string]*segmeta.DataSegment // the last coordinator listing
 	keepOnly map[string]bool                 // of want: keep if held, never load (a handover)
 	replaced map[string]replacement          // realtime ids a hand-off replaced (local.go)
+	holds    map[string]chan struct{}        // owners publishing: their realtime reads wait (local.go)
+	holdWait int                             // sub-queries waiting on a hold, for tests
 	locs     []*location
 	version  uint64
 	lastList [32]byte
@@ -294,6 +296,10 @@ func (n *Node) Query(ctx context.Context, sq *protocol.SubQuery) (*protocol.SubQ
 	var specs []readSpec
 	res := &protocol.SubQueryResult{}
 	n.mu.Lock()
+	if err := n.awaitHolds(ctx, sq.Segments); err != nil {
+		n.mu.Unlock()
+		return nil, err
+	}
 	for i, ref := range sq.Segments {
 		l := n.served[ref.ID]
 		if l == nil {

@@ -1,10 +1,12 @@
 package historical
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"strata/protocol"
 	"strata/segmeta"
@@ -130,4 +132,69 @@ func (n *Node) ServeLocal(owner string, segs []Served) error {
 type replacement struct {
 	owner string
 	refs  []protocol.SegmentRef
+}
+
+// HoldLocal makes sub-queries that read owner's realtime segments wait until
+// the returned release is called. A task holds its realtime rows while it
+// publishes them: until the publish settles, they may be answered neither
+// from the realtime segments (a historical may load the published ones at
+// any moment, and a broker reading both would count the rows twice) nor not
+// at all. On release the task has either replaced them by the published
+// segments (ServeLocal; a reader then gets "missing" and the replacements,
+// which it skips where it reads them already) or kept them (nothing was
+// published). Release is idempotent.
+func (n *Node) HoldLocal(owner string) (release func()) {
+	ch := make(chan struct{})
+	n.mu.Lock()
+	if n.holds == nil {
+		n.holds = map[string]chan struct{}{}
+	}
+	prev := n.holds[owner]
+	n.holds[owner] = ch
+	n.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			n.mu.Lock()
+			if n.holds[owner] == ch {
+				if prev != nil {
+					n.holds[owner] = prev
+				} else {
+					delete(n.holds, owner)
+				}
+			}
+			n.mu.Unlock()
+			close(ch)
+		})
+	}
+}
+
+// awaitHolds waits, with n.mu held (and released while waiting), until no
+// realtime segment of refs belongs to an owner holding its reads.
+func (n *Node) awaitHolds(ctx context.Context, refs []protocol.SegmentRef) error {
+	for {
+		var wait chan struct{}
+		for _, ref := range refs {
+			if l := n.served[ref.ID]; l != nil && l.rt {
+				if ch := n.holds[l.owner]; ch != nil {
+					wait = ch
+					break
+				}
+			}
+		}
+		if wait == nil {
+			return nil
+		}
+		n.holdWait++
+		n.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+		}
+		n.mu.Lock()
+		n.holdWait--
+		if err := ctx.Err(); err != nil {
+			return cancelledError(err.Error())
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"strata/internal/eventually"
 	"strata/interval"
 	"strata/protocol"
 	"strata/segmeta"
@@ -99,5 +100,77 @@ func TestServeLocal(t *testing.T) {
 	}
 	if len(n.Announce("").Segments) != 0 {
 		t.Fatal("a failed ServeLocal changed what is served")
+	}
+}
+
+// While a task publishes, reads of its realtime segments wait: once the
+// publish settles they meet either the realtime rows (nothing published) or
+// "missing" with the published replacements, never the realtime rows beside
+// a historical already serving the published ones.
+func TestHoldLocalDefersRealtimeReadsUntilHandOff(t *testing.T) {
+	n, err := New(Config{Name: "mm:1", LocalOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	n.Start()
+	rt, p := localSegment(t, "2024-01-01/2024-01-02", "realtime-t", 0, 3)
+	if err := n.ServeLocal("t", []Served{{Segment: rt, Path: p, Realtime: true}}); err != nil {
+		t.Fatal(err)
+	}
+	q := json.RawMessage(`{"queryType":"timeseries","dataSource":"ds","intervals":["2024-01-01/2024-01-02"],"granularity":"all","aggregations":[{"type":"longSum","name":"x","fieldName":"x"}]}`)
+	ref := protocol.SegmentRef{ID: rt.ID().String(), Interval: rt.Interval.String()}
+	read := func() chan *protocol.SubQueryResult {
+		out := make(chan *protocol.SubQueryResult, 1)
+		go func() {
+			res, err := n.Query(context.Background(), &protocol.SubQuery{Query: q, Segments: []protocol.SegmentRef{ref}})
+			if err != nil {
+				t.Error(err)
+			}
+			out <- res
+		}()
+		return out
+	}
+	waiting := func(k int) func() bool {
+		return func() bool {
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			return n.holdWait == k
+		}
+	}
+
+	// The publish fails: the held read answers from the realtime rows.
+	release := n.HoldLocal("t")
+	got := read()
+	eventually.True(t, "the read to wait on the hold", waiting(1))
+	release()
+	if res := <-got; res == nil || len(res.Missing) != 0 || len(res.Partial) == 0 {
+		t.Fatalf("after a failed publish: %+v", res)
+	}
+
+	// The publish succeeds: the held read learns the replacement.
+	release = n.HoldLocal("t")
+	got = read()
+	eventually.True(t, "the read to wait on the hold", waiting(1))
+	pub, pp := localSegment(t, "2024-01-01/2024-01-02", "v1", 0, 3)
+	if err := n.ServeLocal("t", []Served{{Segment: pub, Path: pp}}); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	release() // idempotent
+	res := <-got
+	if res == nil || len(res.Missing) != 1 || len(res.Replaced[ref.ID]) != 1 {
+		t.Fatalf("after the hand-off: %+v", res)
+	}
+	// A cancelled read stops waiting.
+	release = n.HoldLocal("t")
+	defer release()
+	if err := n.ServeLocal("t", []Served{{Segment: rt, Path: p, Realtime: true}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := n.Query(ctx, &protocol.SubQuery{Query: q, Segments: []protocol.SegmentRef{ref}}); err == nil {
+		t.Fatal("a cancelled read waited on through the hold")
 	}
 }
