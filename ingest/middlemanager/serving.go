@@ -140,7 +140,18 @@ func (w *Worker) awaitHandoff(taskID, dataSource string, segs []Served, dir stri
 		}
 	}
 	w.log.Debug("segments handed off", "task", taskID, "segments", len(segs))
+	// The coordinator has seen a historical load them; brokers poll that
+	// historical on their own, so serve a little longer for them to see it
+	// too, as the coordinator's handover does (svc.coordinator.handoverDelay).
+	select {
+	case <-w.ctx.Done():
+	case <-time.After(handoffGrace):
+	}
 }
+
+// handoffGrace is how long a worker keeps serving published segments after
+// the coordinator reports them loaded on a historical.
+const handoffGrace = time.Second
 
 // handedOff asks the coordinator (any control node; followers redirect)
 // whether a historical serves seg.
