@@ -88,7 +88,7 @@ func TestKeysAreUniqueAndDefaultsParse(t *testing.T) {
 	// The documented defaults are what the parsers use.
 	empty := emptySource{}
 	for name, parse := range map[string]func() error{
-		"node":       func() error { _, err := ParseNode(empty); return err },
+		"log":        func() error { _, err := ParseLog(empty); return err },
 		"raft":       func() error { _, err := ParseRaft(empty); return err },
 		"http":       func() error { _, err := ParseHTTP(empty); return err },
 		"historical": func() error { _, err := ParseHistorical(empty); return err },
@@ -154,4 +154,14 @@ func TestBadValues(t *testing.T) {
 			t.Errorf("supervisor: %+v", s)
 		}
 	})
+}
+
+func TestSecretsAreNotTrimmed(t *testing.T) {
+	src := mapSource{"svc.escalator.internalClientPassword": " pass ", "svc.s3.secretKey": "k ", "svc.storage.bucket": " b "}
+	if e := ParseEscalator(src); e.Password != " pass " || e.Username != "svc_system" {
+		t.Errorf("escalator: %+v", e)
+	}
+	if s := ParseStorage(src); s.S3SecretKey != "k " || s.Bucket != "b" || s.Type != "local" {
+		t.Errorf("storage: %+v", s)
+	}
 }

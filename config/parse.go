@@ -40,6 +40,19 @@ func (r *reader) fail(key, v, what string) {
 
 func (r *reader) str(key string) string { return r.raw(key) }
 
+// secret returns key's value as written, untrimmed, or its default when
+// it is unset or empty.
+func (r *reader) secret(key string) string {
+	k, ok := byName[key]
+	if !ok {
+		panic("config: undocumented key " + key)
+	}
+	if v, _ := r.src.Get(key); v != "" {
+		return v
+	}
+	return k.Default
+}
+
 func (r *reader) list(key string) []string { return ParseList(r.raw(key)) }
 
 func (r *reader) int(key string) int64 {
@@ -114,4 +127,14 @@ func ParseList(v string) []string {
 		}
 	}
 	return out
+}
+
+// IsSet reports whether key has a non-empty value in src (a role that fills
+// in its own default asks this before setting it).
+func IsSet(src Source, key string) bool {
+	if _, ok := byName[key]; !ok {
+		panic("config: undocumented key " + key)
+	}
+	v, _ := src.Get(key)
+	return strings.TrimSpace(v) != ""
 }

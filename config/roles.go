@@ -16,23 +16,33 @@ type Node struct {
 	HTTPAddress   string
 	AdvertisedURL string // "" means http:// + HTTPAddress
 	DataDir       string
-	LogLevel      string
-	LogJSON       bool
 }
 
-// ParseNode reads svc.node.*, svc.http.*, svc.data.dir and svc.log.*.
-func ParseNode(src Source) (Node, error) {
+// ParseNode reads svc.node.*, svc.http.* and svc.data.dir; none of them can
+// be malformed (an empty data dir is the role's to refuse).
+func ParseNode(src Source) Node {
 	r := &reader{src: src}
-	n := Node{
+	return Node{
 		ID:            r.str("svc.node.id"),
 		Roles:         r.list("svc.node.roles"),
 		HTTPAddress:   r.str("svc.http.address"),
 		AdvertisedURL: strings.TrimRight(r.str("svc.http.advertisedUrl"), "/"),
 		DataDir:       r.str("svc.data.dir"),
-		LogLevel:      r.str("svc.log.level"),
-		LogJSON:       r.bool("svc.log.json"),
 	}
-	return n, r.err()
+}
+
+// Log is the logger's settings.
+type Log struct {
+	Level string
+	JSON  bool
+}
+
+// ParseLog reads svc.log.*. A malformed svc.log.json is the error, with
+// JSON false (cmd/strata logs as text then, as it always has).
+func ParseLog(src Source) (Log, error) {
+	r := &reader{src: src}
+	l := Log{Level: r.str("svc.log.level"), JSON: r.bool("svc.log.json")}
+	return l, r.err()
 }
 
 // URL is the base URL peers and clients use to reach the process.
@@ -324,4 +334,56 @@ func ParseMiddleManager(src Source) (MiddleManager, error) {
 		return c, fmt.Errorf("the middle manager needs the control nodes: set svc.worker.overlordUrls (e.g. http://127.0.0.1:8081)")
 	}
 	return c, nil
+}
+
+// Storage is the deep storage settings (svc.storage.*, svc.s3.*).
+type Storage struct {
+	Type, StorageDirectory, Bucket, BaseKey string
+	S3Endpoint, S3Region                    string
+	S3AccessKey, S3SecretKey                string // as written: secrets are not trimmed
+	// DataDir is svc.data.dir, under which a local store without a
+	// directory lives.
+	DataDir string
+}
+
+// ParseStorage reads the deep storage settings; the storage checks them
+// when it opens.
+func ParseStorage(src Source) Storage {
+	r := &reader{src: src}
+	return Storage{
+		Type:             r.str("svc.storage.type"),
+		StorageDirectory: r.str("svc.storage.storageDirectory"),
+		Bucket:           r.str("svc.storage.bucket"),
+		BaseKey:          r.str("svc.storage.baseKey"),
+		S3Endpoint:       r.str("svc.s3.endpoint"),
+		S3Region:         r.str("svc.s3.region"),
+		S3AccessKey:      r.secret("svc.s3.accessKey"),
+		S3SecretKey:      r.secret("svc.s3.secretKey"),
+		DataDir:          r.str("svc.data.dir"),
+	}
+}
+
+// Escalator is the credentials Strata's processes use on each other's
+// internal API.
+type Escalator struct {
+	Username, Password string // Password as written: secrets are not trimmed
+}
+
+// ParseEscalator reads svc.escalator.*.
+func ParseEscalator(src Source) Escalator {
+	r := &reader{src: src}
+	return Escalator{Username: r.str("svc.escalator.internalClientUsername"), Password: r.secret("svc.escalator.internalClientPassword")}
+}
+
+// Indexer is where ingestion tasks reach the cluster.
+type Indexer struct {
+	CoordinatorURLs []string // svc.indexer.coordinatorUrls: the overlords they publish through
+	BrokerURLs      []string // svc.router.brokerUrls: SQL tasks query the first
+}
+
+// ParseIndexer reads the cluster access of ingestion tasks; empty lists are
+// the caller's defaults.
+func ParseIndexer(src Source) Indexer {
+	r := &reader{src: src}
+	return Indexer{CoordinatorURLs: r.list("svc.indexer.coordinatorUrls"), BrokerURLs: r.list("svc.router.brokerUrls")}
 }

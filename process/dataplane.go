@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"strata/config"
 	"strata/escalator"
 	"strata/interval"
 	"strata/props"
@@ -124,33 +125,24 @@ func advertisedHost(p *props.Properties) (string, error) {
 	return u.Host, nil
 }
 
-// HistoricalConfig builds a historical's configuration from properties.
+// HistoricalConfig builds a historical's configuration from properties
+// (config.ParseHistorical).
 func HistoricalConfig(p *props.Properties, name string, logger hclog.Logger) (historical.Config, error) {
-	var errs []error
-	dur := func(k string, def time.Duration) time.Duration {
-		d, err := p.Duration(k, def)
-		errs = append(errs, err)
-		return d
-	}
-	num := func(k string, def int64) int64 {
-		n, err := p.Int(k, def)
-		errs = append(errs, err)
-		return n
-	}
+	hc, err := config.ParseHistorical(p)
 	cfg := historical.Config{
 		Name:         name,
-		Coordinators: props.ParseList(p.String("svc.historical.coordinatorUrls")),
-		PollPeriod:   dur("svc.historical.pollPeriod", 250*time.Millisecond),
-		DropDelay:    time.Duration(num("svc.segmentCache.dropSegmentDelayMillis", 30000)) * time.Millisecond,
-		LoadThreads:  int(num("svc.segmentCache.numLoadingThreads", 4)),
-		ScrubPeriod:  dur("svc.segmentCache.scrubPeriod", time.Hour),
-		Tier:         p.String("svc.server.tier"),
-		Priority:     int(num("svc.server.priority", 0)),
+		Coordinators: hc.CoordinatorURLs,
+		PollPeriod:   hc.PollPeriod,
+		DropDelay:    hc.DropDelay,
+		LoadThreads:  hc.LoadThreads,
+		ScrubPeriod:  hc.ScrubPeriod,
+		Tier:         hc.Tier,
+		Priority:     hc.Priority,
 		Logger:       logger,
 		// It polls the coordinator's internal assignment endpoint.
 		Client: escalator.FromProps(p).Client(&http.Client{Timeout: 30 * time.Second}),
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		return cfg, err
 	}
 	if cfg.ScrubPeriod <= 0 {
@@ -159,23 +151,18 @@ func HistoricalConfig(p *props.Properties, name string, logger hclog.Logger) (hi
 	if len(cfg.Coordinators) == 0 {
 		cfg.Coordinators = []string{"http://" + QuickstartCoordinator}
 	}
-	maxSize := int64(300_000_000_000)
-	if v := p.String("svc.server.maxSize"); v != "" {
-		n, err := historical.ParseBytes(v)
-		if err != nil {
-			return cfg, fmt.Errorf("svc.server.maxSize: %w", err)
-		}
-		maxSize = n
+	maxSize, err := historical.ParseBytes(hc.MaxSize)
+	if err != nil {
+		return cfg, fmt.Errorf("svc.server.maxSize: %w", err)
 	}
-	locs := p.String("svc.segmentCache.locations")
+	locs := hc.Locations
 	if locs == "" {
-		dir := p.String("svc.data.dir")
-		if dir == "" {
+		node := config.ParseNode(p)
+		if node.DataDir == "" {
 			return cfg, errors.New("svc.data.dir is empty: pass --data DIR or set svc.segmentCache.locations")
 		}
-		locs = filepath.Join(dir, "segment-cache")
+		locs = filepath.Join(node.DataDir, "segment-cache")
 	}
-	var err error
 	if cfg.Locations, err = historical.ParseLocations(locs, maxSize); err != nil {
 		return cfg, fmt.Errorf("svc.segmentCache.locations: %w", err)
 	}
@@ -191,32 +178,24 @@ func DeepStorage(p *props.Properties) (deep.DeepStorage, error) {
 	return ingest.DeepStorageFromProps(p)
 }
 
-// BrokerConfig builds a broker's configuration from properties.
+// BrokerConfig builds a broker's configuration from properties
+// (config.ParseBroker).
 func BrokerConfig(p *props.Properties, name string, logger hclog.Logger) (broker.Config, error) {
-	var errs []error
-	num := func(k string, def int64) int64 {
-		n, err := p.Int(k, def)
-		errs = append(errs, err)
-		return n
-	}
-	poll, err := p.Duration("svc.broker.pollPeriod", 250*time.Millisecond)
-	errs = append(errs, err)
-	failMissing, err := p.Bool("svc.query.failOnMissingSegments", false)
-	errs = append(errs, err)
+	bc, err := config.ParseBroker(p)
 	cfg := broker.Config{
 		Name:           name,
-		Historicals:    props.ParseList(p.String("svc.broker.historicalUrls")),
-		PollPeriod:     poll,
-		DefaultTimeout: time.Duration(num("svc.server.http.defaultQueryTimeout", 300000)) * time.Millisecond,
-		MaxTimeout:     time.Duration(num("svc.server.http.maxQueryTimeout", 0)) * time.Millisecond,
-		MaxConcurrent:  int(num("svc.query.scheduler.numThreads", 0)),
+		Historicals:    bc.HistoricalURLs,
+		PollPeriod:     bc.PollPeriod,
+		DefaultTimeout: bc.DefaultTimeout,
+		MaxTimeout:     bc.MaxTimeout,
+		MaxConcurrent:  bc.MaxConcurrent,
 		// Rows all subqueries of one query may produce (Druid's
 		// druid.server.http.maxSubqueryRows); the context may lower it.
-		MaxSubqueryRows:       num("svc.server.http.maxSubqueryRows", broker.DefaultMaxSubqueryRows),
-		FailOnMissingSegments: failMissing,
+		MaxSubqueryRows:       bc.MaxSubqueryRows,
+		FailOnMissingSegments: bc.FailOnMissingSegments,
 		Logger:                logger,
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		return cfg, err
 	}
 	if len(cfg.Historicals) == 0 {
@@ -232,7 +211,7 @@ func BrokerConfig(p *props.Properties, name string, logger hclog.Logger) (broker
 			IdleConnTimeout:     90 * time.Second,
 		}})
 	}
-	if v := p.String("svc.query.segmentMetadata.defaultHistory"); v != "" {
+	if v := bc.DefaultHistory; v != "" {
 		per, err := interval.ParsePeriod(v)
 		if err != nil {
 			return cfg, fmt.Errorf("svc.query.segmentMetadata.defaultHistory: %w", err)
@@ -254,8 +233,8 @@ func (proc *Process) startQuickstartDataPlane(p *props.Properties, logger hclog.
 		rp.Set("svc.node.roles", role.name)
 		rp.Set("svc.http.address", role.addr)
 		rp.Set("svc.http.advertisedUrl", "")
-		if rp.String("svc.historical.coordinatorUrls") == "" {
-			rp.Set("svc.historical.coordinatorUrls", "http://"+p.String("svc.http.address"))
+		if hc, _ := config.ParseHistorical(rp); len(hc.CoordinatorURLs) == 0 {
+			rp.Set("svc.historical.coordinatorUrls", "http://"+config.ParseNode(p).HTTPAddress)
 		}
 		dp, err := newDataPlane(rp, []string{role.name}, logger)
 		if err != nil {
@@ -277,12 +256,12 @@ func (proc *Process) startQuickstartDataPlane(p *props.Properties, logger hclog.
 // routerDataPlane returns the broker and historical URLs the router proxies
 // to (svc.router.brokerUrls, svc.router.historicalUrls; by default the
 // quickstart ones).
-func routerDataPlane(p *props.Properties) (brokers, historicals []string) {
-	brokers = props.ParseList(p.String("svc.router.brokerUrls"))
+func routerDataPlane(rc config.Router) (brokers, historicals []string) {
+	brokers = rc.BrokerURLs
 	if len(brokers) == 0 {
 		brokers = []string{"http://" + QuickstartBroker}
 	}
-	historicals = props.ParseList(p.String("svc.router.historicalUrls"))
+	historicals = rc.HistoricalURLs
 	if len(historicals) == 0 {
 		historicals = []string{"http://" + QuickstartHistorical}
 	}

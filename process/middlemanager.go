@@ -7,13 +7,13 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"strata/commands"
+	"strata/config"
 	"strata/escalator"
 	"strata/ingest/middlemanager"
 	"strata/ingest/nativebatch"
@@ -27,57 +27,34 @@ import (
 // QuickstartMiddleManager is the quickstart middle manager's address.
 const QuickstartMiddleManager = "127.0.0.1:8091"
 
-// MiddleManagerConfig builds a worker's configuration from properties:
-//
-//	svc.worker.capacity        task slots (default: CPUs − 1, at least 1)
-//	svc.worker.category        worker category (default _default_worker_category)
-//	svc.worker.version         worker version (default "0")
-//	svc.worker.ip              address shown in the workers listing (default: the advertised host)
-//	svc.worker.overlordUrls    control node URLs (default: svc.router.coordinatorUrls)
-//	svc.worker.heartbeatPeriod heartbeat interval (default 1s)
-//	svc.data.dir               task directories and logs under <dir>/tasks
+// MiddleManagerConfig builds a worker's configuration from properties
+// (config.ParseMiddleManager); its task directories and logs are under
+// <svc.data.dir>/tasks.
 func MiddleManagerConfig(p *props.Properties, logger hclog.Logger) (middlemanager.Config, error) {
-	var errs []error
-	capacity, err := p.Int("svc.worker.capacity", int64(max(1, runtime.NumCPU()-1)))
-	errs = append(errs, err)
-	period, err := p.Duration("svc.worker.heartbeatPeriod", 0)
-	errs = append(errs, err)
-	if err := errors.Join(errs...); err != nil {
+	mc, err := config.ParseMiddleManager(p)
+	if err != nil {
 		return middlemanager.Config{}, err
 	}
-	adv, err := url.Parse(AdvertisedURL(p))
+	node := config.ParseNode(p)
+	adv, err := url.Parse(node.URL())
 	if err != nil || adv.Host == "" {
-		return middlemanager.Config{}, fmt.Errorf("advertised URL %q of the middle manager: %v", AdvertisedURL(p), err)
+		return middlemanager.Config{}, fmt.Errorf("advertised URL %q of the middle manager: %v", node.URL(), err)
 	}
-	overlords := props.ParseList(p.String("svc.worker.overlordUrls"))
-	if len(overlords) == 0 {
-		overlords = props.ParseList(p.String("svc.router.coordinatorUrls"))
-	}
-	if len(overlords) == 0 {
-		return middlemanager.Config{}, errors.New("the middle manager needs the control nodes: set svc.worker.overlordUrls (e.g. http://127.0.0.1:8081)")
-	}
-	if capacity < 1 || capacity > 100000 {
-		return middlemanager.Config{}, fmt.Errorf("svc.worker.capacity=%d must be in 1..100000", capacity)
-	}
-	dir := p.String("svc.data.dir")
-	if dir == "" {
+	if node.DataDir == "" {
 		return middlemanager.Config{}, errors.New("svc.data.dir is empty: pass --data DIR")
 	}
-	ip := p.String("svc.worker.ip")
+	ip := mc.IP
 	if ip == "" {
 		ip, _, _ = net.SplitHostPort(adv.Host)
 	}
-	category := p.String("svc.worker.category")
+	category := mc.Category
 	if category == "" {
 		category = commands.DefaultWorkerCategory
 	}
-	version := p.String("svc.worker.version")
-	if version == "" {
-		version = "0"
-	}
 	return middlemanager.Config{
-		Host: adv.Host, Scheme: adv.Scheme, IP: ip, Capacity: int(capacity), Category: category, Version: version,
-		DataDir: filepath.Clean(dir), Overlords: overlords, HeartbeatPeriod: period, Logger: logger.Named("middleManager"),
+		Host: adv.Host, Scheme: adv.Scheme, IP: ip, Capacity: mc.Capacity, Category: category, Version: mc.Version,
+		DataDir: filepath.Clean(node.DataDir), Overlords: mc.OverlordURLs, HeartbeatPeriod: mc.HeartbeatPeriod,
+		Logger: logger.Named("middleManager"),
 		// Registration, heartbeats, task status and actions are internal endpoints.
 		Client: escalator.FromProps(p).Client(&http.Client{Timeout: 10 * time.Second}),
 	}, nil
@@ -101,7 +78,7 @@ func (proc *Process) startMiddleManager(p *props.Properties, logger hclog.Logger
 	// SQL tasks reach the cluster through the overlord nodes and the brokers.
 	sp := props.New()
 	sp.Merge(p)
-	if sp.String("svc.indexer.coordinatorUrls") == "" {
+	if !config.IsSet(sp, "svc.indexer.coordinatorUrls") {
 		sp.Set("svc.indexer.coordinatorUrls", strings.Join(cfg.Overlords, ","))
 	}
 	if err := sqltask.Configure(sp); err != nil {
@@ -130,11 +107,11 @@ func (proc *Process) startQuickstartMiddleManager(p *props.Properties, logger hc
 	mp.Set("svc.node.roles", server.RoleMiddleManager)
 	mp.Set("svc.http.address", QuickstartMiddleManager)
 	mp.Set("svc.http.advertisedUrl", "")
-	if mp.String("svc.worker.capacity") == "" {
+	if !config.IsSet(mp, "svc.worker.capacity") {
 		mp.Set("svc.worker.capacity", "4") // SQL ingestion needs two slots at least
 	}
-	if mp.String("svc.worker.overlordUrls") == "" {
-		mp.Set("svc.worker.overlordUrls", "http://"+p.String("svc.http.address"))
+	if !config.IsSet(mp, "svc.worker.overlordUrls") {
+		mp.Set("svc.worker.overlordUrls", "http://"+config.ParseNode(p).HTTPAddress)
 	}
 	dp, err := newDataPlane(mp, []string{server.RoleMiddleManager}, logger)
 	if err != nil {

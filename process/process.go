@@ -11,13 +11,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"strata/cluster"
+	"strata/config"
 	"strata/coordinator"
 	"strata/ingest"
 	"strata/overlord"
@@ -37,42 +37,32 @@ type Process struct {
 	stop    []func() // background duties, stopped by Close
 }
 
-// NodeConfig builds the Raft configuration from properties.
+// NodeConfig builds the Raft configuration from properties (config.ParseNode,
+// config.ParseRaft).
 func NodeConfig(p *props.Properties, logger hclog.Logger) (cluster.Config, error) {
-	var errs []error
-	dur := func(k string) time.Duration {
-		d, err := p.Duration(k, 0)
-		errs = append(errs, err)
-		return d
-	}
-	num := func(k string) int64 {
-		n, err := p.Int(k, 0)
-		errs = append(errs, err)
-		return n
-	}
-	noSync, err := p.Bool("svc.raft.noSync", false)
-	errs = append(errs, err)
+	node := config.ParseNode(p)
+	rc, err := config.ParseRaft(p)
 	cfg := cluster.Config{
-		ID:                 p.String("svc.node.id"),
-		RaftAddr:           p.String("svc.raft.address"),
-		HTTPURL:            AdvertisedURL(p),
-		DataDir:            p.String("svc.data.dir"),
-		HeartbeatTimeout:   dur("svc.raft.heartbeatTimeout"),
-		ElectionTimeout:    dur("svc.raft.electionTimeout"),
-		LeaderLeaseTimeout: dur("svc.raft.leaderLeaseTimeout"),
-		CommitTimeout:      dur("svc.raft.commitTimeout"),
-		MaxAppendEntries:   int(num("svc.raft.maxAppendEntries")),
-		SnapshotThreshold:  uint64(num("svc.raft.snapshotThreshold")),
-		SnapshotInterval:   dur("svc.raft.snapshotInterval"),
-		TrailingLogs:       uint64(num("svc.raft.trailingLogs")),
-		SnapshotRetain:     int(num("svc.raft.snapshotRetain")),
-		NoSync:             noSync,
+		ID:                 node.ID,
+		RaftAddr:           rc.Address,
+		HTTPURL:            node.URL(),
+		DataDir:            node.DataDir,
+		HeartbeatTimeout:   rc.HeartbeatTimeout,
+		ElectionTimeout:    rc.ElectionTimeout,
+		LeaderLeaseTimeout: rc.LeaderLeaseTimeout,
+		CommitTimeout:      rc.CommitTimeout,
+		MaxAppendEntries:   rc.MaxAppendEntries,
+		SnapshotThreshold:  rc.SnapshotThreshold,
+		SnapshotInterval:   rc.SnapshotInterval,
+		TrailingLogs:       rc.TrailingLogs,
+		SnapshotRetain:     rc.SnapshotRetain,
+		NoSync:             rc.NoSync,
 		Logger:             logger,
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		return cfg, err
 	}
-	if peers := p.String("svc.raft.peers"); peers != "" {
+	if peers := rc.Peers; peers != "" {
 		ps, err := cluster.ParsePeers(peers)
 		if err != nil {
 			return cfg, fmt.Errorf("svc.raft.peers: %w", err)
@@ -95,19 +85,17 @@ func NodeConfig(p *props.Properties, logger hclog.Logger) (cluster.Config, error
 
 // AdvertisedURL is the base URL peers and clients use to reach this process.
 func AdvertisedURL(p *props.Properties) string {
-	if u := p.String("svc.http.advertisedUrl"); u != "" {
-		return strings.TrimRight(u, "/")
-	}
-	return "http://" + p.String("svc.http.address")
+	return config.ParseNode(p).URL()
 }
 
 // Roles returns the role list of the properties.
-func Roles(p *props.Properties) []string { return props.ParseList(p.String("svc.node.roles")) }
+func Roles(p *props.Properties) []string { return config.ParseNode(p).Roles }
 
 // StartServer starts one control (or other-role) process from properties.
 func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 	proc := &Process{Props: p, Logger: logger, errCh: make(chan error, 4)}
-	roles := Roles(p)
+	node := config.ParseNode(p)
+	roles := node.Roles
 	if len(roles) == 0 {
 		return nil, errors.New("no roles: set --roles (e.g. coordinator,overlord)")
 	}
@@ -157,7 +145,7 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 		proc.Close()
 		return nil, err
 	}
-	if err := proc.listen(p.String("svc.http.address"), srv.Handler()); err != nil {
+	if err := proc.listen(node.HTTPAddress, srv.Handler()); err != nil {
 		proc.Close()
 		return nil, err
 	}
@@ -190,10 +178,13 @@ func withControlRuntime(o server.Options, logger hclog.Logger) server.Options {
 // routerProxy builds the router's routes from svc.router.* properties; by default
 // the control plane at svc.router.coordinatorUrls.
 func routerProxy(p *props.Properties) *server.Proxy {
-	maxBody, _ := p.Int("svc.server.http.maxRequestBytes", 10<<20)
-	control := props.ParseList(p.String("svc.router.coordinatorUrls"))
-	brokers, historicals := routerDataPlane(p)
-	workers := props.ParseList(p.String("svc.router.workerUrls"))
+	// The router's server was built from the same properties, so a
+	// malformed body limit has stopped the start already.
+	hc, _ := config.ParseHTTP(p)
+	rc := config.ParseRouter(p)
+	control := rc.CoordinatorURLs
+	brokers, historicals := routerDataPlane(rc)
+	workers := rc.WorkerURLs
 	if len(workers) == 0 {
 		workers = []string{"http://" + QuickstartMiddleManager}
 	}
@@ -208,7 +199,7 @@ func routerProxy(p *props.Properties) *server.Proxy {
 		// Worker endpoints are about one middle manager, so the router speaks
 		// for one: the first of svc.router.workerUrls (quickstart's by default).
 		{Prefix: "/svc/worker/", Backends: workers[:1]},
-	}, maxBody)
+	}, hc.MaxRequestBytes)
 }
 
 // Quickstart ports (spec: default local ports).
@@ -247,14 +238,15 @@ func StartQuickstart(p *props.Properties, logger hclog.Logger) (*Process, error)
 	rp := props.New()
 	rp.Merge(p)
 	rp.Set("svc.node.roles", server.RoleRouter)
-	rp.Set("svc.http.address", p.String("svc.router.address"))
+	router := config.ParseRouter(p)
+	rp.Set("svc.http.address", router.Address)
 	rp.Set("svc.http.advertisedUrl", "")
 	rsrv, err := server.New(server.Options{Roles: []string{server.RoleRouter}, Props: rp, Logger: logger.Named("router"), Proxy: routerProxy(p)})
 	if err != nil {
 		proc.Close()
 		return nil, err
 	}
-	if err := proc.listen(p.String("svc.router.address"), rsrv.Handler()); err != nil {
+	if err := proc.listen(router.Address, rsrv.Handler()); err != nil {
 		proc.Close()
 		return nil, err
 	}
@@ -318,12 +310,12 @@ func (proc *Process) startSweeper(p *props.Properties, logger hclog.Logger) erro
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	sw := &coordinator.Sweeper{Node: proc.Node, Storage: ingest.DeepRemover{Storage: ds}, Logger: logger.Named("sweeper")}
-	period, err := p.Duration("svc.coordinator.period", time.Minute)
-	if err != nil || period <= 0 {
+	cc, err := config.ParseCoordinator(p, nil) // the rest is logged by the coordinator's runtime
+	if err != nil {
 		cancel()
-		return fmt.Errorf("svc.coordinator.period must be a positive duration such as 60s (got %q)", p.String("svc.coordinator.period"))
+		return err
 	}
-	ret := &coordinator.Retention{Node: proc.Node, Period: period, Logger: logger.Named("retention")}
+	ret := &coordinator.Retention{Node: proc.Node, Period: cc.Period, Logger: logger.Named("retention")}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); sw.Run(ctx) }()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"strata/config"
 	"strata/process"
 	"strata/props"
 )
@@ -21,12 +22,12 @@ func (s *setFlags) String() string     { return strings.Join(*s, ",") }
 func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
 func newLogger(p *props.Properties, name string) hclog.Logger {
-	level := hclog.LevelFromString(p.String("svc.log.level"))
+	lc, _ := config.ParseLog(p) // an unknown level or a malformed svc.log.json logs at info, as text
+	level := hclog.LevelFromString(lc.Level)
 	if level == hclog.NoLevel {
 		level = hclog.Info
 	}
-	json, _ := p.Bool("svc.log.json", false)
-	return hclog.New(&hclog.LoggerOptions{Name: name, Level: level, JSONFormat: json, Output: os.Stderr})
+	return hclog.New(&hclog.LoggerOptions{Name: name, Level: level, JSONFormat: lc.JSON, Output: os.Stderr})
 }
 
 // loadProps layers defaults < --config file < explicit flags < --set.
@@ -103,7 +104,7 @@ func runServer(args []string) error {
 func runQuickstart(args []string) error {
 	fs := newFlagSet("quickstart", "quickstart [--data DIR] [--config FILE] [--set svc.key=value]...")
 	data := fs.String("data", "./var", "data directory")
-	config := fs.String("config", "", "runtime.properties file")
+	configFile := fs.String("config", "", "runtime.properties file")
 	var sets setFlags
 	fs.Var(&sets, "set", "override a property: --set svc.key=value (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -114,8 +115,8 @@ func runQuickstart(args []string) error {
 		return fmt.Errorf("data dir: %w", err)
 	}
 	p := process.QuickstartProps(dir)
-	if *config != "" {
-		f, err := props.Load(*config)
+	if *configFile != "" {
+		f, err := props.Load(*configFile)
 		if err != nil {
 			return err
 		}
@@ -129,7 +130,7 @@ func runQuickstart(args []string) error {
 	if err != nil {
 		return startError(logger, err)
 	}
-	logger.Info("quickstart is up", "router", "http://"+p.String("svc.router.address"), "coordinator", "http://"+p.String("svc.http.address"), "data", dir)
+	logger.Info("quickstart is up", "router", "http://"+config.ParseRouter(p).Address, "coordinator", "http://"+config.ParseNode(p).HTTPAddress, "data", dir)
 	return waitForSignal(proc)
 }
 
