@@ -318,11 +318,7 @@ func (t *taskAPI) list(fixed string) http.HandlerFunc {
 			}
 			maxComplete = n
 		}
-		window, err := t.s.props.Duration("svc.indexer.storage.recentlyFinishedThreshold", 24*time.Hour)
-		if err != nil {
-			writeError(w, http.StatusInternalServerError, err.Error())
-			return
-		}
+		window := t.s.settings.RecentlyFinished
 		if raw := q.Get("createdTimeInterval"); raw != "" {
 			iv, err := interval.ParsePath(raw)
 			if err != nil {
