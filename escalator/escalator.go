@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 
+	"strata/config"
 	"strata/props"
 )
 
@@ -33,12 +34,8 @@ type Credentials struct {
 
 // FromProps reads the credentials from properties.
 func FromProps(p *props.Properties) Credentials {
-	c := Credentials{Username: p.String(PropUsername)}
-	if c.Username == "" {
-		c.Username = DefaultUsername
-	}
-	c.Password, _ = p.Get(PropPassword)
-	return c
+	e := config.ParseEscalator(p)
+	return Credentials{Username: e.Username, Password: e.Password}
 }
 
 // Enabled reports whether a password is configured: only then are internal

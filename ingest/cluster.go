@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"strata/config"
 	"strata/escalator"
 	"strata/interval"
 	"strata/props"
@@ -82,9 +83,10 @@ func ClusterFromProps(p *props.Properties) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	ic := config.ParseIndexer(p)
 	return &Cluster{
-		Coordinators: urlList(p.String("svc.indexer.coordinatorUrls"), "http://127.0.0.1:8081"),
-		Broker:       firstURL(p.String("svc.router.brokerUrls"), "http://127.0.0.1:8082"),
+		Coordinators: urlList(ic.CoordinatorURLs, "http://127.0.0.1:8081"),
+		Broker:       firstURL(ic.BrokerURLs, "http://127.0.0.1:8082"),
 		Storage:      ds,
 		LoadTimeout:  5 * time.Minute,
 		// Publishing is an internal endpoint.
@@ -92,9 +94,9 @@ func ClusterFromProps(p *props.Properties) (*Cluster, error) {
 	}, nil
 }
 
-func urlList(list, def string) []string {
+func urlList(list []string, def string) []string {
 	var out []string
-	for _, u := range props.ParseList(list) {
+	for _, u := range list {
 		out = append(out, strings.TrimRight(u, "/"))
 	}
 	if len(out) == 0 {
@@ -103,8 +105,8 @@ func urlList(list, def string) []string {
 	return out
 }
 
-func firstURL(list, def string) string {
-	for _, u := range props.ParseList(list) {
+func firstURL(list []string, def string) string {
+	for _, u := range list {
 		return strings.TrimRight(u, "/")
 	}
 	return def

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 
+	"strata/config"
 	"strata/props"
 	"strata/storage/deep"
 )
@@ -20,17 +21,21 @@ func DeepStorageFromProps(p *props.Properties) (deep.DeepStorage, error) {
 }
 
 // DeepStorageConfig is the deep storage configuration DeepStorageFromProps
-// opens, for those that only check load specs against it.
+// opens (config.ParseStorage), for those that only check load specs against it.
 func DeepStorageConfig(p *props.Properties) (deep.Config, error) {
-	m := p.Visible()
-	for _, k := range []string{deep.PropS3AccessKey, deep.PropS3SecretKey} {
-		if v, ok := p.Get(k); ok {
-			m[k] = v
-		}
+	sc := config.ParseStorage(p)
+	cfg := deep.Config{
+		Type:             sc.Type,
+		StorageDirectory: sc.StorageDirectory,
+		Bucket:           sc.Bucket,
+		BaseKey:          sc.BaseKey,
+		S3Endpoint:       sc.S3Endpoint,
+		S3AccessKey:      sc.S3AccessKey,
+		S3SecretKey:      sc.S3SecretKey,
+		S3Region:         sc.S3Region,
 	}
-	cfg := deep.FromProperties(m)
 	if (cfg.Type == "" || cfg.Type == "local") && cfg.StorageDirectory == "" {
-		dir, err := filepath.Abs(filepath.Join(p.String("svc.data.dir"), "deepstorage"))
+		dir, err := filepath.Abs(filepath.Join(sc.DataDir, "deepstorage"))
 		if err != nil {
 			return cfg, err
 		}

@@ -49,8 +49,8 @@ type DeepStorage interface {
 	List(ctx context.Context, prefix string) ([]string, error)
 }
 
-// Config selects and configures a DeepStorage. FromProperties reads it from
-// runtime properties.
+// Config selects and configures a DeepStorage (config.ParseStorage reads it
+// from runtime properties, in ingest.DeepStorageConfig).
 type Config struct {
 	Type             string // "local" (default) or "s3"
 	StorageDirectory string // local: root directory
@@ -62,7 +62,7 @@ type Config struct {
 	S3Region         string
 }
 
-// Property names read by FromProperties.
+// Property names of Config's fields, for error messages.
 const (
 	PropType             = "svc.storage.type"
 	PropStorageDirectory = "svc.storage.storageDirectory"
@@ -73,20 +73,6 @@ const (
 	PropS3SecretKey      = "svc.s3.secretKey"
 	PropS3Region         = "svc.s3.region"
 )
-
-// FromProperties builds a Config from runtime properties.
-func FromProperties(p map[string]string) Config {
-	return Config{
-		Type:             p[PropType],
-		StorageDirectory: p[PropStorageDirectory],
-		Bucket:           p[PropBucket],
-		BaseKey:          p[PropBaseKey],
-		S3Endpoint:       p[PropS3Endpoint],
-		S3AccessKey:      p[PropS3AccessKey],
-		S3SecretKey:      p[PropS3SecretKey],
-		S3Region:         p[PropS3Region],
-	}
-}
 
 // New returns the DeepStorage cfg selects. It does not contact S3.
 func New(cfg Config) (DeepStorage, error) {

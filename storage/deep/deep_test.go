@@ -139,17 +139,9 @@ func TestLocalRejectsEscapes(t *testing.T) {
 	}
 }
 
-func TestFromProperties(t *testing.T) {
-	cfg := FromProperties(map[string]string{
-		"svc.storage.type": "s3", "svc.storage.bucket": "segs", "svc.storage.baseKey": "/druid/prod/",
-		"svc.s3.endpoint": "http://127.0.0.1:9000", "svc.s3.accessKey": "AK", "svc.s3.secretKey": "SK",
-		"svc.storage.storageDirectory": "/var/segs",
-	})
-	want := Config{Type: "s3", StorageDirectory: "/var/segs", Bucket: "segs", BaseKey: "/druid/prod/",
+func TestNewS3(t *testing.T) {
+	cfg := Config{Type: "s3", StorageDirectory: "/var/segs", Bucket: "segs", BaseKey: "/druid/prod/",
 		S3Endpoint: "http://127.0.0.1:9000", S3AccessKey: "AK", S3SecretKey: "SK"}
-	if cfg != want {
-		t.Fatalf("config %+v", cfg)
-	}
 	st, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
