@@ -7,13 +7,13 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"strata/ingest"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"strata/config"
 	"strata/escalator"
+	"strata/ingest"
 	"strata/interval"
 	"strata/props"
 	"strata/querynode/broker"
