@@ -165,3 +165,41 @@ func TestSecretsAreNotTrimmed(t *testing.T) {
 		t.Errorf("storage: %+v", s)
 	}
 }
+
+// The forms a value may take: a bare integer duration is milliseconds,
+// a list is a JSON array or comma-separated, an unset or blank key is its
+// default.
+func TestValueForms(t *testing.T) {
+	r := &reader{src: mapSource{
+		"svc.broker.pollPeriod":           "300",
+		"svc.historical.pollPeriod":       " 2s ",
+		"svc.router.brokerUrls":           `["http://a", "http://b"]`,
+		"svc.router.historicalUrls":       "http://c,http://d",
+		"svc.server.priority":             " ",
+		"svc.server.http.maxRequestBytes": "42",
+	}}
+	if d := r.duration("svc.broker.pollPeriod"); d != 300*time.Millisecond {
+		t.Errorf("bare integer duration: %v", d)
+	}
+	if d := r.duration("svc.historical.pollPeriod"); d != 2*time.Second {
+		t.Errorf("duration: %v", d)
+	}
+	if l := r.list("svc.router.brokerUrls"); len(l) != 2 || l[1] != "http://b" {
+		t.Errorf("JSON list: %q", l)
+	}
+	if l := r.list("svc.router.historicalUrls"); len(l) != 2 || l[0] != "http://c" {
+		t.Errorf("comma list: %q", l)
+	}
+	if n := r.int("svc.server.priority"); n != 0 {
+		t.Errorf("blank int: %d", n)
+	}
+	if n := r.int("svc.server.http.maxRequestBytes"); n != 42 {
+		t.Errorf("int: %d", n)
+	}
+	if d := r.duration("svc.coordinator.loadTimeout"); d != 15*time.Minute {
+		t.Errorf("unset duration: %v", d)
+	}
+	if err := r.err(); err != nil {
+		t.Error(err)
+	}
+}

@@ -13,12 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"strata/config"
 )
 
-// Properties is a concurrency-safe string map of settings.
+// Properties is a concurrency-safe string map of settings. Roles read
+// their typed settings through config's parsers, never a key at a time.
 type Properties struct {
 	mu sync.RWMutex
 	m  map[string]string
@@ -207,49 +207,6 @@ func (p *Properties) Get(k string) (string, bool) {
 func (p *Properties) String(k string) string {
 	v, _ := p.Get(k)
 	return v
-}
-
-// Int returns an integer setting, with an error naming the key when malformed.
-func (p *Properties) Int(k string, def int64) (int64, error) {
-	v, ok := p.Get(k)
-	if !ok || strings.TrimSpace(v) == "" {
-		return def, nil
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("property %s=%q is not an integer", k, v)
-	}
-	return n, nil
-}
-
-// Bool returns a boolean setting.
-func (p *Properties) Bool(k string, def bool) (bool, error) {
-	v, ok := p.Get(k)
-	if !ok || strings.TrimSpace(v) == "" {
-		return def, nil
-	}
-	b, err := strconv.ParseBool(strings.TrimSpace(v))
-	if err != nil {
-		return false, fmt.Errorf("property %s=%q is not a boolean", k, v)
-	}
-	return b, nil
-}
-
-// Duration returns a Go duration setting ("300ms", "2s"); a bare integer means milliseconds.
-func (p *Properties) Duration(k string, def time.Duration) (time.Duration, error) {
-	v, ok := p.Get(k)
-	v = strings.TrimSpace(v)
-	if !ok || v == "" {
-		return def, nil
-	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return time.Duration(n) * time.Millisecond, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return 0, fmt.Errorf("property %s=%q is not a duration (use e.g. 300ms or 2s)", k, v)
-	}
-	return d, nil
 }
 
 // List returns a list setting written either as a JSON array of strings or as a

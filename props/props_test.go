@@ -3,7 +3,6 @@ package props
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestRead(t *testing.T) {
@@ -35,36 +34,6 @@ svc.empty=
 	}
 	if got := p.List("svc.multi"); len(got) != 2 || got[0] != "first" {
 		t.Errorf("List csv = %v", got)
-	}
-}
-
-func TestTypedGetters(t *testing.T) {
-	p := New()
-	p.Set("svc.n", "42")
-	p.Set("svc.bad", "x")
-	p.Set("svc.d", "250ms")
-	p.Set("svc.dms", "300")
-	p.Set("svc.b", "true")
-	if n, err := p.Int("svc.n", 0); n != 42 || err != nil {
-		t.Error(n, err)
-	}
-	if _, err := p.Int("svc.bad", 0); err == nil || !strings.Contains(err.Error(), "svc.bad") {
-		t.Error("bad int accepted:", err)
-	}
-	if n, _ := p.Int("svc.missing", 7); n != 7 {
-		t.Error("default", n)
-	}
-	if d, _ := p.Duration("svc.d", 0); d != 250*time.Millisecond {
-		t.Error(d)
-	}
-	if d, _ := p.Duration("svc.dms", 0); d != 300*time.Millisecond {
-		t.Error(d)
-	}
-	if _, err := p.Duration("svc.bad", 0); err == nil {
-		t.Error("bad duration accepted")
-	}
-	if b, _ := p.Bool("svc.b", false); !b {
-		t.Error("bool")
 	}
 }
 
