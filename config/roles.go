@@ -57,11 +57,13 @@ func (n Node) URL() string {
 type Raft struct {
 	Address string
 	// Peers is svc.raft.peers as written; cluster.ParsePeers reads it.
-	Peers                                                                                  string
-	HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout, CommitTimeout, SnapshotInterval time.Duration
-	MaxAppendEntries, SnapshotRetain                                                       int
-	SnapshotThreshold, TrailingLogs                                                        uint64
-	NoSync                                                                                 bool
+	Peers string
+
+	HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout, CommitTimeout time.Duration
+	SnapshotInterval                                                     time.Duration
+	MaxAppendEntries, SnapshotRetain                                     int
+	SnapshotThreshold, TrailingLogs                                      uint64
+	NoSync                                                               bool
 }
 
 // ParseRaft reads svc.raft.*.
