@@ -38,6 +38,12 @@ func fullLog(t *testing.T) []*raft.Log {
 		{cmd: commands.SetRules{DataSource: "_default", Rules: json.RawMessage(`[{"type":"loadForever","tieredReplicants":{"_default_tier":1}}]`)}},
 		{cmd: commands.RegisterWorker{Host: "mm1:8091", Capacity: 2, Category: "hot", Version: "1", IP: "10.0.0.5"}},
 		{cmd: commands.RegisterWorker{Host: "mm2:8091", Capacity: 1}},
+		{cmd: commands.JoinServer{ID: "mm1", Roles: []string{"middleManager"}, URL: "http://mm1:8091", Capacity: 2, Version: "1", StartTimeMs: 5}},
+		{cmd: commands.JoinServer{ID: "h1", Roles: []string{"historical"}, URL: "http://h1:8083", Tier: "hot", MaxSize: 1 << 30}},
+		{cmd: commands.JoinServer{ID: "b1", Roles: []string{"broker"}, URL: "http://b1:8082"}},
+		{cmd: commands.LeaveServer{ID: "b1", Reason: "lease expired"}},
+		{cmd: commands.LeaveServer{ID: "b1"}, reject: true}, // not a member any more
+		{cmd: commands.JoinServer{ID: "", Roles: []string{"broker"}, URL: "http://b2:8082"}, reject: true},
 		{cmd: commands.SetWorkerEnabled{Host: "mm2:8091", Enabled: false}},
 		{cmd: commands.SetSupervisor{ID: "wiki", DataSource: "wiki", Spec: supSpec("wiki", false)}},
 		{cmd: commands.SetSupervisor{ID: "metrics", DataSource: "metrics", Spec: supSpec("metrics", true), Suspended: true}},
@@ -132,6 +138,7 @@ var stateTables = map[string][]string{
 	"tasks":             {"tasks", "task_locks", "task_lock_clock", "workers"},
 	"supervisors":       {"supervisors"},
 	"rules":             {"rules"},
+	"servers":           {"servers"},
 }
 
 // Fields of State that the snapshot header carries instead of a table.

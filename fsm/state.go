@@ -17,6 +17,7 @@ type State struct {
 	tasks             tasksTable       // tasks, locks, workers (tasks.go)
 	supervisors       supervisorsTable // stream supervisors and their history (supervisors.go)
 	rules             rulesTable       // retention rules per datasource (rules.go)
+	servers           serversTable     // discovery membership (servers.go)
 }
 
 func newState() *State {
