@@ -34,10 +34,15 @@ type Cluster struct {
 	// the loss of a control node and the election that follows.
 	Coordinators []string
 	FailoverWait time.Duration
-	Broker       string
-	Storage      deep.DeepStorage
-	LoadTimeout  time.Duration // 0: do not wait for loading
-	HTTP         *http.Client
+	// Broker is the broker the load waiter asks (svc.router.brokerUrls, an
+	// override); without it, the live brokers Brokers returns (discovery).
+	Broker  string
+	Brokers func() []string
+	Storage deep.DeepStorage
+	// LoadTimeout bounds the wait for published segments to be served
+	// (svc.coordinator.loadTimeout); 0: do not wait.
+	LoadTimeout time.Duration
+	HTTP        *http.Client
 }
 
 // ClusterSlot holds the cluster access of one kind of task on a worker: set
@@ -77,18 +82,25 @@ func (s *ClusterSlot) Get() *Cluster {
 }
 
 // ClusterFromProps builds a Cluster from svc.indexer.coordinatorUrls,
-// svc.router.brokerUrls and the svc.storage.* settings.
+// svc.router.brokerUrls, svc.coordinator.loadTimeout and the svc.storage.*
+// settings. Without svc.router.brokerUrls the caller sets Brokers (the
+// brokers discovery knows); there is no default broker address, which a
+// task would poll in vain until its load timeout.
 func ClusterFromProps(p *props.Properties) (*Cluster, error) {
 	ds, err := DeepStorageFromProps(p)
 	if err != nil {
 		return nil, err
 	}
 	ic := config.ParseIndexer(p)
+	cc, err := config.ParseCoordinator(p, nil)
+	if err != nil {
+		return nil, err
+	}
 	return &Cluster{
 		Coordinators: urlList(ic.CoordinatorURLs, "http://127.0.0.1:8081"),
-		Broker:       firstURL(ic.BrokerURLs, "http://127.0.0.1:8082"),
+		Broker:       firstURL(ic.BrokerURLs, ""),
 		Storage:      ds,
-		LoadTimeout:  5 * time.Minute,
+		LoadTimeout:  cc.LoadTimeout,
 		// Publishing is an internal endpoint.
 		HTTP: escalator.FromProps(p).Client(&http.Client{Timeout: 5 * time.Minute}),
 	}, nil
@@ -378,16 +390,20 @@ func (c *Cluster) WaitLoaded(ctx context.Context, segs []*segmeta.DataSegment, t
 	deadline := time.Now().Add(timeout)
 	for {
 		seen := map[string]bool{}
+		problem := ""
 		for ds, ivs := range byDS {
-			u := c.Broker + "/svc/v2/datasources/" + url.PathEscape(ds) + "/candidates?intervals=" + url.QueryEscape(strings.Join(ivs, ","))
-			b, code, err := c.do(ctx, http.MethodGet, u, nil)
+			b, why := c.askBrokers(ctx, "/svc/v2/datasources/"+url.PathEscape(ds)+"/candidates?intervals="+url.QueryEscape(strings.Join(ivs, ",")))
+			if why != "" {
+				problem = why
+				continue
+			}
 			var cands []struct {
 				Interval        string            `json:"interval"`
 				Version         string            `json:"version"`
 				PartitionNumber int32             `json:"partitionNumber"`
 				Locations       []json.RawMessage `json:"locations"`
 			}
-			if err != nil || code != 200 || json.Unmarshal(b, &cands) != nil {
+			if json.Unmarshal(b, &cands) != nil {
 				continue
 			}
 			for _, cd := range cands {
@@ -406,7 +422,10 @@ func (c *Cluster) WaitLoaded(ctx context.Context, segs []*segmeta.DataSegment, t
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d published segments were not loaded within %s: %w", missing, timeout, context.DeadlineExceeded)
+			if problem != "" {
+				return fmt.Errorf("%d published segments were not seen loaded within %s (svc.coordinator.loadTimeout): %s: %w", missing, timeout, problem, context.DeadlineExceeded)
+			}
+			return fmt.Errorf("%d published segments were not loaded within %s (svc.coordinator.loadTimeout): %w", missing, timeout, context.DeadlineExceeded)
 		}
 		select {
 		case <-ctx.Done():
@@ -414,4 +433,38 @@ func (c *Cluster) WaitLoaded(ctx context.Context, segs []*segmeta.DataSegment, t
 		case <-time.After(50 * time.Millisecond): // a cheap query; loading is what is waited for
 		}
 	}
+}
+
+// brokers lists the brokers the load waiter may ask: the configured one, else
+// the live ones discovery knows.
+func (c *Cluster) brokers() []string {
+	if c.Broker != "" {
+		return []string{c.Broker}
+	}
+	if c.Brokers == nil {
+		return nil
+	}
+	return c.Brokers()
+}
+
+// askBrokers GETs path from the first broker that answers 200; why says what
+// went wrong when none did.
+func (c *Cluster) askBrokers(ctx context.Context, path string) (body []byte, why string) {
+	bs := c.brokers()
+	if len(bs) == 0 {
+		return nil, "no broker is known (none has announced itself through discovery and svc.router.brokerUrls is unset)"
+	}
+	var errs []string
+	for _, base := range bs {
+		b, code, err := c.do(ctx, http.MethodGet, strings.TrimRight(base, "/")+path, nil)
+		switch {
+		case err != nil:
+			errs = append(errs, err.Error())
+		case code != http.StatusOK:
+			errs = append(errs, fmt.Sprintf("broker %s answered %d", base, code))
+		default:
+			return b, ""
+		}
+	}
+	return nil, "no broker answered: " + strings.Join(errs, "; ")
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"strata/interval"
+	"strata/props"
 	"strata/segmeta"
 )
 
@@ -62,5 +63,45 @@ func TestWaitLoadedSkipsSegmentsRulesDoNotLoad(t *testing.T) {
 	err := c.WaitLoaded(context.Background(), []*segmeta.DataSegment{kept, dropped}, 300*time.Millisecond)
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "1 published segments") {
 		t.Fatalf("a segment a load rule places was not waited for: %v", err)
+	}
+}
+
+// A task's load waiter with no broker known (none announced through
+// discovery, svc.router.brokerUrls unset) gives up once
+// svc.coordinator.loadTimeout has passed and says why, instead of polling a
+// default broker address that nothing listens on for minutes while the task
+// holds its datasource lock.
+func TestWaitLoadedWithoutBrokersEndsAtLoadTimeout(t *testing.T) {
+	coord := httptest.NewServer(http.NotFoundHandler()) // no rules: wait for every segment
+	defer coord.Close()
+	p := props.Defaults()
+	p.Set("svc.data.dir", t.TempDir())
+	p.Set("svc.indexer.coordinatorUrls", coord.URL)
+	p.Set("svc.coordinator.loadTimeout", "1s")
+	c, err := ClusterFromProps(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iv, _ := interval.Parse("2020-01-01/P1D")
+	seg := &segmeta.DataSegment{DataSource: "wiki", Interval: iv, Version: "v1", ShardSpec: segmeta.NumberedShard(0, 1)}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	err = c.WaitLoaded(ctx, []*segmeta.DataSegment{seg}, c.LoadTimeout)
+	if took := time.Since(start); err == nil || errors.Is(err, context.Canceled) || ctx.Err() != nil || took > 10*time.Second {
+		t.Fatalf("load wait with svc.coordinator.loadTimeout=1s and no broker: %v after %s", err, took)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no broker is known") {
+		t.Fatalf("the error does not say no broker is known: %v", err)
+	}
+
+	// A broker found through discovery is asked; the static list stays unset.
+	broker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `[{"interval":%q,"version":"v1","partitionNumber":0,"locations":[{"name":"h1"}]}]`, iv.String())
+	}))
+	defer broker.Close()
+	c.Brokers = func() []string { return []string{"http://127.0.0.1:1", broker.URL} } // the first refuses
+	if err := c.WaitLoaded(ctx, []*segmeta.DataSegment{seg}, c.LoadTimeout); err != nil {
+		t.Fatalf("with a discovered broker: %v", err)
 	}
 }

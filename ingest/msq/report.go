@@ -73,6 +73,9 @@ type SegmentLoadStatus struct {
 	OnDemandSegments  int    `json:"onDemandSegments"`
 	PendingSegments   int    `json:"pendingSegments"`
 	UnknownSegments   int    `json:"unknownSegments"`
+	// ErrorMessage says why a wait failed or timed out (no broker known,
+	// none answering), beyond Druid's fields.
+	ErrorMessage string `json:"errorMessage,omitempty"`
 }
 
 // SegmentReport tells which shard spec the segments got and why.

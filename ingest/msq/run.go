@@ -435,6 +435,7 @@ func Run(ctx context.Context, req Request, env Env, progress func(Report)) (Repo
 			TotalSegments: len(all)}
 		if err := env.WaitLoaded(ctx, all); err != nil {
 			ls.State = StateFailed
+			ls.ErrorMessage = err.Error()
 			if errors.Is(err, context.DeadlineExceeded) {
 				ls.State = "TIMED_OUT"
 			}
