@@ -162,6 +162,10 @@ func (f *frozen) WriteTo(out io.Writer) (int64, error) {
 	return cw.n, err
 }
 
+// WriteSnapshot writes the state's snapshot bytes (the format above): what a
+// snapshot of this state persists, and what replay tools digest.
+func (s *State) WriteSnapshot(w io.Writer) (int64, error) { return s.freeze().WriteTo(w) }
+
 // Persist implements raft.FSMSnapshot.
 func (f *frozen) Persist(sink raft.SnapshotSink) error {
 	if _, err := f.WriteTo(sink); err != nil {

@@ -1,0 +1,446 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	"github.com/klauspost/compress/zstd"
+
+	"strata/commands"
+)
+
+// Archive keeps the log entries Raft trims after a snapshot, and the snapshots
+// taken at those points, in a directory:
+//
+//	manifest.json                      the index: every chunk (first..last Raft
+//	                                   index, the leader times of its first and
+//	                                   last command, size, SHA-256) and snapshot
+//	log/<first>-<last>.zst             entries, zstd-compressed frames (chunk.go)
+//	snapshots/<index>-<term>.zst       an FSM snapshot, zstd-compressed
+//
+// Files are written whole (temporary file, fsync, rename) before the manifest
+// names them, and the manifest before Raft deletes the entries, so a crash
+// loses nothing: at worst an entry is both archived and still in the log.
+// Every file is checked against its SHA-256 when read; a damaged one is an
+// error naming it, never a silently shorter history.
+type Archive struct {
+	mu        sync.RWMutex // readers (combinedLog) vs. Trim
+	dir       string
+	retention time.Duration // 0: keep everything
+	logger    hclog.Logger
+	now       func() time.Time // for retention only; tests replace it
+	m         *manifest
+}
+
+const (
+	manifestFile    = "manifest.json"
+	manifestFormat  = "strata-audit-archive"
+	manifestVersion = 1
+	// chunkEntries bounds a chunk, so that reading one old entry
+	// decompresses a bounded amount.
+	chunkEntries = 4096
+)
+
+type manifest struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// PrunedThrough: entries up to here were dropped by retention.
+	PrunedThrough uint64         `json:"prunedThrough,omitempty"`
+	Chunks        []chunkMeta    `json:"chunks"`
+	Snapshots     []snapshotMeta `json:"snapshots"`
+}
+
+type chunkMeta struct {
+	File        string `json:"file"`
+	First       uint64 `json:"first"`
+	Last        uint64 `json:"last"`
+	FirstTimeMs int64  `json:"firstTime,omitempty"` // leader stamp of the first command (0: none)
+	LastTimeMs  int64  `json:"lastTime,omitempty"`  // of the last command
+	Bytes       int64  `json:"bytes"`
+	SHA256      string `json:"sha256"`
+}
+
+type snapshotMeta struct {
+	File   string `json:"file"`
+	Index  uint64 `json:"index"`
+	Term   uint64 `json:"term"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// OpenArchive opens (or creates) the archive in dir. retention 0 keeps every
+// entry forever; otherwise chunks whose last command is older than retention
+// are dropped (with the snapshots only they needed) after each trim.
+func OpenArchive(dir string, retention time.Duration, logger hclog.Logger) (*Archive, error) {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	a := &Archive{dir: dir, retention: retention, logger: logger, now: time.Now}
+	b, err := os.ReadFile(filepath.Join(dir, manifestFile))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		a.m = &manifest{Format: manifestFormat, Version: manifestVersion}
+	case err != nil:
+		return nil, fmt.Errorf("audit archive: %w", err)
+	default:
+		var m manifest
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("audit archive %s: damaged manifest: %v", filepath.Join(dir, manifestFile), err)
+		}
+		if m.Format != manifestFormat || m.Version < 1 || m.Version > manifestVersion {
+			return nil, fmt.Errorf("audit archive %s: unsupported format %q version %d", dir, m.Format, m.Version)
+		}
+		a.m = &m
+	}
+	return a, nil
+}
+
+// Dir is the archive's directory.
+func (a *Archive) Dir() string { return a.dir }
+
+// manifest returns the current index; callers hold mu.
+func (a *Archive) manifest() (*manifest, error) { return a.m, nil }
+
+// Trim archives the entries min..max of store that are not archived yet and
+// every snapshot of snaps not archived yet, then runs del (the deletion of
+// those entries from the log), all under the archive's lock so that a reader
+// never finds an entry in neither place. An entry that cannot be archived
+// fails the trim: Raft then keeps its log and retries at the next snapshot.
+func (a *Archive) Trim(store raft.LogStore, snaps raft.SnapshotStore, first, last uint64, del func() error) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	next := first
+	if n := len(a.m.Chunks); n > 0 {
+		archived := a.m.Chunks[n-1].Last
+		if archived+1 < first {
+			// Entries the log lost without passing through here (a node that
+			// got the leader's snapshot instead of them): the archive says so
+			// when a scan crosses the hole.
+			a.logger.Warn("audit archive: entries were trimmed before they could be archived", "from", archived+1, "to", first-1)
+		}
+		next = max(next, archived+1)
+	}
+	m := *a.m
+	m.Chunks = append([]chunkMeta(nil), a.m.Chunks...)
+	m.Snapshots = append([]snapshotMeta(nil), a.m.Snapshots...)
+	for next <= last {
+		end := min(last, next+chunkEntries-1)
+		cm, err := a.writeChunk(store, next, end)
+		if err != nil {
+			return fmt.Errorf("audit archive: entries %d to %d: %w", next, end, err)
+		}
+		m.Chunks = append(m.Chunks, cm)
+		next = end + 1
+	}
+	if snaps != nil {
+		if err := a.archiveSnapshots(&m, snaps); err != nil {
+			return fmt.Errorf("audit archive: %w", err)
+		}
+	}
+	dropped := a.prune(&m)
+	if err := a.writeManifest(&m); err != nil {
+		return fmt.Errorf("audit archive: %w", err)
+	}
+	a.m = &m
+	for _, f := range dropped {
+		if err := os.Remove(filepath.Join(a.dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			a.logger.Warn("audit archive: cannot remove a file past retention", "file", f, "error", err)
+		}
+	}
+	return del()
+}
+
+func (a *Archive) writeChunk(store raft.LogStore, first, last uint64) (chunkMeta, error) {
+	cm := chunkMeta{First: first, Last: last}
+	var raw []byte
+	var l raft.Log
+	for i := first; i <= last; i++ {
+		if err := store.GetLog(i, &l); err != nil {
+			return cm, fmt.Errorf("read log entry %d: %w", i, err)
+		}
+		raw = appendEntry(raw, Entry{Index: l.Index, Term: l.Term, Type: l.Type, Data: l.Data, AppendedAt: l.AppendedAt})
+		if l.Type == raft.LogCommand {
+			if env, _, _ := commands.Decode(l.Data); env.TimeMs != 0 {
+				if cm.FirstTimeMs == 0 {
+					cm.FirstTimeMs = env.TimeMs
+				}
+				cm.LastTimeMs = max(cm.LastTimeMs, env.TimeMs)
+			}
+		}
+	}
+	comp := encoder.EncodeAll(raw, nil)
+	cm.File = fmt.Sprintf("log/%020d-%020d.zst", first, last)
+	cm.Bytes = int64(len(comp))
+	cm.SHA256 = sum(comp)
+	return cm, writeFileAtomic(filepath.Join(a.dir, cm.File), comp)
+}
+
+func (a *Archive) archiveSnapshots(m *manifest, snaps raft.SnapshotStore) error {
+	metas, err := snaps.List()
+	if err != nil {
+		return fmt.Errorf("list snapshots: %w", err)
+	}
+	have := map[uint64]bool{}
+	for _, s := range m.Snapshots {
+		have[s.Index] = true
+	}
+	for i := len(metas) - 1; i >= 0; i-- { // oldest first
+		meta := metas[i]
+		if have[meta.Index] || meta.Index <= m.PrunedThrough {
+			continue
+		}
+		_, rc, err := snaps.Open(meta.ID)
+		if err != nil {
+			return fmt.Errorf("open snapshot %s: %w", meta.ID, err)
+		}
+		raw, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			return fmt.Errorf("read snapshot %s: %w", meta.ID, err)
+		}
+		comp := encoder.EncodeAll(raw, nil)
+		sm := snapshotMeta{File: fmt.Sprintf("snapshots/%020d-%d.zst", meta.Index, meta.Term), Index: meta.Index, Term: meta.Term,
+			Bytes: int64(len(comp)), SHA256: sum(comp)}
+		if err := writeFileAtomic(filepath.Join(a.dir, sm.File), comp); err != nil {
+			return err
+		}
+		m.Snapshots = append(m.Snapshots, sm)
+		have[meta.Index] = true
+	}
+	// Oldest first, whatever order they arrived in.
+	sortSnapshots(m.Snapshots)
+	return nil
+}
+
+// prune applies the retention to m and returns the files it no longer names.
+func (a *Archive) prune(m *manifest) []string {
+	if a.retention <= 0 {
+		return nil
+	}
+	cutoff := a.now().Add(-a.retention).UnixMilli()
+	var dropped []string
+	for len(m.Chunks) > 0 && m.Chunks[0].LastTimeMs > 0 && m.Chunks[0].LastTimeMs < cutoff {
+		dropped = append(dropped, m.Chunks[0].File)
+		m.PrunedThrough = m.Chunks[0].Last
+		m.Chunks = m.Chunks[1:]
+	}
+	// A snapshot before the pruned point is no use: the entries after it
+	// are gone. The one at the point (if any) is the new start of replay.
+	keep := m.Snapshots[:0]
+	for _, s := range m.Snapshots {
+		if s.Index < m.PrunedThrough {
+			dropped = append(dropped, s.File)
+			continue
+		}
+		keep = append(keep, s)
+	}
+	m.Snapshots = keep
+	return dropped
+}
+
+func (a *Archive) writeManifest(m *manifest) error {
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(a.dir, manifestFile), b)
+}
+
+// readFile reads an archived file and checks it against the manifest.
+func (a *Archive) readFile(file, want string) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(a.dir, file))
+	if err != nil {
+		return nil, fmt.Errorf("audit archive: %w", err)
+	}
+	if got := sum(b); got != want {
+		return nil, fmt.Errorf("audit archive: %s is damaged: SHA-256 %s, the manifest says %s", filepath.Join(a.dir, file), got, want)
+	}
+	return b, nil
+}
+
+// scan calls fn with the archived entries from..to; callers hold mu.
+func (a *Archive) scan(from, to uint64, fn func(Entry) error) error {
+	want := from
+	for _, c := range a.m.Chunks {
+		if c.Last < from || c.First > to {
+			continue
+		}
+		if c.First > want {
+			return fmt.Errorf("audit archive: entries %d to %d are missing (this node was sent a snapshot instead of them)", want, c.First-1)
+		}
+		comp, err := a.readFile(c.File, c.SHA256)
+		if err != nil {
+			return err
+		}
+		raw, err := decoder.DecodeAll(comp, nil)
+		if err != nil {
+			return fmt.Errorf("audit archive: %s: %v", c.File, err)
+		}
+		for len(raw) > 0 {
+			var e Entry
+			e, raw, err = readEntry(raw)
+			if err != nil {
+				return fmt.Errorf("audit archive: %s: %v", c.File, err)
+			}
+			if e.Index < want || e.Index > to {
+				continue
+			}
+			if e.Index != want {
+				return fmt.Errorf("audit archive: %s: entry %d where %d was expected", c.File, e.Index, want)
+			}
+			if err := fn(e); err != nil {
+				return err
+			}
+			want++
+		}
+	}
+	return nil
+}
+
+// snapshotAt returns the newest archived snapshot at or before index.
+func (a *Archive) snapshotAt(index uint64) (snapshotMeta, bool) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	var best snapshotMeta
+	found := false
+	for _, s := range a.m.Snapshots {
+		if s.Index <= index && (!found || s.Index > best.Index) {
+			best, found = s, true
+		}
+	}
+	return best, found
+}
+
+// openSnapshot returns an archived snapshot's bytes, checked.
+func (a *Archive) openSnapshot(s snapshotMeta) (io.ReadCloser, error) {
+	comp, err := a.readFile(s.File, s.SHA256)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := decoder.DecodeAll(comp, nil)
+	if err != nil {
+		return nil, fmt.Errorf("audit archive: %s: %v", s.File, err)
+	}
+	return io.NopCloser(bytes.NewReader(raw)), nil
+}
+
+// prunedThrough is the last index retention dropped (0: none).
+func (a *Archive) prunedThrough() uint64 {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.m.PrunedThrough
+}
+
+// chunksTimes returns the archived chunks' ranges and times (for IndexAt).
+func (a *Archive) chunks() []chunkMeta {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return append([]chunkMeta(nil), a.m.Chunks...)
+}
+
+// Frame of one entry (inside a chunk, before compression):
+//
+//	uvarint index, uvarint term, byte type, varint appendedAt (unix nanos,
+//	0 = unknown), uvarint len(data), data
+func appendEntry(b []byte, e Entry) []byte {
+	b = binary.AppendUvarint(b, e.Index)
+	b = binary.AppendUvarint(b, e.Term)
+	b = append(b, byte(e.Type))
+	var at int64
+	if !e.AppendedAt.IsZero() {
+		at = e.AppendedAt.UnixNano()
+	}
+	b = binary.AppendVarint(b, at)
+	b = binary.AppendUvarint(b, uint64(len(e.Data)))
+	return append(b, e.Data...)
+}
+
+var errFrame = errors.New("truncated or malformed entry frame")
+
+func readEntry(b []byte) (Entry, []byte, error) {
+	var e Entry
+	var n int
+	if e.Index, n = binary.Uvarint(b); n <= 0 {
+		return e, nil, errFrame
+	}
+	b = b[n:]
+	if e.Term, n = binary.Uvarint(b); n <= 0 || len(b) <= n {
+		return e, nil, errFrame
+	}
+	e.Type = raft.LogType(b[n])
+	b = b[n+1:]
+	at, n := binary.Varint(b)
+	if n <= 0 {
+		return e, nil, errFrame
+	}
+	if at != 0 {
+		e.AppendedAt = time.Unix(0, at).UTC()
+	}
+	b = b[n:]
+	size, n := binary.Uvarint(b)
+	if n <= 0 || uint64(len(b)-n) < size {
+		return e, nil, errFrame
+	}
+	e.Data = b[n : n+int(size) : n+int(size)]
+	return e, b[n+int(size):], nil
+}
+
+var (
+	encoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault))
+	decoder, _ = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(1<<30))
+)
+
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func sortSnapshots(s []snapshotMeta) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j].Index < s[j-1].Index; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+func writeFileAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
