@@ -21,6 +21,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	bolt "go.etcd.io/bbolt"
 
+	"strata/audit"
 	"strata/commands"
 	"strata/fsm"
 )
@@ -78,6 +79,9 @@ type Config struct {
 	TrailingLogs       uint64
 	SnapshotRetain     int
 	NoSync             bool // skip fsync of the log (benchmarks only)
+	// ArchiveRetention is how long the audit archive keeps trimmed entries
+	// (0: forever).
+	ArchiveRetention time.Duration
 
 	// wrapLog, set by tests only, wraps the bbolt log store (fault injection).
 	wrapLog func(raft.LogStore) raft.LogStore
@@ -90,12 +94,13 @@ var ErrNotLeader = errors.New("not the leader")
 
 // Node is a running control node.
 type Node struct {
-	cfg    Config
-	raft   *raft.Raft
-	fsm    *fsm.FSM
-	trans  *raft.NetworkTransport
-	logs   *raftboltdb.BoltStore
-	logger hclog.Logger
+	cfg     Config
+	raft    *raft.Raft
+	fsm     *fsm.FSM
+	trans   *raft.NetworkTransport
+	logs    *raftboltdb.BoltStore
+	history *audit.History
+	logger  hclog.Logger
 
 	peersMu sync.RWMutex
 	httpURL map[raft.ServerID]string
@@ -243,7 +248,16 @@ func Start(cfg Config) (*Node, error) {
 	default:
 		cfg.Logger.Info("rejoining with existing state", "dir", raftDir)
 	}
-	var logStore raft.LogStore = store
+	// Entries Raft trims after a snapshot are archived first, never lost.
+	archive, err := audit.OpenArchive(audit.ArchiveDir(cfg.DataDir), cfg.ArchiveRetention, cfg.Logger.Named("archive"))
+	if err != nil {
+		trans.Close()
+		store.Close()
+		return nil, err
+	}
+	archiving := &archivingStore{LogStore: store, archive: archive, snaps: snaps}
+	n.history = &audit.History{Archive: archive, Live: store, Snaps: snaps}
+	var logStore raft.LogStore = archiving
 	if cfg.wrapLog != nil {
 		logStore = cfg.wrapLog(store)
 	}
@@ -261,6 +275,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
 	n.raft = r
+	archiving.raft.Store(r)
 	n.wg.Add(1)
 	go n.watchLeadership()
 	return n, nil

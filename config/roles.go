@@ -64,6 +64,9 @@ type Raft struct {
 	MaxAppendEntries, SnapshotRetain                                     int
 	SnapshotThreshold, TrailingLogs                                      uint64
 	NoSync                                                               bool
+	// ArchiveRetention is how long the audit archive keeps trimmed entries
+	// (svc.audit.archive.retention; 0: forever).
+	ArchiveRetention time.Duration
 }
 
 // ParseRaft reads svc.raft.*.
@@ -82,6 +85,10 @@ func ParseRaft(src Source) (Raft, error) {
 		SnapshotThreshold:  uint64(r.int("svc.raft.snapshotThreshold")),
 		TrailingLogs:       uint64(r.int("svc.raft.trailingLogs")),
 		NoSync:             r.bool("svc.raft.noSync"),
+		ArchiveRetention:   r.duration("svc.audit.archive.retention"),
+	}
+	if c.ArchiveRetention < 0 {
+		r.fail("svc.audit.archive.retention", r.raw("svc.audit.archive.retention"), "a duration of 0 or more")
 	}
 	return c, r.err()
 }

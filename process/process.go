@@ -57,6 +57,7 @@ func NodeConfig(p *props.Properties, logger hclog.Logger) (cluster.Config, error
 		TrailingLogs:       rc.TrailingLogs,
 		SnapshotRetain:     rc.SnapshotRetain,
 		NoSync:             rc.NoSync,
+		ArchiveRetention:   rc.ArchiveRetention,
 		Logger:             logger,
 	}
 	if err != nil {
