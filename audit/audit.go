@@ -56,6 +56,10 @@ type History struct {
 	Archive *Archive           // nil: no archive (nothing was ever trimmed, or it is not kept)
 	Live    raft.LogStore      // the node's log store; nil when only the archive is read
 	Snaps   raft.SnapshotStore // the node's live snapshots; nil: none
+	// Committed, when set, bounds the history to what the cluster has
+	// committed: a running node's log may end in entries not yet committed
+	// (which a new leader may replace). A stopped node's cannot tell.
+	Committed func() uint64
 }
 
 // Log returns the archive and the live log as one log.
@@ -126,8 +130,11 @@ func (l *combinedLog) bounds() (aFirst, aLast, lFirst, lLast uint64, err error) 
 		if lLast, err = l.h.Live.LastIndex(); err != nil {
 			return 0, 0, 0, 0, fmt.Errorf("live log: %w", err)
 		}
-		if lLast == 0 {
-			lFirst = 0
+		if l.h.Committed != nil {
+			lLast = min(lLast, l.h.Committed())
+		}
+		if lLast == 0 || lLast < lFirst {
+			lFirst, lLast = 0, 0
 		}
 	}
 	return aFirst, aLast, lFirst, lLast, nil
@@ -179,8 +186,8 @@ func (l *combinedLog) Scan(from, to uint64, fn func(Entry) error) error {
 	if next < lFirst {
 		return fmt.Errorf("entries %d to %d are in neither the archive nor the live log (the live log starts at %d)", next, lFirst-1, lFirst)
 	}
-	var rl raft.Log
 	for i := next; i <= min(to, lLast); i++ {
+		var rl raft.Log // fresh: the store decodes into the slices it finds
 		if err := l.h.Live.GetLog(i, &rl); err != nil {
 			return fmt.Errorf("live log entry %d: %w", i, err)
 		}

@@ -28,11 +28,14 @@ func Redact(raw []byte) []byte {
 	if !changed {
 		return raw
 	}
-	out, err := json.Marshal(v)
-	if err != nil {
+	// Unescaped, so that "<redacted>" reads as written.
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return raw
 	}
-	return out
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n"))
 }
 
 func redactValue(v any) (any, bool) {

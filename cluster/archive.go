@@ -38,6 +38,27 @@ func (s *archivingStore) DeleteRange(first, last uint64) error {
 	})
 }
 
+// applied is Raft's applied index (0 before Raft runs): the end of the
+// committed history this node can replay.
+func (s *archivingStore) applied() uint64 {
+	if r := s.raft.Load(); r != nil {
+		return r.AppliedIndex()
+	}
+	return 0
+}
+
+// ControlNodes returns the HTTP URL of every control node this node knows,
+// by node id (the audit verification asks each).
+func (n *Node) ControlNodes() map[string]string {
+	n.peersMu.RLock()
+	defer n.peersMu.RUnlock()
+	out := make(map[string]string, len(n.httpURL))
+	for id, url := range n.httpURL {
+		out[string(id)] = url
+	}
+	return out
+}
+
 // History returns the node's history: its archive, its live log and its
 // snapshots (audit.History).
 func (n *Node) History() *audit.History { return n.history }

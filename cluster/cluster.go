@@ -256,7 +256,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	archiving := &archivingStore{LogStore: store, archive: archive, snaps: snaps}
-	n.history = &audit.History{Archive: archive, Live: store, Snaps: snaps}
+	n.history = &audit.History{Archive: archive, Live: store, Snaps: snaps, Committed: archiving.applied}
 	var logStore raft.LogStore = archiving
 	if cfg.wrapLog != nil {
 		logStore = cfg.wrapLog(store)

@@ -150,6 +150,12 @@ func (s *Server) endpoints() []Endpoint {
 		{Methods: get, Path: "/svc/coordinator/v1/rules/{dataSourceName}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.dataSourceRules},
 		{Methods: post, Path: "/svc/coordinator/v1/rules/{dataSourceName}", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.setRules},
 
+		// Coordinator: the control plane's past (audit_state.go). Any control
+		// node answers from its own history, so replicas can be compared.
+		{Methods: get, Path: "/svc/coordinator/v1/audit/state", Roles: rolesCoordinator, Handler: s.auditState},
+		{Methods: get, Path: "/svc/coordinator/v1/audit/diff", Roles: rolesCoordinator, Handler: s.auditDiff},
+		{Methods: get, Path: "/svc/coordinator/v1/audit/digest", Roles: rolesCoordinator, Handler: s.auditDigest},
+
 		// Overlord: leader, worker config and workers (overlord.go).
 		{Methods: get, Path: "/svc/indexer/v1/leader", Roles: rolesOverlord, Handler: s.leaderURL},
 		{Methods: get, Path: "/svc/indexer/v1/isLeader", Roles: rolesOverlord, Handler: s.isLeader},
