@@ -205,4 +205,3 @@ func post(t *testing.T, url, body string) string {
 	b, _ := io.ReadAll(resp.Body)
 	return strings.TrimSpace(string(b))
 }
-
