@@ -44,8 +44,26 @@ type ResetSupervisorOffsets struct {
 // CommandType implements Command.
 func (ResetSupervisorOffsets) CommandType() string { return "supervisor.offsets.reset" }
 
+// SetSupervisorState records a change of a supervisor's runtime state, as the
+// overlord leader's supervisor runtime computes it (Druid's state and
+// detailed state: RUNNING, UNHEALTHY_SUPERVISOR, SUSPENDED, PENDING, ...). The
+// runtime proposes it only when the state it shows changes; the FSM also
+// ignores a state equal to the last one recorded, so the timeline holds
+// changes only. SpecIndex is the Raft index of the spec version whose runtime
+// computed the state (fsm.SupervisorRecord.Index).
+type SetSupervisorState struct {
+	ID            string `json:"id"`
+	SpecIndex     uint64 `json:"specIndex"`
+	State         string `json:"state"`
+	DetailedState string `json:"detailedState"`
+}
+
+// CommandType implements Command.
+func (SetSupervisorState) CommandType() string { return "supervisor.state" }
+
 func init() {
 	Register(SetSupervisor{}, false)
+	Register(SetSupervisorState{}, false)
 	Register(TerminateSupervisor{}, false)
 	Register(ResetSupervisorOffsets{}, false)
 }

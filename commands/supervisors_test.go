@@ -10,6 +10,7 @@ func TestSupervisorCommandsRoundTrip(t *testing.T) {
 	cmds := []Command{
 		SetSupervisor{ID: "wiki", DataSource: "wiki", Spec: json.RawMessage(`{"type":"kafka","suspended":true}`), Suspended: true},
 		TerminateSupervisor{ID: "wiki"},
+		SetSupervisorState{ID: "wiki", SpecIndex: 12, State: "UNHEALTHY_SUPERVISOR", DetailedState: "LOST_CONTACT_WITH_STREAM"},
 		ResetSupervisorOffsets{DataSource: "wiki"},
 		ResetSupervisorOffsets{DataSource: "wiki", Offsets: json.RawMessage(`{"type":"kafka","partitions":{"type":"end","stream":"t","partitionOffsetMap":{"0":5}}}`)},
 	}
@@ -33,7 +34,7 @@ func TestSupervisorCommandsRoundTrip(t *testing.T) {
 }
 
 func TestSupervisorCommandsRegistered(t *testing.T) {
-	for _, tag := range []string{"supervisor.set", "supervisor.terminate", "supervisor.offsets.reset"} {
+	for _, tag := range []string{"supervisor.set", "supervisor.terminate", "supervisor.offsets.reset", "supervisor.state"} {
 		if _, ok := New(tag); !ok {
 			t.Errorf("%s is not registered", tag)
 		}

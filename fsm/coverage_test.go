@@ -47,6 +47,12 @@ func fullLog(t *testing.T) []*raft.Log {
 		{cmd: commands.SetWorkerEnabled{Host: "mm2:8091", Enabled: false}},
 		{cmd: commands.SetSupervisor{ID: "wiki", DataSource: "wiki", Spec: supSpec("wiki", false)}},
 		{cmd: commands.SetSupervisor{ID: "metrics", DataSource: "metrics", Spec: supSpec("metrics", true), Suspended: true}},
+		// Index 9 is wiki's spec version, 10 metrics'.
+		{cmd: commands.SetSupervisorState{ID: "wiki", SpecIndex: 9, State: "PENDING", DetailedState: "PENDING"}},
+		{cmd: commands.SetSupervisorState{ID: "wiki", SpecIndex: 9, State: "RUNNING", DetailedState: "CONNECTING_TO_STREAM"}},
+		{cmd: commands.SetSupervisorState{ID: "wiki", SpecIndex: 9, State: "RUNNING", DetailedState: "CONNECTING_TO_STREAM"}}, // no change: recorded as nothing
+		{cmd: commands.SetSupervisorState{ID: "metrics", SpecIndex: 10, State: "SUSPENDED", DetailedState: "SUSPENDED"}},
+		{cmd: commands.SetSupervisorState{ID: "nope", SpecIndex: 9, State: "RUNNING", DetailedState: "RUNNING"}, reject: true},
 		{cmd: submitCmd("index_kafka_wiki", "wiki")},
 		{cmd: commands.AssignTask{ID: "index_kafka_wiki", Worker: "mm1:8091"}},
 		{cmd: commands.TaskStatusUpdate{ID: "index_kafka_wiki", Worker: "mm1:8091", Status: commands.TaskRunning, Location: &commands.TaskLocation{Host: "mm1", Port: 8100, TLSPort: -1}}},
@@ -66,6 +72,7 @@ func fullLog(t *testing.T) []*raft.Log {
 		{cmd: commands.ResetSupervisorOffsets{DataSource: "wiki", Offsets: kafkaOffsets("t", `{"0":40,"1":7}`)}},
 		{cmd: commands.TerminateSupervisor{ID: "metrics"}},
 		{cmd: commands.TerminateSupervisor{ID: "metrics"}, reject: true},
+		{cmd: commands.SetSupervisorState{ID: "metrics", SpecIndex: 10, State: "STOPPING", DetailedState: "STOPPING"}}, // after its terminate
 		{cmd: submitCmd("index_kafka_wiki_2", "wiki")},
 		{cmd: commands.AssignTask{ID: "index_kafka_wiki_2", Worker: "mm2:8091"}, reject: true}, // disabled worker
 		{cmd: commands.AssignTask{ID: "index_kafka_wiki_2", Worker: "mm1:8091"}},
@@ -137,6 +144,7 @@ var stateTables = map[string][]string{
 	"segments":          {"segments", "datasource_metadata", "pending_file_deletions"},
 	"tasks":             {"tasks", "task_locks", "task_lock_clock", "workers"},
 	"supervisors":       {"supervisors"},
+	"supervisorStates":  {"supervisor_states"},
 	"rules":             {"rules"},
 	"servers":           {"servers"},
 }

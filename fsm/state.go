@@ -14,10 +14,11 @@ type State struct {
 	workerConfig      *commands.WorkerBehaviorConfig     // nil: never set
 	audit             auditTable
 	segments          segmentsTable
-	tasks             tasksTable       // tasks, locks, workers (tasks.go)
-	supervisors       supervisorsTable // stream supervisors and their history (supervisors.go)
-	rules             rulesTable       // retention rules per datasource (rules.go)
-	servers           serversTable     // discovery membership (servers.go)
+	tasks             tasksTable            // tasks, locks, workers (tasks.go)
+	supervisors       supervisorsTable      // stream supervisors and their history (supervisors.go)
+	supervisorStates  supervisorStatesTable // the supervisors' runtime state timelines (supervisors_states.go)
+	rules             rulesTable            // retention rules per datasource (rules.go)
+	servers           serversTable          // discovery membership (servers.go)
 }
 
 func newState() *State {

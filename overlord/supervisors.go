@@ -71,6 +71,12 @@ func (c *supervisorControl) UpdateSpec(ctx context.Context, id, dataSource strin
 	return err
 }
 
+// RecordState stores a supervisor's new runtime state (supervisor.state).
+func (c *supervisorControl) RecordState(ctx context.Context, id string, specIndex uint64, state, detailed string) error {
+	_, err := c.o.node.Propose(commands.SetSupervisorState{ID: id, SpecIndex: specIndex, State: state, DetailedState: detailed}, SupervisorAudit, supervisorProposeTimeout)
+	return err
+}
+
 // ShutdownTask stops a task gracefully: the worker running it cancels the task's
 // context, and an index_kafka task then stops reading, publishes what it read and
 // ends with SUCCESS. A task no worker runs yet is taken out of the queue.

@@ -24,6 +24,10 @@ type Control interface {
 	// autoscaler's taskCount changes) if its current version is still the
 	// one stored at Raft index ifIndex; why goes into the audit comment.
 	UpdateSpec(ctx context.Context, id, dataSource string, ifIndex uint64, spec json.RawMessage, why string) error
+	// RecordState stores a change of a supervisor's runtime state (the
+	// supervisor.state command) for the spec version stored at Raft index
+	// specIndex, so that the state timeline is part of the replicated log.
+	RecordState(ctx context.Context, id string, specIndex uint64, state, detailed string) error
 }
 
 // Manager keeps one supervisor goroutine per active supervisor record of the

@@ -60,6 +60,10 @@ type supervisor struct {
 	// (refreshLag), so concurrent requests share one Kafka request.
 	measuring chan struct{}
 
+	// recorded is the state last stored through Control.RecordState (loop
+	// goroutine only): a state is proposed when it differs.
+	recorded struct{ state, detailed string }
+
 	mu        sync.Mutex // guards the fields below
 	st        *stateTracker
 	rep       supReport
@@ -148,6 +152,7 @@ func (s *supervisor) loop(ctx context.Context, managerCtx context.Context) {
 	}
 	timer := time.NewTimer(delay)
 	defer timer.Stop()
+	s.recordState(ctx) // PENDING: this version's runtime has started
 	first := true
 	for {
 		select {
@@ -183,6 +188,7 @@ func (s *supervisor) stopAll() {
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), supStopTimeout)
 	defer cancel()
+	s.recordState(ctx)
 	for _, t := range s.groups {
 		s.m.shutdownOnce(ctx, t.id, s.log)
 	}
@@ -228,7 +234,10 @@ const ResetShutdownReason = "Shutdown by a reset of its supervisor"
 // runOnce is one supervisor run (Druid's RunNotice).
 func (s *supervisor) runOnce(ctx context.Context) {
 	now := time.Now()
-	s.propose(StateConnectingToStream)
+	// Every state change the run makes is recorded, at the end of the run at
+	// the latest (recordState also retries one that could not be stored).
+	defer s.recordState(ctx)
+	s.propose(ctx, StateConnectingToStream)
 	if s.specErr != nil {
 		s.fail(now, false, "invalid supervisor spec: "+s.specErr.Error())
 		s.finish(nil)
@@ -246,7 +255,7 @@ func (s *supervisor) runOnce(ctx context.Context) {
 	cancel()
 	fetched := time.Now()
 	if ferr == nil {
-		s.propose(StateDiscoveringInitialTasks)
+		s.propose(ctx, StateDiscoveringInitialTasks)
 	}
 	s.adopt(now, view)
 
@@ -278,7 +287,7 @@ func (s *supervisor) runOnce(ctx context.Context) {
 	s.st.everConnected = true
 	s.mu.Unlock()
 	if err == nil && !s.spec.Suspended {
-		s.propose(StateCreatingTasks)
+		s.propose(ctx, StateCreatingTasks)
 		s.stopStale(ctx, ends)
 		if serr := s.createTasks(ctx, now, ends, stored.Partitions); serr != nil {
 			s.fail(now, serr.stream, serr.Error())
@@ -322,10 +331,33 @@ func (s *supervisor) fetchTimeout() time.Duration {
 	return min(max(s.spec.Period, time.Second), 15*time.Second)
 }
 
-func (s *supervisor) propose(detailed string) {
+// propose moves the state machine towards detailed (stateTracker.propose)
+// and records the state if it changed.
+func (s *supervisor) propose(ctx context.Context, detailed string) {
 	s.mu.Lock()
 	s.st.propose(detailed)
 	s.mu.Unlock()
+	s.recordState(ctx)
+}
+
+// recordState stores the current state and detailed state as a
+// supervisor.state command when they differ from the last stored. A failure
+// (lost leadership, a slow commit) is logged and leaves the state to be
+// recorded at the next check, at the end of the run at the latest.
+func (s *supervisor) recordState(ctx context.Context) {
+	s.mu.Lock()
+	state, detailed := s.st.state(), s.st.detailed
+	s.mu.Unlock()
+	if s.recorded.state == state && s.recorded.detailed == detailed {
+		return
+	}
+	if err := s.m.ctl.RecordState(ctx, s.id, s.index, state, detailed); err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("cannot record the supervisor state; will retry", "state", state, "detailedState", detailed, "error", err)
+		}
+		return
+	}
+	s.recorded.state, s.recorded.detailed = state, detailed
 }
 
 func (s *supervisor) fail(now time.Time, stream bool, msg string) {

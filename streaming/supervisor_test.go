@@ -34,6 +34,7 @@ type supTestControl struct {
 	submitted []supTaskPayload // in submission order
 	shutdowns []string
 	updates   []string // the audit comments of UpdateSpec calls
+	unchanged int      // RecordState calls the FSM found equal to the last recorded state
 }
 
 func newSupTestControl(t *testing.T) *supTestControl {
@@ -83,6 +84,16 @@ func (c *supTestControl) UpdateSpec(_ context.Context, id, dataSource string, if
 	if res.Err == nil {
 		c.mu.Lock()
 		c.updates = append(c.updates, why)
+		c.mu.Unlock()
+	}
+	return res.Err
+}
+
+func (c *supTestControl) RecordState(_ context.Context, id string, specIndex uint64, state, detailed string) error {
+	res := c.apply(commands.SetSupervisorState{ID: id, SpecIndex: specIndex, State: state, DetailedState: detailed})
+	if res.Err == nil && res.Value == false {
+		c.mu.Lock()
+		c.unchanged++
 		c.mu.Unlock()
 	}
 	return res.Err
