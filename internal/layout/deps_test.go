@@ -20,6 +20,8 @@ var (
 	controlInternals = []string{"strata/fsm/...", "strata/cluster/...", "strata/commands/...", "strata/coordinator/...", "strata/overlord/..."}
 	// Query code, which storage serves but must not know.
 	queryCode = []string{"strata/querynode/...", "strata/protocol"}
+	// Storage, query and ingestion code, above the aggregators.
+	aboveAggregate = []string{"strata/storage/segment", "strata/storage/deep", "strata/storage/encoding", "strata/querynode/...", "strata/protocol", "strata/ingest/..."}
 )
 
 // rules says which packages may not depend, directly or through others, on
@@ -33,6 +35,9 @@ var rules = []struct {
 	{"the data plane does not import the control plane's internals", dataPlane, controlInternals},
 	// The segment format is read by the engine, ingestion and tools alike.
 	{"storage does not import query code", []string{"strata/storage/..."}, queryCode},
+	// One aggregator family serves the engine, SQL ingestion and the
+	// segment writer's rollup, so it sits below all three.
+	{"aggregate imports no storage, query or ingestion code", []string{"strata/aggregate/..."}, aboveAggregate},
 }
 
 // exceptions lists known violations as "from -> dependency", each with the

@@ -1,18 +1,56 @@
 package engine
 
 import (
-	"math"
 	"math/bits"
-	"unicode/utf8"
 
 	"github.com/RoaringBitmap/roaring/v2"
-	"github.com/apache/datasketches-go/hll"
-	"github.com/apache/datasketches-go/theta"
 
+	"strata/aggregate"
 	"strata/querynode/query"
 	"strata/storage/blob"
 	"strata/storage/segment"
 )
+
+// AggState is the state of one aggregator over the rows of a partial
+// result; the aggregate package holds the one implementation of every
+// aggregator, which the types below feed from a segment's columns.
+type AggState = aggregate.State
+
+// aggSpec is what the aggregate package needs of an aggregator spec.
+func aggSpec(a *query.Aggregator) *aggregate.Spec {
+	b := a.Base()
+	s := &aggregate.Spec{Kind: a.ValueKind(), Op: a.Op(), LgK: b.LgK, TgtHllType: b.TgtHllType, Round: b.Round,
+		Size: b.Size, K: b.K, MaxStringBytes: b.MaxStringBytes}
+	if b.Type == "count" {
+		s.Op = aggregate.OpCount
+	}
+	return s
+}
+
+func newAggState(a *query.Aggregator, n int) *AggState { return aggregate.New(aggSpec(a), n) }
+
+// aggValue returns the result value of row i of an aggregator's state;
+// finalize turns sketches into estimates (else they are returned
+// serialized, base64).
+func aggValue(s *AggState, i int, finalize bool) (Value, error) {
+	r, err := s.Result(i, finalize)
+	if err != nil {
+		return Null, err
+	}
+	switch r.Kind {
+	case aggregate.ResultLong:
+		return Long(r.Long), nil
+	case aggregate.ResultDouble:
+		return Double(r.Double), nil
+	case aggregate.ResultFloat:
+		return Float(float32(r.Double)), nil
+	case aggregate.ResultString:
+		return Str(r.Str), nil
+	case aggregate.ResultSketch:
+		return Value{K: KObject, S: b64(r.Sketch)}, nil
+	}
+	return Null, nil
+}
 
 // segAgg aggregates the rows of one segment into an AggState. add folds
 // the rows of block b (dense [from,to) when sel is nil, else sel) into
@@ -79,97 +117,55 @@ func (rc *runCtx) newSegAgg(a *query.Aggregator, st *AggState, universe *roaring
 type countAgg struct{ st *AggState }
 
 func (c *countAgg) state() *AggState { return c.st }
-func (c *countAgg) grow(n int)       { c.st.grow(n) }
+func (c *countAgg) grow(n int)       { c.st.Grow(n) }
 func (c *countAgg) finish() error    { return nil }
 func (c *countAgg) add(b, from, to int, sel []int32, g int32, groups []int32) error {
-	if groups != nil {
-		countGrouped(c.st.Longs, groups)
-		return nil
-	}
-	if sel != nil {
-		c.st.Longs[g] += int64(len(sel))
-	} else {
-		c.st.Longs[g] += int64(to - from)
-	}
+	c.st.AddCount(aggregate.Rows{From: from, To: to, Sel: sel, G: g, Groups: groups})
 	return nil
-}
-
-// dropNulls narrows an iteration to its non-null rows, returning a
-// selection (and the matching groups) in the given buffers.
-func dropNulls(nulls []uint64, from, to int, sel, groups []int32, bsel, bgroups *[]int32) ([]int32, []int32) {
-	s, gs := (*bsel)[:0], (*bgroups)[:0]
-	if s == nil {
-		// The result must not be nil even when every row is null: a nil
-		// selection means "every row of the block".
-		s = make([]int32, 0, 64)
-	}
-	if sel == nil {
-		for i := from; i < to; i++ {
-			if !bitSet(nulls, i) {
-				s = append(s, int32(i))
-				if groups != nil {
-					gs = append(gs, groups[i-from])
-				}
-			}
-		}
-	} else {
-		for k, i := range sel {
-			if !bitSet(nulls, int(i)) {
-				s = append(s, i)
-				if groups != nil {
-					gs = append(gs, groups[k])
-				}
-			}
-		}
-	}
-	*bsel, *bgroups = s, gs
-	if groups == nil {
-		gs = nil
-	}
-	return s, gs
 }
 
 // numAgg is sum, min or max over a numeric source.
 type numAgg struct {
-	rc       *runCtx
-	st       *AggState
-	src      numSource
-	bs, bg   []int32
-	asDouble bool
+	rc     *runCtx
+	st     *AggState
+	src    numSource
+	bs, bg []int32
 }
 
 func (a *numAgg) state() *AggState { return a.st }
-func (a *numAgg) grow(n int)       { a.st.grow(n) }
+func (a *numAgg) grow(n int)       { a.st.Grow(n) }
 func (a *numAgg) finish() error    { return nil }
 
 func (a *numAgg) add(b, from, to int, sel []int32, g0 int32, groups []int32) error {
+	rows := aggregate.Rows{From: from, To: to, Sel: sel, G: g0, Groups: groups}
 	nulls, err := a.src.nulls(b)
 	if err != nil {
 		return err
 	}
 	if nulls != nil {
-		sel, groups = dropNulls(nulls, from, to, sel, groups, &a.bs, &a.bg)
+		rows = rows.Keep(nulls, true, &a.bs, &a.bg)
 	}
-	if sel != nil && len(sel) == 0 || sel == nil && to <= from {
+	if rows.Len() == 0 {
 		return nil
 	}
 	st := a.st
-	if g, ok := a.src.(gatherer); ok && sel != nil && sparse(len(sel), a.rc.blockLen(b)) {
+	if g, ok := a.src.(gatherer); ok && rows.Sel != nil && sparse(len(rows.Sel), a.rc.blockLen(b)) {
 		// Few rows of this block pass the filter: read just those, then
 		// aggregate them densely (groups stays parallel to sel).
+		dense := aggregate.Rows{From: 0, To: len(rows.Sel), G: g0, Groups: rows.Groups}
 		if st.Kind == query.KindLong {
-			vals, err := g.longsAt(b, sel)
+			vals, err := g.longsAt(b, rows.Sel)
 			if err != nil {
 				return err
 			}
-			aggregate(st.Longs, st.Null, st.Op, vals, 0, len(vals), nil, g0, groups)
+			st.AddLongs(vals, dense)
 			return nil
 		}
-		vals, err := g.doublesAt(b, sel)
+		vals, err := g.doublesAt(b, rows.Sel)
 		if err != nil {
 			return err
 		}
-		aggregate(st.Doubles, st.Null, st.Op, vals, 0, len(vals), nil, g0, groups)
+		st.AddDoubles(vals, dense)
 		return nil
 	}
 	if st.Kind == query.KindLong {
@@ -177,60 +173,15 @@ func (a *numAgg) add(b, from, to int, sel []int32, g0 int32, groups []int32) err
 		if err != nil {
 			return err
 		}
-		aggregate(st.Longs, st.Null, st.Op, vals, from, to, sel, g0, groups)
+		st.AddLongs(vals, rows)
 		return nil
 	}
 	vals, err := a.src.doubles(b)
 	if err != nil {
 		return err
 	}
-	aggregate(st.Doubles, st.Null, st.Op, vals, from, to, sel, g0, groups)
+	st.AddDoubles(vals, rows)
 	return nil
-}
-
-func aggregate[T number](acc []T, null []bool, op string, vals []T, from, to int, sel []int32, g int32, groups []int32) {
-	switch {
-	case groups == nil && sel == nil:
-		v := vals[from:to]
-		switch op {
-		case "sum":
-			acc[g] += sumDense(v)
-		case "min":
-			acc[g] = minDense(acc[g], v)
-		default:
-			acc[g] = maxDense(acc[g], v)
-		}
-		null[g] = false
-	case groups == nil:
-		switch op {
-		case "sum":
-			acc[g] += sumSel(vals, sel)
-		case "min":
-			acc[g] = minSel(acc[g], vals, sel)
-		default:
-			acc[g] = maxSel(acc[g], vals, sel)
-		}
-		null[g] = false
-	case sel == nil:
-		v := vals[from:to]
-		switch op {
-		case "sum":
-			sumGrouped(acc, null, v, groups)
-		case "min":
-			minGrouped(acc, null, v, groups)
-		default:
-			maxGrouped(acc, null, v, groups)
-		}
-	default:
-		switch op {
-		case "sum":
-			sumSelGrouped(acc, null, vals, sel, groups)
-		case "min":
-			minSelGrouped(acc, null, vals, sel, groups)
-		default:
-			maxSelGrouped(acc, null, vals, sel, groups)
-		}
-	}
 }
 
 // filteredAgg passes only the rows of its filter to the inner aggregator.
@@ -255,34 +206,11 @@ func (f *filteredAgg) add(b, from, to int, sel []int32, g int32, groups []int32)
 		return nil
 	}
 	f.bits = f.rc.blockBits(f.bm, b, f.bits)
-	s, gs := f.bs[:0], f.bg[:0]
-	if sel == nil {
-		for i := from; i < to; i++ {
-			if bitSet(f.bits, i) {
-				s = append(s, int32(i))
-				if groups != nil {
-					gs = append(gs, groups[i-from])
-				}
-			}
-		}
-	} else {
-		for k, i := range sel {
-			if bitSet(f.bits, int(i)) {
-				s = append(s, i)
-				if groups != nil {
-					gs = append(gs, groups[k])
-				}
-			}
-		}
-	}
-	f.bs, f.bg = s, gs
-	if len(s) == 0 {
+	rows := aggregate.Rows{From: from, To: to, Sel: sel, G: g, Groups: groups}.Keep(f.bits, false, &f.bs, &f.bg)
+	if len(rows.Sel) == 0 {
 		return nil
 	}
-	if groups == nil {
-		gs = nil
-	}
-	return f.inner.add(b, 0, 0, s, g, gs)
+	return f.inner.add(b, 0, 0, rows.Sel, g, rows.Groups)
 }
 
 // pairAgg is first, last or any: the value of the earliest (latest, any)
@@ -347,7 +275,7 @@ func pairKind(t string) (string, bool) {
 }
 
 func (p *pairAgg) state() *AggState { return p.st }
-func (p *pairAgg) grow(n int)       { p.st.grow(n) }
+func (p *pairAgg) grow(n int)       { p.st.Grow(n) }
 func (p *pairAgg) finish() error    { return nil }
 
 func (p *pairAgg) add(b, from, to int, sel []int32, g int32, groups []int32) error {
@@ -360,291 +288,64 @@ func (p *pairAgg) add(b, from, to int, sel []int32, g int32, groups []int32) err
 		return err
 	}
 	st := p.st
-	var longs []int64
-	var doubles []float64
-	var nulls []uint64
-	var offs, ids []int32
-	start, _ := p.rc.data.BlockRows(b)
+	rows := aggregate.Rows{From: from, To: to, Sel: sel, G: g, Groups: groups}
 	switch {
 	case p.cx != nil:
 		if err := p.cx.Block(b, &p.blobs); err != nil {
 			return err
 		}
-	case p.keys != nil:
-		if offs, ids, err = p.keys.ids(b); err != nil {
-			return err
-		}
-	case st.Kind == query.KindLong:
-		if longs, err = p.num.longs(b); err != nil {
-			return err
-		}
-	default:
-		if doubles, err = p.num.doubles(b); err != nil {
-			return err
-		}
-	}
-	if p.num != nil {
-		if nulls, err = p.num.nulls(b); err != nil {
-			return err
-		}
-	}
-	visit := func(k, i int) error {
-		gi := g
-		if groups != nil {
-			gi = groups[k]
-		}
-		if bitSet(tnulls, i) {
+		start, _ := p.rc.data.BlockRows(b)
+		return rows.Each(func(k, i int) error {
+			if aggregate.BitSet(tnulls, i) || p.cxNulls != nil && p.cxNulls.Contains(uint32(start+i)) {
+				return nil
+			}
+			pr, err := blob.DecodePair(p.cx.Type(), p.blobs.At(i))
+			if err != nil {
+				return err
+			}
+			st.OfferPair(rows.Group(k), pr)
 			return nil
-		}
-		t := times[i]
-		var pr blob.Pair
-		if p.cx != nil {
-			if p.cxNulls != nil && p.cxNulls.Contains(uint32(start+i)) {
-				return nil
-			}
-			var err error
-			if pr, err = blob.DecodePair(p.cx.Type(), p.blobs.At(i)); err != nil {
-				return err
-			}
-			t = pr.Time
-		}
-		switch st.Op {
-		case "first":
-			if t >= st.Times[gi] {
-				return nil
-			}
-		case "last":
-			if t < st.Times[gi] {
-				return nil
-			}
-		default:
-			if st.Times[gi] != math.MaxInt64 {
-				return nil
-			}
-		}
-		st.Times[gi] = t
-		switch {
-		case p.cx != nil:
-			st.Null[gi] = pr.Null
-			switch st.Kind {
-			case query.KindLong:
-				st.Longs[gi] = pr.Long
-			case query.KindString:
-				st.Strs[gi] = chopUTF8(pr.String, p.maxBytes)
-			default:
-				st.Doubles[gi] = pr.Double
-			}
-		case p.keys != nil:
-			id := int32(-1)
-			if offs == nil {
-				id = ids[i]
-			} else if offs[i+1] > offs[i] {
-				id = ids[offs[i]]
-			}
-			v := Null
-			if id >= 0 {
-				v = p.keys.value(id)
-			}
-			s, ok := v.String()
-			st.Null[gi] = !ok
-			st.Strs[gi] = chopUTF8(s, p.maxBytes)
-		default:
-			st.Null[gi] = bitSet(nulls, i)
-			if longs != nil {
-				st.Longs[gi] = longs[i]
-			} else {
-				st.Doubles[gi] = doubles[i]
-			}
-		}
-		return nil
-	}
-	if sel == nil {
-		for i := from; i < to; i++ {
-			if err := visit(i-from, i); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for k, i := range sel {
-		if err := visit(k, int(i)); err != nil {
+		})
+	case p.keys != nil:
+		offs, ids, err := p.keys.ids(b)
+		if err != nil {
 			return err
 		}
+		st.AddFirstIDs(times, tnulls, offs, ids, keyDict{p.keys}, rows)
+		return nil
 	}
+	nulls, err := p.num.nulls(b)
+	if err != nil {
+		return err
+	}
+	if st.Kind == query.KindLong {
+		longs, err := p.num.longs(b)
+		if err != nil {
+			return err
+		}
+		st.AddFirstLongs(times, tnulls, longs, nulls, rows)
+		return nil
+	}
+	doubles, err := p.num.doubles(b)
+	if err != nil {
+		return err
+	}
+	st.AddFirstDoubles(times, tnulls, doubles, nulls, rows)
 	return nil
 }
 
-// chopUTF8 cuts s to at most n bytes without splitting a character.
-func chopUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+// keyDict is a string source's dictionary as the aggregate package reads
+// it.
+type keyDict struct{ ks keySource }
 
-// sketchSink receives the values of a distinct-count aggregator.
-type sketchSink interface {
-	str(g int32, s string) error
-	long(g int32, v int64) error
-	dbl(g int32, v float64) error
-	blob(g int32, b []byte) error
-	grow(n int)
-	finish() error
-}
-
-type hllSink struct {
-	st  *AggState
-	lgK int
-}
-
-func (h *hllSink) union(g int32) (hll.Union, error) {
-	u := h.st.HLL[g]
-	if u == nil {
-		var err error
-		if u, err = hll.NewUnion(h.lgK); err != nil {
-			return nil, err
-		}
-		h.st.HLL[g] = u
-	}
-	return u, nil
-}
-
-func (h *hllSink) str(g int32, s string) error {
-	u, err := h.union(g)
-	if err != nil {
-		return err
-	}
-	return u.UpdateString(s)
-}
-
-func (h *hllSink) long(g int32, v int64) error {
-	u, err := h.union(g)
-	if err != nil {
-		return err
-	}
-	return u.UpdateInt64(v)
-}
-
-func (h *hllSink) dbl(g int32, v float64) error {
-	u, err := h.union(g)
-	if err != nil {
-		return err
-	}
-	if v == 0 {
-		v = 0 // fold -0 into +0, as blob.UpdateHLLDouble does
-	}
-	return u.UpdateInt64(int64(math.Float64bits(v)))
-}
-
-func (h *hllSink) blob(g int32, b []byte) error {
-	sk, err := blob.DecodeHLL(b)
-	if err != nil {
-		return err
-	}
-	u, err := h.union(g)
-	if err != nil {
-		return err
-	}
-	return u.UpdateSketch(sk)
-}
-
-func (h *hllSink) grow(n int)    { h.st.grow(n) }
-func (h *hllSink) finish() error { return nil }
-
-type thetaSink struct {
-	st  *AggState
-	lgK uint8
-	upd []*theta.QuickSelectUpdateSketch
-}
-
-func (t *thetaSink) sketch(g int32) (*theta.QuickSelectUpdateSketch, error) {
-	if t.upd[g] == nil {
-		sk, err := theta.NewQuickSelectUpdateSketch(theta.WithUpdateSketchLgK(t.lgK))
-		if err != nil {
-			return nil, err
-		}
-		t.upd[g] = sk
-	}
-	return t.upd[g], nil
-}
-
-func (t *thetaSink) str(g int32, s string) error {
-	sk, err := t.sketch(g)
-	if err == nil {
-		blob.UpdateTheta(sk, s)
-	}
-	return err
-}
-
-func (t *thetaSink) long(g int32, v int64) error {
-	sk, err := t.sketch(g)
-	if err == nil {
-		blob.UpdateTheta(sk, v)
-	}
-	return err
-}
-
-func (t *thetaSink) dbl(g int32, v float64) error {
-	sk, err := t.sketch(g)
-	if err == nil {
-		blob.UpdateTheta(sk, v)
-	}
-	return err
-}
-
-func (t *thetaSink) union(g int32) (*theta.Union, error) {
-	if t.st.Theta[g] == nil {
-		u, err := newThetaUnion(t.st.spec)
-		if err != nil {
-			return nil, err
-		}
-		t.st.Theta[g] = u
-	}
-	return t.st.Theta[g], nil
-}
-
-func (t *thetaSink) blob(g int32, b []byte) error {
-	sk, err := blob.DecodeTheta(b)
-	if err != nil {
-		return err
-	}
-	u, err := t.union(g)
-	if err != nil {
-		return err
-	}
-	return u.Update(sk)
-}
-
-func (t *thetaSink) grow(n int) {
-	t.st.grow(n)
-	t.upd = append(t.upd, make([]*theta.QuickSelectUpdateSketch, n)...)
-}
-
-func (t *thetaSink) finish() error {
-	for g, sk := range t.upd {
-		if sk == nil {
-			continue
-		}
-		u, err := t.union(int32(g))
-		if err != nil {
-			return err
-		}
-		if err := u.Update(sk.Compact(false)); err != nil {
-			return err
-		}
-		t.upd[g] = nil
-	}
-	return nil
-}
+func (d keyDict) Card() int                     { return d.ks.card() }
+func (d keyDict) Value(id int32) (string, bool) { return d.ks.value(id).String() }
 
 // sketchAgg feeds a sketch from string ids (deduplicated per group for
 // runs of rows going to one group), numbers, or serialized sketches.
 type sketchAgg struct {
 	rc    *runCtx
-	sink  sketchSink
+	st    *AggState
 	keys  []keySource
 	byRow bool
 	num   numSource
@@ -659,20 +360,7 @@ type sketchAgg struct {
 }
 
 func (rc *runCtx) newSketchAgg(a *query.Aggregator, st *AggState) (segAgg, error) {
-	s := &sketchAgg{rc: rc, seenG: -1}
-	if st.Kind == query.KindHLL {
-		lgK := a.LgK
-		if lgK == 0 {
-			lgK = 12
-		}
-		s.sink = &hllSink{st: st, lgK: lgK}
-	} else {
-		lg := uint8(0)
-		for 1<<lg < a.Size {
-			lg++
-		}
-		s.sink = &thetaSink{st: st, lgK: lg}
-	}
+	s := &sketchAgg{rc: rc, st: st, seenG: -1}
 	if a.Type == "cardinality" {
 		for _, d := range a.Fields {
 			ks, err := rc.keyFor(d)
@@ -730,20 +418,14 @@ func (rc *runCtx) newSketchAgg(a *query.Aggregator, st *AggState) (segAgg, error
 	return s, nil
 }
 
-func (s *sketchAgg) state() *AggState {
-	if h, ok := s.sink.(*hllSink); ok {
-		return h.st
-	}
-	return s.sink.(*thetaSink).st
-}
-
-func (s *sketchAgg) grow(n int) { s.sink.grow(n) }
+func (s *sketchAgg) state() *AggState { return s.st }
+func (s *sketchAgg) grow(n int)       { s.st.Grow(n) }
 
 func (s *sketchAgg) finish() error {
 	if err := s.flush(); err != nil {
 		return err
 	}
-	return s.sink.finish()
+	return s.st.Finish()
 }
 
 func (s *sketchAgg) flush() error {
@@ -759,7 +441,7 @@ func (s *sketchAgg) flush() error {
 				id := int32(w*64 + tz)
 				v, ok := s.keys[k].value(id).String()
 				if ok {
-					if err := s.sink.str(s.seenG, v); err != nil {
+					if err := s.st.AddString(s.seenG, v); err != nil {
 						return err
 					}
 				}
@@ -771,13 +453,13 @@ func (s *sketchAgg) flush() error {
 }
 
 func (s *sketchAgg) add(b, from, to int, sel []int32, g int32, groups []int32) error {
-	rows := blockRows{from: from, to: to, sel: sel, g: g, groups: groups}
-	iter, group := rows.each, rows.group
+	rows := aggregate.Rows{From: from, To: to, Sel: sel, G: g, Groups: groups}
+	iter, group := rows.Each, rows.Group
 	switch {
 	case s.cx != nil:
-		return s.rc.eachBlob(s.cx, s.cxNul, &s.blobs, b, rows, s.sink.blob)
+		return s.rc.eachBlob(s.cx, s.cxNul, &s.blobs, b, rows, s.st.MergeIntermediate)
 	case s.num != nil:
-		return eachNumber(s.num, b, rows, s.sink.long, s.sink.dbl)
+		return eachNumber(s.num, b, rows, s.st.AddLong, s.st.AddDouble)
 	case len(s.keys) == 0:
 		return nil
 	}
@@ -846,73 +528,37 @@ func (s *sketchAgg) add(b, from, to int, sel []int32, g int32, groups []int32) e
 					break
 				}
 				if ok {
-					if err := s.sink.str(gi, v); err != nil {
+					if err := s.st.AddString(gi, v); err != nil {
 						return err
 					}
 				}
 			}
 		}
 		if s.byRow {
-			return s.sink.str(gi, string(row))
+			return s.st.AddString(gi, string(row))
 		}
 		return nil
 	})
 }
 
-// blockRows are the rows of one block an aggregator's add receives: from..to,
-// or those listed in sel; each goes to group g, or to groups[k] for the k-th.
-type blockRows struct {
-	from, to int
-	sel      []int32
-	g        int32
-	groups   []int32
-}
-
-// each calls fn(k, i) for each row: k its position among the rows, i its row
-// within the block.
-func (r blockRows) each(fn func(k, i int) error) error {
-	if r.sel == nil {
-		for i := r.from; i < r.to; i++ {
-			if err := fn(i-r.from, i); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for k, i := range r.sel {
-		if err := fn(k, int(i)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// group is the group of the k-th row.
-func (r blockRows) group(k int) int32 {
-	if r.groups != nil {
-		return r.groups[k]
-	}
-	return r.g
-}
-
 // eachBlob calls fn with the group and value of each row of block b of a
 // complex column that is not null.
-func (rc *runCtx) eachBlob(cx *segment.ComplexColumn, nulls *roaring.Bitmap, blobs *segment.Blobs, b int, rows blockRows, fn func(g int32, v []byte) error) error {
+func (rc *runCtx) eachBlob(cx *segment.ComplexColumn, nulls *roaring.Bitmap, blobs *segment.Blobs, b int, rows aggregate.Rows, fn func(g int32, typ string, v []byte) error) error {
 	if err := cx.Block(b, blobs); err != nil {
 		return err
 	}
 	start, _ := rc.data.BlockRows(b)
-	return rows.each(func(k, i int) error {
+	return rows.Each(func(k, i int) error {
 		if nulls != nil && nulls.Contains(uint32(start+i)) {
 			return nil
 		}
-		return fn(rows.group(k), blobs.At(i))
+		return fn(rows.Group(k), cx.Type(), blobs.At(i))
 	})
 }
 
 // eachNumber calls onLong or onDouble, by the column's kind, with the group
 // and value of each row of block b whose value is not null.
-func eachNumber(src numSource, b int, rows blockRows, onLong func(g int32, v int64) error, onDouble func(g int32, v float64) error) error {
+func eachNumber(src numSource, b int, rows aggregate.Rows, onLong func(g int32, v int64) error, onDouble func(g int32, v float64) error) error {
 	nulls, err := src.nulls(b)
 	if err != nil {
 		return err
@@ -922,21 +568,21 @@ func eachNumber(src numSource, b int, rows blockRows, onLong func(g int32, v int
 		if err != nil {
 			return err
 		}
-		return rows.each(func(k, i int) error {
-			if bitSet(nulls, i) {
+		return rows.Each(func(k, i int) error {
+			if aggregate.BitSet(nulls, i) {
 				return nil
 			}
-			return onLong(rows.group(k), vals[i])
+			return onLong(rows.Group(k), vals[i])
 		})
 	}
 	vals, err := src.doubles(b)
 	if err != nil {
 		return err
 	}
-	return rows.each(func(k, i int) error {
-		if bitSet(nulls, i) {
+	return rows.Each(func(k, i int) error {
+		if aggregate.BitSet(nulls, i) {
 			return nil
 		}
-		return onDouble(rows.group(k), vals[i])
+		return onDouble(rows.Group(k), vals[i])
 	})
 }

@@ -233,9 +233,8 @@ func TestHLLMergeLargeCardinality(t *testing.T) {
 	a := &query.Aggregator{Type: "cardinality", Name: "u"}
 	mk := func(off int) *AggState {
 		s := newAggState(a, 1)
-		sink := &hllSink{st: s, lgK: 12}
 		for i := range 40000 {
-			if err := sink.str(0, fmt.Sprintf("user%07d", off+i)); err != nil {
+			if err := s.AddString(0, fmt.Sprintf("user%07d", off+i)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -247,7 +246,7 @@ func TestHLLMergeLargeCardinality(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	v, err := out.Value(0, true)
+	v, err := aggValue(out, 0, true)
 	if err != nil || math.Abs(v.D-100000) > 3000 {
 		t.Errorf("estimate %v (%v), want about 100000", v.D, err)
 	}

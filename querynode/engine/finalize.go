@@ -88,7 +88,7 @@ func (s *rowSchema) rows(p *Partial, idx []int) ([]*resultRow, error) {
 			r.dims[k] = d.Value(i)
 		}
 		for k, a := range p.Aggs {
-			v, err := a.Value(i, true)
+			v, err := aggValue(a, i, true)
 			if err != nil {
 				return nil, err
 			}
@@ -97,15 +97,15 @@ func (s *rowSchema) rows(p *Partial, idx []int) ([]*resultRow, error) {
 				if r.quant == nil {
 					r.quant = make([]*quantiles.Sketch, len(p.Aggs))
 				}
-				if r.quant[k], err = a.quantilesSketch(i); err != nil {
+				if r.quant[k], err = a.QuantilesSketch(i); err != nil {
 					return nil, err
 				}
 			}
-			if !finalize && a.sketch() {
+			if !finalize && a.IsSketch() {
 				if r.raw == nil {
 					r.raw = make([]Value, len(p.Aggs))
 				}
-				if r.raw[k], err = a.Value(i, false); err != nil {
+				if r.raw[k], err = aggValue(a, i, false); err != nil {
 					return nil, err
 				}
 			}
@@ -358,7 +358,7 @@ func metricValues(q *query.Query, p *Partial, name string) ([]Value, error) {
 			continue
 		}
 		for i := range vals {
-			v, err := p.Aggs[k].Value(i, true)
+			v, err := aggValue(p.Aggs[k], i, true)
 			if err != nil {
 				return nil, err
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"strata/aggregate"
 	"strata/querynode/query"
 )
 
@@ -27,9 +28,9 @@ func FuzzPartial(f *testing.F) {
 	// A partial long enough for the packed column forms.
 	big := &Partial{Type: q.Type, SortedKeys: true, Dims: []*DimCol{newDimCol("STRING")}}
 	for _, a := range q.Aggregations {
-		big.Aggs = append(big.Aggs, newAggState(a, packMin))
+		big.Aggs = append(big.Aggs, newAggState(a, aggregate.PackMin))
 	}
-	for i := range packMin {
+	for i := range aggregate.PackMin {
 		big.Times = append(big.Times, int64(i))
 		big.Dims[0].Append(Str(fmt.Sprintf("v%03d", i)))
 	}

@@ -103,7 +103,7 @@ func (rc *runCtx) runGrouped(budget int64) (*Partial, error) {
 			return nil, err
 		}
 		st := a.state()
-		st.truncate(n)
+		st.Truncate(n)
 		p.Aggs = append(p.Aggs, st)
 	}
 	keep := g.earlyTopN()

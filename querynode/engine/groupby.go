@@ -147,7 +147,7 @@ func (e *Engine) groupByRows(q *query.Query, s *rowSchema, p *Partial) ([]*resul
 				if vals == nil {
 					vals = make([]Value, p.Len())
 					for i := range vals {
-						v, verr := p.Aggs[sl.i].Value(i, true)
+						v, verr := aggValue(p.Aggs[sl.i], i, true)
 						if verr != nil {
 							err = verr
 						}

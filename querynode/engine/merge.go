@@ -251,7 +251,7 @@ func (m *mergeSpec) mergeShard(parts []*Partial, assign [][]uint8, shard uint8, 
 					out.Dims[k].Append(d.Value(i))
 				}
 				for _, a := range out.Aggs {
-					a.grow(1)
+					a.Grow(1)
 				}
 				if m.hasMatched {
 					out.Matched = append(out.Matched, false)
@@ -296,7 +296,7 @@ func concatPartials(typ string, ps []*Partial) *Partial {
 		}
 		if out.Aggs == nil {
 			for _, a := range p.Aggs {
-				out.Aggs = append(out.Aggs, &AggState{Kind: a.Kind, Op: a.Op, spec: a.spec})
+				out.Aggs = append(out.Aggs, a.Empty())
 			}
 		}
 		for k, a := range p.Aggs {
@@ -366,7 +366,7 @@ func (p *Partial) gather(idx []int) *Partial {
 		out.Dims = append(out.Dims, d.gather(idx))
 	}
 	for _, a := range p.Aggs {
-		out.Aggs = append(out.Aggs, a.gather(idx))
+		out.Aggs = append(out.Aggs, a.Gather(idx))
 	}
 	return out
 }
@@ -475,7 +475,7 @@ func (m *mergeSpec) mergeSorted(parts []*Partial, out *Partial) error {
 			dim.Strs = append(dim.Strs, c.s)
 			dim.Null = append(dim.Null, c.null)
 			for _, a := range out.Aggs {
-				a.grow(1)
+				a.Grow(1)
 			}
 			used += int64(len(c.s)) + rowOverhead(1, len(m.aggs))
 			if m.budget > 0 && used > m.budget {
@@ -638,10 +638,7 @@ func (p *Partial) slice(lo, hi int) *Partial {
 	}
 	for _, a := range p.Aggs {
 		n := p.Len()
-		out.Aggs = append(out.Aggs, &AggState{Kind: a.Kind, Op: a.Op, spec: a.spec,
-			Longs: sliceRows(a.Longs, n, lo, hi), Doubles: sliceRows(a.Doubles, n, lo, hi), Strs: sliceRows(a.Strs, n, lo, hi),
-			Null: sliceRows(a.Null, n, lo, hi), Times: sliceRows(a.Times, n, lo, hi), HLL: sliceRows(a.HLL, n, lo, hi),
-			Theta: sliceRows(a.Theta, n, lo, hi), Quant: sliceRows(a.Quant, n, lo, hi)})
+		out.Aggs = append(out.Aggs, a.Slice(n, lo, hi))
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 
+	"strata/aggregate"
 	"strata/javacompat"
 	"strata/querynode/query"
 )
@@ -60,8 +61,8 @@ func (p *Partial) Attach(q *query.Query) error {
 		if a == nil {
 			return query.Errorf(query.Internal, "partial result: missing aggregator %d", i)
 		}
-		a.spec = aggs[i]
-		if a.Len() != n && !a.sketch() || a.sketch() && a.sketchLen() != n {
+		a.Bind(aggSpec(aggs[i]))
+		if a.Groups() != n {
 			return query.Errorf(query.Internal, "partial result: aggregator %d has %d rows, want %d", i, a.Len(), n)
 		}
 		if want := newAggState(aggs[i], 0); a.Kind != want.Kind || a.Op != want.Op {
@@ -107,11 +108,11 @@ var searchCountAgg = &query.Aggregator{Type: "count", Name: "count"}
 
 // DimCol is a column of dimension values of a partial.
 type DimCol struct {
-	Type    string   `json:"type"` // STRING, LONG, DOUBLE, FLOAT
-	Strs    []string `json:"strs,omitempty"`
-	Longs   []int64  `json:"longs,omitempty"`
-	Doubles Floats   `json:"doubles,omitempty"`
-	Null    []bool   `json:"null"`
+	Type    string           `json:"type"` // STRING, LONG, DOUBLE, FLOAT
+	Strs    []string         `json:"strs,omitempty"`
+	Longs   []int64          `json:"longs,omitempty"`
+	Doubles aggregate.Floats `json:"doubles,omitempty"`
+	Null    []bool           `json:"null"`
 }
 
 func newDimCol(typ string) *DimCol {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 
+	"strata/aggregate"
 	"strata/querynode/query"
 	"strata/storage/blob"
 	"strata/storage/quantiles"
@@ -55,51 +56,18 @@ func (rc *runCtx) newQuantilesAgg(a *query.Aggregator, st *AggState) (segAgg, er
 }
 
 func (q *quantilesAgg) state() *AggState { return q.st }
-func (q *quantilesAgg) grow(n int)       { q.st.grow(n) }
+func (q *quantilesAgg) grow(n int)       { q.st.Grow(n) }
 func (q *quantilesAgg) finish() error    { return nil }
 
-// sketch returns group g's sketch, made on first use.
-func (q *quantilesAgg) sketch(g int32) (*quantiles.Sketch, error) {
-	if sk := q.st.Quant[g]; sk != nil {
-		return sk, nil
-	}
-	sk, err := quantiles.New(q.st.quantilesK())
-	if err != nil {
-		return nil, err
-	}
-	q.st.Quant[g] = sk
-	return sk, nil
-}
-
 func (q *quantilesAgg) add(b, from, to int, sel []int32, g int32, groups []int32) error {
-	rows := blockRows{from: from, to: to, sel: sel, g: g, groups: groups}
+	rows := aggregate.Rows{From: from, To: to, Sel: sel, G: g, Groups: groups}
 	switch {
 	case q.cx != nil:
-		return q.rc.eachBlob(q.cx, q.cxNul, &q.blobs, b, rows, func(g int32, v []byte) error {
-			in, err := blob.DecodeQuantiles(v)
-			if err != nil {
-				return err
-			}
-			sk, err := q.sketch(g)
-			if err != nil {
-				return err
-			}
-			return sk.Merge(in)
-		})
+		return q.rc.eachBlob(q.cx, q.cxNul, &q.blobs, b, rows, q.st.MergeIntermediate)
 	case q.num != nil:
-		return eachNumber(q.num, b, rows,
-			func(g int32, v int64) error { return q.update(g, float64(v)) },
-			q.update)
+		return eachNumber(q.num, b, rows, q.st.AddLong, q.st.AddDouble)
 	}
 	return nil
-}
-
-func (q *quantilesAgg) update(g int32, v float64) error {
-	sk, err := q.sketch(g)
-	if err == nil {
-		sk.Update(v)
-	}
-	return err
 }
 
 // quantilesSketch resolves the field of a quantilesDoublesSketchTo*

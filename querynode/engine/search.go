@@ -58,7 +58,7 @@ func (rc *runCtx) runSearch() (*Partial, error) {
 					p.Times = append(p.Times, bucket)
 					p.Dims[0].Append(Str(d.OutputName))
 					p.Dims[1].Append(Str(s))
-					count.grow(1)
+					count.Grow(1)
 					count.Longs[len(count.Longs)-1] = counts[id]
 				}
 				counts[id] = 0
@@ -176,7 +176,7 @@ func finalizeSearch(q *query.Query, p *Partial) ([]byte, error) {
 			w.raw(`,"value":`)
 			w.value(p.Dims[1].Value(i))
 			w.raw(`,"count":`)
-			v, err := p.Aggs[0].Value(i, true)
+			v, err := aggValue(p.Aggs[0], i, true)
 			if err != nil {
 				return nil, err
 			}

@@ -1,97 +1,13 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
 	"reflect"
 	"strings"
 	"testing"
 
 	"strata/querynode/query"
 )
-
-// TestWireColumns round-trips columns of every size through both wire
-// forms and checks the packed form is the one used for long columns.
-func TestWireColumns(t *testing.T) {
-	for _, n := range []int{0, 1, packMin - 1, packMin, 1000} {
-		strs := make([]string, n)
-		longs := make([]int64, n)
-		bools := make([]bool, n)
-		for i := range n {
-			switch i % 5 {
-			case 0:
-				strs[i] = fmt.Sprintf("user%07d", i)
-			case 1:
-				strs[i] = fmt.Sprintf("user%07d\"\\\n", i)
-			case 2:
-				strs[i] = "ünïcode " + strings.Repeat("x", i%17)
-			case 3:
-				strs[i] = ""
-			default:
-				strs[i] = strs[i-1] + "suffix"
-			}
-			longs[i] = int64(i*i) - 500
-			if i%7 == 0 {
-				longs[i] = math.MinInt64
-			}
-			if i%11 == 0 {
-				longs[i] = math.MaxInt64
-			}
-			bools[i] = i%3 == 0
-		}
-		check := func(name string, in, out any, raw []byte) {
-			t.Helper()
-			if !reflect.DeepEqual(in, out) {
-				t.Errorf("%s n=%d: round trip differs", name, n)
-			}
-			if packedForm := len(raw) > 0 && raw[0] == '"'; packedForm != (n >= packMin) {
-				t.Errorf("%s n=%d: packed=%v", name, n, packedForm)
-			}
-		}
-		raw, err := json.Marshal(wireStrings(strs))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var s wireStrings
-		if err := json.Unmarshal(raw, &s); err != nil {
-			t.Fatal(err)
-		}
-		check("strings", strs, []string(s), raw)
-		raw, _ = json.Marshal(wireLongs(longs))
-		var l wireLongs
-		if err := json.Unmarshal(raw, &l); err != nil {
-			t.Fatal(err)
-		}
-		check("longs", longs, []int64(l), raw)
-		raw, _ = json.Marshal(wireBools(bools))
-		var b wireBools
-		if err := json.Unmarshal(raw, &b); err != nil {
-			t.Fatal(err)
-		}
-		check("bools", bools, []bool(b), raw)
-	}
-}
-
-// TestWireMalformed feeds broken packed and array forms: errors, no panic.
-func TestWireMalformed(t *testing.T) {
-	bad := []string{`"!!"`, `"BQ=="`, `"/////w8="`, `[1,`, `[1 2]`, `["a"`, `[true,nul]`, `"CgAB"`}
-	for _, in := range bad {
-		var s wireStrings
-		var l wireLongs
-		var b wireBools
-		es, el, eb := s.UnmarshalJSON([]byte(in)), l.UnmarshalJSON([]byte(in)), b.UnmarshalJSON([]byte(in))
-		if es == nil && el == nil && eb == nil {
-			t.Errorf("%s: accepted by every column type", in)
-		}
-	}
-	// A front-coded entry sharing more than the previous string has.
-	p := packed([]byte{2, 0, 1, 'a', 5, 0})
-	var s wireStrings
-	if err := s.UnmarshalJSON(p); err == nil {
-		t.Errorf("over-long shared prefix accepted")
-	}
-}
 
 // TestMergeSoleSorted checks that merging one sorted partial (the
 // broker's case with one data server) equals the general merge, and that
@@ -179,7 +95,7 @@ func TestMergeSortedParallel(t *testing.T) {
 			}
 			p.Times = append(p.Times, int64(pi))
 			for _, a := range p.Aggs {
-				a.grow(1)
+				a.Grow(1)
 			}
 			i := p.Len() - 1
 			p.Aggs[0].Longs[i], p.Aggs[0].Null[i] = int64(v*pi-7), false

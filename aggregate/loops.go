@@ -1,4 +1,4 @@
-package engine
+package aggregate
 
 // Tight aggregation loops, specialised per value type by the compiler.
 // "dense" loops cover vals[from:to], "sel" loops the rows listed in sel;
