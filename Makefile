@@ -4,7 +4,7 @@ PKGS     := ./...
 BIN      := bin/strata
 CONFORMANCE_DIR ?= $(abspath ../shared/conformance/druid)
 
-.PHONY: all build test vet fmt-check raft-fork quickstart bench-control bench-query bench-ingest conformance chaos clean
+.PHONY: all build test vet fmt-check raft-fork quickstart bench-control bench-query bench-ingest bench-audit conformance chaos clean
 
 all: build
 
@@ -37,6 +37,11 @@ quickstart: build
 BENCH_CONTROL_FLAGS ?= --compare-unpatched
 bench-control: build
 	$(GO) run ./cmd/bench-control --bin $(BIN) $(BENCH_CONTROL_FLAGS)
+
+# Audit replay speed: the state machine rebuilt from a 50,000-command log
+# (half archived, half live) on one core; prints commands/s (target ≥ 100,000).
+bench-audit:
+	GOMAXPROCS=1 $(GO) test -run '^$$' -bench BenchmarkReplay -benchtime 5x -cpu 1 ./audit/
 
 # Data plane against ClickHouse on ../shared/bench (10M rows by default; ROWS=n to change).
 ROWS ?= 10000000

@@ -24,37 +24,42 @@ import (
 // log up to index. It returns the state and the index it stands at. The
 // state belongs to the caller alone (read it without the FSM's lock).
 func (h *History) StateAt(index uint64) (*fsm.State, uint64, error) {
-	f, err := h.replay(index)
+	st, _, err := h.Replay(index, false, nil)
 	if err != nil {
 		return nil, 0, err
 	}
-	var st *fsm.State
-	f.Read(func(s *fsm.State) { st = s })
 	return st, index, nil
 }
 
-// replay returns a fresh FSM holding the state after index.
-func (h *History) replay(index uint64) (*fsm.FSM, error) {
+// Replay is StateAt that also tells what it did: it returns the index of the
+// snapshot it started from (0: the empty state) and calls each, when set,
+// with every entry it applied after it and the state machine's result
+// (fsm.Result; nil for Raft's own entries). fromStart ignores snapshots: the
+// whole log is replayed from its first entry, archive included.
+func (h *History) Replay(index uint64, fromStart bool, each func(Entry, any)) (*fsm.State, uint64, error) {
 	log := h.Log()
 	last, err := log.LastIndex()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if index > last {
-		return nil, fmt.Errorf("%w: index %d is after the last index %d", ErrBadAt, index, last)
+		return nil, 0, fmt.Errorf("%w: index %d is after the last index %d", ErrBadAt, index, last)
 	}
 	f := fsm.New(hclog.NewNullLogger())
-	base, err := h.restoreBase(f, index)
-	if err != nil {
-		return nil, err
+	var base uint64
+	if !fromStart {
+		if base, err = h.restoreBase(f, index); err != nil {
+			return nil, 0, err
+		}
 	}
-	if base == index {
-		return f, nil
+	if base < index {
+		if err := applyRange(f, log, base+1, index, each); err != nil {
+			return nil, 0, err
+		}
 	}
-	if err := applyRange(f, log, base+1, index); err != nil {
-		return nil, err
-	}
-	return f, nil
+	var st *fsm.State
+	f.Read(func(s *fsm.State) { st = s })
+	return st, base, nil
 }
 
 // restoreBase restores into f the newest snapshot at or before index and
@@ -110,7 +115,7 @@ func (h *History) restoreBase(f *fsm.FSM, index uint64) (uint64, error) {
 
 // applyRange applies the entries from..to of log to f. A command this binary
 // cannot apply is an error, not the panic a live node's FSM raises.
-func applyRange(f *fsm.FSM, log Log, from, to uint64) (err error) {
+func applyRange(f *fsm.FSM, log Log, from, to uint64, each func(Entry, any)) (err error) {
 	var cur uint64
 	defer func() {
 		if r := recover(); r != nil {
@@ -121,7 +126,10 @@ func applyRange(f *fsm.FSM, log Log, from, to uint64) (err error) {
 	return log.Scan(from, to, func(e Entry) error {
 		cur = e.Index
 		l = raft.Log{Index: e.Index, Term: e.Term, Type: e.Type, Data: e.Data, AppendedAt: e.AppendedAt}
-		f.Apply(&l)
+		res := f.Apply(&l)
+		if each != nil {
+			each(e, res)
+		}
 		return nil
 	})
 }

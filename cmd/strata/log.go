@@ -1,28 +1,27 @@
 package main
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	bolt "go.etcd.io/bbolt"
 
-	"strata/cluster"
+	"strata/audit"
 	"strata/commands"
 	"strata/fsm"
 )
 
-// runLog implements `strata log dump|replay --data DIR`: the audit tooling that
-// reads a node's Raft log (and its latest snapshot) offline.
+// runLog implements `strata log dump|replay`: the audit tooling that reads
+// a node's Raft log, the archive of what compaction trimmed, and its
+// snapshots. --data reads a stopped node's directory; replay --url asks a
+// running control node for the digest of its own replay.
 func runLog(args []string) error {
-	const synopsis = "log dump|replay --data DIR"
+	const synopsis = "log dump|replay --data DIR | replay --url URL"
 	if len(args) > 0 && isHelp(args[0]) {
 		return verbHelp("log", synopsis)
 	}
@@ -31,29 +30,32 @@ func runLog(args []string) error {
 	}
 	fs := newFlagSet("log "+args[0], "log "+args[0]+" --data DIR")
 	data := fs.String("data", "./var", "data directory of a (stopped) node")
+	var u, at *string
+	var fromStart *bool
+	if args[0] == "replay" {
+		u = fs.String("url", "", "a running control node's URL: print the digest of its replay instead")
+		at = fs.String("at", "", "replay up to this Raft index or ISO-8601 time (default: the whole log)")
+		fromStart = fs.Bool("from-start", false, "ignore snapshots: replay every entry from the first, archive included")
+	}
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("log %s: unexpected argument %q", args[0], fs.Arg(0))
 	}
+	if u != nil && *u != "" {
+		return replayOnline(strings.TrimRight(*u, "/"), *at, stdout)
+	}
 	// A damaged store is named, not handed to bbolt (which panics on some damage).
-	if err := cluster.CheckStore(*data); err != nil {
+	h, closeFn, err := openHistory(*data)
+	if err != nil {
 		return err
 	}
-	dir := filepath.Join(*data, "raft")
-	store, err := raftboltdb.New(raftboltdb.Options{
-		Path:        filepath.Join(dir, "raft.db"),
-		BoltOptions: &bolt.Options{Timeout: time.Second, ReadOnly: true},
-	})
-	if err != nil {
-		return fmt.Errorf("open %s (stop the node first; the log is locked while it runs): %w", dir, err)
-	}
-	defer store.Close()
+	defer closeFn()
 	if args[0] == "dump" {
-		return dumpLog(store, stdout)
+		return dumpLog(h.Log(), stdout)
 	}
-	return replayLog(store, dir, stdout)
+	return replayLog(h, *at, *fromStart, stdout)
 }
 
 type dumpedEntry struct {
@@ -67,15 +69,20 @@ type dumpedEntry struct {
 	Error   string          `json:"error,omitempty"`
 }
 
-func dumpLog(store *raftboltdb.BoltStore, out io.Writer) error {
-	first, _ := store.FirstIndex()
-	last, _ := store.LastIndex()
+func dumpLog(log audit.Log, out io.Writer) error {
+	first, err := log.FirstIndex()
+	if err != nil {
+		return err
+	}
+	last, err := log.LastIndex()
+	if err != nil {
+		return err
+	}
+	if last == 0 {
+		return nil
+	}
 	enc := json.NewEncoder(out)
-	for i := first; i <= last && last > 0; i++ {
-		var l raft.Log
-		if err := store.GetLog(i, &l); err != nil {
-			return fmt.Errorf("read log %d: %w", i, err)
-		}
+	return log.Scan(first, last, func(l audit.Entry) error {
 		e := dumpedEntry{Index: l.Index, Term: l.Term, Kind: l.Type.String()}
 		if l.Type == raft.LogCommand {
 			env, _, err := commands.Decode(l.Data)
@@ -87,69 +94,67 @@ func dumpLog(store *raftboltdb.BoltStore, out io.Writer) error {
 				e.Error = err.Error()
 			}
 		}
-		if err := enc.Encode(e); err != nil {
+		return enc.Encode(e)
+	})
+}
+
+// replayLog rebuilds the state from the newest snapshot at or before the
+// target (the node's own or an archived one; none with fromStart), applying
+// every later entry, and prints the resulting snapshot's digest: two nodes
+// that agree print the same digest.
+func replayLog(h *audit.History, at string, fromStart bool, out io.Writer) error {
+	last, err := h.Log().LastIndex()
+	if err != nil {
+		return err
+	}
+	if at != "" {
+		if last, err = h.ParseAt(at); err != nil {
 			return err
 		}
 	}
-	return nil
-}
-
-// replayLog restores the newest snapshot (if any) into a fresh FSM, applies every
-// later entry, and prints the resulting snapshot's digest: two nodes that agree
-// print the same digest.
-func replayLog(store *raftboltdb.BoltStore, dir string, out io.Writer) error {
-	f := fsm.New(hclog.NewNullLogger())
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 1, hclog.NewNullLogger())
-	if err != nil {
-		return err
-	}
-	metas, err := snaps.List()
-	if err != nil {
-		return err
-	}
-	from := uint64(1)
-	if len(metas) > 0 {
-		_, rc, err := snaps.Open(metas[0].ID)
-		if err != nil {
-			return fmt.Errorf("open snapshot %s: %w", metas[0].ID, err)
-		}
-		if err := f.Restore(rc); err != nil {
-			return fmt.Errorf("restore snapshot %s: %w", metas[0].ID, err)
-		}
-		from = metas[0].Index + 1
-		fmt.Fprintf(out, "restored snapshot %s (index %d)\n", metas[0].ID, metas[0].Index)
-	}
-	last, _ := store.LastIndex()
 	// Only command entries change the state; Raft's own entries
 	// (configuration changes, the no-op a new leader writes, barriers)
 	// are read and skipped, so the state's index is the last command's.
 	var cmds, rejected int
 	other := map[raft.LogType]int{}
-	for i := from; i <= last; i++ {
-		var l raft.Log
-		if err := store.GetLog(i, &l); err != nil {
-			return fmt.Errorf("read log %d: %w", i, err)
-		}
-		res := f.Apply(&l)
-		if l.Type != raft.LogCommand {
-			other[l.Type]++
-			continue
+	st, base, err := h.Replay(last, fromStart, func(e audit.Entry, res any) {
+		if e.Type != raft.LogCommand {
+			other[e.Type]++
+			return
 		}
 		cmds++
 		if r, ok := res.(fsm.Result); ok && r.Err != nil {
 			rejected++
 		}
-	}
-	snap, _ := f.Snapshot()
-	h := sha256.New()
-	n, err := snap.(interface {
-		WriteTo(io.Writer) (int64, error)
-	}).WriteTo(h)
+	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(out, replaySummary(from, last, cmds, rejected, other, f.LastIndex()))
-	fmt.Fprintf(out, "state: %d bytes, sha256 %x\n", n, h.Sum(nil))
+	if base > 0 {
+		fmt.Fprintf(out, "restored snapshot at index %d\n", base)
+	}
+	d, err := audit.DigestOf(st, last)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, replaySummary(base+1, last, cmds, rejected, other, st.Index()))
+	fmt.Fprintf(out, "state: %d bytes, sha256 %s\n", d.Bytes, d.SHA256)
+	return nil
+}
+
+// replayOnline prints the digest a running control node computes by its own
+// replay (GET .../audit/digest), in replayLog's words.
+func replayOnline(base, at string, out io.Writer) error {
+	q := url.Values{}
+	if at != "" {
+		q.Set("at", at)
+	}
+	var d nodeDigest
+	if err := getAudit(base, "digest", q, &d); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "node %s replayed its history to index %d\n", d.Node, d.Index)
+	fmt.Fprintf(out, "state: %d bytes, sha256 %s\n", d.Bytes, d.SHA256)
 	return nil
 }
 

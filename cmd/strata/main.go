@@ -33,8 +33,17 @@ Usage:
   strata task status ID [--url URL]    print a task's status
   strata task wait ID [--url URL]      follow a task to its end, with its live progress
   strata task cancel ID [--url URL]    shut a task down
-  strata log dump --data DIR           print every entry of a stopped node's Raft log
-  strata log replay --data DIR         replay that log into a fresh state machine, print its digest
+  strata log dump --data DIR           print every entry of a stopped node's Raft log, archive included
+  strata log replay --data DIR [--at N] [--from-start] | --url URL
+                                       replay that log into a fresh state machine, print its digest
+                                       (--url: the digest a running control node replays)
+  strata audit state --at INDEX|TIME [--url URL | --data DIR]
+                                       the control plane's tables as they were at that moment
+  strata audit diff FROM TO [--url URL | --data DIR]
+                                       what changed between two moments, table by table
+  strata audit verify [--url URL[,URL...] | --data DIR[,DIR...]] [--at INDEX]
+                                       every control node's state digest at one index: agreement, or
+                                       the first table that differs (exit 1)
   strata recover --data DIR [--force]  move a stopped node's damaged Raft store aside; restarted,
         the node is restored from the leader (README, "Recovering a damaged node")
   strata version                       print the version
@@ -84,6 +93,8 @@ func run(args []string) int {
 		err = runServer(rest)
 	case "log":
 		err = runLog(rest)
+	case "audit":
+		err = runAudit(rest)
 	case "recover":
 		err = runRecover(rest)
 	case "segment":

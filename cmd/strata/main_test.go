@@ -32,6 +32,7 @@ func TestHelpExitsZero(t *testing.T) {
 		{"ingest", "-h"}, {"ingest", "--help"},
 		{"task", "-h"}, {"task", "help"}, {"task", "wait", "-h"}, {"task", "status", "some-id", "--help"}, {"task", "cancel", "-h"},
 		{"log", "--help"}, {"log", "dump", "-h"}, {"log", "replay", "-h"}, {"recover", "-h"},
+		{"audit", "-h"}, {"audit", "state", "-h"}, {"audit", "diff", "-h"}, {"audit", "verify", "--help"},
 	} {
 		code, out, errOut := capture(t, args...)
 		if code != 0 {
@@ -72,7 +73,8 @@ func TestUsageListsEveryForm(t *testing.T) {
 		"strata quickstart", "--set svc.key=value", "strata server --id ID --roles coordinator,overlord",
 		"--roles broker|historical|middleManager|router", "--coordinators URL", "strata segment build",
 		"--max-parse-exceptions", "strata ingest --sql", "--no-wait", "strata task status", "strata task wait",
-		"strata task cancel", "strata log dump", "strata log replay", "strata recover --data DIR", "strata version", "strata help",
+		"strata task cancel", "strata log dump", "strata log replay", "strata audit state --at", "strata audit diff FROM TO",
+		"strata audit verify", "strata recover --data DIR", "strata version", "strata help",
 	} {
 		if !strings.Contains(errOut, form) {
 			t.Errorf("usage does not show %q", form)
