@@ -376,8 +376,13 @@ func (s *State) SetString(g int32, v string) {
 // SetNull sets group g's first/last value to null.
 func (s *State) SetNull(g int32) {
 	s.Null[g] = true
-	if s.Kind == KindString {
+	switch s.Kind {
+	case KindLong:
+		s.Longs[g] = 0
+	case KindString:
 		s.Strs[g] = ""
+	default:
+		s.Doubles[g] = 0
 	}
 }
 

@@ -540,3 +540,14 @@ func sliceRows[T any](x []T, n, lo, hi int) []T {
 	}
 	return x[lo:hi]
 }
+
+// Reset drops every group, keeping the arrays' memory for reuse.
+func (s *State) Reset() {
+	clear(s.Strs)
+	clear(s.HLL)
+	clear(s.Theta)
+	clear(s.Quant)
+	clear(s.thetaUpd)
+	clear(s.hllUpd)
+	s.Truncate(0)
+}

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/apache/datasketches-go/hll"
+
 	"strata/storage/blob"
 )
 
@@ -388,6 +390,58 @@ func FuzzUnmarshalState(f *testing.F) {
 			}
 			if into.Kind == s.Kind && into.Op == s.Op {
 				_ = into.Combine(0, &s, i)
+			}
+		}
+	})
+}
+
+// TestIntermediate checks the stored intermediate form: a first/last pair
+// read back by MergeIntermediate, and HLLBuild's bytes equal to those of a
+// sketch built directly (Druid's HLLSketchBuild at ingestion).
+func TestIntermediate(t *testing.T) {
+	t.Run("pair", func(t *testing.T) {
+		s := New(&Spec{Kind: KindString, Op: OpLast, MaxStringBytes: 100}, 2)
+		if s.Offer(0, 42) {
+			s.SetString(0, "héllo")
+		}
+		b, ok, err := s.AppendIntermediate(nil, blob.TypePairLongString, 0)
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		if err := s.MergeIntermediate(1, blob.TypePairLongString, b); err != nil {
+			t.Fatal(err)
+		}
+		if s.Times[1] != 42 || s.Strs[1] != "héllo" || s.Null[1] {
+			t.Errorf("got %d %q %v", s.Times[1], s.Strs[1], s.Null[1])
+		}
+		if _, ok, _ := New(&Spec{Kind: KindLong, Op: OpSum}, 1).AppendIntermediate(nil, "", 0); ok {
+			t.Errorf("a sum has intermediate bytes")
+		}
+	})
+	t.Run("HLLBuild", func(t *testing.T) {
+		for _, tgt := range []string{"HLL_4", "HLL_6", "HLL_8"} {
+			spec := Spec{Kind: KindHLL, LgK: 11, TgtHllType: tgt, HLLBuild: true}
+			s := New(&spec, 2)
+			sk, err := hll.NewHllSketch(11, spec.tgt())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3000 {
+				_ = s.AddString(0, fmt.Sprint(i))
+				_ = sk.UpdateString(fmt.Sprint(i))
+			}
+			got, _, err := s.AppendIntermediate(nil, blob.TypeHLL, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := sk.ToCompactSlice()
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: bytes differ from a directly built sketch", tgt)
+			}
+			empty, _, _ := s.AppendIntermediate(nil, blob.TypeHLL, 1)
+			e, _ := hll.NewHllSketch(11, spec.tgt())
+			if eb, _ := e.ToCompactSlice(); !reflect.DeepEqual(empty, eb) {
+				t.Errorf("%s: empty group's bytes differ from an empty sketch's", tgt)
 			}
 		}
 	})

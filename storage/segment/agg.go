@@ -4,14 +4,12 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math"
-	"math/bits"
-	"unicode/utf8"
+	"strings"
 
 	"github.com/apache/datasketches-go/hll"
-	"github.com/apache/datasketches-go/theta"
 
+	"strata/aggregate"
 	"strata/storage/blob"
-	"strata/storage/quantiles"
 )
 
 // bitset is a growable set of row numbers (null flags).
@@ -70,41 +68,232 @@ type blobSource interface {
 	appendBlob(dst []byte, row int32) (out []byte, ok bool, err error)
 }
 
-// aggregator keeps one metric's state per segment row.
-type aggregator interface {
-	// init appends the state for a new row from one input row.
-	init(in Value, t int64) error
-	// fold combines one more input row into existing row.
-	fold(row int32, in Value, t int64) error
-	reset()
+// aggregator keeps one metric's state per segment row in an
+// aggregate.State (row i is group i), reading each input Value as the
+// metric's type reads it. Without rollup, sketches are serialized as rows
+// arrive (a sketch object per row would cost hundreds of bytes).
+type aggregator struct {
+	m      Metric
+	typ    string // the complex type, for pairs and sketches
+	st     *aggregate.State
+	perRow *aggregate.State // no rollup: one-group scratch state of a sketch
+	arena  blobArena
+	buf    []byte
 }
 
 // newAggregator returns the aggregator of m; rollup tells whether rows may
 // be folded (without it, sketches are serialized as rows arrive).
-func newAggregator(m Metric, rollup bool) (aggregator, error) {
+func newAggregator(m Metric, rollup bool) (*aggregator, error) {
+	info, ok := aggTypes[m.Type]
+	if !ok {
+		return nil, fmt.Errorf("segment: unknown aggregator %q", m.Type)
+	}
+	spec := &aggregate.Spec{Float32: true, MaxStringBytes: m.MaxStringBytes}
 	switch m.Type {
 	case "count":
-		return &countAgg{}, nil
+		spec.Kind, spec.Op = aggregate.KindLong, aggregate.OpCount
 	case "longSum", "longMin", "longMax":
-		return &longAgg{op: m.Type[4:]}, nil
+		spec.Kind, spec.Op = aggregate.KindLong, strings.ToLower(m.Type[4:])
 	case "doubleSum", "doubleMin", "doubleMax":
-		return &doubleAgg{op: m.Type[6:]}, nil
+		spec.Kind, spec.Op = aggregate.KindDouble, strings.ToLower(m.Type[6:])
 	case "floatSum", "floatMin", "floatMax":
-		return &floatAgg{op: m.Type[5:]}, nil
+		spec.Kind, spec.Op = aggregate.KindFloat, strings.ToLower(m.Type[5:])
 	case "longFirst", "doubleFirst", "floatFirst", "stringFirst",
 		"longLast", "doubleLast", "floatLast", "stringLast":
-		info := aggTypes[m.Type]
-		last := m.Type[len(m.Type)-4:] == "Last"
-		return &pairAgg{typ: info.complexType, last: last, maxBytes: m.MaxStringBytes}, nil
+		spec.Op = aggregate.OpFirst
+		if strings.HasSuffix(m.Type, "Last") {
+			spec.Op = aggregate.OpLast
+		}
+		spec.Kind = map[string]string{blob.TypePairLongLong: aggregate.KindLong, blob.TypePairLongDouble: aggregate.KindDouble,
+			blob.TypePairLongFloat: aggregate.KindFloat, blob.TypePairLongString: aggregate.KindString}[info.complexType]
 	case "HLLSketchBuild", "HLLSketchMerge":
-		t, _ := hllType(m.TgtHllType)
-		return &hllAgg{lgK: m.LgK, tgt: t, merge: m.Type == "HLLSketchMerge", perRow: !rollup}, nil
+		spec.Kind, spec.LgK, spec.TgtHllType, spec.HLLBuild = aggregate.KindHLL, m.LgK, m.TgtHllType, m.Type == "HLLSketchBuild"
 	case "thetaSketch":
-		return &thetaAgg{lgK: uint8(bits.TrailingZeros(uint(m.Size))), input: m.IsInputThetaSketch, perRow: !rollup}, nil
+		spec.Kind, spec.Size = aggregate.KindTheta, m.Size
 	case "quantilesDoublesSketch":
-		return &quantilesAgg{k: m.K, perRow: !rollup}, nil
+		spec.Kind, spec.K = aggregate.KindQuantiles, m.K
+	default:
+		return nil, fmt.Errorf("segment: unknown aggregator %q", m.Type)
 	}
-	return nil, fmt.Errorf("segment: unknown aggregator %q", m.Type)
+	a := &aggregator{m: m, typ: info.complexType, st: aggregate.New(spec, 0)}
+	if a.st.IsSketch() && !rollup {
+		a.perRow = aggregate.New(spec, 0)
+	}
+	return a, nil
+}
+
+// init appends the state of a new row from one input row.
+func (a *aggregator) init(in Value, t int64) error {
+	if a.perRow != nil {
+		a.perRow.Reset()
+		a.perRow.Grow(1)
+		if err := a.add(a.perRow, 0, in, t); err != nil {
+			return err
+		}
+		b, _, err := a.perRow.AppendIntermediate(a.buf[:0], a.typ, 0)
+		if err != nil {
+			return err
+		}
+		a.buf = b
+		a.arena.add(b)
+		return nil
+	}
+	n := a.st.Groups()
+	a.st.Grow(1)
+	if err := a.add(a.st, int32(n), in, t); err != nil {
+		a.st.Truncate(n)
+		return err
+	}
+	return nil
+}
+
+// fold combines one more input row into an existing row.
+func (a *aggregator) fold(row int32, in Value, t int64) error {
+	return a.add(a.st, row, in, t)
+}
+
+// add folds input value in (of row time t) into group g of st.
+func (a *aggregator) add(st *aggregate.State, g int32, in Value, t int64) error {
+	switch {
+	case st.Op == aggregate.OpCount:
+		st.AddCount(aggregate.Rows{To: 1, G: g})
+	case st.Op == aggregate.OpFirst || st.Op == aggregate.OpLast:
+		// Like Druid, the earliest (latest) row wins even when its value
+		// is null or does not convert.
+		if !st.Offer(g, t) {
+			return nil
+		}
+		switch st.Kind {
+		case aggregate.KindLong:
+			if v, ok := in.AsLong(); ok {
+				st.SetLong(g, v)
+				return nil
+			}
+		case aggregate.KindString:
+			if v, ok := in.AsString(); ok {
+				// Cloned: the writer never keeps a caller's buffer.
+				st.SetString(g, strings.Clone(aggregate.ChopUTF8(v, a.m.MaxStringBytes)))
+				return nil
+			}
+		case aggregate.KindFloat:
+			if v, ok := in.AsDouble(); ok {
+				st.SetDouble(g, float64(float32(v)))
+				return nil
+			}
+		default:
+			if v, ok := in.AsDouble(); ok {
+				st.SetDouble(g, v)
+				return nil
+			}
+		}
+		st.SetNull(g)
+	case st.Kind == aggregate.KindLong:
+		if v, ok := in.AsLong(); ok {
+			return st.AddLong(g, v)
+		}
+	case st.Kind == aggregate.KindDouble || st.Kind == aggregate.KindFloat:
+		if v, ok := in.AsDouble(); ok {
+			return st.AddDouble(g, v)
+		}
+	case st.Kind == aggregate.KindQuantiles:
+		// A number, or a serialized sketch to merge; nulls and text that
+		// is neither change nothing, as a null would not.
+		if v, ok := in.AsDouble(); ok {
+			return st.AddDouble(g, v)
+		}
+		if in.kind != vBytes && (in.kind != vString || in.str() == "") {
+			return nil
+		}
+		return a.merge(st, g, in)
+	case a.m.Type == "HLLSketchMerge" || a.m.IsInputThetaSketch:
+		return a.merge(st, g, in)
+	default:
+		// HLLSketchBuild, thetaSketch: strings are hashed as their UTF-8
+		// bytes, longs as longs and doubles as the bits of the value with
+		// -0 folded into +0; null inputs are skipped.
+		switch in.kind {
+		case vString:
+			return st.AddString(g, in.str())
+		case vStrings:
+			for _, s := range in.strs() {
+				if err := st.AddString(g, s); err != nil {
+					return err
+				}
+			}
+		case vLong:
+			return st.AddLong(g, int64(in.n))
+		case vDouble:
+			return st.AddDouble(g, math.Float64frombits(in.n))
+		case vBytes:
+			return st.AddBytes(g, in.bin())
+		}
+	}
+	return nil
+}
+
+// merge folds a serialized sketch (raw bytes, or base64 text as found in
+// JSON input) into group g.
+func (a *aggregator) merge(st *aggregate.State, g int32, in Value) error {
+	b, ok, err := sketchBytes(in)
+	if err != nil || !ok {
+		return err
+	}
+	return st.MergeIntermediate(g, a.typ, b)
+}
+
+// truncate drops rows from n on; used to undo a failed Add.
+func (a *aggregator) truncate(n int) {
+	if a.perRow != nil {
+		a.arena.truncate(n)
+		return
+	}
+	a.st.Truncate(n)
+}
+
+func (a *aggregator) reset() {
+	a.st.Reset()
+	a.arena.reset()
+}
+
+// appendBlob serializes row's value of a complex metric.
+func (a *aggregator) appendBlob(dst []byte, row int32) ([]byte, bool, error) {
+	if a.perRow != nil {
+		return append(dst, a.arena.at(row)...), true, nil
+	}
+	return a.st.AppendIntermediate(dst, a.typ, row)
+}
+
+// write writes the metric's column.
+func (a *aggregator) write(fw *fileWriter, c *columnMeta, comp Compression, perm []int32) error {
+	if a.typ != "" {
+		c.complexType = a.typ
+		c.complexVersion = mustVersion(a.typ)
+		return fw.writeBlobs(c, comp, a, perm)
+	}
+	st := a.st
+	var nulls bitset
+	for i, null := range st.Null {
+		if null {
+			// Null rows store 0, whatever the state's identity value.
+			nulls.set(int32(i))
+			if st.Kind == aggregate.KindLong {
+				st.Longs[i] = 0
+			} else {
+				st.Doubles[i] = 0
+			}
+		}
+	}
+	switch st.Kind {
+	case aggregate.KindLong:
+		return fw.writeLongs(c, comp, &longSource{vals: st.Longs, nulls: nulls}, perm, true)
+	case aggregate.KindFloat:
+		fs := floatSource{vals: make([]float32, len(st.Doubles)), nulls: nulls}
+		for i, v := range st.Doubles {
+			fs.vals[i] = float32(v)
+		}
+		return fw.writeFloats(c, comp, &fs, perm)
+	}
+	return fw.writeDoubles(c, comp, &doubleSource{vals: st.Doubles, nulls: nulls}, perm)
 }
 
 func hllType(s string) (hll.TgtHllType, error) {
@@ -117,237 +306,6 @@ func hllType(s string) (hll.TgtHllType, error) {
 		return hll.TgtHllTypeHll8, nil
 	}
 	return 0, fmt.Errorf("unknown tgtHllType %q", s)
-}
-
-// countAgg counts input rows.
-type countAgg struct{ longSource }
-
-func (a *countAgg) init(Value, int64) error { a.vals = push(a.vals, 1); return nil }
-func (a *countAgg) fold(row int32, _ Value, _ int64) error {
-	a.vals[row]++
-	return nil
-}
-func (a *countAgg) reset() { a.vals = a.vals[:0]; a.nulls.reset() }
-
-// longAgg is longSum/Min/Max. With SQL-compatible null handling the result
-// is null only when every input was null.
-type longAgg struct {
-	longSource
-	op string // Sum, Min, Max
-}
-
-func (a *longAgg) init(in Value, _ int64) error {
-	v, ok := in.AsLong()
-	a.vals = push(a.vals, v)
-	if !ok {
-		a.nulls.set(int32(len(a.vals) - 1))
-	}
-	return nil
-}
-
-func (a *longAgg) fold(row int32, in Value, _ int64) error {
-	v, ok := in.AsLong()
-	if !ok {
-		return nil
-	}
-	if a.nulls.has(row) {
-		a.nulls.clear(row)
-		a.vals[row] = v
-		return nil
-	}
-	switch a.op {
-	case "Sum":
-		a.vals[row] += v
-	case "Min":
-		a.vals[row] = min(a.vals[row], v)
-	case "Max":
-		a.vals[row] = max(a.vals[row], v)
-	}
-	return nil
-}
-
-func (a *longAgg) reset() { a.vals = a.vals[:0]; a.nulls.reset() }
-
-type doubleAgg struct {
-	doubleSource
-	op string
-}
-
-func (a *doubleAgg) init(in Value, _ int64) error {
-	v, ok := in.AsDouble()
-	a.vals = push(a.vals, v)
-	if !ok {
-		a.nulls.set(int32(len(a.vals) - 1))
-	}
-	return nil
-}
-
-func (a *doubleAgg) fold(row int32, in Value, _ int64) error {
-	v, ok := in.AsDouble()
-	if !ok {
-		return nil
-	}
-	if a.nulls.has(row) {
-		a.nulls.clear(row)
-		a.vals[row] = v
-		return nil
-	}
-	a.vals[row] = combineFloat(a.op, a.vals[row], v)
-	return nil
-}
-
-func (a *doubleAgg) reset() { a.vals = a.vals[:0]; a.nulls.reset() }
-
-// combineFloat follows Java's Math.min/max: NaN wins, -0 < +0.
-func combineFloat(op string, a, b float64) float64 {
-	switch op {
-	case "Sum":
-		return a + b
-	case "Min":
-		if a != a || b != b {
-			return math.NaN()
-		}
-		return math.Min(a, b)
-	default:
-		if a != a || b != b {
-			return math.NaN()
-		}
-		return math.Max(a, b)
-	}
-}
-
-// floatAgg accumulates in float32, as Druid's float aggregators do.
-type floatAgg struct {
-	floatSource
-	op string
-}
-
-func (a *floatAgg) init(in Value, _ int64) error {
-	v, ok := in.AsDouble()
-	a.vals = push(a.vals, float32(v))
-	if !ok {
-		a.nulls.set(int32(len(a.vals) - 1))
-	}
-	return nil
-}
-
-func (a *floatAgg) fold(row int32, in Value, _ int64) error {
-	v, ok := in.AsDouble()
-	if !ok {
-		return nil
-	}
-	if a.nulls.has(row) {
-		a.nulls.clear(row)
-		a.vals[row] = float32(v)
-		return nil
-	}
-	if a.op == "Sum" {
-		a.vals[row] += float32(v)
-	} else {
-		a.vals[row] = float32(combineFloat(a.op, float64(a.vals[row]), float64(float32(v))))
-	}
-	return nil
-}
-
-func (a *floatAgg) reset() { a.vals = a.vals[:0]; a.nulls.reset() }
-
-// pairAgg is the first/last family. Like Druid, the earliest (latest) row
-// wins even when its value is null; on equal times first keeps the earlier
-// input row and last takes the later one.
-type pairAgg struct {
-	typ      string
-	last     bool
-	maxBytes int
-	times    []int64
-	longs    []int64
-	doubles  []float64
-	strs     []string
-	nulls    bitset
-}
-
-func (a *pairAgg) set(row int32, in Value, t int64) {
-	a.times[row] = t
-	ok := false
-	switch a.typ {
-	case blob.TypePairLongLong:
-		a.longs[row], ok = in.AsLong()
-	case blob.TypePairLongDouble, blob.TypePairLongFloat:
-		a.doubles[row], ok = in.AsDouble()
-		if a.typ == blob.TypePairLongFloat {
-			a.doubles[row] = float64(float32(a.doubles[row]))
-		}
-	case blob.TypePairLongString:
-		var s string
-		s, ok = in.AsString()
-		a.strs[row] = chopUTF8(s, a.maxBytes)
-	}
-	if ok {
-		a.nulls.clear(row)
-	} else {
-		a.nulls.set(row)
-	}
-}
-
-func (a *pairAgg) init(in Value, t int64) error {
-	a.times = push(a.times, 0)
-	switch a.typ {
-	case blob.TypePairLongLong:
-		a.longs = push(a.longs, 0)
-	case blob.TypePairLongString:
-		a.strs = push(a.strs, "")
-	default:
-		a.doubles = push(a.doubles, 0)
-	}
-	a.set(int32(len(a.times)-1), in, t)
-	return nil
-}
-
-func (a *pairAgg) fold(row int32, in Value, t int64) error {
-	if (a.last && t >= a.times[row]) || (!a.last && t < a.times[row]) {
-		a.set(row, in, t)
-	}
-	return nil
-}
-
-func (a *pairAgg) reset() {
-	a.times, a.longs, a.doubles = a.times[:0], a.longs[:0], a.doubles[:0]
-	clear(a.strs)
-	a.strs = a.strs[:0]
-	a.nulls.reset()
-}
-
-func (a *pairAgg) appendBlob(dst []byte, row int32) ([]byte, bool, error) {
-	p := blob.Pair{Time: a.times[row], Null: a.nulls.has(row)}
-	switch a.typ {
-	case blob.TypePairLongLong:
-		p.Long = a.longs[row]
-	case blob.TypePairLongString:
-		p.String = a.strs[row]
-	default:
-		p.Double = a.doubles[row]
-	}
-	out, err := blob.AppendPair(dst, a.typ, p)
-	return out, true, err
-}
-
-// chopUTF8 cuts s to at most n bytes without splitting a character. The
-// result is cloned so the writer never keeps a caller's buffer.
-func chopUTF8(s string, n int) string {
-	if len(s) > n {
-		cut := n
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut]
-	}
-	return cloneString(s)
-}
-
-func cloneString(s string) string {
-	if s == "" {
-		return ""
-	}
-	return string([]byte(s))
 }
 
 // sketchBytes returns the serialized sketch an input value carries: raw
@@ -399,275 +357,6 @@ func (b *blobArena) truncate(n int) {
 	}
 }
 
-// hllAgg is HLLSketchBuild (hash raw values) or HLLSketchMerge (union of
-// serialized sketches). Strings are hashed as their UTF-8 bytes, longs as
-// UpdateInt64 and doubles as the bits of the value with -0 folded into +0
-// (see blob.UpdateHLLDouble). Null inputs are skipped. Without rollup each
-// row's sketch is serialized at once into an arena (a sketch object per
-// row would cost hundreds of bytes); with rollup the sketches stay live
-// until the segment is written.
-type hllAgg struct {
-	lgK      int
-	tgt      hll.TgtHllType
-	merge    bool
-	perRow   bool
-	sketches []hll.HllSketch
-	unions   []hll.Union
-	arena    blobArena
-	sk       hll.HllSketch // perRow scratch
-	u        hll.Union
-}
-
-func (a *hllAgg) newState() (hll.HllSketch, hll.Union, error) {
-	if a.merge {
-		u, err := hll.NewUnion(a.lgK)
-		return nil, u, err
-	}
-	sk, err := hll.NewHllSketch(a.lgK, a.tgt)
-	return sk, nil, err
-}
-
-func (a *hllAgg) init(in Value, _ int64) error {
-	if a.perRow {
-		if a.sk == nil && a.u == nil {
-			var err error
-			if a.sk, a.u, err = a.newState(); err != nil {
-				return err
-			}
-		} else if a.merge {
-			if err := a.u.Reset(); err != nil {
-				return err
-			}
-		} else if err := a.sk.Reset(); err != nil {
-			return err
-		}
-		if err := a.add(a.sk, a.u, in); err != nil {
-			return err
-		}
-		b, err := a.serialize(a.sk, a.u)
-		if err != nil {
-			return err
-		}
-		a.arena.add(b)
-		return nil
-	}
-	sk, u, err := a.newState()
-	if err != nil {
-		return err
-	}
-	if err := a.add(sk, u, in); err != nil {
-		return err
-	}
-	if a.merge {
-		a.unions = append(a.unions, u)
-	} else {
-		a.sketches = append(a.sketches, sk)
-	}
-	return nil
-}
-
-func (a *hllAgg) fold(row int32, in Value, _ int64) error {
-	if a.merge {
-		return a.add(nil, a.unions[row], in)
-	}
-	return a.add(a.sketches[row], nil, in)
-}
-
-// add adds one input value to a sketch (build) or a union (merge).
-func (a *hllAgg) add(sk hll.HllSketch, u hll.Union, in Value) error {
-	if a.merge {
-		b, ok, err := sketchBytes(in)
-		if err != nil || !ok {
-			return err
-		}
-		in, err := blob.DecodeHLL(b)
-		if err != nil {
-			return err
-		}
-		return u.UpdateSketch(in)
-	}
-	switch in.kind {
-	case vString:
-		return blob.UpdateHLLString(sk, in.str())
-	case vStrings:
-		for _, s := range in.strs() {
-			if err := blob.UpdateHLLString(sk, s); err != nil {
-				return err
-			}
-		}
-	case vLong:
-		return sk.UpdateInt64(int64(in.n))
-	case vDouble:
-		return blob.UpdateHLLDouble(sk, math.Float64frombits(in.n))
-	case vBytes:
-		return sk.UpdateSlice(in.bin())
-	}
-	return nil
-}
-
-func (a *hllAgg) serialize(sk hll.HllSketch, u hll.Union) ([]byte, error) {
-	if a.merge {
-		var err error
-		if sk, err = u.GetResult(a.tgt); err != nil {
-			return nil, err
-		}
-	}
-	return sk.ToCompactSlice()
-}
-
-func (a *hllAgg) reset() {
-	clear(a.sketches)
-	clear(a.unions)
-	a.sketches, a.unions = a.sketches[:0], a.unions[:0]
-	a.arena.reset()
-}
-
-func (a *hllAgg) appendBlob(dst []byte, row int32) ([]byte, bool, error) {
-	if a.perRow {
-		return append(dst, a.arena.at(row)...), true, nil
-	}
-	var sk hll.HllSketch
-	var u hll.Union
-	if a.merge {
-		u = a.unions[row]
-	} else {
-		sk = a.sketches[row]
-	}
-	b, err := a.serialize(sk, u)
-	return append(dst, b...), true, err
-}
-
-// thetaAgg is thetaSketch: an update sketch over raw values, or a union of
-// serialized sketches when the input holds sketches. Like hllAgg it
-// serializes each row at once when there is no rollup.
-type thetaAgg struct {
-	lgK      uint8
-	input    bool
-	perRow   bool
-	sketches []*theta.QuickSelectUpdateSketch
-	unions   []*theta.Union
-	arena    blobArena
-	sk       *theta.QuickSelectUpdateSketch // perRow scratch
-	u        *theta.Union
-}
-
-func (a *thetaAgg) newState() (*theta.QuickSelectUpdateSketch, *theta.Union, error) {
-	if a.input {
-		u, err := theta.NewUnion(theta.WithUnionLgK(a.lgK))
-		return nil, u, err
-	}
-	sk, err := theta.NewQuickSelectUpdateSketch(theta.WithUpdateSketchLgK(a.lgK))
-	return sk, nil, err
-}
-
-func (a *thetaAgg) init(in Value, _ int64) error {
-	if a.perRow {
-		if a.sk == nil && a.u == nil {
-			var err error
-			if a.sk, a.u, err = a.newState(); err != nil {
-				return err
-			}
-		} else if a.input {
-			a.u.Reset()
-		} else {
-			a.sk.Reset()
-		}
-		if err := a.add(a.sk, a.u, in); err != nil {
-			return err
-		}
-		b, err := a.serialize(a.sk, a.u)
-		if err != nil {
-			return err
-		}
-		a.arena.add(b)
-		return nil
-	}
-	sk, u, err := a.newState()
-	if err != nil {
-		return err
-	}
-	if err := a.add(sk, u, in); err != nil {
-		return err
-	}
-	if a.input {
-		a.unions = append(a.unions, u)
-	} else {
-		a.sketches = append(a.sketches, sk)
-	}
-	return nil
-}
-
-func (a *thetaAgg) fold(row int32, in Value, _ int64) error {
-	if a.input {
-		return a.add(nil, a.unions[row], in)
-	}
-	return a.add(a.sketches[row], nil, in)
-}
-
-func (a *thetaAgg) add(sk *theta.QuickSelectUpdateSketch, u *theta.Union, in Value) error {
-	if a.input {
-		b, ok, err := sketchBytes(in)
-		if err != nil || !ok {
-			return err
-		}
-		in, err := blob.DecodeTheta(b)
-		if err != nil {
-			return err
-		}
-		return u.Update(in)
-	}
-	switch in.kind {
-	case vString:
-		blob.UpdateTheta(sk, in.str())
-	case vStrings:
-		for _, s := range in.strs() {
-			blob.UpdateTheta(sk, s)
-		}
-	case vLong:
-		blob.UpdateTheta(sk, int64(in.n))
-	case vDouble:
-		blob.UpdateTheta(sk, math.Float64frombits(in.n))
-	case vBytes:
-		blob.UpdateTheta(sk, in.bin())
-	}
-	return nil
-}
-
-func (a *thetaAgg) serialize(sk *theta.QuickSelectUpdateSketch, u *theta.Union) ([]byte, error) {
-	var cs *theta.CompactSketch
-	if a.input {
-		var err error
-		if cs, err = u.OrderedResult(); err != nil {
-			return nil, err
-		}
-	} else {
-		cs = sk.CompactOrdered()
-	}
-	return cs.MarshalBinary()
-}
-
-func (a *thetaAgg) reset() {
-	clear(a.sketches)
-	clear(a.unions)
-	a.sketches, a.unions = a.sketches[:0], a.unions[:0]
-	a.arena.reset()
-}
-
-func (a *thetaAgg) appendBlob(dst []byte, row int32) ([]byte, bool, error) {
-	if a.perRow {
-		return append(dst, a.arena.at(row)...), true, nil
-	}
-	var sk *theta.QuickSelectUpdateSketch
-	var u *theta.Union
-	if a.input {
-		u = a.unions[row]
-	} else {
-		sk = a.sketches[row]
-	}
-	b, err := a.serialize(sk, u)
-	return append(dst, b...), true, err
-}
-
 // push appends v, doubling the capacity when full. Per-row columns grow to
 // millions of entries; append's 1.25x growth for large slices would copy
 // each of them several times over.
@@ -693,74 +382,4 @@ func growPush[T any](s []T, v T) []T {
 	ns := make([]T, len(s), max(2*cap(s), 1024))
 	copy(ns, s)
 	return append(ns, v)
-}
-
-// quantilesAgg is quantilesDoublesSketch: a DataSketches quantiles sketch of
-// the numeric input; input rows holding serialized sketches (bytes or base64)
-// are merged instead. Like hllAgg it serializes each row at once when there
-// is no rollup.
-type quantilesAgg struct {
-	k        int
-	perRow   bool
-	sketches []*quantiles.Sketch
-	arena    blobArena
-}
-
-func (a *quantilesAgg) init(in Value, _ int64) error {
-	sk, err := quantiles.New(a.k)
-	if err != nil {
-		return err
-	}
-	if err := a.add(sk, in); err != nil {
-		return err
-	}
-	if a.perRow {
-		b, err := sk.MarshalBinary()
-		if err != nil {
-			return err
-		}
-		a.arena.add(b)
-		return nil
-	}
-	a.sketches = append(a.sketches, sk)
-	return nil
-}
-
-func (a *quantilesAgg) fold(row int32, in Value, _ int64) error {
-	return a.add(a.sketches[row], in)
-}
-
-// add adds a number, or merges a serialized sketch; nulls and text that is
-// neither change nothing, as a null would not.
-func (a *quantilesAgg) add(sk *quantiles.Sketch, in Value) error {
-	if v, ok := in.AsDouble(); ok {
-		sk.Update(v)
-		return nil
-	}
-	if in.kind != vBytes && (in.kind != vString || in.str() == "") {
-		return nil
-	}
-	b, ok, err := sketchBytes(in)
-	if err != nil || !ok {
-		return err
-	}
-	other, err := blob.DecodeQuantiles(b)
-	if err != nil {
-		return err
-	}
-	return sk.Merge(other)
-}
-
-func (a *quantilesAgg) reset() {
-	clear(a.sketches)
-	a.sketches = a.sketches[:0]
-	a.arena.reset()
-}
-
-func (a *quantilesAgg) appendBlob(dst []byte, row int32) ([]byte, bool, error) {
-	if a.perRow {
-		return append(dst, a.arena.at(row)...), true, nil
-	}
-	b, err := a.sketches[row].MarshalBinary()
-	return append(dst, b...), true, err
 }

@@ -19,7 +19,7 @@ type Writer struct {
 	r       *resolved
 	times   longSource // truncated times
 	dims    []dimAcc
-	aggs    []aggregator
+	aggs    []*aggregator
 	rollup  map[string]int32
 	key     []byte
 	minTime int64
@@ -120,7 +120,7 @@ func (w *Writer) Add(row Row) error {
 	for i, a := range w.aggs {
 		if err := a.init(w.metricInput(row, i), row.Time); err != nil {
 			for _, b := range w.aggs[:i] {
-				truncateAgg(b, int(n))
+				b.truncate(int(n))
 			}
 			return fmt.Errorf("segment: metric %q: %w", w.r.spec.Metrics[i].Name, err)
 		}
@@ -145,42 +145,6 @@ func (w *Writer) metricInput(row Row, i int) Value {
 		return row.Values[f]
 	}
 	return Value{}
-}
-
-// truncateAgg drops rows from n on; used to undo a failed Add.
-func truncateAgg(a aggregator, n int) {
-	switch a := a.(type) {
-	case *countAgg:
-		a.vals = a.vals[:n]
-	case *longAgg:
-		a.vals = a.vals[:n]
-		a.nulls.clear(int32(n))
-	case *doubleAgg:
-		a.vals = a.vals[:n]
-		a.nulls.clear(int32(n))
-	case *floatAgg:
-		a.vals = a.vals[:n]
-		a.nulls.clear(int32(n))
-	case *pairAgg:
-		a.times = a.times[:n]
-		a.nulls.clear(int32(n))
-		switch {
-		case len(a.longs) > n:
-			a.longs = a.longs[:n]
-		case len(a.doubles) > n:
-			a.doubles = a.doubles[:n]
-		case len(a.strs) > n:
-			a.strs = a.strs[:n]
-		}
-	case *hllAgg:
-		a.sketches = a.sketches[:min(n, len(a.sketches))]
-		a.unions = a.unions[:min(n, len(a.unions))]
-		a.arena.truncate(n)
-	case *thetaAgg:
-		a.sketches = a.sketches[:min(n, len(a.sketches))]
-		a.unions = a.unions[:min(n, len(a.unions))]
-		a.arena.truncate(n)
-	}
 }
 
 // Reset discards all rows, keeping allocated memory for reuse.
@@ -305,22 +269,7 @@ func (w *Writer) write(f *os.File) (Info, error) {
 		info := aggTypes[m.Type]
 		c := columnMeta{name: m.Name, kind: info.kind, role: RoleMetric, aggregator: w.r.aggJSON[i]}
 		comp := w.r.compressionFor(m.Name)
-		var err error
-		switch a := w.aggs[i].(type) {
-		case *countAgg:
-			err = fw.writeLongs(&c, comp, &a.longSource, perm, true)
-		case *longAgg:
-			err = fw.writeLongs(&c, comp, &a.longSource, perm, true)
-		case *doubleAgg:
-			err = fw.writeDoubles(&c, comp, &a.doubleSource, perm)
-		case *floatAgg:
-			err = fw.writeFloats(&c, comp, &a.floatSource, perm)
-		case blobSource:
-			c.complexType = info.complexType
-			c.complexVersion = mustVersion(info.complexType)
-			err = fw.writeBlobs(&c, comp, a, perm)
-		}
-		if err != nil {
+		if err := w.aggs[i].write(fw, &c, comp, perm); err != nil {
 			return Info{}, fmt.Errorf("segment: column %q: %w", m.Name, err)
 		}
 		ft.columns = append(ft.columns, c)
