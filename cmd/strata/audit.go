@@ -240,7 +240,18 @@ func runAuditVerify(args []string) error {
 	if err != nil {
 		return err
 	}
+	// The reference is the digest most nodes share, so that the odd one out
+	// is the one named.
+	count := map[string]int{}
+	for _, dg := range digests {
+		count[dg.SHA256]++
+	}
 	ref := digests[0]
+	for _, dg := range digests {
+		if count[dg.SHA256] > count[ref.SHA256] {
+			ref = dg
+		}
+	}
 	bad := 0
 	for _, dg := range digests {
 		diff := audit.FirstDifference(ref.Digest, dg.Digest)
@@ -252,7 +263,7 @@ func runAuditVerify(args []string) error {
 		fmt.Fprintf(stdout, "%-12s index %d  sha256 %s  %s\n", dg.Node, dg.Index, dg.SHA256, status)
 	}
 	if bad > 0 {
-		for _, dg := range digests[1:] {
+		for _, dg := range digests {
 			if t := audit.FirstDifference(ref.Digest, dg.Digest); t != "" {
 				for i := range dg.Tables {
 					if dg.Tables[i].Table == t && i < len(ref.Tables) {

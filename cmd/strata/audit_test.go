@@ -201,6 +201,21 @@ func TestAuditAcrossTrim(t *testing.T) {
 		t.Fatalf("audit verify over a tampered replica: exit %d\n%s%s", code, out, errOut)
 	}
 	t.Logf("audit verify:\n%s", out)
+
+	// Stopped, the nodes' directories say the same.
+	var dirs []string
+	for i := range c.nodes {
+		c.stop(i)
+		dirs = append(dirs, c.nodes[i].data)
+	}
+	code, out, errOut = capture(t, "audit", "verify", "--data", strings.Join(dirs, ","), "--at", fmt.Sprint(ld.LastIndex))
+	if code != 1 || strings.Count(out, "DIFFERS") != 1 || !strings.Contains(out, c.nodes[f].data+" ") || !strings.Contains(out, "first in table coordinator_config") {
+		t.Fatalf("audit verify --data over a tampered replica: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = capture(t, "audit", "diff", fmt.Sprint(idx1), fmt.Sprint(v10.Index), "--data", c.nodes[l].data)
+	if code != 0 || !strings.Contains(out, `"field": "maxSegmentsToMove"`) {
+		t.Fatalf("audit diff --data: exit %d\n%s%s", code, out, errOut)
+	}
 }
 
 // tamper appends to a stopped node's log the entries up to last it lacks,
