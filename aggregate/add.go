@@ -243,9 +243,15 @@ func (s *State) AddDouble(g int32, v float64) error {
 	return nil
 }
 
-// AddString folds one string into group g of a sketch.
+// AddString folds one string into group g of a string min or max (by
+// UTF-8 bytes, as Druid orders strings) or a sketch.
 func (s *State) AddString(g int32, v string) error {
 	switch s.Kind {
+	case KindString:
+		if s.Null[g] || s.Op == OpMin && v < s.Strs[g] || s.Op == OpMax && v > s.Strs[g] {
+			s.Strs[g], s.Null[g] = v, false
+		}
+		return nil
 	case KindHLL:
 		u, err := s.hllUpdater(g)
 		if err != nil {

@@ -300,6 +300,8 @@ func (s *State) Combine(di int, src *State, si int) error {
 			} else {
 				s.Longs[di] = max(s.Longs[di], src.Longs[si])
 			}
+		} else if s.Kind == KindString {
+			return s.AddString(int32(di), src.Strs[si])
 		} else if s.Op == OpMin {
 			s.Doubles[di] = min(s.Doubles[di], src.Doubles[si])
 		} else {
@@ -405,6 +407,13 @@ func (s *State) Result(i int, finalize bool) (Result, error) {
 			return Result{Kind: ResultSketch, Sketch: b}, err
 		}
 		est := 0.0
+		if i < len(s.thetaUpd) && s.thetaUpd[i] != nil && s.Theta[i] == nil {
+			// Raw values only: the update sketch's own estimate (a union
+			// would first cut it to the nominal entries).
+			est = s.thetaUpd[i].CompactOrdered().Estimate()
+		} else if err := s.finishGroup(int32(i)); err != nil {
+			return Result{}, err
+		}
 		if s.Theta[i] != nil {
 			sk, err := s.Theta[i].Result(false)
 			if err != nil {
@@ -448,6 +457,9 @@ func (s *State) Result(i int, finalize bool) (Result, error) {
 }
 
 func (s *State) hllBytes(i int) ([]byte, error) {
+	if err := s.finishGroup(int32(i)); err != nil {
+		return nil, err
+	}
 	u := s.HLL[i]
 	if u == nil {
 		var err error
@@ -463,6 +475,9 @@ func (s *State) hllBytes(i int) ([]byte, error) {
 }
 
 func (s *State) thetaBytes(i int) ([]byte, error) {
+	if err := s.finishGroup(int32(i)); err != nil {
+		return nil, err
+	}
 	u := s.Theta[i]
 	if u == nil {
 		var err error

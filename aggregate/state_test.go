@@ -446,3 +446,25 @@ func TestIntermediate(t *testing.T) {
 		}
 	})
 }
+
+// TestStringMinMax orders strings by their UTF-8 bytes (SQL MIN/MAX of
+// strings), null when no value came, through Combine as well.
+func TestStringMinMax(t *testing.T) {
+	for _, c := range []struct{ op, want string }{{OpMin, "Zebra"}, {OpMax, "é"}} {
+		t.Run(c.op, func(t *testing.T) {
+			s := New(&Spec{Kind: KindString, Op: c.op}, 3)
+			for _, v := range []string{"apple", "Zebra", "é", "b"} {
+				_ = s.AddString(0, v)
+			}
+			if got := result(t, s, 0); got != c.want {
+				t.Errorf("got %v, want %v", got, c.want)
+			}
+			if got := result(t, s, 1); got != nil {
+				t.Errorf("no input: got %v, want null", got)
+			}
+			if err := s.Combine(2, s, 0); err != nil || result(t, s, 2) != c.want {
+				t.Errorf("combined: %v %v", result(t, s, 2), err)
+			}
+		})
+	}
+}

@@ -173,7 +173,7 @@ func validOp(kind, op string) bool {
 	case KindHLL, KindTheta, KindQuantiles:
 		return op == ""
 	case KindString:
-		return op == OpFirst || op == OpLast || op == OpAny
+		return op == OpMin || op == OpMax || op == OpFirst || op == OpLast || op == OpAny
 	case KindLong:
 		return op == OpCount || op == OpSum || op == OpMin || op == OpMax || op == OpFirst || op == OpLast || op == OpAny
 	}

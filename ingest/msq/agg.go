@@ -3,14 +3,10 @@ package msq
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/apache/datasketches-go/hll"
-	"github.com/apache/datasketches-go/theta"
-
+	"strata/aggregate"
 	"strata/expr"
 	"strata/sql"
 	"strata/storage/blob"
@@ -428,318 +424,112 @@ type aggregator interface {
 	final(g int) (expr.Value, error)
 }
 
+// sqlAgg is every SQL aggregator: the state and its algorithms are the
+// aggregate package's, shared with the query engine and the segment
+// writer; sqlAgg reads the argument values (expr.Value, row by row) into it
+// and renders its results as SQL values.
+type sqlAgg struct {
+	spec *aggSpec
+	st   *aggregate.State
+}
+
 func newAggregator(a *aggSpec) aggregator {
+	spec := &aggregate.Spec{Float32: true, LgK: a.lgK, TgtHllType: a.tgt, Size: a.size, K: a.k, MaxStringBytes: a.maxBytes}
 	switch a.kind {
 	case aggCount:
-		return &countAgg{star: a.countStar}
+		spec.Kind, spec.Op = aggregate.KindLong, aggregate.OpCount
 	case aggSum, aggMin, aggMax:
-		return &numAgg{kind: a.kind, typ: a.outType}
+		spec.Kind, spec.Op = kindOf(a.outType), map[aggKind]string{aggSum: aggregate.OpSum, aggMin: aggregate.OpMin, aggMax: aggregate.OpMax}[a.kind]
 	case aggEarliest, aggLatest, aggAny:
-		return &pairAgg{spec: a, ptype: a.pairType()}
+		spec.Kind, spec.Op = kindOf(a.inType), map[aggKind]string{aggEarliest: aggregate.OpFirst, aggLatest: aggregate.OpLast, aggAny: aggregate.OpAny}[a.kind]
 	case aggHLL:
-		t, _ := hllTgt(a.tgt)
-		return &hllAgg{lgK: a.lgK, tgt: t, sketch: a.sketch}
+		spec.Kind, spec.Round = aggregate.KindHLL, true
 	case aggTheta:
-		return &thetaAgg{lgK: uint8(math.Log2(float64(a.size))), sketch: a.sketch}
+		spec.Kind, spec.Round = aggregate.KindTheta, true
 	case aggQuantiles:
-		return &quantilesAgg{spec: a}
-	}
-	panic(fmt.Sprintf("msq: no aggregator for kind %d", a.kind)) // planAggregate only builds the kinds above
-}
-
-func hllTgt(s string) (hll.TgtHllType, bool) {
-	switch s {
-	case "HLL_6":
-		return hll.TgtHllTypeHll6, true
-	case "HLL_8":
-		return hll.TgtHllTypeHll8, true
-	}
-	return hll.TgtHllTypeHll4, true
-}
-
-type countAgg struct {
-	star bool
-	n    []int64
-}
-
-func (a *countAgg) grow() { a.n = append(a.n, 0) }
-func (a *countAgg) add(g int, args []expr.Value) error {
-	if a.star || !args[0].IsNull() {
-		a.n[g]++
-	}
-	return nil
-}
-func (a *countAgg) merge(g int, v expr.Value) error {
-	n, _ := v.AsLong()
-	a.n[g] += n
-	return nil
-}
-func (a *countAgg) inter(g int) (expr.Value, error) { return expr.Long(a.n[g]), nil }
-func (a *countAgg) final(g int) (expr.Value, error) { return expr.Long(a.n[g]), nil }
-
-// numAgg is SUM, MIN or MAX over longs, floats, doubles or (MIN/MAX) strings.
-// The result is null when no non-null value was seen.
-type numAgg struct {
-	kind aggKind
-	typ  Type
-	l    []int64
-	d    []float64
-	s    []string
-	set  []bool
-}
-
-func (a *numAgg) grow() {
-	a.set = append(a.set, false)
-	switch a.typ.Kind {
-	case KindLong:
-		a.l = append(a.l, 0)
-	case KindString:
-		a.s = append(a.s, "")
+		spec.Kind = aggregate.KindQuantiles
 	default:
-		a.d = append(a.d, 0)
+		panic(fmt.Sprintf("msq: no aggregator for kind %d", a.kind)) // planAggregate only builds the kinds above
 	}
+	return &sqlAgg{spec: a, st: aggregate.New(spec, 0)}
 }
 
-func (a *numAgg) add(g int, args []expr.Value) error { return a.merge(g, args[0]) }
-
-func (a *numAgg) merge(g int, v expr.Value) error {
-	if v.IsNull() {
-		return nil
-	}
-	first := !a.set[g]
-	switch a.typ.Kind {
+// kindOf is the aggregate state kind of values of SQL type t.
+func kindOf(t Type) string {
+	switch t.Kind {
 	case KindLong:
-		x, ok := v.AsLong()
-		if !ok {
-			return nil
-		}
-		switch {
-		case first:
-			a.l[g] = x
-		case a.kind == aggSum:
-			a.l[g] += x
-		case a.kind == aggMin:
-			a.l[g] = min(a.l[g], x)
-		default:
-			a.l[g] = max(a.l[g], x)
-		}
-	case KindString:
-		x, ok := v.AsString()
-		if !ok {
-			return nil
-		}
-		if first || (a.kind == aggMin && x < a.s[g]) || (a.kind == aggMax && x > a.s[g]) {
-			a.s[g] = strings.Clone(x)
-		}
-	default:
-		x, ok := v.AsDouble()
-		if !ok {
-			return nil
-		}
-		if a.typ.Kind == KindFloat {
-			x = float64(float32(x))
-		}
-		switch {
-		case first:
-			a.d[g] = x
-		case a.kind == aggSum:
-			a.d[g] += x
-			if a.typ.Kind == KindFloat {
-				a.d[g] = float64(float32(a.d[g]))
-			}
-		case math.IsNaN(x) || math.IsNaN(a.d[g]):
-			a.d[g] = math.NaN()
-		case a.kind == aggMin:
-			a.d[g] = math.Min(a.d[g], x)
-		default:
-			a.d[g] = math.Max(a.d[g], x)
-		}
+		return aggregate.KindLong
+	case KindFloat:
+		return aggregate.KindFloat
+	case KindDouble:
+		return aggregate.KindDouble
 	}
-	a.set[g] = true
-	return nil
+	return aggregate.KindString
 }
 
-func (a *numAgg) inter(g int) (expr.Value, error) { return a.final(g) }
+func (a *sqlAgg) grow() { a.st.Grow(1) }
 
-func (a *numAgg) final(g int) (expr.Value, error) {
-	switch a.typ.Kind {
-	case KindLong:
-		if !a.set[g] {
-			return expr.NullOf(expr.TypeLong), nil
-		}
-		return expr.Long(a.l[g]), nil
-	case KindString:
-		if !a.set[g] {
-			return expr.Null, nil
-		}
-		return expr.String(a.s[g]), nil
-	}
-	if !a.set[g] {
-		return expr.NullOf(expr.TypeDouble), nil
-	}
-	return expr.Double(a.d[g]), nil
-}
-
-// pairAgg is EARLIEST/LATEST (by a time) and ANY_VALUE. The earliest row wins
-// even when its value is null; on equal times EARLIEST keeps the first row
-// seen and LATEST the last.
-type pairAgg struct {
-	spec  *aggSpec
-	ptype string
-	t     []int64
-	v     []expr.Value
-	set   []bool
-}
-
-func (a *pairAgg) grow() {
-	a.t = append(a.t, 0)
-	a.v = append(a.v, expr.Value{})
-	a.set = append(a.set, false)
-}
-
-func (a *pairAgg) take(g int, t int64, v expr.Value) {
+func (a *sqlAgg) add(g int, args []expr.Value) error {
+	st, gi := a.st, int32(g)
 	switch a.spec.kind {
-	case aggEarliest:
-		if a.set[g] && t >= a.t[g] {
-			return
+	case aggCount:
+		if a.spec.countStar || !args[0].IsNull() {
+			st.AddCount(aggregate.Rows{To: 1, G: gi})
 		}
-	case aggLatest:
-		if a.set[g] && t < a.t[g] {
-			return
-		}
-	case aggAny:
-		if a.set[g] || v.IsNull() {
-			return
-		}
-	}
-	if s, ok := v.AsString(); ok && v.Type() == expr.TypeString {
-		if len(s) > a.spec.maxBytes {
-			cut := a.spec.maxBytes
-			for cut > 0 && !utf8.RuneStart(s[cut]) {
-				cut--
-			}
-			s = s[:cut]
-		}
-		v = expr.String(strings.Clone(s))
-	}
-	a.t[g], a.v[g], a.set[g] = t, v, true
-}
-
-func (a *pairAgg) add(g int, args []expr.Value) error {
-	if a.spec.mergeIn {
+		return nil
+	case aggSum, aggMin, aggMax:
 		return a.merge(g, args[0])
-	}
-	var t int64
-	if a.spec.kind != aggAny {
-		var ok bool
-		if t, ok = args[1].AsLong(); !ok {
-			return nil // rows without a time take no part
+	case aggEarliest, aggLatest, aggAny:
+		if a.spec.mergeIn {
+			return a.merge(g, args[0])
 		}
+		var t int64
+		if a.spec.kind != aggAny {
+			var ok bool
+			if t, ok = args[1].AsLong(); !ok {
+				return nil // rows without a time take no part
+			}
+		}
+		v := castTo(args[0], a.spec.inType)
+		if a.spec.kind == aggAny && v.IsNull() || !st.Offer(gi, t) {
+			return nil
+		}
+		a.set(gi, v)
+		return nil
+	case aggQuantiles:
+		if a.spec.mergeIn {
+			return a.merge(g, args[0])
+		}
+		x, ok := args[0].AsDouble()
+		if args[0].IsNull() || !ok {
+			return nil
+		}
+		return st.AddDouble(gi, x)
 	}
-	a.take(g, t, castTo(args[0], a.spec.inType))
-	return nil
-}
-
-func (a *pairAgg) merge(g int, v expr.Value) error {
-	if v.IsNull() {
+	// HLL, theta: raw values hashed as the storage writer's sketch builds
+	// hash them, so sketches built here and there merge.
+	if args[0].IsNull() {
 		return nil
 	}
-	s, _ := v.AsString()
-	p, err := blob.DecodePair(a.ptype, []byte(s))
-	if err != nil {
-		return err
-	}
-	var x expr.Value
-	switch {
-	case p.Null:
-		x = expr.NullOf(a.spec.inType.exprType())
-	case a.ptype == blob.TypePairLongLong:
-		x = expr.Long(p.Long)
-	case a.ptype == blob.TypePairLongString:
-		x = expr.String(p.String)
-	default:
-		x = expr.Double(p.Double)
-	}
-	a.take(g, p.Time, x)
-	return nil
+	return a.update(gi, args[0])
 }
 
-func (a *pairAgg) inter(g int) (expr.Value, error) {
-	if !a.set[g] {
-		return expr.Null, nil
-	}
-	p := blob.Pair{Time: a.t[g], Null: a.v[g].IsNull()}
-	switch a.ptype {
-	case blob.TypePairLongLong:
-		p.Long, _ = a.v[g].AsLong()
-	case blob.TypePairLongString:
-		p.String, _ = a.v[g].AsString()
-	default:
-		p.Double, _ = a.v[g].AsDouble()
-	}
-	b, err := blob.AppendPair(nil, a.ptype, p)
-	return expr.String(string(b)), err
-}
-
-func (a *pairAgg) final(g int) (expr.Value, error) {
-	if !a.set[g] {
-		return expr.NullOf(a.spec.outType.exprType()), nil
-	}
-	return a.v[g], nil
-}
-
-// hllAgg is an HLL union per group: raw values are hashed as the storage
-// writer's HLLSketchBuild does, so sketches built here and there merge.
-type hllAgg struct {
-	lgK    int
-	tgt    hll.TgtHllType
-	sketch bool
-	u      []hll.Union
-}
-
-func (a *hllAgg) grow() { a.u = append(a.u, nil) }
-
-func (a *hllAgg) union(g int) (hll.Union, error) {
-	if a.u[g] == nil {
-		u, err := hll.NewUnion(a.lgK)
-		if err != nil {
-			return nil, err
-		}
-		a.u[g] = u
-	}
-	return a.u[g], nil
-}
-
-func (a *hllAgg) add(g int, args []expr.Value) error {
-	v := args[0]
-	if v.IsNull() {
-		return nil
-	}
-	u, err := a.union(g)
-	if err != nil {
-		return err
-	}
-	return hllUpdate(u, v)
-}
-
-func hllUpdate(u hll.Union, v expr.Value) error {
+// update adds a value (each element of an array) to group g's sketch.
+func (a *sqlAgg) update(g int32, v expr.Value) error {
 	switch v.Type() {
 	case expr.TypeString:
 		s, _ := v.AsString()
-		return u.UpdateString(s)
+		return a.st.AddString(g, s)
 	case expr.TypeLong:
 		n, _ := v.AsLong()
-		return u.UpdateInt64(n)
+		return a.st.AddLong(g, n)
 	case expr.TypeDouble:
 		f, _ := v.AsDouble()
-		if f == 0 {
-			f = 0 // -0 hashes as +0
-		}
-		return u.UpdateInt64(int64(math.Float64bits(f)))
+		return a.st.AddDouble(g, f)
 	}
 	for _, e := range v.Elems() {
 		if !e.IsNull() {
-			if err := hllUpdate(u, e); err != nil {
+			if err := a.update(g, e); err != nil {
 				return err
 			}
 		}
@@ -747,156 +537,115 @@ func hllUpdate(u hll.Union, v expr.Value) error {
 	return nil
 }
 
-func (a *hllAgg) merge(g int, v expr.Value) error {
-	if v.IsNull() {
-		return nil
-	}
-	s, _ := v.AsString()
-	sk, err := blob.DecodeHLL([]byte(s))
-	if err != nil {
-		return err
-	}
-	u, err := a.union(g)
-	if err != nil {
-		return err
-	}
-	return u.UpdateSketch(sk)
-}
-
-func (a *hllAgg) result(g int) (hll.HllSketch, error) {
-	u, err := a.union(g)
-	if err != nil {
-		return nil, err
-	}
-	return u.GetResult(a.tgt)
-}
-
-func (a *hllAgg) inter(g int) (expr.Value, error) {
-	sk, err := a.result(g)
-	if err != nil {
-		return expr.Value{}, err
-	}
-	b, err := sk.ToCompactSlice()
-	return expr.String(string(b)), err
-}
-
-func (a *hllAgg) final(g int) (expr.Value, error) {
-	if a.sketch {
-		return a.inter(g)
-	}
-	if a.u[g] == nil {
-		return expr.Long(0), nil
-	}
-	est, err := a.u[g].GetEstimate()
-	return expr.Long(int64(math.Round(est))), err
-}
-
-// thetaAgg keeps an update sketch for raw values and a union for merged ones.
-type thetaAgg struct {
-	lgK    uint8
-	sketch bool
-	upd    []*theta.QuickSelectUpdateSketch
-	uni    []*theta.Union
-}
-
-func (a *thetaAgg) grow() {
-	a.upd = append(a.upd, nil)
-	a.uni = append(a.uni, nil)
-}
-
-func (a *thetaAgg) add(g int, args []expr.Value) error {
-	v := args[0]
-	if v.IsNull() {
-		return nil
-	}
-	if a.upd[g] == nil {
-		sk, err := theta.NewQuickSelectUpdateSketch(theta.WithUpdateSketchLgK(a.lgK))
-		if err != nil {
-			return err
-		}
-		a.upd[g] = sk
-	}
-	thetaUpdate(a.upd[g], v)
-	return nil
-}
-
-func thetaUpdate(sk *theta.QuickSelectUpdateSketch, v expr.Value) {
-	switch v.Type() {
-	case expr.TypeString:
-		s, _ := v.AsString()
-		blob.UpdateTheta(sk, s)
-	case expr.TypeLong:
+// set sets group g's earliest/latest value (of the input type).
+func (a *sqlAgg) set(g int32, v expr.Value) {
+	switch {
+	case v.IsNull():
+		a.st.SetNull(g)
+	case a.st.Kind == aggregate.KindLong:
 		n, _ := v.AsLong()
-		blob.UpdateTheta(sk, n)
-	case expr.TypeDouble:
-		f, _ := v.AsDouble()
-		blob.UpdateTheta(sk, f)
+		a.st.SetLong(g, n)
+	case a.st.Kind == aggregate.KindString:
+		s, _ := v.AsString()
+		a.st.SetString(g, strings.Clone(aggregate.ChopUTF8(s, a.spec.maxBytes)))
 	default:
-		for _, e := range v.Elems() {
-			if !e.IsNull() {
-				thetaUpdate(sk, e)
-			}
-		}
+		f, _ := v.AsDouble()
+		a.st.SetDouble(g, f)
 	}
 }
 
-func (a *thetaAgg) merge(g int, v expr.Value) error {
+func (a *sqlAgg) merge(g int, v expr.Value) error {
+	st, gi := a.st, int32(g)
 	if v.IsNull() {
 		return nil
 	}
-	s, _ := v.AsString()
-	sk, err := blob.DecodeTheta([]byte(s))
-	if err != nil {
-		return err
-	}
-	if a.uni[g] == nil {
-		u, err := theta.NewUnion(theta.WithUnionLgK(a.lgK))
-		if err != nil {
+	switch a.spec.kind {
+	case aggCount:
+		n, _ := v.AsLong()
+		return st.AddLong(gi, n)
+	case aggSum, aggMin, aggMax:
+		switch st.Kind {
+		case aggregate.KindLong:
+			if x, ok := v.AsLong(); ok {
+				return st.AddLong(gi, x)
+			}
+		case aggregate.KindString:
+			if x, ok := v.AsString(); ok {
+				return st.AddString(gi, strings.Clone(x))
+			}
+		default:
+			if x, ok := v.AsDouble(); ok {
+				return st.AddDouble(gi, x)
+			}
+		}
+		return nil
+	case aggEarliest, aggLatest, aggAny:
+		s, _ := v.AsString()
+		p, err := blob.DecodePair(a.spec.pairType(), []byte(s))
+		if err != nil || a.spec.kind == aggAny && p.Null {
 			return err
 		}
-		a.uni[g] = u
+		p.String = strings.Clone(p.String)
+		st.OfferPair(gi, p)
+		return nil
 	}
-	return a.uni[g].Update(sk)
+	s, _ := v.AsString()
+	return st.MergeIntermediate(gi, "", []byte(s))
 }
 
-func (a *thetaAgg) result(g int) (*theta.CompactSketch, error) {
-	if a.uni[g] == nil {
-		if a.upd[g] == nil {
-			sk, err := theta.NewQuickSelectUpdateSketch(theta.WithUpdateSketchLgK(a.lgK))
-			if err != nil {
-				return nil, err
-			}
-			a.upd[g] = sk
+func (a *sqlAgg) inter(g int) (expr.Value, error) {
+	switch a.spec.kind {
+	case aggCount, aggSum, aggMin, aggMax:
+		return a.final(g)
+	case aggEarliest, aggLatest, aggAny:
+		if !a.st.HasValue(g) {
+			return expr.Null, nil
 		}
-		return a.upd[g].CompactOrdered(), nil
 	}
-	if a.upd[g] != nil {
-		if err := a.uni[g].Update(a.upd[g].CompactOrdered()); err != nil {
-			return nil, err
-		}
-		a.upd[g] = nil
-	}
-	return a.uni[g].OrderedResult()
-}
-
-func (a *thetaAgg) inter(g int) (expr.Value, error) {
-	cs, err := a.result(g)
-	if err != nil {
-		return expr.Value{}, err
-	}
-	b, err := cs.MarshalBinary()
+	b, _, err := a.st.AppendIntermediate(nil, a.spec.pairType(), int32(g))
 	return expr.String(string(b)), err
 }
 
-func (a *thetaAgg) final(g int) (expr.Value, error) {
-	if a.sketch {
-		return a.inter(g)
+func (a *sqlAgg) final(g int) (expr.Value, error) {
+	switch a.spec.kind {
+	case aggHLL, aggTheta, aggQuantiles:
+		if a.spec.sketch {
+			return a.inter(g)
+		}
 	}
-	cs, err := a.result(g)
+	if a.spec.kind == aggQuantiles {
+		sk, err := a.st.QuantilesSketch(g)
+		if err != nil {
+			return expr.Value{}, err
+		}
+		q, err := sk.Quantile(a.spec.fraction) // NaN for an empty sketch, as in Druid
+		return expr.Double(q), err
+	}
+	if a.spec.kind != aggCount && !a.st.IsSketch() && !a.st.HasValue(g) {
+		if a.spec.kind == aggEarliest || a.spec.kind == aggLatest || a.spec.kind == aggAny {
+			return expr.NullOf(a.spec.outType.exprType()), nil
+		}
+		switch a.st.Kind {
+		case aggregate.KindLong:
+			return expr.NullOf(expr.TypeLong), nil
+		case aggregate.KindString:
+			return expr.Null, nil
+		}
+		return expr.NullOf(expr.TypeDouble), nil
+	}
+	r, err := a.st.Result(g, true)
 	if err != nil {
 		return expr.Value{}, err
 	}
-	return expr.Long(int64(math.Round(cs.Estimate()))), nil
+	switch r.Kind {
+	case aggregate.ResultLong:
+		return expr.Long(r.Long), nil
+	case aggregate.ResultDouble, aggregate.ResultFloat:
+		return expr.Double(r.Double), nil
+	case aggregate.ResultString:
+		return expr.String(r.Str), nil
+	}
+	return expr.NullOf(a.spec.outType.exprType()), nil
 }
 
 // castTo converts v to the value kind of t (numbers parsed from strings and
@@ -973,77 +722,4 @@ func compareValues(a, b expr.Value) int {
 	x, _ := a.AsString()
 	y, _ := b.AsString()
 	return strings.Compare(x, y)
-}
-
-// quantilesAgg is DS_QUANTILES_SKETCH (the sketch) and APPROX_QUANTILE_DS
-// (one quantile of it): a DataSketches quantiles sketch of numbers, or the
-// union of the sketches of a quantilesDoublesSketch column.
-type quantilesAgg struct {
-	spec *aggSpec
-	sk   []*quantiles.Sketch
-}
-
-func (a *quantilesAgg) grow() { a.sk = append(a.sk, nil) }
-
-func (a *quantilesAgg) sketch(g int) (*quantiles.Sketch, error) {
-	if a.sk[g] == nil {
-		sk, err := quantiles.New(a.spec.k)
-		if err != nil {
-			return nil, err
-		}
-		a.sk[g] = sk
-	}
-	return a.sk[g], nil
-}
-
-func (a *quantilesAgg) add(g int, args []expr.Value) error {
-	if a.spec.mergeIn {
-		return a.merge(g, args[0])
-	}
-	x, ok := args[0].AsDouble()
-	if args[0].IsNull() || !ok {
-		return nil
-	}
-	sk, err := a.sketch(g)
-	if err == nil {
-		sk.Update(x)
-	}
-	return err
-}
-
-func (a *quantilesAgg) merge(g int, v expr.Value) error {
-	if v.IsNull() {
-		return nil
-	}
-	s, _ := v.AsString()
-	in, err := blob.DecodeQuantiles([]byte(s))
-	if err != nil {
-		return err
-	}
-	sk, err := a.sketch(g)
-	if err != nil {
-		return err
-	}
-	return sk.Merge(in)
-}
-
-func (a *quantilesAgg) inter(g int) (expr.Value, error) {
-	sk, err := a.sketch(g)
-	if err != nil {
-		return expr.Value{}, err
-	}
-	b, err := sk.MarshalBinary()
-	return expr.String(string(b)), err
-}
-
-func (a *quantilesAgg) final(g int) (expr.Value, error) {
-	if a.spec.sketch {
-		return a.inter(g)
-	}
-	sk, err := a.sketch(g)
-	if err != nil {
-		return expr.Value{}, err
-	}
-	q, err := sk.Quantile(a.spec.fraction) // NaN for an empty sketch, as in Druid
-	return expr.Double(q), err
 }

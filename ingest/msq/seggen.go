@@ -376,9 +376,8 @@ func storageValue(v expr.Value, f genField) (segment.Value, error) {
 		s, _ := v.AsString()
 		return segment.Bytes([]byte(s)), nil
 	case convPairValue:
-		var a pairAgg
-		a.spec = &aggSpec{kind: aggLatest, inType: pairValueType(f.ptype), outType: pairValueType(f.ptype), maxBytes: 1 << 30}
-		a.ptype = f.ptype
+		vt := pairValueType(f.ptype)
+		a := newAggregator(&aggSpec{kind: aggLatest, inType: vt, outType: vt, maxBytes: 1 << 30})
 		a.grow()
 		if err := a.merge(0, v); err != nil {
 			return segment.Null(), err
