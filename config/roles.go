@@ -286,6 +286,10 @@ type Broker struct {
 	MaxSubqueryRows                        int64
 	FailOnMissingSegments                  bool
 	DefaultHistory                         string // an ISO period as written; "" is all
+	// Time travel (asOf): the control nodes, the cache's directory ("" is
+	// the caller's default) and size (a byte size as written).
+	CoordinatorURLs                 []string
+	AsOfCachePath, AsOfCacheMaxSize string
 }
 
 // ParseBroker reads the broker role's settings.
@@ -300,6 +304,9 @@ func ParseBroker(src Source) (Broker, error) {
 		MaxSubqueryRows:       r.int("svc.server.http.maxSubqueryRows"),
 		FailOnMissingSegments: r.bool("svc.query.failOnMissingSegments"),
 		DefaultHistory:        r.str("svc.query.segmentMetadata.defaultHistory"),
+		CoordinatorURLs:       r.list("svc.broker.coordinatorUrls"),
+		AsOfCachePath:         r.str("svc.broker.asOfCache.path"),
+		AsOfCacheMaxSize:      r.str("svc.broker.asOfCache.maxSize"),
 	}
 	return c, r.err()
 }

@@ -18,6 +18,7 @@ import (
 	"strata/props"
 	"strata/querynode/broker"
 	"strata/querynode/historical"
+	"strata/querynode/segcache"
 	"strata/server"
 	"strata/storage/deep"
 )
@@ -51,6 +52,11 @@ const (
 //	svc.query.segmentMetadata.defaultHistory window of the broker datasource endpoints (default P1W)
 //	svc.query.failOnMissingSegments         default of the query context's failOnMissingSegments: fail a
 //	                                        query that would read less than its data (default false)
+//	svc.broker.coordinatorUrls              control nodes past timelines are read from, for asOf queries
+//	                                        (default: the quickstart coordinator)
+//	svc.broker.asOfCache.path               segment files asOf queries read from deep storage
+//	                                        (default <svc.data.dir>/asof-cache, emptied at start)
+//	svc.broker.asOfCache.maxSize            bytes that cache may hold (default 10g)
 //	svc.storage.*                           deep storage (package storage/deep); a local storage
 //	                                        without storageDirectory uses <svc.data.dir>/deep-storage
 
@@ -217,6 +223,33 @@ func BrokerConfig(p *props.Properties, name string, logger hclog.Logger) (broker
 			return cfg, fmt.Errorf("svc.query.segmentMetadata.defaultHistory: %w", err)
 		}
 		cfg.DefaultHistory = per
+	}
+	// Time travel: past timelines from the control plane (an internal
+	// endpoint, followed to the leader), old segments from deep storage.
+	coords := bc.CoordinatorURLs
+	if len(coords) == 0 {
+		coords = []string{"http://" + QuickstartCoordinator}
+	}
+	cfg.PastTimelines = &broker.HTTPPastTimelines{URLs: coords,
+		Client: escalator.FromProps(p).Client(&http.Client{Timeout: 60 * time.Second})}
+	maxSize, err := historical.ParseBytes(bc.AsOfCacheMaxSize)
+	if err != nil {
+		return cfg, fmt.Errorf("svc.broker.asOfCache.maxSize: %w", err)
+	}
+	dir := bc.AsOfCachePath
+	if dir == "" {
+		node := config.ParseNode(p)
+		if node.DataDir == "" {
+			return cfg, errors.New("svc.data.dir is empty: pass --data DIR or set svc.broker.asOfCache.path")
+		}
+		dir = filepath.Join(node.DataDir, "asof-cache")
+	}
+	store, err := DeepStorage(p)
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.PastSegments, err = segcache.New(segcache.Config{Dir: dir, MaxSize: maxSize, Storage: store, Logger: logger.Named("asOfCache")}); err != nil {
+		return cfg, fmt.Errorf("svc.broker.asOfCache: %w", err)
 	}
 	return cfg, nil
 }

@@ -113,6 +113,9 @@ func (s *Server) endpoints() []Endpoint {
 		// (protocol.AssignedPath).
 		{Methods: post, Path: "/svc-internal/v1/segments/publish", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.publishSegments},
 		{Methods: get, Path: "/svc-internal/v1/segments/assigned/{serverName}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.assignedSegments},
+		// Internal: brokers read the used segments at a past moment for asOf
+		// queries (timeline.go, protocol.PastTimelinePath).
+		{Methods: get, Path: "/svc-internal/v1/timeline", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.pastTimeline},
 
 		// Coordinator: the served view (segments_served.go, ADMIN-API §7).
 		{Methods: get, Path: "/svc/coordinator/v1/datasources", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedDataSources},

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"strata/interval"
+	"strata/querynode/segcache"
 )
 
 // Config configures a Broker.
@@ -50,8 +51,14 @@ type Config struct {
 	// that would read less than its data (see completeness.go) instead of
 	// answering from what is available.
 	FailOnMissingSegments bool
-	Client                *http.Client
-	Logger                hclog.Logger
+	// PastTimelines answers which segments were used at a past moment, for
+	// queries with the context key asOf (nil: such queries fail, 501).
+	PastTimelines PastTimelines
+	// PastSegments reads the segments of asOf queries that no data server
+	// holds from deep storage (nil: such queries fail, 501).
+	PastSegments *segcache.Cache
+	Client       *http.Client
+	Logger       hclog.Logger
 	// Now is the clock of the metadata endpoints (tests); default time.Now.
 	Now func() time.Time
 }
@@ -62,6 +69,8 @@ type Broker struct {
 	log    hclog.Logger
 	view   *view
 	merger *merger
+	past   pastTimelines   // cached past timelines (asof.go)
+	cache  *segcache.Cache // cfg.PastSegments
 	client *http.Client
 	slots  chan struct{} // nil: unbounded
 
@@ -115,6 +124,7 @@ func New(cfg Config) (*Broker, error) {
 		view:    newView(cfg.Historicals),
 		merger:  newMerger(),
 		client:  cfg.Client,
+		cache:   cfg.PastSegments,
 		running: map[string][]*runningQuery{},
 	}
 	if cfg.MaxConcurrent > 0 {
@@ -134,10 +144,14 @@ func (b *Broker) Start() {
 	})
 }
 
-// Close stops polling and cancels running queries.
+// Close stops polling and cancels running queries; the asOf cache
+// (PastSegments) closes once their reads are released.
 func (b *Broker) Close() error {
 	b.cancel()
 	b.wg.Wait()
+	if b.cache != nil {
+		defer b.cache.Close()
+	}
 	// A poll cancelled while dialing leaves a fresh connection in the pool,
 	// which would hold up the historical's graceful shutdown.
 	b.client.CloseIdleConnections()

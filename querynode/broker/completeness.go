@@ -122,6 +122,18 @@ const failListLimit = 10
 // named no intervals (all of time) is never complete in that sense, so only
 // its missing segments make it fail.
 func (b *Broker) checkCoverage(f queryFacts, c *completeness) error {
+	return b.checkCoverageWith(f, c, b.view.uncovered)
+}
+
+// checkCoverageIn is checkCoverage over other timelines than the live view's
+// (an asOf query's), without realtime segments.
+func (b *Broker) checkCoverageIn(f queryFacts, c *completeness, timeline func(ds string) *segmeta.Timeline) error {
+	return b.checkCoverageWith(f, c, func(f queryFacts, limit int) ([]interval.Interval, bool) {
+		return uncoveredIn(f, limit, timeline, nil)
+	})
+}
+
+func (b *Broker) checkCoverageWith(f queryFacts, c *completeness, uncovered func(queryFacts, int) ([]interval.Interval, bool)) error {
 	limit := c.uncoveredLimit
 	allTime := len(f.specific) == 0 && len(f.intervals) == 1 && f.intervals[0] == interval.Eternity
 	failing := c.fail && !allTime
@@ -131,7 +143,7 @@ func (b *Broker) checkCoverage(f queryFacts, c *completeness) error {
 	if limit <= 0 {
 		return nil
 	}
-	gaps, over := b.view.uncovered(f, limit)
+	gaps, over := uncovered(f, limit)
 	if len(gaps) == 0 {
 		return nil
 	}
@@ -230,10 +242,26 @@ func (b *Broker) unavailableData(gaps []interval.Interval, moreGaps bool, lost [
 func (v *view) uncovered(f queryFacts, limit int) ([]interval.Interval, bool) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
+	return uncoveredIn(f, limit, v.index.Timeline, func(ds string) []interval.Interval {
+		var out []interval.Interval
+		for _, s := range v.servers {
+			for _, seg := range s.realtime {
+				if seg.DataSource == ds {
+					out = append(out, seg.Interval)
+				}
+			}
+		}
+		return out
+	})
+}
+
+// uncoveredIn is uncovered over the timelines timeline returns, with the
+// intervals realtime (when set) returns covered too.
+func uncoveredIn(f queryFacts, limit int, timeline func(ds string) *segmeta.Timeline, realtime func(ds string) []interval.Interval) ([]interval.Interval, bool) {
 	var out []interval.Interval
 	over := false
 	for _, ds := range f.dataSources {
-		tl := v.index.Timeline(ds)
+		tl := timeline(ds)
 		if len(f.specific) > 0 {
 			var gaps []interval.Interval
 			for _, sp := range f.specific {
@@ -265,12 +293,8 @@ func (v *view) uncovered(f queryFacts, limit int) ([]interval.Interval, bool) {
 				})
 			}
 		}
-		for _, s := range v.servers {
-			for _, seg := range s.realtime {
-				if seg.DataSource == ds {
-					covered = append(covered, seg.Interval)
-				}
-			}
+		if realtime != nil {
+			covered = append(covered, realtime(ds)...)
 		}
 		if out, over = appendUncovered(out, f.intervals, covered, limit); over {
 			break

@@ -13,6 +13,7 @@ import (
 	"strata/interval"
 	"strata/querynode/engine"
 	"strata/querynode/query"
+	"strata/storage/segment"
 )
 
 // nativeQuery is a parsed native query.
@@ -116,6 +117,34 @@ func (m *merger) mergeAndRender(q *nativeQuery, parts []*partial) ([]byte, error
 		return nil, err
 	}
 	return m.e.Finalize(q, p)
+}
+
+// localRead is a segment file the broker reads itself (an asOf query's
+// segment that no data server holds), with the timeline piece it
+// contributes.
+type localRead struct {
+	id   string
+	data *segment.Segment
+	clip interval.Interval
+}
+
+// runLocal runs q over segment files on the broker and returns the partial
+// result, as a historical's sub-query computes it: a segment whose piece is
+// narrower than what the query intervals select from it is clipped.
+func (m *merger) runLocal(ctx context.Context, q *nativeQuery, reads []localRead) (*partial, error) {
+	segs := make([]*engine.Segment, len(reads))
+	for i, r := range reads {
+		s := engine.NewSegment(r.id, r.data)
+		siv := interval.Interval{Start: r.data.Interval().Start, End: r.data.Interval().End}
+		for _, qi := range q.Intervals {
+			if x, ok := qi.Intersect(siv); ok && !r.clip.Contains(x) {
+				s.Clip = r.clip
+				break
+			}
+		}
+		segs[i] = s
+	}
+	return m.e.Run(ctx, q, segs)
 }
 
 // Inline and query data sources (subquery.go).

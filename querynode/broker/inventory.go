@@ -153,9 +153,6 @@ func (v *view) resolve(f queryFacts) []unit {
 	defer v.mu.RUnlock()
 	var out []unit
 	add := func(seg *segmeta.DataSegment, clip interval.Interval) {
-		if seg.IsTombstone() {
-			return
-		}
 		e := v.entries[seg.ID()]
 		if e == nil || len(e.servers) == 0 {
 			return
@@ -170,38 +167,47 @@ func (v *view) resolve(f queryFacts) []unit {
 		if len(f.specific) == 0 {
 			out = v.appendRealtime(out, ds, f.intervals)
 		}
-		tl := v.index.Timeline(ds)
-		if tl == nil {
-			continue
-		}
-		if len(f.specific) > 0 {
-			for _, sp := range f.specific {
-				tl.LookupFunc(sp.interval, func(h segmeta.Holder) bool {
-					if h.Version != sp.version {
-						return true
-					}
-					for _, seg := range h.Segments {
-						if seg.ShardSpec.PartitionNum == sp.partition {
-							add(seg, h.Interval)
-						}
-					}
+		visitVisible(f, v.index.Timeline(ds), add)
+	}
+	return out
+}
+
+// visitVisible calls add with every segment with data the query reads in a
+// datasource's timeline (nil: no segments) and the piece of it that is
+// visible, in time order: the pieces of the query's intervals, or of the
+// specific segments it names.
+func visitVisible(f queryFacts, tl *segmeta.Timeline, add func(seg *segmeta.DataSegment, clip interval.Interval)) {
+	if tl == nil {
+		return
+	}
+	if len(f.specific) > 0 {
+		for _, sp := range f.specific {
+			tl.LookupFunc(sp.interval, func(h segmeta.Holder) bool {
+				if h.Version != sp.version {
 					return true
-				})
-			}
-			continue
-		}
-		for _, iv := range f.intervals {
-			tl.LookupFunc(iv, func(h segmeta.Holder) bool {
-				if h.HasData {
-					for _, seg := range h.Segments {
+				}
+				for _, seg := range h.Segments {
+					if seg.ShardSpec.PartitionNum == sp.partition && !seg.IsTombstone() {
 						add(seg, h.Interval)
 					}
 				}
 				return true
 			})
 		}
+		return
 	}
-	return out
+	for _, iv := range f.intervals {
+		tl.LookupFunc(iv, func(h segmeta.Holder) bool {
+			if h.HasData {
+				for _, seg := range h.Segments {
+					if !seg.IsTombstone() {
+						add(seg, h.Interval)
+					}
+				}
+			}
+			return true
+		})
+	}
 }
 
 // appendRealtime adds a unit for each realtime segment of ds that overlaps

@@ -66,6 +66,11 @@ func (b *Broker) QueryWithContext(ctx context.Context, body []byte) (string, []b
 	if n := q.Context.MaxScatterGatherBytes; n > 0 {
 		ctx = context.WithValue(ctx, scatterBytesKey{}, &scatterBytes{limit: n, queryID: id})
 	}
+	if q.Context.AsOf.Set {
+		pq := &pastQuery{asOf: q.Context.AsOf}
+		defer pq.release()
+		ctx = context.WithValue(ctx, pastKeyCtx{}, pq)
+	}
 	c := b.completenessOf(q)
 	out, err := b.execute(ctx, q, body, &subqueryRows{limit: b.maxSubqueryRows(q)}, c)
 	if err == nil {
@@ -87,6 +92,9 @@ func (b *Broker) execute(ctx context.Context, q *nativeQuery, body []byte, rows 
 	if isSubqueryBased(q) {
 		return b.executeOverTable(ctx, q, rows, c)
 	}
+	if pq := pastOf(ctx); pq != nil {
+		return b.executePast(ctx, pq, q, body, c)
+	}
 	// With no segment to read the engine still renders the empty result:
 	// [] for most queries, but one row of empty aggregates for a timeseries
 	// or an ungrouped groupBy over all time, as Druid answers.
@@ -100,7 +108,7 @@ func (b *Broker) execute(ctx context.Context, q *nativeQuery, body []byte, rows 
 	var lost []lostSegment
 	var err error
 	if len(units) > 0 {
-		parts, final, lost, err = b.scatter(ctx, q, body, units)
+		parts, final, lost, err = b.scatter(ctx, q, body, units, true)
 	}
 	if err == nil {
 		err = ctx.Err()
@@ -178,12 +186,13 @@ func (e *transportError) Error() string { return e.srv.host + ": " + e.err.Error
 // scatter sends the query's units to their servers and collects the
 // partial results, retrying the units of failed servers (or the segments a
 // server no longer has) on the remaining replicas. When the first dispatch
-// sends every unit to one server, that server finalizes the result itself
-// and scatter returns it as final. Units that a server reported missing and
+// sends every unit to one server and mayFinalize is set (the broker merges
+// nothing else), that server finalizes the result itself and scatter returns
+// it as final. Units that a server reported missing and
 // no remaining replica could read are returned as lost (the caller decides
 // whether the query may answer without them); a unit whose every replica
 // failed to answer at all fails the query.
-func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units []unit) (parts []*partial, final []byte, lost []lostSegment, err error) {
+func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units []unit, mayFinalize bool) (parts []*partial, final []byte, lost []lostSegment, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	tried := make([]map[*server]bool, len(units))
@@ -236,7 +245,7 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 			}
 			groups[best] = append(groups[best], i)
 		}
-		finalize := first && len(order) == 1
+		finalize := mayFinalize && first && len(order) == 1
 		first = false
 		for _, s := range order {
 			inflight++

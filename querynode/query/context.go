@@ -46,7 +46,10 @@ type Context struct {
 	// (svc.query.failOnMissingSegments): fail rather than answer without
 	// data that is not available.
 	FailOnMissingSegments *bool
-	Raw                   map[string]any
+	// AsOf, when set, makes the broker answer from the segment timeline as
+	// it was at that moment (time travel; see AsOf).
+	AsOf AsOf
+	Raw  map[string]any
 }
 
 // ContextDefaultTimeout is the placeholder for "timeout not given".
@@ -133,6 +136,15 @@ func parseContext(raw json.RawMessage) (Context, error) {
 			return c, bad("fudgeTimestamp")
 		}
 		c.FudgeTimestamp = &n
+	}
+	if raw := o.raw("asOf"); raw != nil {
+		v, ok := scalarString(raw)
+		if !ok {
+			return c, bad("asOf")
+		}
+		if c.AsOf, err = ParseAsOf(v); err != nil {
+			return c, err
+		}
 	}
 	if raw := o.raw("vectorize"); raw != nil {
 		s, ok := scalarString(raw)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -148,6 +149,11 @@ func (s *S3) Get(ctx context.Context, spec LoadSpec, localPath string) error {
 		err = cerr
 	}
 	if err != nil {
+		if minio.ToErrorResponse(err).Code == "NoSuchKey" {
+			// As a local file that is gone: callers tell a deleted segment
+			// from a failing store with errors.Is(err, fs.ErrNotExist).
+			return fmt.Errorf("deep: get s3://%s/%s: %w (%v)", spec.Bucket, spec.Key, fs.ErrNotExist, err)
+		}
 		return fmt.Errorf("deep: get s3://%s/%s: %w", spec.Bucket, spec.Key, err)
 	}
 	return unzipSegment(tmp.Name(), localPath)
