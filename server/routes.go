@@ -98,6 +98,9 @@ func (s *Server) endpoints() []Endpoint {
 		{Methods: post, Path: "/svc/coordinator/v1/config", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.postCoordinatorConfig},
 		{Methods: get, Path: "/svc/coordinator/v1/config/history", Roles: rolesCoordinator, Leader: LeaderRead,
 			Handler: s.history(fsm.AuditCoordinatorConfig, fsm.AuditCoordinatorConfig)},
+		// Every command of the log, filtered and paged (audit_log.go). Any
+		// control node answers from its own log, as the audit/* routes do.
+		{Methods: get, Path: "/svc/coordinator/v1/audit", Roles: rolesCoordinator, Handler: s.auditLog},
 
 		// Coordinator: segment management (segments.go, spec 4.3, ADMIN-API §6).
 		{Methods: post, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/markUnused", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markSegments(false)},

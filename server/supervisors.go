@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -461,15 +462,62 @@ func (s *Server) allSupervisorHistory(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// supervisorHistory serves GET /supervisor/{id}/history: Druid's list of
+// spec versions, newest first. With ?states=true the answer is an object
+// holding those versions and the supervisor's runtime state timeline
+// (supervisorStatesJSON), also newest first.
 func (s *Server) supervisorHistory(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["supervisorId"]
+	withStates := false
+	if v := r.URL.Query(); v.Has("states") {
+		b, err := strconv.ParseBool(v.Get("states"))
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("states must be true or false, got %q", v.Get("states")))
+			return
+		}
+		withStates = b
+	}
 	var h []fsm.SupervisorVersion
-	s.node.FSM().Read(func(st *fsm.State) { h = st.SupervisorHistory(id) })
+	var states []fsm.SupervisorStateChange
+	s.node.FSM().Read(func(st *fsm.State) {
+		h = st.SupervisorHistory(id)
+		states = st.SupervisorStates(id)
+	})
 	if len(h) == 0 {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("No history for [%s].", id))
 		return
 	}
-	writeJSON(w, http.StatusOK, h)
+	if !withStates {
+		writeJSON(w, http.StatusOK, h)
+		return
+	}
+	out := supervisorHistoryJSON{ID: id, Versions: h, States: make([]supervisorStateJSON, len(states))}
+	for i, c := range states {
+		out.States[i] = supervisorStateJSON{
+			Time: interval.FormatMillis(c.TimeMs), State: c.State, DetailedState: c.DetailedState,
+			Healthy: !strings.HasPrefix(c.State, "UNHEALTHY_"), Index: c.Index, SpecIndex: c.SpecIndex,
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// supervisorHistoryJSON is the answer of /supervisor/{id}/history?states=true.
+type supervisorHistoryJSON struct {
+	ID       string                  `json:"id"`
+	Versions []fsm.SupervisorVersion `json:"versions"` // Druid's history, newest first
+	States   []supervisorStateJSON   `json:"states"`   // newest first
+}
+
+// supervisorStateJSON is one change of a supervisor's runtime state: the
+// state it entered and when (leader time), the Raft index of the change and
+// of the spec version whose runtime computed it.
+type supervisorStateJSON struct {
+	Time          string `json:"time"`
+	State         string `json:"state"`
+	DetailedState string `json:"detailedState"`
+	Healthy       bool   `json:"healthy"`
+	Index         uint64 `json:"index"`
+	SpecIndex     uint64 `json:"specIndex"`
 }
 
 // killSupervisorTasks ends the running index_kafka tasks of a datasource
