@@ -411,21 +411,15 @@ func (s *State) OfferPair(g int32, p blob.Pair) {
 // AddFirstLongs folds a long column into first/last/any by the time column
 // (rows whose time is null take no part).
 func (s *State) AddFirstLongs(times []int64, tnulls []uint64, vals []int64, nulls []uint64, r Rows) {
-	_ = r.Each(func(k, i int) error {
-		if BitSet(tnulls, i) {
-			return nil
-		}
-		g := r.Group(k)
-		if s.Offer(g, times[i]) {
-			s.Null[g] = BitSet(nulls, i)
-			s.Longs[g] = vals[i]
-		}
-		return nil
-	})
+	addFirst(s, s.Longs, times, tnulls, vals, nulls, r)
 }
 
 // AddFirstDoubles is AddFirstLongs for double (and float) columns.
 func (s *State) AddFirstDoubles(times []int64, tnulls []uint64, vals []float64, nulls []uint64, r Rows) {
+	addFirst(s, s.Doubles, times, tnulls, vals, nulls, r)
+}
+
+func addFirst[T number](s *State, acc []T, times []int64, tnulls []uint64, vals []T, nulls []uint64, r Rows) {
 	_ = r.Each(func(k, i int) error {
 		if BitSet(tnulls, i) {
 			return nil
@@ -433,7 +427,7 @@ func (s *State) AddFirstDoubles(times []int64, tnulls []uint64, vals []float64, 
 		g := r.Group(k)
 		if s.Offer(g, times[i]) {
 			s.Null[g] = BitSet(nulls, i)
-			s.Doubles[g] = vals[i]
+			acc[g] = vals[i]
 		}
 		return nil
 	})
