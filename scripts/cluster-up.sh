@@ -1,45 +1,93 @@
 #!/usr/bin/env bash
-# Starts a 3-node Strata control cluster on loopback ports and prints each node's
-# URL and pid. Data and logs go under ${STRATA_CLUSTER_DIR:-./var/cluster}.
-# Stop it with scripts/cluster-down.sh. Restarting reuses the data dirs, so the
-# nodes rejoin with their state.
+# Starts a Strata cluster on loopback and prints every node's name, role, URL,
+# pid and log. Data and logs go under ${STRATA_CLUSTER_DIR:-./var/cluster}.
+#
+#   scripts/cluster-up.sh           3 control nodes (coordinator, overlord)
+#   scripts/cluster-up.sh --full    3 control nodes, 2 historicals, 2 brokers,
+#                                   2 middle managers and 2 routers
+#
+# Every node gets the control nodes' addresses (--coordinators) and nothing
+# else: it announces itself to the leader and finds the others through it.
+# All share one local deep storage directory. Stop the cluster with
+# scripts/cluster-down.sh; restarting reuses the data dirs, so the nodes
+# rejoin with their state.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${STRATA_BIN:-$root/bin/strata}
 dir=${STRATA_CLUSTER_DIR:-$root/var/cluster}
 base_http=${STRATA_BASE_HTTP_PORT:-18081}
 base_raft=${STRATA_BASE_RAFT_PORT:-18301}
+full=false
+case "${1:-}" in
+  --full) full=true ;;
+  "") ;;
+  *) echo "usage: $0 [--full]" >&2; exit 2 ;;
+esac
 if [ ! -x "$bin" ]; then
   echo "building $bin ..." >&2
   (cd "$root" && make build >/dev/null)
 fi
-mkdir -p "$dir"
+mkdir -p "$dir/deep"
+dir=$(cd "$dir" && pwd)
 peers=""
+coords=""
 for i in 1 2 3; do
   peers+="n$i=127.0.0.1:$((base_raft + i - 1))=http://127.0.0.1:$((base_http + i - 1)),"
+  coords+="http://127.0.0.1:$((base_http + i - 1)),"
 done
 peers=${peers%,}
-for i in 1 2 3; do
-  if [ -f "$dir/n$i.pid" ] && kill -0 "$(cat "$dir/n$i.pid")" 2>/dev/null; then
-    echo "n$i already running (pid $(cat "$dir/n$i.pid"))" >&2
-    continue
+coords=${coords%,}
+
+# start NAME ROLE PORT [ARGS...]: starts one node unless it runs already.
+start() {
+  local name=$1 role=$2 port=$3
+  shift 3
+  if [ -f "$dir/$name.pid" ] && kill -0 "$(cat "$dir/$name.pid")" 2>/dev/null; then
+    echo "$name already running (pid $(cat "$dir/$name.pid"))" >&2
+    return
   fi
-  http=127.0.0.1:$((base_http + i - 1))
-  "$bin" server --id "n$i" --roles coordinator,overlord --http "$http" \
-    --raft "127.0.0.1:$((base_raft + i - 1))" --data "$dir/n$i" --peers "$peers" \
-    >>"$dir/n$i.log" 2>&1 &
-  echo $! >"$dir/n$i.pid"
-  echo "n$i  http://$http  pid $!  log $dir/n$i.log"
+  "$bin" server --id "$name" --roles "$role" --http "127.0.0.1:$port" --data "$dir/$name" \
+    --coordinators "$coords" --set "svc.storage.storageDirectory=$dir/deep" "$@" >>"$dir/$name.log" 2>&1 &
+  echo $! >"$dir/$name.pid"
+  printf '%-4s %-22s http://127.0.0.1:%-6s pid %-7s log %s\n' "$name" "$role" "$port" "$!" "$dir/$name.log"
+}
+
+nodes=3
+for i in 1 2 3; do
+  start "n$i" coordinator,overlord $((base_http + i - 1)) --raft "127.0.0.1:$((base_raft + i - 1))" --peers "$peers"
 done
-# Wait until a leader is elected.
-for _ in $(seq 1 100); do
+if $full; then
+  # Ports: historicals base+300.., brokers base+200.., middle managers
+  # base+400.., routers base+800.. (18383, 18282, 18491, 18888 by default).
+  for i in 1 2; do start "h$i" historical $((base_http + 301 + i)); done
+  for i in 1 2; do start "b$i" broker $((base_http + 200 + i)); done
+  # Two task slots at least: a SQL ingestion runs a controller and a worker.
+  for i in 1 2; do start "m$i" middleManager $((base_http + 409 + i)) --set svc.worker.capacity=4; done
+  for i in 1 2; do start "r$i" router $((base_http + 806 + i)); done
+  nodes=11
+fi
+
+# Wait until a leader is elected and every node has announced itself.
+leader=""
+for _ in $(seq 1 300); do
   for i in 1 2 3; do
-    if curl -sf "http://127.0.0.1:$((base_http + i - 1))/svc/coordinator/v1/isLeader" >/dev/null 2>&1; then
-      echo "leader: n$i (http://127.0.0.1:$((base_http + i - 1)))"
-      exit 0
+    url="http://127.0.0.1:$((base_http + i - 1))"
+    if curl -sf "$url/svc/coordinator/v1/isLeader" >/dev/null 2>&1; then
+      leader=$url
+      break
     fi
   done
+  if [ -n "$leader" ]; then
+    live=$(curl -sf "$leader/svc/coordinator/v1/servers?simple" 2>/dev/null | grep -o '"state":"live"' | wc -l || true)
+    if [ "$live" -ge "$nodes" ]; then
+      echo "leader: $leader; $live nodes live (GET $leader/svc/coordinator/v1/servers?simple)"
+      if $full; then
+        echo "query and ingest through a router: http://127.0.0.1:$((base_http + 807)) or http://127.0.0.1:$((base_http + 808))"
+      fi
+      exit 0
+    fi
+  fi
   sleep 0.1
 done
-echo "no leader elected within 10 s; see the logs in $dir" >&2
+echo "the cluster did not come up within 30 s (leader: ${leader:-none}); see the logs in $dir" >&2
 exit 1
