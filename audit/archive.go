@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -19,6 +20,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"strata/commands"
+	"strata/storage/deep"
 )
 
 // Archive keeps the log entries Raft trims after a snapshot, and the snapshots
@@ -42,6 +44,12 @@ type Archive struct {
 	logger    hclog.Logger
 	now       func() time.Time // for retention only; tests replace it
 	m         *manifest
+
+	// deep, when set, holds the chunks and snapshots (under prefix); the
+	// manifest stays in dir and a copy goes to deep storage too. Each file's
+	// load spec is in the manifest.
+	deep   deep.DeepStorage
+	prefix string
 }
 
 const (
@@ -63,21 +71,23 @@ type manifest struct {
 }
 
 type chunkMeta struct {
-	File        string `json:"file"`
-	First       uint64 `json:"first"`
-	Last        uint64 `json:"last"`
-	FirstTimeMs int64  `json:"firstTime,omitempty"` // leader stamp of the first command (0: none)
-	LastTimeMs  int64  `json:"lastTime,omitempty"`  // of the last command
-	Bytes       int64  `json:"bytes"`
-	SHA256      string `json:"sha256"`
+	File        string         `json:"file"`
+	LoadSpec    *deep.LoadSpec `json:"loadSpec,omitempty"` // in deep storage; nil: in the archive's directory
+	First       uint64         `json:"first"`
+	Last        uint64         `json:"last"`
+	FirstTimeMs int64          `json:"firstTime,omitempty"` // leader stamp of the first command (0: none)
+	LastTimeMs  int64          `json:"lastTime,omitempty"`  // of the last command
+	Bytes       int64          `json:"bytes"`
+	SHA256      string         `json:"sha256"`
 }
 
 type snapshotMeta struct {
-	File   string `json:"file"`
-	Index  uint64 `json:"index"`
-	Term   uint64 `json:"term"`
-	Bytes  int64  `json:"bytes"`
-	SHA256 string `json:"sha256"`
+	File     string         `json:"file"`
+	LoadSpec *deep.LoadSpec `json:"loadSpec,omitempty"`
+	Index    uint64         `json:"index"`
+	Term     uint64         `json:"term"`
+	Bytes    int64          `json:"bytes"`
+	SHA256   string         `json:"sha256"`
 }
 
 // OpenArchive opens (or creates) the archive in dir. retention 0 keeps every
@@ -105,6 +115,15 @@ func OpenArchive(dir string, retention time.Duration, logger hclog.Logger) (*Arc
 		a.m = &m
 	}
 	return a, nil
+}
+
+// InDeepStorage makes the archive keep its chunks and snapshots in deep
+// storage under prefix (a node's own: several nodes may share a bucket),
+// and read those already there. Readers of an archive written so need it
+// too (a stopped node's with S3 deep storage: --config).
+func (a *Archive) InDeepStorage(ds deep.DeepStorage, prefix string) *Archive {
+	a.deep, a.prefix = ds, prefix
+	return a
 }
 
 // Dir is the archive's directory.
@@ -155,8 +174,8 @@ func (a *Archive) Trim(store raft.LogStore, snaps raft.SnapshotStore, first, las
 	}
 	a.m = &m
 	for _, f := range dropped {
-		if err := os.Remove(filepath.Join(a.dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			a.logger.Warn("audit archive: cannot remove a file past retention", "file", f, "error", err)
+		if err := a.removeBlob(f); err != nil {
+			a.logger.Warn("audit archive: cannot remove a file past retention", "file", f.file, "error", err)
 		}
 	}
 	return del()
@@ -184,7 +203,9 @@ func (a *Archive) writeChunk(store raft.LogStore, first, last uint64) (chunkMeta
 	cm.File = fmt.Sprintf("log/%020d-%020d.zst", first, last)
 	cm.Bytes = int64(len(comp))
 	cm.SHA256 = sum(comp)
-	return cm, writeFileAtomic(filepath.Join(a.dir, cm.File), comp)
+	var err error
+	cm.LoadSpec, err = a.writeBlob(cm.File, comp)
+	return cm, err
 }
 
 func (a *Archive) archiveSnapshots(m *manifest, snaps raft.SnapshotStore) error {
@@ -213,7 +234,7 @@ func (a *Archive) archiveSnapshots(m *manifest, snaps raft.SnapshotStore) error 
 		comp := encoder.EncodeAll(raw, nil)
 		sm := snapshotMeta{File: fmt.Sprintf("snapshots/%020d-%d.zst", meta.Index, meta.Term), Index: meta.Index, Term: meta.Term,
 			Bytes: int64(len(comp)), SHA256: sum(comp)}
-		if err := writeFileAtomic(filepath.Join(a.dir, sm.File), comp); err != nil {
+		if sm.LoadSpec, err = a.writeBlob(sm.File, comp); err != nil {
 			return err
 		}
 		m.Snapshots = append(m.Snapshots, sm)
@@ -224,15 +245,22 @@ func (a *Archive) archiveSnapshots(m *manifest, snaps raft.SnapshotStore) error 
 	return nil
 }
 
+// blob is an archived file: a name in the archive's directory, or an object
+// in deep storage.
+type blob struct {
+	file string
+	spec *deep.LoadSpec
+}
+
 // prune applies the retention to m and returns the files it no longer names.
-func (a *Archive) prune(m *manifest) []string {
+func (a *Archive) prune(m *manifest) []blob {
 	if a.retention <= 0 {
 		return nil
 	}
 	cutoff := a.now().Add(-a.retention).UnixMilli()
-	var dropped []string
+	var dropped []blob
 	for len(m.Chunks) > 0 && m.Chunks[0].LastTimeMs > 0 && m.Chunks[0].LastTimeMs < cutoff {
-		dropped = append(dropped, m.Chunks[0].File)
+		dropped = append(dropped, blob{m.Chunks[0].File, m.Chunks[0].LoadSpec})
 		m.PrunedThrough = m.Chunks[0].Last
 		m.Chunks = m.Chunks[1:]
 	}
@@ -241,7 +269,7 @@ func (a *Archive) prune(m *manifest) []string {
 	keep := m.Snapshots[:0]
 	for _, s := range m.Snapshots {
 		if s.Index < m.PrunedThrough {
-			dropped = append(dropped, s.File)
+			dropped = append(dropped, blob{s.File, s.LoadSpec})
 			continue
 		}
 		keep = append(keep, s)
@@ -255,17 +283,99 @@ func (a *Archive) writeManifest(m *manifest) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(a.dir, manifestFile), b)
+	if err := writeFileAtomic(filepath.Join(a.dir, manifestFile), b); err != nil {
+		return err
+	}
+	if a.deep != nil {
+		// A copy next to the files, so that deep storage alone says what it holds.
+		if _, err := a.writeBlob(manifestFile, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deepTimeout bounds one deep storage call of the archive.
+const deepTimeout = 2 * time.Minute
+
+// writeBlob stores an archive file, in deep storage when the archive has
+// one (returning its load spec), else in its directory.
+func (a *Archive) writeBlob(file string, b []byte) (*deep.LoadSpec, error) {
+	if a.deep == nil {
+		return nil, writeFileAtomic(filepath.Join(a.dir, file), b)
+	}
+	if err := os.MkdirAll(a.dir, 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(a.dir, ".upload-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deepTimeout)
+	defer cancel()
+	spec, err := a.deep.Put(ctx, a.prefix+"/"+file, tmp.Name())
+	if err != nil {
+		return nil, err
+	}
+	return &spec, nil
+}
+
+func (a *Archive) readBlob(f blob) ([]byte, error) {
+	if f.spec == nil {
+		return os.ReadFile(filepath.Join(a.dir, f.file))
+	}
+	if a.deep == nil {
+		return nil, fmt.Errorf("%s is in deep storage (%s %s%s): reading it needs the deep storage settings (--config)", f.file, f.spec.Type, f.spec.Bucket, f.spec.Key)
+	}
+	tmp, err := os.CreateTemp("", "strata-audit-*")
+	if err != nil {
+		return nil, err
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	ctx, cancel := context.WithTimeout(context.Background(), deepTimeout)
+	defer cancel()
+	if err := a.deep.Get(ctx, *f.spec, tmp.Name()); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(tmp.Name())
+}
+
+func (a *Archive) removeBlob(f blob) error {
+	if f.spec == nil {
+		if err := os.Remove(filepath.Join(a.dir, f.file)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if a.deep == nil {
+		return errors.New("no deep storage")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deepTimeout)
+	defer cancel()
+	return a.deep.Delete(ctx, *f.spec)
 }
 
 // readFile reads an archived file and checks it against the manifest.
-func (a *Archive) readFile(file, want string) ([]byte, error) {
-	b, err := os.ReadFile(filepath.Join(a.dir, file))
+func (a *Archive) readFile(f blob, want string) ([]byte, error) {
+	b, err := a.readBlob(f)
 	if err != nil {
 		return nil, fmt.Errorf("audit archive: %w", err)
 	}
 	if got := sum(b); got != want {
-		return nil, fmt.Errorf("audit archive: %s is damaged: SHA-256 %s, the manifest says %s", filepath.Join(a.dir, file), got, want)
+		where := filepath.Join(a.dir, f.file)
+		if f.spec != nil {
+			where = fmt.Sprintf("%s (%s %s%s)", f.file, f.spec.Type, f.spec.Bucket, f.spec.Key+f.spec.Path)
+		}
+		return nil, fmt.Errorf("audit archive: %s is damaged: SHA-256 %s, the manifest says %s", where, got, want)
 	}
 	return b, nil
 }
@@ -280,7 +390,7 @@ func (a *Archive) scan(from, to uint64, fn func(Entry) error) error {
 		if c.First > want {
 			return fmt.Errorf("audit archive: entries %d to %d are missing (this node was sent a snapshot instead of them)", want, c.First-1)
 		}
-		comp, err := a.readFile(c.File, c.SHA256)
+		comp, err := a.readFile(blob{c.File, c.LoadSpec}, c.SHA256)
 		if err != nil {
 			return err
 		}
@@ -325,7 +435,7 @@ func (a *Archive) snapshotAt(index uint64) (snapshotMeta, bool) {
 
 // openSnapshot returns an archived snapshot's bytes, checked.
 func (a *Archive) openSnapshot(s snapshotMeta) (io.ReadCloser, error) {
-	comp, err := a.readFile(s.File, s.SHA256)
+	comp, err := a.readFile(blob{s.File, s.LoadSpec}, s.SHA256)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 	"strata/audit"
 	"strata/commands"
 	"strata/fsm"
+	"strata/storage/deep"
 )
 
 // Peer is one control node of a static cluster.
@@ -82,6 +83,11 @@ type Config struct {
 	// ArchiveRetention is how long the audit archive keeps trimmed entries
 	// (0: forever).
 	ArchiveRetention time.Duration
+	// ArchiveStorage, when set, holds the archive's chunks and snapshots
+	// under ArchivePrefix (S3 deep storage); nil keeps them in the data
+	// directory (local deep storage is a disk of the node's anyway).
+	ArchiveStorage deep.DeepStorage
+	ArchivePrefix  string
 
 	// wrapLog, set by tests only, wraps the bbolt log store (fault injection).
 	wrapLog func(raft.LogStore) raft.LogStore
@@ -254,6 +260,9 @@ func Start(cfg Config) (*Node, error) {
 		trans.Close()
 		store.Close()
 		return nil, err
+	}
+	if cfg.ArchiveStorage != nil {
+		archive.InDeepStorage(cfg.ArchiveStorage, cfg.ArchivePrefix)
 	}
 	archiving := &archivingStore{LogStore: store, archive: archive, snaps: snaps}
 	n.history = &audit.History{Archive: archive, Live: store, Snaps: snaps, Committed: archiving.applied}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"strata/cluster"
 	"strata/config"
 	"strata/coordinator"
+	"strata/discovery"
 	"strata/ingest"
 	"strata/overlord"
 	"strata/props"
@@ -81,6 +83,16 @@ func NodeConfig(p *props.Properties, logger hclog.Logger) (cluster.Config, error
 	if cfg.DataDir == "" {
 		return cfg, errors.New("svc.data.dir is empty: pass --data DIR")
 	}
+	// With S3 deep storage the audit archive is kept there too, under the
+	// node's id (the nodes may share a bucket); local deep storage is a
+	// disk of the node's, so the archive stays in its data directory.
+	if config.ParseStorage(p).Type == "s3" {
+		ds, err := ingest.DeepStorageFromProps(p)
+		if err != nil {
+			return cfg, fmt.Errorf("deep storage: %w", err)
+		}
+		cfg.ArchiveStorage, cfg.ArchivePrefix = ds, "_audit/"+cfg.ID
+	}
 	return cfg, nil
 }
 
@@ -100,6 +112,13 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 	if len(roles) == 0 {
 		return nil, errors.New("no roles: set --roles (e.g. coordinator,overlord)")
 	}
+	// Discovery: the control nodes' addresses are all a process needs; the
+	// control-node lists default to them and the others to what it finds.
+	dc, err := config.ParseDiscovery(p)
+	if err != nil {
+		return nil, err
+	}
+	applyDiscoveryDefaults(p, dc)
 	needsNode := false
 	for _, r := range roles {
 		switch r {
@@ -127,19 +146,25 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 			}
 		}
 	}
+	ann, err := newAnnouncer(p, dc, logger)
+	if err != nil {
+		proc.Close()
+		return nil, err
+	}
 	var proxy *server.Proxy
 	if contains(roles, server.RoleRouter) {
-		proxy = routerProxy(p)
+		proxy = routerProxy(p, ann)
 	}
-	dp, err := newDataPlane(p, roles, logger)
+	dp, err := newDataPlane(p, roles, logger, ann)
 	if err != nil {
 		proc.Close()
 		return nil, err
 	}
 	opts := server.Options{Roles: roles, Node: proc.Node, Props: p, Logger: logger.Named("http"), Proxy: proxy,
-		Historical: dp.historical, Broker: dp.broker}
+		Historical: dp.historical, Broker: dp.broker, Announcer: ann}
 	if proc.Node != nil {
 		opts = withControlRuntime(opts, logger)
+		proc.startRegistry(&opts, dc, logger)
 	}
 	srv, err := server.New(opts)
 	if err != nil {
@@ -152,10 +177,20 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 	}
 	dp.start(proc)
 	if contains(roles, server.RoleMiddleManager) {
+		if ann != nil && !config.IsSet(p, "svc.router.brokerUrls") {
+			// Its tasks ask the live brokers whether their segments loaded.
+			ingest.DiscoverBrokersWith(liveURLs(ann, server.RoleBroker))
+		}
 		if err := proc.startMiddleManager(p, logger, dp.historical); err != nil {
 			proc.Close()
 			return nil, err
 		}
+	}
+	if ann != nil {
+		// Announce once the server answers, so that whoever finds this
+		// process can reach it; say goodbye first when closing.
+		ann.Start()
+		proc.stop = append([]func(){ann.Close}, proc.stop...)
 	}
 	return proc, nil
 }
@@ -177,8 +212,10 @@ func withControlRuntime(o server.Options, logger hclog.Logger) server.Options {
 }
 
 // routerProxy builds the router's routes from svc.router.* properties; by default
-// the control plane at svc.router.coordinatorUrls.
-func routerProxy(p *props.Properties) *server.Proxy {
+// the control plane at svc.router.coordinatorUrls. With discovery (ann not
+// nil), an unset list is the live members of the role, asked at each
+// request; without it, quickstart's addresses.
+func routerProxy(p *props.Properties, ann *discovery.Announcer) *server.Proxy {
 	// The router's server was built from the same properties, so a
 	// malformed body limit has stopped the start already.
 	hc, _ := config.ParseHTTP(p)
@@ -189,18 +226,49 @@ func routerProxy(p *props.Properties) *server.Proxy {
 	if len(workers) == 0 {
 		workers = []string{"http://" + QuickstartMiddleManager}
 	}
+	var controlLive, brokersLive, historicalsLive, workerLive func() []string
+	if ann != nil {
+		// The control nodes as configured and as announced: a leader's
+		// redirect names its advertised URL, which a DNS name in
+		// svc.discovery.coordinators does not show.
+		members := liveURLs(ann, server.RoleCoordinator, server.RoleOverlord)
+		controlLive = func() []string {
+			out := append(slices.Clone(rc.CoordinatorURLs), members()...)
+			slices.Sort(out)
+			return slices.Compact(out)
+		}
+		control = nil
+		if len(rc.BrokerURLs) == 0 {
+			brokers, brokersLive = nil, liveURLs(ann, server.RoleBroker)
+		}
+		if len(rc.HistoricalURLs) == 0 {
+			historicals, historicalsLive = nil, liveURLs(ann, server.RoleHistorical)
+		}
+		if len(rc.WorkerURLs) == 0 {
+			mms := liveURLs(ann, server.RoleMiddleManager)
+			workers, workerLive = nil, func() []string { return firstOf(mms()) }
+		}
+	}
 	return server.NewProxy([]server.Route{
-		{Prefix: "/svc/coordinator/", Backends: control, Leader: true},
-		{Prefix: "/svc/indexer/", Backends: control, Leader: true},
-		{Prefix: "/svc/v2/sql/task", Backends: control, Leader: true}, // before /svc/v2/: SQL tasks go to the overlord
-		{Prefix: "/svc/v2/", Backends: brokers},
-		{Prefix: "/svc/v2", Backends: brokers}, // POST /svc/v2 without the slash, as pydruid sends it
-		{Prefix: "/svc/broker/", Backends: brokers},
-		{Prefix: "/svc/historical/", Backends: historicals},
+		{Prefix: "/svc/coordinator/", Backends: control, Discover: controlLive, Leader: true},
+		{Prefix: "/svc/indexer/", Backends: control, Discover: controlLive, Leader: true},
+		{Prefix: "/svc/v2/sql/task", Backends: control, Discover: controlLive, Leader: true}, // before /svc/v2/: SQL tasks go to the overlord
+		{Prefix: "/svc/v2/", Backends: brokers, Discover: brokersLive},
+		{Prefix: "/svc/v2", Backends: brokers, Discover: brokersLive}, // POST /svc/v2 without the slash, as pydruid sends it
+		{Prefix: "/svc/broker/", Backends: brokers, Discover: brokersLive},
+		{Prefix: "/svc/historical/", Backends: historicals, Discover: historicalsLive},
 		// Worker endpoints are about one middle manager, so the router speaks
-		// for one: the first of svc.router.workerUrls (quickstart's by default).
-		{Prefix: "/svc/worker/", Backends: workers[:1]},
+		// for one: the first of svc.router.workerUrls (quickstart's by
+		// default, the first live one with discovery).
+		{Prefix: "/svc/worker/", Backends: firstOf(workers), Discover: workerLive},
 	}, hc.MaxRequestBytes)
+}
+
+func firstOf(list []string) []string {
+	if len(list) == 0 {
+		return nil
+	}
+	return list[:1]
 }
 
 // Quickstart ports (spec: default local ports).
@@ -242,7 +310,7 @@ func StartQuickstart(p *props.Properties, logger hclog.Logger) (*Process, error)
 	router := config.ParseRouter(p)
 	rp.Set("svc.http.address", router.Address)
 	rp.Set("svc.http.advertisedUrl", "")
-	rsrv, err := server.New(server.Options{Roles: []string{server.RoleRouter}, Props: rp, Logger: logger.Named("router"), Proxy: routerProxy(p)})
+	rsrv, err := server.New(server.Options{Roles: []string{server.RoleRouter}, Props: rp, Logger: logger.Named("router"), Proxy: routerProxy(p, nil)})
 	if err != nil {
 		proc.Close()
 		return nil, err

@@ -11,6 +11,9 @@ import (
 
 	"strata/audit"
 	"strata/cluster"
+	"strata/ingest"
+	"strata/props"
+	"strata/storage/deep"
 )
 
 // auditVerbs are the verbs of `strata audit`; a verb defined elsewhere
@@ -61,7 +64,9 @@ func (s *source) flags(fs interface {
 }) func() error {
 	u := fs.String("url", "", "a control node's (or the router's) URL: ask the running cluster")
 	d := fs.String("data", "", "data directory of a stopped node: read its archive, log and snapshots")
+	cfg := configFlag(fs)
 	return func() error {
+		archiveConfig = *cfg
 		s.url, s.data = strings.TrimRight(*u, "/"), *d
 		switch {
 		case s.url != "" && s.data != "":
@@ -73,12 +78,37 @@ func (s *source) flags(fs interface {
 	}
 }
 
-// openHistory opens a stopped node's history.
+// archiveConfig is --config: the runtime.properties whose deep storage
+// settings (svc.storage.*, svc.s3.*) hold a stopped node's archive when it
+// is in S3.
+var archiveConfig string
+
+func configFlag(fs interface {
+	String(name, value, usage string) *string
+}) *string {
+	return fs.String("config", "", "with --data: runtime.properties of the node, for an audit archive in S3 deep storage")
+}
+
+// openHistory opens a stopped node's history (its archive in S3 through
+// --config's deep storage settings).
 func openHistory(data string) (*audit.History, func() error, error) {
 	if err := cluster.CheckStore(data); err != nil {
 		return nil, nil, err
 	}
-	return audit.OpenDir(data)
+	h, closeFn, err := audit.OpenDir(data)
+	if err != nil || archiveConfig == "" || h.Archive == nil {
+		return h, closeFn, err
+	}
+	p, err := props.Load(archiveConfig)
+	if err == nil {
+		var ds deep.DeepStorage
+		if ds, err = ingest.DeepStorageFromProps(p); err == nil {
+			h.Archive.InDeepStorage(ds, "")
+			return h, closeFn, nil
+		}
+	}
+	closeFn()
+	return nil, nil, fmt.Errorf("--config %s: %w", archiveConfig, err)
 }
 
 // getAudit GETs an audit endpoint and decodes its answer; a JSON error
@@ -219,6 +249,7 @@ func runAuditVerify(args []string) error {
 	fs := newFlagSet("audit verify", synopsis)
 	u := fs.String("url", "", "a control node's URL (the others are found from it), or every control node's, comma-separated")
 	d := fs.String("data", "", "data directories of stopped nodes, comma-separated")
+	cfg := configFlag(fs)
 	atFlag := fs.String("at", "", "the Raft index to compare (default: the newest index every node has committed)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -226,6 +257,7 @@ func runAuditVerify(args []string) error {
 	if fs.NArg() > 0 || (*u != "" && *d != "") {
 		return usagef("usage: strata %s", synopsis)
 	}
+	archiveConfig = *cfg
 	var digests []nodeDigest
 	var err error
 	if *d != "" {

@@ -30,6 +30,7 @@ func runLog(args []string) error {
 	}
 	fs := newFlagSet("log "+args[0], "log "+args[0]+" --data DIR")
 	data := fs.String("data", "./var", "data directory of a (stopped) node")
+	cfg := configFlag(fs)
 	var u, at *string
 	var fromStart *bool
 	if args[0] == "replay" {
@@ -43,6 +44,7 @@ func runLog(args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("log %s: unexpected argument %q", args[0], fs.Arg(0))
 	}
+	archiveConfig = *cfg
 	if u != nil && *u != "" {
 		return replayOnline(strings.TrimRight(*u, "/"), *at, stdout)
 	}
