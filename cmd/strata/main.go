@@ -37,6 +37,9 @@ Usage:
   strata log replay --data DIR [--at N] [--from-start] | --url URL
                                        replay that log into a fresh state machine, print its digest
                                        (--url: the digest a running control node replays)
+  strata audit log [--since T] [--until T] [--type T,...] [--author A] [--datasource D] [--supervisor S]
+        [--task T] [--from-index N] [--to-index N] [--limit N] [--json] [--url URL | --data DIR]
+                                       every command, newest first: who, when, what (secrets redacted)
   strata audit state --at INDEX|TIME [--url URL | --data DIR]
                                        the control plane's tables as they were at that moment
   strata audit diff FROM TO [--url URL | --data DIR]

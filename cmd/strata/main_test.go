@@ -73,7 +73,7 @@ func TestUsageListsEveryForm(t *testing.T) {
 		"strata quickstart", "--set svc.key=value", "strata server --id ID --roles coordinator,overlord",
 		"--roles broker|historical|middleManager|router", "--coordinators URL", "strata segment build",
 		"--max-parse-exceptions", "strata ingest --sql", "--no-wait", "strata task status", "strata task wait",
-		"strata task cancel", "strata log dump", "strata log replay", "strata audit state --at", "strata audit diff FROM TO",
+		"strata task cancel", "strata log dump", "strata log replay", "strata audit log [--since T]", "strata audit state --at", "strata audit diff FROM TO",
 		"strata audit verify", "strata recover --data DIR", "strata version", "strata help",
 	} {
 		if !strings.Contains(errOut, form) {
