@@ -191,9 +191,12 @@ func (s *State) AddLong(g int32, v int64) error {
 		s.foldDouble(g, float64(v))
 		return nil
 	case KindHLL:
-		u, err := s.hllUpdater(g)
+		u, sk, err := s.hllTarget(g)
 		if err != nil {
 			return err
+		}
+		if sk != nil {
+			return sk.UpdateInt64(v)
 		}
 		return u.UpdateInt64(v)
 	case KindTheta:
@@ -219,12 +222,15 @@ func (s *State) AddDouble(g int32, v float64) error {
 		s.foldDouble(g, v)
 		return nil
 	case KindHLL:
-		u, err := s.hllUpdater(g)
+		u, sk, err := s.hllTarget(g)
 		if err != nil {
 			return err
 		}
 		if v == 0 {
 			v = 0 // fold -0 into +0, as blob.UpdateHLLDouble does
+		}
+		if sk != nil {
+			return sk.UpdateInt64(int64(math.Float64bits(v)))
 		}
 		return u.UpdateInt64(int64(math.Float64bits(v)))
 	case KindTheta:
@@ -253,9 +259,12 @@ func (s *State) AddString(g int32, v string) error {
 		}
 		return nil
 	case KindHLL:
-		u, err := s.hllUpdater(g)
+		u, sk, err := s.hllTarget(g)
 		if err != nil {
 			return err
+		}
+		if sk != nil {
+			return sk.UpdateString(v)
 		}
 		return u.UpdateString(v)
 	case KindTheta:
@@ -273,9 +282,12 @@ func (s *State) AddString(g int32, v string) error {
 func (s *State) AddBytes(g int32, v []byte) error {
 	switch s.Kind {
 	case KindHLL:
-		u, err := s.hllUpdater(g)
+		u, sk, err := s.hllTarget(g)
 		if err != nil {
 			return err
+		}
+		if sk != nil {
+			return sk.UpdateSlice(v)
 		}
 		return u.UpdateSlice(v)
 	case KindTheta:
@@ -554,15 +566,14 @@ func (s *State) finishGroup(g int32) error {
 	return nil
 }
 
-// hllUpdater is where group g's raw values go: its union, or its build
-// sketch with HLLBuild.
-func (s *State) hllUpdater(g int32) (interface {
-	UpdateString(string) error
-	UpdateInt64(int64) error
-	UpdateSlice([]byte) error
-}, error) {
+// hllTarget is where group g's raw values go: its union, or with
+// HLLBuild its build sketch (then non-nil). Two results rather than one
+// interface: converting the union to another interface costs a lookup on
+// every value.
+func (s *State) hllTarget(g int32) (hll.Union, hll.HllSketch, error) {
 	if s.spec == nil || !s.spec.HLLBuild {
-		return s.hllUnion(g)
+		u, err := s.hllUnion(g)
+		return u, nil, err
 	}
 	if n := len(s.HLL); len(s.hllUpd) < n {
 		s.hllUpd = append(s.hllUpd, make([]hll.HllSketch, n-len(s.hllUpd))...)
@@ -570,11 +581,11 @@ func (s *State) hllUpdater(g int32) (interface {
 	if s.hllUpd[g] == nil {
 		sk, err := hll.NewHllSketch(s.spec.lgK(), s.spec.tgt())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s.hllUpd[g] = sk
 	}
-	return s.hllUpd[g], nil
+	return nil, s.hllUpd[g], nil
 }
 
 func (s *State) hllUnion(g int32) (hll.Union, error) {
