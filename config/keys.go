@@ -48,7 +48,7 @@ var Keys = []Key{
 	{Name: "svc.raft.trailingLogs", Default: "10240", Shown: true, Doc: "entries kept after a snapshot (log trim)"},
 	{Name: "svc.raft.snapshotRetain", Default: "2", Shown: true, Doc: "snapshots kept on disk"},
 	{Name: "svc.raft.noSync", Default: "false", Shown: true, Doc: "skip fsync of the log (never in production)"},
-	{Name: "svc.audit.archive.retention", Default: "0", Shown: true, Doc: "how long the audit archive keeps the log entries Raft trims after a snapshot (and the snapshots taken then), by the time of their commands, as a duration (`2160h`: 90 days); `0` keeps everything forever. The archive is `<svc.data.dir>/audit-archive` (README, Audit and time travel)"},
+	{Name: "svc.audit.archive.retention", Default: "0", Shown: true, Doc: "how long the audit archive keeps the log entries Raft trims after a snapshot (and the snapshots taken then), by the time of their commands, as a duration (`2160h`: 90 days); `0` keeps everything forever. The archive is `<svc.data.dir>/audit-archive`; with S3 deep storage its chunks and snapshots are in the bucket under `_audit/<node id>` (README, Audit and time travel)"},
 
 	// The HTTP server of every role.
 	{Name: "svc.server.trustedProxies", Shown: true, DefaultDoc: "(none)", Doc: "IPs or CIDR blocks of routers in front of this node: only their `X-Forwarded-For` is believed for the audit `ip`; from anyone else the peer address is recorded"},
