@@ -64,11 +64,11 @@ type segAgg interface {
 }
 
 // newSegAggs builds the aggregators of the query over rows drawn from
-// universe (needed by filtered aggregators).
-func (rc *runCtx) newSegAggs(aggs []*query.Aggregator, universe *roaring.Bitmap) ([]segAgg, error) {
+// universe (filtered aggregators evaluate their filters with filt).
+func (rc *columns) newSegAggs(filt *filterEval, aggs []*query.Aggregator, universe *roaring.Bitmap) ([]segAgg, error) {
 	out := make([]segAgg, len(aggs))
 	for i, a := range aggs {
-		sa, err := rc.newSegAgg(a, newAggState(a, 0), universe)
+		sa, err := rc.newSegAgg(filt, a, newAggState(a, 0), universe)
 		if err != nil {
 			return nil, err
 		}
@@ -77,13 +77,13 @@ func (rc *runCtx) newSegAggs(aggs []*query.Aggregator, universe *roaring.Bitmap)
 	return out, nil
 }
 
-func (rc *runCtx) newSegAgg(a *query.Aggregator, st *AggState, universe *roaring.Bitmap) (segAgg, error) {
+func (rc *columns) newSegAgg(filt *filterEval, a *query.Aggregator, st *AggState, universe *roaring.Bitmap) (segAgg, error) {
 	if a.Type == "filtered" {
-		inner, err := rc.newSegAgg(a.Inner, st, universe)
+		inner, err := rc.newSegAgg(filt, a.Inner, st, universe)
 		if err != nil {
 			return nil, err
 		}
-		bm, err := rc.evalFilter(a.Filter, universe, false)
+		bm, err := filt.eval(a.Filter, universe, false)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +126,7 @@ func (c *countAgg) add(b, from, to int, sel []int32, g int32, groups []int32) er
 
 // numAgg is sum, min or max over a numeric source.
 type numAgg struct {
-	rc     *runCtx
+	rc     *columns
 	st     *AggState
 	src    numSource
 	bs, bg []int32
@@ -186,7 +186,7 @@ func (a *numAgg) add(b, from, to int, sel []int32, g0 int32, groups []int32) err
 
 // filteredAgg passes only the rows of its filter to the inner aggregator.
 type filteredAgg struct {
-	rc     *runCtx
+	rc     *columns
 	inner  segAgg
 	bm     *roaring.Bitmap
 	bits   []uint64
@@ -217,7 +217,7 @@ func (f *filteredAgg) add(b, from, to int, sel []int32, g int32, groups []int32)
 // row by its time column. On equal times first keeps the earlier row and
 // last the later one, as Druid does.
 type pairAgg struct {
-	rc       *runCtx
+	rc       *columns
 	st       *AggState
 	times    numSource
 	num      numSource
@@ -228,7 +228,7 @@ type pairAgg struct {
 	maxBytes int
 }
 
-func (rc *runCtx) newPairAgg(a *query.Aggregator, st *AggState) (segAgg, error) {
+func (rc *columns) newPairAgg(a *query.Aggregator, st *AggState) (segAgg, error) {
 	p := &pairAgg{rc: rc, st: st, maxBytes: a.MaxStringBytes}
 	var err error
 	if p.times, err = rc.num(a.TimeColumn); err != nil {
@@ -344,7 +344,7 @@ func (d keyDict) Value(id int32) (string, bool) { return d.ks.value(id).String()
 // sketchAgg feeds a sketch from string ids (deduplicated per group for
 // runs of rows going to one group), numbers, or serialized sketches.
 type sketchAgg struct {
-	rc    *runCtx
+	rc    *columns
 	st    *AggState
 	keys  []keySource
 	byRow bool
@@ -359,7 +359,7 @@ type sketchAgg struct {
 	dirty bool
 }
 
-func (rc *runCtx) newSketchAgg(a *query.Aggregator, st *AggState) (segAgg, error) {
+func (rc *columns) newSketchAgg(a *query.Aggregator, st *AggState) (segAgg, error) {
 	s := &sketchAgg{rc: rc, st: st, seenG: -1}
 	if a.Type == "cardinality" {
 		for _, d := range a.Fields {
@@ -543,7 +543,7 @@ func (s *sketchAgg) add(b, from, to int, sel []int32, g int32, groups []int32) e
 
 // eachBlob calls fn with the group and value of each row of block b of a
 // complex column that is not null.
-func (rc *runCtx) eachBlob(cx *segment.ComplexColumn, nulls *roaring.Bitmap, blobs *segment.Blobs, b int, rows aggregate.Rows, fn func(g int32, typ string, v []byte) error) error {
+func (rc *columns) eachBlob(cx *segment.ComplexColumn, nulls *roaring.Bitmap, blobs *segment.Blobs, b int, rows aggregate.Rows, fn func(g int32, typ string, v []byte) error) error {
 	if err := cx.Block(b, blobs); err != nil {
 		return err
 	}

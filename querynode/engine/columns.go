@@ -13,13 +13,12 @@ import (
 	"strata/storage/segment"
 )
 
-// runCtx is the state of one query on one segment: resolved columns with
-// their per-block decode caches. It is used by one goroutine.
-type runCtx struct {
-	ctx   context.Context
+// columns resolves the columns one query reads on one segment (physical,
+// virtual, or missing) into block readers (numSource, keySource), each
+// decoding a block once and caching it. It is used by one goroutine.
+type columns struct {
 	seg   *Segment
 	data  *segment.Segment
-	q     *query.Query
 	vcols map[string]*query.VirtualColumn
 	nums  map[string]numSource
 	keys  map[string]keySource
@@ -28,22 +27,19 @@ type runCtx struct {
 	evaluating map[string]bool
 }
 
-func newRunCtx(ctx context.Context, s *Segment, q *query.Query) *runCtx {
-	rc := &runCtx{ctx: ctx, seg: s, data: s.Data, q: q, vcols: map[string]*query.VirtualColumn{},
+func newColumns(s *Segment, vcols []*query.VirtualColumn) *columns {
+	c := &columns{seg: s, data: s.Data, vcols: map[string]*query.VirtualColumn{},
 		nums: map[string]numSource{}, keys: map[string]keySource{}, rpb: s.Data.RowsPerBlock(), evaluating: map[string]bool{}}
-	for _, v := range q.VirtualColumns {
-		rc.vcols[v.Name] = v
+	for _, v := range vcols {
+		c.vcols[v.Name] = v
 	}
-	return rc
+	return c
 }
 
-func (rc *runCtx) blockLen(b int) int {
-	s, e := rc.data.BlockRows(b)
+func (c *columns) blockLen(b int) int {
+	s, e := c.data.BlockRows(b)
 	return e - s
 }
-
-// checkCancel reports a cancelled or timed-out context.
-func (rc *runCtx) checkCancel() error { return ctxErr(rc.ctx) }
 
 func ctxErr(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
@@ -57,8 +53,8 @@ func ctxErr(ctx context.Context) error {
 
 // colKind reports the storage kind of a physical or virtual column;
 // ok is false when the column does not exist.
-func (rc *runCtx) colKind(name string) (segment.Kind, bool) {
-	if v, ok := rc.vcols[name]; ok {
+func (c *columns) colKind(name string) (segment.Kind, bool) {
+	if v, ok := c.vcols[name]; ok {
 		switch v.OutputType {
 		case "LONG":
 			return segment.KindLong, true
@@ -69,7 +65,7 @@ func (rc *runCtx) colKind(name string) (segment.Kind, bool) {
 		case "STRING":
 			return segment.KindString, true
 		}
-		if t, ok := rc.exprType(v.Expression.Expr); ok {
+		if t, ok := c.exprType(v.Expression.Expr); ok {
 			switch t {
 			case expr.TypeLong:
 				return segment.KindLong, true
@@ -79,7 +75,7 @@ func (rc *runCtx) colKind(name string) (segment.Kind, bool) {
 		}
 		return segment.KindString, true
 	}
-	ci, ok := rc.data.Column(name)
+	ci, ok := c.data.Column(name)
 	if !ok {
 		return 0, false
 	}
@@ -87,19 +83,19 @@ func (rc *runCtx) colKind(name string) (segment.Kind, bool) {
 }
 
 // exprType is the output type of a vectorizable expression.
-func (rc *runCtx) exprType(e *expr.Expr) (expr.Type, bool) {
-	p, ok := e.Vectorize(rc.vecType, 1)
+func (c *columns) exprType(e *expr.Expr) (expr.Type, bool) {
+	p, ok := e.Vectorize(c.vecType, 1)
 	if !ok {
 		return 0, false
 	}
 	return p.OutputType(), true
 }
 
-func (rc *runCtx) vecType(name string) (expr.Type, bool) {
-	if rc.evaluating[name] {
+func (c *columns) vecType(name string) (expr.Type, bool) {
+	if c.evaluating[name] {
 		return 0, false
 	}
-	k, ok := rc.colKind(name)
+	k, ok := c.colKind(name)
 	if !ok {
 		return expr.TypeLong, true // missing columns read as null longs
 	}
@@ -125,32 +121,32 @@ type numSource interface {
 
 // num returns the numeric reading of a column (physical, virtual, string
 // parsed as numbers, or all-null when missing).
-func (rc *runCtx) num(name string) (numSource, error) {
-	if s, ok := rc.nums[name]; ok {
+func (c *columns) num(name string) (numSource, error) {
+	if s, ok := c.nums[name]; ok {
 		return s, nil
 	}
 	var src numSource
-	if v, ok := rc.vcols[name]; ok {
-		es, err := rc.newExprNum(v)
+	if v, ok := c.vcols[name]; ok {
+		es, err := c.newExprNum(v)
 		if err != nil {
 			return nil, err
 		}
 		src = es
-	} else if ci, ok := rc.data.Column(name); !ok {
-		src = &missingNum{rc: rc}
+	} else if ci, ok := c.data.Column(name); !ok {
+		src = &missingNum{cols: c}
 	} else {
 		switch ci.Kind {
 		case segment.KindLong, segment.KindFloat, segment.KindDouble:
 			var col *segment.NumericColumn
 			if name == segment.TimeColumn {
-				col = rc.data.Time()
+				col = c.data.Time()
 			} else {
 				var err error
-				if col, err = rc.data.Numeric(name); err != nil {
+				if col, err = c.data.Numeric(name); err != nil {
 					return nil, err
 				}
 			}
-			p := &physNum{rc: rc, col: col, k: ci.Kind, lb: -1, db: -1, nb: -1}
+			p := &physNum{cols: c, col: col, k: ci.Kind, lb: -1, db: -1, nb: -1}
 			if col.HasNulls() {
 				bm, err := col.Nulls()
 				if err != nil {
@@ -160,21 +156,21 @@ func (rc *runCtx) num(name string) (numSource, error) {
 			}
 			src = p
 		case segment.KindString:
-			ks, err := rc.key(name)
+			ks, err := c.key(name)
 			if err != nil {
 				return nil, err
 			}
-			src = &keyNum{rc: rc, ks: ks, b: -1}
+			src = &keyNum{cols: c, ks: ks, b: -1}
 		default:
-			src = &missingNum{rc: rc}
+			src = &missingNum{cols: c}
 		}
 	}
-	rc.nums[name] = src
+	c.nums[name] = src
 	return src, nil
 }
 
 type physNum struct {
-	rc     *runCtx
+	cols   *columns
 	col    *segment.NumericColumn
 	k      segment.Kind
 	nullBM *roaring.Bitmap
@@ -258,7 +254,7 @@ func (p *physNum) nulls(b int) ([]uint64, error) {
 		return nil, nil
 	}
 	if p.nb != b {
-		p.nbits = p.rc.blockBits(p.nullBM, b, p.nbits)
+		p.nbits = p.cols.blockBits(p.nullBM, b, p.nbits)
 		p.nb = b
 	}
 	if p.col.BlockStats(b).NullCount == 0 {
@@ -269,8 +265,8 @@ func (p *physNum) nulls(b int) ([]uint64, error) {
 
 // blockBits extracts the rows of block b present in bm as a bitset over
 // the block's rows.
-func (rc *runCtx) blockBits(bm *roaring.Bitmap, b int, dst []uint64) []uint64 {
-	start, end := rc.data.BlockRows(b)
+func (c *columns) blockBits(bm *roaring.Bitmap, b int, dst []uint64) []uint64 {
+	start, end := c.data.BlockRows(b)
 	words := (end - start + 63) / 64
 	if cap(dst) < words {
 		dst = make([]uint64, words)
@@ -294,7 +290,7 @@ func bitSet(bits []uint64, i int) bool { return bits != nil && bits[i>>6]&(1<<(u
 
 // missingNum is a column the segment lacks: every row is null.
 type missingNum struct {
-	rc    *runCtx
+	cols  *columns
 	l     []int64
 	d     []float64
 	nbits []uint64
@@ -302,21 +298,21 @@ type missingNum struct {
 
 func (m *missingNum) kind() segment.Kind { return segment.KindLong }
 func (m *missingNum) longs(b int) ([]int64, error) {
-	n := m.rc.blockLen(b)
+	n := m.cols.blockLen(b)
 	if cap(m.l) < n {
 		m.l = make([]int64, n)
 	}
 	return m.l[:n], nil
 }
 func (m *missingNum) doubles(b int) ([]float64, error) {
-	n := m.rc.blockLen(b)
+	n := m.cols.blockLen(b)
 	if cap(m.d) < n {
 		m.d = make([]float64, n)
 	}
 	return m.d[:n], nil
 }
 func (m *missingNum) nulls(b int) ([]uint64, error) {
-	n := m.rc.blockLen(b)
+	n := m.cols.blockLen(b)
 	words := (n + 63) / 64
 	if len(m.nbits) < words {
 		m.nbits = make([]uint64, words)
@@ -327,14 +323,14 @@ func (m *missingNum) nulls(b int) ([]uint64, error) {
 	return m.nbits[:words], nil
 }
 func (m *missingNum) stats(b int) (segment.BlockStats, bool) {
-	n := m.rc.blockLen(b)
+	n := m.cols.blockLen(b)
 	return segment.BlockStats{Rows: n, NullCount: n}, true
 }
 
 // keyNum reads a string column as numbers: each dictionary value is parsed
 // once; unparsable values and multi-value rows are null.
 type keyNum struct {
-	rc      *runCtx
+	cols    *columns
 	ks      keySource
 	parsedL []int64
 	parsedD []float64
@@ -371,7 +367,7 @@ func (k *keyNum) load(b int) error {
 		}
 		k.parsedL, k.parsedD, k.ok = append(k.parsedL, l), append(k.parsedD, d), append(k.ok, ok)
 	}
-	n := k.rc.blockLen(b)
+	n := k.cols.blockLen(b)
 	k.l, k.d = resize(k.l, n), resize(k.d, n)
 	k.nbits = resize(k.nbits, (n+63)/64)
 	clear(k.nbits)
@@ -415,7 +411,7 @@ func resize[T any](b []T, n int) []T {
 // exprNum evaluates an expression virtual column block by block, with the
 // vectorized program when the expression allows it.
 type exprNum struct {
-	rc   *runCtx
+	cols *columns
 	v    *query.VirtualColumn
 	prog *expr.VectorProgram
 	out  segment.Kind
@@ -426,11 +422,11 @@ type exprNum struct {
 	null bool
 }
 
-func (rc *runCtx) newExprNum(v *query.VirtualColumn) (*exprNum, error) {
-	e := &exprNum{rc: rc, v: v, b: -1, out: segment.KindDouble}
-	rc.evaluating[v.Name] = true
-	prog, ok := v.Expression.Expr.Vectorize(rc.vecType, rc.rpb)
-	delete(rc.evaluating, v.Name)
+func (c *columns) newExprNum(v *query.VirtualColumn) (*exprNum, error) {
+	e := &exprNum{cols: c, v: v, b: -1, out: segment.KindDouble}
+	c.evaluating[v.Name] = true
+	prog, ok := v.Expression.Expr.Vectorize(c.vecType, c.rpb)
+	delete(c.evaluating, v.Name)
 	if ok {
 		e.prog = prog
 		if prog.OutputType() == expr.TypeLong {
@@ -452,7 +448,7 @@ func (e *exprNum) kind() segment.Kind { return e.out }
 
 // Vector implements expr.VectorBindings for the block being evaluated.
 func (e *exprNum) Vector(name string) *expr.Vector {
-	src, err := e.rc.num(name)
+	src, err := e.cols.num(name)
 	if err != nil {
 		return nil
 	}
@@ -476,7 +472,7 @@ func (e *exprNum) load(b int) error {
 		return nil
 	}
 	e.b = b
-	n := e.rc.blockLen(b)
+	n := e.cols.blockLen(b)
 	e.l, e.d = resize(e.l, n), resize(e.d, n)
 	e.nbit = resize(e.nbit, (n+63)/64)
 	clear(e.nbit)
@@ -499,7 +495,7 @@ func (e *exprNum) load(b int) error {
 		}
 		return nil
 	}
-	rb := &rowBindings{rc: e.rc, b: b}
+	rb := &rowBindings{cols: e.cols, b: b}
 	for i := range n {
 		rb.i = i
 		val, err := e.v.Expression.Expr.Eval(rb)
@@ -534,20 +530,20 @@ func (e *exprNum) stats(int) (segment.BlockStats, bool) { return segment.BlockSt
 // rowBindings reads one row of the segment for the row-path expression
 // evaluator. Column errors are kept in err (Bindings cannot fail).
 type rowBindings struct {
-	rc  *runCtx
-	b   int
-	i   int
-	err error
+	cols *columns
+	b    int
+	i    int
+	err  error
 }
 
 // Get implements expr.Bindings.
 func (r *rowBindings) Get(name string) expr.Value {
-	k, ok := r.rc.colKind(name)
+	k, ok := r.cols.colKind(name)
 	if !ok {
 		return expr.Null
 	}
-	if _, virtual := r.rc.vcols[name]; virtual && k == segment.KindString {
-		ks, err := r.rc.key(name)
+	if _, virtual := r.cols.vcols[name]; virtual && k == segment.KindString {
+		ks, err := r.cols.key(name)
 		if err != nil {
 			r.err = err
 			return expr.Null
@@ -556,7 +552,7 @@ func (r *rowBindings) Get(name string) expr.Value {
 	}
 	switch k {
 	case segment.KindLong, segment.KindFloat, segment.KindDouble:
-		src, err := r.rc.num(name)
+		src, err := r.cols.num(name)
 		if err != nil {
 			r.err = err
 			return expr.Null
@@ -587,7 +583,7 @@ func (r *rowBindings) Get(name string) expr.Value {
 		}
 		return expr.Double(d[r.i])
 	case segment.KindString:
-		ks, err := r.rc.key(name)
+		ks, err := r.cols.key(name)
 		if err != nil {
 			r.err = err
 			return expr.Null

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"math"
 	"sort"
 	"strconv"
@@ -26,10 +27,21 @@ func (t tri) matches(inclUnknown bool) bool { return t == tTrue || (inclUnknown 
 // strPred is a predicate on one string value (null when isNull).
 type strPred func(v string, isNull bool) tri
 
-// evalFilter returns the rows of u that match f. With inclUnknown, rows
-// for which f is unknown (SQL null) match too; NOT uses it so that
+// filterEval evaluates filters on one segment. Filters answered from the
+// bitmap indexes (and, or and not of them) give row bitmaps; the others are
+// row filters (rowFilter), which refine batches block by block: the query's
+// pipeline runs them as a filterOp after the index-answered part, and
+// eval collects their rows into a bitmap where one is needed (under or and
+// not, and for filtered aggregators).
+type filterEval struct {
+	ctx  context.Context
+	cols *columns
+}
+
+// eval returns the rows of u that match f. With inclUnknown, rows for
+// which f is unknown (SQL null) match too; NOT uses it so that
 // not(x = 'a') excludes rows where x is null.
-func (rc *runCtx) evalFilter(f *query.Filter, u *roaring.Bitmap, inclUnknown bool) (*roaring.Bitmap, error) {
+func (fe *filterEval) eval(f *query.Filter, u *roaring.Bitmap, inclUnknown bool) (*roaring.Bitmap, error) {
 	if u.IsEmpty() {
 		return u, nil
 	}
@@ -41,7 +53,7 @@ func (rc *runCtx) evalFilter(f *query.Filter, u *roaring.Bitmap, inclUnknown boo
 	case "and":
 		cur := u
 		for _, sub := range sortByCost(f.Fields) {
-			next, err := rc.evalFilter(sub, cur, inclUnknown)
+			next, err := fe.eval(sub, cur, inclUnknown)
 			if err != nil {
 				return nil, err
 			}
@@ -58,7 +70,7 @@ func (rc *runCtx) evalFilter(f *query.Filter, u *roaring.Bitmap, inclUnknown boo
 		out := roaring.New()
 		rest := u
 		for _, sub := range sortByCost(f.Fields) {
-			m, err := rc.evalFilter(sub, rest, inclUnknown)
+			m, err := fe.eval(sub, rest, inclUnknown)
 			if err != nil {
 				return nil, err
 			}
@@ -70,17 +82,87 @@ func (rc *runCtx) evalFilter(f *query.Filter, u *roaring.Bitmap, inclUnknown boo
 		}
 		return out, nil
 	case "not":
-		m, err := rc.evalFilter(f.Field, u, !inclUnknown)
+		m, err := fe.eval(f.Field, u, !inclUnknown)
 		if err != nil {
 			return nil, err
 		}
 		return roaring.AndNot(u, m), nil
-	case "expression":
-		return rc.evalExpressionFilter(f, u, inclUnknown)
-	case "columnComparison":
-		return rc.evalColumnComparison(f, u)
 	}
-	return rc.evalLeaf(f, u, inclUnknown)
+	rf, ok, err := fe.rowFilter(f, inclUnknown)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return fe.scan(rf, u)
+	}
+	return fe.leaf(f, u, inclUnknown)
+}
+
+// scan returns the rows of u that rf matches.
+func (fe *filterEval) scan(rf rowFilter, u *roaring.Bitmap) (*roaring.Bitmap, error) {
+	src := newBlockSource(fe.ctx, fe.cols, selection{bm: u})
+	return collectRows(&filterOp{in: src, filters: []rowFilter{rf}}, fe.cols.data)
+}
+
+// split divides a top-level filter into the part answered from indexes (to
+// be evaluated into a bitmap, in order) and the row filters that refine the
+// batches of the rows it leaves, in cost order.
+func (fe *filterEval) split(f *query.Filter) (index []*query.Filter, rows []rowFilter, err error) {
+	parts := []*query.Filter{f}
+	if f.Type == "and" {
+		parts = sortByCost(f.Fields)
+	}
+	for _, p := range parts {
+		rf, ok, err := fe.rowFilter(p, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			rows = append(rows, rf)
+		} else {
+			index = append(index, p)
+		}
+	}
+	return index, rows, nil
+}
+
+// rowFilter returns f as a row filter when it is evaluated by reading rows
+// (expressions, column comparisons, ranges of numeric columns); ok is false
+// when f is answered otherwise (bitmap indexes, boolean combinations).
+func (fe *filterEval) rowFilter(f *query.Filter, incl bool) (rowFilter, bool, error) {
+	c := fe.cols
+	switch f.Type {
+	case "true", "false", "and", "or", "not":
+		return nil, false, nil
+	case "expression":
+		rf, err := fe.expressionFilter(f, incl)
+		return rf, err == nil, err
+	case "columnComparison":
+		rf, err := fe.columnComparison(f)
+		return rf, err == nil, err
+	}
+	kind, exists := c.colKind(f.Column)
+	numeric := exists && (kind == segment.KindLong || kind == segment.KindFloat || kind == segment.KindDouble)
+	if !numeric {
+		return nil, false, nil
+	}
+	var np numPred
+	switch {
+	case f.Type == "null":
+		np = numPred{null: tTrue}
+	case f.Extraction == nil:
+		var ok bool
+		if np, ok = numericPred(f, kind == segment.KindLong); !ok {
+			return nil, false, nil
+		}
+	default:
+		return nil, false, nil
+	}
+	src, err := c.num(f.Column)
+	if err != nil {
+		return nil, false, err
+	}
+	return newNumFilter(src, np, incl), true, nil
 }
 
 // sortByCost puts filters answered from indexes before those that scan,
@@ -113,30 +195,14 @@ func filterCost(f *query.Filter) int {
 	return 2
 }
 
-func (rc *runCtx) evalLeaf(f *query.Filter, u *roaring.Bitmap, incl bool) (*roaring.Bitmap, error) {
-	kind, exists := rc.colKind(f.Column)
-	numeric := exists && (kind == segment.KindLong || kind == segment.KindFloat || kind == segment.KindDouble)
+// leaf evaluates a leaf filter that is not a row filter, from the column's
+// bitmap indexes or its values' ids.
+func (fe *filterEval) leaf(f *query.Filter, u *roaring.Bitmap, incl bool) (*roaring.Bitmap, error) {
 	if f.Type == "null" {
-		if !exists {
+		if _, exists := fe.cols.colKind(f.Column); !exists {
 			return u.Clone(), nil
 		}
-		if numeric {
-			src, err := rc.num(f.Column)
-			if err != nil {
-				return nil, err
-			}
-			return rc.scanNum(src, numPred{null: tTrue}, u, incl)
-		}
-		return rc.evalKeys(f.Column, nil, func(_ string, null bool) tri { return triOf(null) }, nil, false, u, incl)
-	}
-	if numeric && f.Extraction == nil {
-		if np, ok := numericPred(f, kind == segment.KindLong); ok {
-			src, err := rc.num(f.Column)
-			if err != nil {
-				return nil, err
-			}
-			return rc.scanNum(src, np, u, incl)
-		}
+		return fe.keys(f.Column, nil, func(_ string, null bool) tri { return triOf(null) }, nil, false, u, incl)
 	}
 	pred, err := stringPred(f)
 	if err != nil {
@@ -157,7 +223,7 @@ func (rc *runCtx) evalLeaf(f *query.Filter, u *roaring.Bitmap, incl bool) (*roar
 			}
 		}
 	}
-	return rc.evalKeys(f.Column, f.Extraction, pred, exact, usesExact, u, incl)
+	return fe.keys(f.Column, f.Extraction, pred, exact, usesExact, u, incl)
 }
 
 func triOf(b bool) tri {
@@ -324,24 +390,24 @@ func inFloatRange(d float64, lo, hi *query.Scalar, loStrict, hiStrict bool) bool
 	return true
 }
 
-// evalKeys evaluates a value predicate over a column read as ids. For
+// keys evaluates a value predicate over a column read as ids. For
 // dictionary columns without extraction it works from the bitmap indexes
 // (exact values are looked up directly); otherwise it scans rows,
 // evaluating the predicate once per distinct id.
-func (rc *runCtx) evalKeys(col string, fn *query.ExtractionFn, pred strPred, exact []*string, usesExact bool, u *roaring.Bitmap, incl bool) (*roaring.Bitmap, error) {
+func (fe *filterEval) keys(col string, fn *query.ExtractionFn, pred strPred, exact []*string, usesExact bool, u *roaring.Bitmap, incl bool) (*roaring.Bitmap, error) {
 	var ks keySource
 	var err error
 	if fn != nil {
-		ks, err = rc.keyFor(&query.DimensionSpec{Dimension: col, Extraction: fn})
+		ks, err = fe.cols.keyFor(&query.DimensionSpec{Dimension: col, Extraction: fn})
 	} else {
-		ks, err = rc.key(col)
+		ks, err = fe.cols.key(col)
 	}
 	if err != nil {
 		return nil, err
 	}
 	pk, isPhys := ks.(*physKey)
 	if !isPhys {
-		return rc.scanKeys(ks, pred, u, incl)
+		return fe.scan(newKeyFilter(ks, pred, incl), u)
 	}
 	var ids []int
 	var nullMatches bool
@@ -373,19 +439,19 @@ func (rc *runCtx) evalKeys(col string, fn *query.ExtractionFn, pred strPred, exa
 		}
 		nullMatches = pred("", true).matches(incl)
 		if len(ids) > 2048 && len(ids) > pk.n/16 {
-			return rc.scanKeys(ks, pred, u, incl)
+			return fe.scan(newKeyFilter(ks, pred, incl), u)
 		}
 	}
 	bms := make([]*roaring.Bitmap, 0, len(ids)+1)
 	for _, id := range ids {
-		bm, err := rc.seg.bitmap(pk.name, pk.col, id)
+		bm, err := fe.cols.seg.bitmap(pk.name, pk.col, id)
 		if err != nil {
 			return nil, err
 		}
 		bms = append(bms, bm)
 	}
 	if nullMatches {
-		bm, err := rc.seg.bitmap(pk.name, pk.col, -1)
+		bm, err := fe.cols.seg.bitmap(pk.name, pk.col, -1)
 		if err != nil {
 			return nil, err
 		}
@@ -404,74 +470,81 @@ func (rc *runCtx) evalKeys(col string, fn *query.ExtractionFn, pred strPred, exa
 	return out, nil
 }
 
-// scanKeys evaluates pred row by row over the ids of u's rows; a row of a
-// multi-value column matches when any of its values does.
-func (rc *runCtx) scanKeys(ks keySource, pred strPred, u *roaring.Bitmap, incl bool) (*roaring.Bitmap, error) {
-	var memo []tri // per id; computed lazily
-	var known []bool
-	nullRes := pred("", true)
-	eval := func(id int32) tri {
-		if int(id) >= len(memo) {
-			n := ks.card()
-			memo = append(memo, make([]tri, n-len(memo))...)
-			known = append(known, make([]bool, n-len(known))...)
-		}
-		if !known[id] {
-			v := ks.value(id)
-			s, ok := v.String()
-			memo[id] = pred(s, !ok)
-			known[id] = true
-		}
-		return memo[id]
+// keyFilter evaluates a value predicate on the ids of a column's rows,
+// once per distinct id; a row of a multi-value column matches when any of
+// its values does.
+type keyFilter struct {
+	ks      keySource
+	pred    strPred
+	incl    bool
+	nullRes tri
+	memo    []tri // per id; computed lazily
+	known   []bool
+	sel     []int32
+}
+
+func newKeyFilter(ks keySource, pred strPred, incl bool) *keyFilter {
+	return &keyFilter{ks: ks, pred: pred, incl: incl, nullRes: pred("", true)}
+}
+
+func (f *keyFilter) eval(id int32) tri {
+	if int(id) >= len(f.memo) {
+		n := f.ks.card()
+		f.memo = append(f.memo, make([]tri, n-len(f.memo))...)
+		f.known = append(f.known, make([]bool, n-len(f.known))...)
 	}
-	out := roaring.New()
-	var buf []uint32
-	err := rc.forBlocks(selection{bm: u}, func(b, from, to int, sel []int32) error {
-		offs, ids, err := ks.ids(b)
-		if err != nil {
-			return err
-		}
-		start, _ := rc.data.BlockRows(b)
-		buf = buf[:0]
-		test := func(i int) {
-			var r tri
-			if offs == nil {
-				r = eval(ids[i])
-			} else if offs[i] == offs[i+1] {
-				r = nullRes
-			} else {
-				r = tFalse
-				for _, id := range ids[offs[i]:offs[i+1]] {
-					switch eval(id) {
-					case tTrue:
-						r = tTrue
-					case tUnknown:
-						if r == tFalse {
-							r = tUnknown
-						}
-					}
-					if r == tTrue {
-						break
+	if !f.known[id] {
+		v := f.ks.value(id)
+		s, ok := v.String()
+		f.memo[id] = f.pred(s, !ok)
+		f.known[id] = true
+	}
+	return f.memo[id]
+}
+
+func (f *keyFilter) refine(b Batch) (Batch, error) {
+	offs, ids, err := f.ks.ids(b.Block)
+	if err != nil {
+		return Batch{}, err
+	}
+	out := f.sel[:0]
+	test := func(i int) {
+		var r tri
+		if offs == nil {
+			r = f.eval(ids[i])
+		} else if offs[i] == offs[i+1] {
+			r = f.nullRes
+		} else {
+			r = tFalse
+			for _, id := range ids[offs[i]:offs[i+1]] {
+				switch f.eval(id) {
+				case tTrue:
+					r = tTrue
+				case tUnknown:
+					if r == tFalse {
+						r = tUnknown
 					}
 				}
-			}
-			if r.matches(incl) {
-				buf = append(buf, uint32(start+i))
-			}
-		}
-		if sel == nil {
-			for i := from; i < to; i++ {
-				test(i)
-			}
-		} else {
-			for _, i := range sel {
-				test(int(i))
+				if r == tTrue {
+					break
+				}
 			}
 		}
-		out.AddMany(buf)
-		return nil
-	})
-	return out, err
+		if r.matches(f.incl) {
+			out = append(out, int32(i))
+		}
+	}
+	if b.Sel == nil {
+		for i := b.From; i < b.To; i++ {
+			test(i)
+		}
+	} else {
+		for _, i := range b.Sel {
+			test(int(i))
+		}
+	}
+	f.sel = out
+	return b.narrowed(out), nil
 }
 
 // numPred is a predicate on numbers: a value matches when it lies in one of
@@ -655,189 +728,208 @@ func clampLong(f float64) int64 {
 	return int64(f)
 }
 
-// scanNum evaluates a numeric predicate over the rows of u, skipping
-// blocks whose statistics decide them.
-func (rc *runCtx) scanNum(src numSource, p numPred, u *roaring.Bitmap, incl bool) (*roaring.Bitmap, error) {
-	out := roaring.New()
-	nullOK := p.null.matches(incl)
-	var buf []uint32
-	err := rc.forBlocks(selection{bm: u}, func(b, from, to int, sel []int32) error {
-		start, _ := rc.data.BlockRows(b)
-		class := -1
-		st, known := src.stats(b)
-		if known {
-			switch {
-			case st.NullCount == st.Rows:
-				class = 2 // all null
-			case len(p.lr) == 0 && len(p.dr) == 0:
-				class = 0
-			default:
-				class = p.blockClass(st)
-			}
-			if class == 1 && st.NullCount > 0 && !nullOK {
-				class = -1
-			}
-			if class == 0 && st.NullCount > 0 && nullOK {
-				class = -1
-			}
-			if class == 2 {
-				if !nullOK {
-					return nil
-				}
-				class = 1
-			}
+// numFilter evaluates a numeric predicate on the rows of a batch,
+// deciding whole blocks from their statistics where it can.
+type numFilter struct {
+	src    numSource
+	p      numPred
+	nullOK bool
+	sel    []int32
+}
+
+func newNumFilter(src numSource, p numPred, incl bool) *numFilter {
+	return &numFilter{src: src, p: p, nullOK: p.null.matches(incl)}
+}
+
+func (f *numFilter) refine(b Batch) (Batch, error) {
+	src, p, nullOK, blk := f.src, &f.p, f.nullOK, b.Block
+	class := -1
+	st, known := src.stats(blk)
+	if known {
+		switch {
+		case st.NullCount == st.Rows:
+			class = 2 // all null
+		case len(p.lr) == 0 && len(p.dr) == 0:
+			class = 0
+		default:
+			class = p.blockClass(st)
 		}
-		if class == 0 {
-			return nil
+		if class == 1 && st.NullCount > 0 && !nullOK {
+			class = -1
 		}
-		if class == 1 {
-			if sel == nil {
-				out.AddRange(uint64(start+from), uint64(start+to))
-			} else {
-				buf = buf[:0]
-				for _, i := range sel {
-					buf = append(buf, uint32(start+int(i)))
-				}
-				out.AddMany(buf)
+		if class == 0 && st.NullCount > 0 && nullOK {
+			class = -1
+		}
+		if class == 2 {
+			if !nullOK {
+				return Batch{Block: blk}, nil
 			}
-			return nil
+			class = 1
 		}
-		nulls, err := src.nulls(b)
+	}
+	if class == 0 {
+		return Batch{Block: blk}, nil
+	}
+	if class == 1 {
+		return b, nil
+	}
+	nulls, err := src.nulls(blk)
+	if err != nil {
+		return Batch{}, err
+	}
+	out := f.sel[:0]
+	if p.isLong && src.kind() == segment.KindLong {
+		vals, err := src.longs(blk)
 		if err != nil {
-			return err
+			return Batch{}, err
 		}
-		buf = buf[:0]
-		if p.isLong && src.kind() == segment.KindLong {
-			vals, err := src.longs(b)
-			if err != nil {
-				return err
-			}
-			test := func(i int) {
-				if bitSet(nulls, i) {
-					if nullOK {
-						buf = append(buf, uint32(start+i))
-					}
-				} else if p.matchLong(vals[i]) {
-					buf = append(buf, uint32(start+i))
+		test := func(i int) {
+			if bitSet(nulls, i) {
+				if nullOK {
+					out = append(out, int32(i))
 				}
+			} else if p.matchLong(vals[i]) {
+				out = append(out, int32(i))
 			}
-			if sel == nil {
-				if nulls == nil && len(p.lr) == 1 {
-					lo, hi := p.lr[0].lo, p.lr[0].hi
-					for i := from; i < to; i++ {
-						if v := vals[i]; v >= lo && v <= hi {
-							buf = append(buf, uint32(start+i))
-						}
-					}
-				} else {
-					for i := from; i < to; i++ {
-						test(i)
+		}
+		if b.Sel == nil {
+			if nulls == nil && len(p.lr) == 1 {
+				lo, hi := p.lr[0].lo, p.lr[0].hi
+				for i := b.From; i < b.To; i++ {
+					if v := vals[i]; v >= lo && v <= hi {
+						out = append(out, int32(i))
 					}
 				}
 			} else {
-				for _, i := range sel {
-					test(int(i))
+				for i := b.From; i < b.To; i++ {
+					test(i)
 				}
 			}
 		} else {
-			vals, err := src.doubles(b)
-			if err != nil {
-				return err
-			}
-			test := func(i int) {
-				if bitSet(nulls, i) {
-					if nullOK {
-						buf = append(buf, uint32(start+i))
-					}
-				} else if p.matchDouble(vals[i]) {
-					buf = append(buf, uint32(start+i))
-				}
-			}
-			if sel == nil {
-				for i := from; i < to; i++ {
-					test(i)
-				}
-			} else {
-				for _, i := range sel {
-					test(int(i))
-				}
+			for _, i := range b.Sel {
+				test(int(i))
 			}
 		}
-		out.AddMany(buf)
-		return nil
-	})
-	return out, err
+	} else {
+		vals, err := src.doubles(blk)
+		if err != nil {
+			return Batch{}, err
+		}
+		test := func(i int) {
+			if bitSet(nulls, i) {
+				if nullOK {
+					out = append(out, int32(i))
+				}
+			} else if p.matchDouble(vals[i]) {
+				out = append(out, int32(i))
+			}
+		}
+		if b.Sel == nil {
+			for i := b.From; i < b.To; i++ {
+				test(i)
+			}
+		} else {
+			for _, i := range b.Sel {
+				test(int(i))
+			}
+		}
+	}
+	f.sel = out
+	return b.narrowed(out), nil
 }
 
-// evalExpressionFilter matches rows where the expression is true (> 0 for
-// numbers, 'true' for strings); a null result is unknown.
-func (rc *runCtx) evalExpressionFilter(f *query.Filter, u *roaring.Bitmap, incl bool) (*roaring.Bitmap, error) {
-	e := f.Expression.Expr
-	if _, ok := e.Vectorize(rc.vecType, rc.rpb); ok {
-		src, err := rc.newExprNum(&query.VirtualColumn{Name: "\x00filter", Expression: f.Expression})
+// expressionFilter matches rows where the expression is true (> 0 for
+// numbers, 'true' for strings); a null result is unknown. Vectorizable
+// expressions are evaluated a block at a time.
+func (fe *filterEval) expressionFilter(f *query.Filter, incl bool) (rowFilter, error) {
+	c := fe.cols
+	if _, ok := f.Expression.Expr.Vectorize(c.vecType, c.rpb); ok {
+		src, err := c.newExprNum(&query.VirtualColumn{Name: "\x00filter", Expression: f.Expression})
 		if err != nil {
 			return nil, err
 		}
 		p := numPred{isLong: src.kind() == segment.KindLong, null: tUnknown}
 		p.addRange(0, math.Inf(1), true, false)
-		return rc.scanNum(src, p, u, incl)
+		return newNumFilter(src, p, incl), nil
 	}
-	out := roaring.New()
-	var buf []uint32
-	err := rc.forBlocks(selection{bm: u}, func(b, from, to int, sel []int32) error {
-		start, _ := rc.data.BlockRows(b)
-		rb := &rowBindings{rc: rc, b: b}
-		buf = buf[:0]
-		test := func(i int) error {
-			rb.i = i
-			v, err := e.Eval(rb)
-			if err != nil {
-				return query.Invalidf("expression [%s]: %v", f.Expression.Source, err)
-			}
-			if rb.err != nil {
-				return rb.err
-			}
-			r := triOf(v.AsBool())
-			if v.IsNull() {
-				r = tUnknown
-			}
-			if r.matches(incl) {
-				buf = append(buf, uint32(start+i))
-			}
-			return nil
-		}
-		if sel == nil {
-			for i := from; i < to; i++ {
-				if err := test(i); err != nil {
-					return err
-				}
-			}
-		} else {
-			for _, i := range sel {
-				if err := test(int(i)); err != nil {
-					return err
-				}
-			}
-		}
-		out.AddMany(buf)
-		return nil
-	})
-	return out, err
+	return &exprRowFilter{cols: c, f: f, incl: incl}, nil
 }
 
-// evalColumnComparison matches rows whose dimensions all hold the same
-// value, compared as strings (null equals null).
-func (rc *runCtx) evalColumnComparison(f *query.Filter, u *roaring.Bitmap) (*roaring.Bitmap, error) {
+// exprRowFilter evaluates an expression filter row by row.
+type exprRowFilter struct {
+	cols *columns
+	f    *query.Filter
+	incl bool
+	sel  []int32
+}
+
+func (x *exprRowFilter) refine(b Batch) (Batch, error) {
+	e := x.f.Expression.Expr
+	rb := &rowBindings{cols: x.cols, b: b.Block}
+	out := x.sel[:0]
+	test := func(i int) error {
+		rb.i = i
+		v, err := e.Eval(rb)
+		if err != nil {
+			return query.Invalidf("expression [%s]: %v", x.f.Expression.Source, err)
+		}
+		if rb.err != nil {
+			return rb.err
+		}
+		r := triOf(v.AsBool())
+		if v.IsNull() {
+			r = tUnknown
+		}
+		if r.matches(x.incl) {
+			out = append(out, int32(i))
+		}
+		return nil
+	}
+	if b.Sel == nil {
+		for i := b.From; i < b.To; i++ {
+			if err := test(i); err != nil {
+				return Batch{}, err
+			}
+		}
+	} else {
+		for _, i := range b.Sel {
+			if err := test(int(i)); err != nil {
+				return Batch{}, err
+			}
+		}
+	}
+	x.sel = out
+	return b.narrowed(out), nil
+}
+
+// columnComparison matches rows whose dimensions all hold the same value,
+// compared as strings (null equals null).
+func (fe *filterEval) columnComparison(f *query.Filter) (rowFilter, error) {
 	srcs := make([]keySource, len(f.Dimensions))
 	for i, d := range f.Dimensions {
-		ks, err := rc.keyFor(d)
+		ks, err := fe.cols.keyFor(d)
 		if err != nil {
 			return nil, err
 		}
 		srcs[i] = ks
 	}
-	out := roaring.New()
-	var buf []uint32
+	return &colCmpFilter{srcs: srcs, offs: make([][]int32, len(srcs)), ids: make([][]int32, len(srcs))}, nil
+}
+
+type colCmpFilter struct {
+	srcs      []keySource
+	offs, ids [][]int32
+	sel       []int32
+}
+
+func (f *colCmpFilter) refine(b Batch) (Batch, error) {
+	srcs, offs, ids := f.srcs, f.offs, f.ids
+	for k, ks := range srcs {
+		var err error
+		if offs[k], ids[k], err = ks.ids(b.Block); err != nil {
+			return Batch{}, err
+		}
+	}
 	rowVal := func(ks keySource, offs, ids []int32, i int) (string, bool) {
 		id := int32(-1)
 		if offs == nil {
@@ -850,38 +942,26 @@ func (rc *runCtx) evalColumnComparison(f *query.Filter, u *roaring.Bitmap) (*roa
 		}
 		return ks.value(id).String()
 	}
-	err := rc.forBlocks(selection{bm: u}, func(b, from, to int, sel []int32) error {
-		start, _ := rc.data.BlockRows(b)
-		offs := make([][]int32, len(srcs))
-		ids := make([][]int32, len(srcs))
-		for k, ks := range srcs {
-			var err error
-			if offs[k], ids[k], err = ks.ids(b); err != nil {
-				return err
+	out := f.sel[:0]
+	test := func(i int) {
+		s0, ok0 := rowVal(srcs[0], offs[0], ids[0], i)
+		for k := 1; k < len(srcs); k++ {
+			s, ok := rowVal(srcs[k], offs[k], ids[k], i)
+			if ok != ok0 || s != s0 {
+				return
 			}
 		}
-		buf = buf[:0]
-		test := func(i int) {
-			s0, ok0 := rowVal(srcs[0], offs[0], ids[0], i)
-			for k := 1; k < len(srcs); k++ {
-				s, ok := rowVal(srcs[k], offs[k], ids[k], i)
-				if ok != ok0 || s != s0 {
-					return
-				}
-			}
-			buf = append(buf, uint32(start+i))
+		out = append(out, int32(i))
+	}
+	if b.Sel == nil {
+		for i := b.From; i < b.To; i++ {
+			test(i)
 		}
-		if sel == nil {
-			for i := from; i < to; i++ {
-				test(i)
-			}
-		} else {
-			for _, i := range sel {
-				test(int(i))
-			}
+	} else {
+		for _, i := range b.Sel {
+			test(int(i))
 		}
-		out.AddMany(buf)
-		return nil
-	})
-	return out, err
+	}
+	f.sel = out
+	return b.narrowed(out), nil
 }

@@ -203,25 +203,11 @@ func newWriter(q *query.Query) *jsonWriter {
 
 // Finalize renders a merged partial as Druid's JSON result array.
 func (e *Engine) Finalize(q *query.Query, p *Partial) ([]byte, error) {
-	switch q.Type {
-	case query.Timeseries:
-		return e.finalizeTimeseries(q, p)
-	case query.TopN:
-		return e.finalizeTopN(q, p)
-	case query.GroupBy:
-		return e.finalizeGroupBy(q, p)
-	case query.Scan:
-		return finalizeScan(q, p)
-	case query.Search:
-		return finalizeSearch(q, p)
-	case query.TimeBoundary:
-		return finalizeTimeBoundary(q, p)
-	case query.DataSourceMetadata:
-		return finalizeDataSourceMetadata(q, p)
-	case query.SegmentMetadata:
-		return finalizeSegmentMetadata(q, p)
+	qt, ok := queryTypeOf(q.Type)
+	if !ok {
+		return nil, query.Invalidf("unknown query type %q", q.Type)
 	}
-	return nil, query.Invalidf("unknown query type %q", q.Type)
+	return qt.finalize(e, q, p)
 }
 
 func (e *Engine) finalizeTimeseries(q *query.Query, p *Partial) ([]byte, error) {

@@ -4,18 +4,20 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"slices"
-
-	"strata/querynode/query"
 )
 
 // grouper assigns rows to groups of (time bucket, dimension values) using
 // dictionary ids: a flat slot table for one dimension or a small id space,
 // a map of packed ids otherwise. Multi-value rows explode into one
 // (row, group) pair per value combination.
+//
+// It is the sink of groupBy and topN pipelines (block source → row
+// filters → grouper): each batch is split into time-bucket runs, its rows
+// assigned groups, and the aggregate stage folds them in.
 type grouper struct {
-	rc     *runCtx
+	sq     *segQuery
 	keys   []keySource
-	aggs   []segAgg
+	aggs   aggregates
 	budget int64
 	p      *Partial
 	gkeys  [][]int32 // per dimension, the id of each group
@@ -35,21 +37,20 @@ type grouper struct {
 	// per-run output
 	sel    []int32
 	groups []int32
+	// the time column (read when granularity is not all), and the start of
+	// the only bucket when it is
+	times    numSource
+	allStart int64
+	addRun   func(bucket int64, run Batch) error
 }
 
-func (rc *runCtx) runGrouped(budget int64) (*Partial, error) {
-	q := rc.q
-	var dims []*query.DimensionSpec
-	if q.TopN != nil {
-		dims = []*query.DimensionSpec{q.TopN.Dimension}
-	} else {
-		dims = q.GroupBy.Dimensions
-	}
+func runGrouped(e *Engine, sq *segQuery) (*Partial, error) {
+	q := sq.q
+	dims := queryDims(q)
 	p := &Partial{Type: q.Type}
 	// Only buckets with rows are emitted: the clipped start (the bucket of
 	// granularity all) is all that is needed.
-	start, overlaps := rc.dataStart()
-	starts := []int64{start}
+	start, overlaps := sq.dataStart()
 	if !overlaps {
 		for _, d := range dims {
 			p.Dims = append(p.Dims, newDimCol(d.OutputType))
@@ -59,50 +60,61 @@ func (rc *runCtx) runGrouped(budget int64) (*Partial, error) {
 		}
 		return p, nil
 	}
-	sel, universe, err := rc.querySelection()
+	rows, universe, err := sq.rows()
 	if err != nil {
 		return nil, err
 	}
-	g := &grouper{rc: rc, budget: budget, p: p, bucket: -1 << 63}
+	g := &grouper{sq: sq, budget: e.groupByBudget(q), p: p, bucket: -1 << 63, allStart: start}
 	for _, d := range dims {
-		ks, err := rc.keyFor(d)
+		ks, err := sq.cols.keyFor(d)
 		if err != nil {
 			return nil, err
 		}
 		g.keys = append(g.keys, ks)
 		g.gkeys = append(g.gkeys, nil)
 	}
-	if g.aggs, err = rc.newSegAggs(q.Aggregations, universe); err != nil {
+	if g.aggs, err = sq.aggregates(universe); err != nil {
 		return nil, err
 	}
 	g.setup()
-	times, err := rc.num(timeColumn)
-	if err != nil {
+	if g.times, err = sq.cols.num(timeColumn); err != nil {
 		return nil, err
 	}
-	err = rc.forBlocks(sel, func(b, from, to int, s []int32) error {
-		var ts []int64
-		if !q.Granularity.IsAll() {
-			if ts, err = times.longs(b); err != nil {
-				return err
-			}
+	g.addRun = g.bucketRun
+	if err := drain(rows, g); err != nil {
+		return nil, err
+	}
+	return g.partial()
+}
+
+func (g *grouper) consume(b Batch) error {
+	var ts []int64
+	if gran := g.sq.q.Granularity; !gran.IsAll() {
+		var err error
+		if ts, err = g.times.longs(b.Block); err != nil {
+			return err
 		}
-		return bucketRuns(q.Granularity, starts[0], ts, from, to, s, func(bucket int64, from, to int, s []int32) error {
-			if bucket != g.bucket {
-				g.newBucket(bucket)
-			}
-			return g.run(b, from, to, s)
-		})
-	})
-	if err != nil {
-		return nil, err
 	}
+	return bucketRuns(g.sq.q.Granularity, g.allStart, ts, b, g.addRun)
+}
+
+func (g *grouper) bucketRun(bucket int64, run Batch) error {
+	if bucket != g.bucket {
+		g.newBucket(bucket)
+	}
+	return g.run(run)
+}
+
+// partial returns the groups as the segment's partial: aggregates
+// finished, topN's groups pruned early, dimension values materialised.
+func (g *grouper) partial() (*Partial, error) {
+	q, p := g.sq.q, g.p
 	n := len(p.Times)
-	for _, a := range g.aggs {
-		if err := a.finish(); err != nil {
-			return nil, err
-		}
-		st := a.state()
+	states, err := g.aggs.states()
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range states {
 		st.Truncate(n)
 		p.Aggs = append(p.Aggs, st)
 	}
@@ -123,7 +135,7 @@ func (rc *runCtx) runGrouped(budget int64) (*Partial, error) {
 			g.gkeys[k] = kept
 		}
 	}
-	for k, d := range dims {
+	for k, d := range queryDims(q) {
 		col := newDimCol(d.OutputType)
 		col.Null = make([]bool, 0, len(g.gkeys[k]))
 		if col.Type == "STRING" {
@@ -242,23 +254,18 @@ func (g *grouper) newGroup(ids []int32) (int32, error) {
 }
 
 // run groups the rows of one bucket run and aggregates them.
-func (g *grouper) run(b, from, to int, sel []int32) error {
-	if err := g.rc.checkCancel(); err != nil {
+func (g *grouper) run(r Batch) error {
+	if err := ctxErr(g.sq.ctx); err != nil {
 		return err
 	}
+	b, from, to, sel := r.Block, r.From, r.To, r.Sel
 	if len(g.keys) == 0 {
 		if len(g.p.Times) == 0 || g.p.Times[len(g.p.Times)-1] != g.bucket {
 			if _, err := g.newGroup(nil); err != nil {
 				return err
 			}
 		}
-		gi := int32(len(g.p.Times) - 1)
-		for _, a := range g.aggs {
-			if err := a.add(b, from, to, sel, gi, nil); err != nil {
-				return err
-			}
-		}
-		return nil
+		return g.aggs.add(r, int32(len(g.p.Times)-1), nil)
 	}
 	offs := make([][]int32, len(g.keys))
 	ids := make([][]int32, len(g.keys))
@@ -287,12 +294,7 @@ func (g *grouper) run(b, from, to int, sel []int32) error {
 	if err != nil {
 		return err
 	}
-	for _, a := range g.aggs {
-		if err := a.add(b, from, to, sel, -1, g.groups); err != nil {
-			return err
-		}
-	}
-	return nil
+	return g.aggs.add(r, -1, g.groups)
 }
 
 func (g *grouper) assignSingle(ids []int32, from int, sel []int32) error {
@@ -437,18 +439,13 @@ func (g *grouper) assignGeneral(b int, offs, ids [][]int32, from, to int, sel []
 			}
 		}
 	}
-	for _, a := range g.aggs {
-		if err := a.add(b, 0, 0, g.sel, -1, g.groups); err != nil {
-			return err
-		}
-	}
-	return nil
+	return g.aggs.add(Batch{Block: b, Sel: g.sel}, -1, g.groups)
 }
 
 // earlyTopN returns the rows a topN keeps per bucket when its metric is an
 // aggregator (nil when all rows are kept or the metric needs values).
 func (g *grouper) earlyTopN() []int {
-	q := g.rc.q
+	q := g.sq.q
 	if q.TopN == nil {
 		return nil
 	}
@@ -487,7 +484,7 @@ func (g *grouper) earlyTopN() []int {
 // in value order, so sorting ids suffices. Sorted partials merge without
 // hashing (see mergeSorted). It returns nil when that does not apply.
 func (g *grouper) sortedOrder() []int {
-	q := g.rc.q
+	q := g.sq.q
 	if q.GroupBy == nil || len(g.keys) != 1 || q.GroupBy.Dimensions[0].OutputType != "STRING" {
 		return nil
 	}

@@ -23,20 +23,20 @@ type keySource interface {
 }
 
 // key returns the id reading of a column (no extraction).
-func (rc *runCtx) key(name string) (keySource, error) {
-	if k, ok := rc.keys[name]; ok {
+func (c *columns) key(name string) (keySource, error) {
+	if k, ok := c.keys[name]; ok {
 		return k, nil
 	}
 	var ks keySource
-	kind, ok := rc.colKind(name)
-	_, virtual := rc.vcols[name]
+	kind, ok := c.colKind(name)
+	_, virtual := c.vcols[name]
 	switch {
 	case !ok:
-		ks = &missingKey{rc: rc}
+		ks = &missingKey{cols: c}
 	case virtual && kind == segment.KindString:
-		ks = &exprKey{rc: rc, v: rc.vcols[name], b: -1, byVal: map[string]int32{}, vals: []Value{Null}}
+		ks = &exprKey{cols: c, v: c.vcols[name], b: -1, byVal: map[string]int32{}, vals: []Value{Null}}
 	case kind == segment.KindString:
-		col, err := rc.data.Strings(name)
+		col, err := c.data.Strings(name)
 		if err != nil {
 			return nil, err
 		}
@@ -44,56 +44,56 @@ func (rc *runCtx) key(name string) (keySource, error) {
 		if err != nil {
 			return nil, err
 		}
-		ks = &physKey{rc: rc, name: name, col: col, hasNull: d.HasNull(), n: d.Len(), multi: col.MultiValue(), b: -1}
+		ks = &physKey{cols: c, name: name, col: col, hasNull: d.HasNull(), n: d.Len(), multi: col.MultiValue(), b: -1}
 	case kind == segment.KindComplex:
-		ks = &missingKey{rc: rc}
+		ks = &missingKey{cols: c}
 	default:
-		src, err := rc.num(name)
+		src, err := c.num(name)
 		if err != nil {
 			return nil, err
 		}
-		ks = newNumKey(rc, src, nil)
+		ks = newNumKey(c, src, nil)
 	}
-	rc.keys[name] = ks
+	c.keys[name] = ks
 	return ks, nil
 }
 
 // keyFor returns the id reading of a dimension spec: the column with the
 // spec's extraction function and value filter applied.
-func (rc *runCtx) keyFor(d *query.DimensionSpec) (keySource, error) {
+func (c *columns) keyFor(d *query.DimensionSpec) (keySource, error) {
 	if d.Extraction == nil && d.ValueFilter == nil {
-		return rc.key(d.Dimension)
+		return c.key(d.Dimension)
 	}
 	cacheKey := fmt.Sprintf("%s\x00%p", d.Dimension, d)
-	if k, ok := rc.keys[cacheKey]; ok {
+	if k, ok := c.keys[cacheKey]; ok {
 		return k, nil
 	}
 	var ks keySource
-	kind, ok := rc.colKind(d.Dimension)
+	kind, ok := c.colKind(d.Dimension)
 	if ok && d.Extraction != nil && (kind == segment.KindLong || kind == segment.KindFloat || kind == segment.KindDouble) {
 		// Numbers (notably __time) go to the extraction function as numbers.
-		src, err := rc.num(d.Dimension)
+		src, err := c.num(d.Dimension)
 		if err != nil {
 			return nil, err
 		}
-		ks = newNumKey(rc, src, d.Extraction)
+		ks = newNumKey(c, src, d.Extraction)
 		if d.ValueFilter != nil {
 			ks = newMappedKey(ks, nil, d.ValueFilter)
 		}
 	} else {
-		base, err := rc.key(d.Dimension)
+		base, err := c.key(d.Dimension)
 		if err != nil {
 			return nil, err
 		}
 		ks = newMappedKey(base, d.Extraction, d.ValueFilter)
 	}
-	rc.keys[cacheKey] = ks
+	c.keys[cacheKey] = ks
 	return ks, nil
 }
 
 // physKey is a dictionary-encoded string column.
 type physKey struct {
-	rc      *runCtx
+	cols    *columns
 	name    string
 	col     *segment.StringColumn
 	hasNull bool
@@ -134,7 +134,7 @@ func (p *physKey) ids(b int) ([]int32, []int32, error) {
 
 func (p *physKey) dict() ([]string, error) {
 	if p.vals == nil && p.verr == nil {
-		p.vals, p.verr = p.rc.seg.dictValues(p.name, p.col)
+		p.vals, p.verr = p.cols.seg.dictValues(p.name, p.col)
 	}
 	return p.vals, p.verr
 }
@@ -152,14 +152,14 @@ func (p *physKey) value(id int32) Value {
 
 // missingKey is a column the segment lacks: one id, null.
 type missingKey struct {
-	rc  *runCtx
-	buf []int32
+	cols *columns
+	buf  []int32
 }
 
 func (m *missingKey) card() int         { return 1 }
 func (m *missingKey) value(int32) Value { return Null }
 func (m *missingKey) ids(b int) ([]int32, []int32, error) {
-	n := m.rc.blockLen(b)
+	n := m.cols.blockLen(b)
 	if cap(m.buf) < n {
 		m.buf = make([]int32, n)
 	}
@@ -169,7 +169,7 @@ func (m *missingKey) ids(b int) ([]int32, []int32, error) {
 // numKey builds a dictionary over the distinct values of a numeric source
 // (optionally through an extraction function). Id 0 is null.
 type numKey struct {
-	rc    *runCtx
+	cols  *columns
 	src   numSource
 	fn    *query.ExtractionFn
 	byL   map[int64]int32
@@ -179,8 +179,8 @@ type numKey struct {
 	buf   []int32
 }
 
-func newNumKey(rc *runCtx, src numSource, fn *query.ExtractionFn) *numKey {
-	k := &numKey{rc: rc, src: src, fn: fn, byL: map[int64]int32{}, vals: []Value{Null}, b: -1}
+func newNumKey(c *columns, src numSource, fn *query.ExtractionFn) *numKey {
+	k := &numKey{cols: c, src: src, fn: fn, byL: map[int64]int32{}, vals: []Value{Null}, b: -1}
 	if fn != nil {
 		k.byStr = map[string]int32{}
 	}
@@ -198,7 +198,7 @@ func (k *numKey) ids(b int) ([]int32, []int32, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	n := k.rc.blockLen(b)
+	n := k.cols.blockLen(b)
 	k.buf = resize(k.buf, n)
 	isLong := k.src.kind() == segment.KindLong
 	var ls []int64
@@ -368,7 +368,7 @@ func (m *mappedKey) ids(b int) ([]int32, []int32, error) {
 // exprKey evaluates a string expression virtual column row by row into a
 // dictionary built on the fly. Id 0 is null.
 type exprKey struct {
-	rc    *runCtx
+	cols  *columns
 	v     *query.VirtualColumn
 	b     int
 	buf   []int32
@@ -383,14 +383,14 @@ func (e *exprKey) ids(b int) ([]int32, []int32, error) {
 	if e.b == b {
 		return nil, e.buf, nil
 	}
-	if e.rc.evaluating[e.v.Name] {
+	if e.cols.evaluating[e.v.Name] {
 		return nil, nil, query.Invalidf("virtual column [%s] refers to itself", e.v.Name)
 	}
-	e.rc.evaluating[e.v.Name] = true
-	defer delete(e.rc.evaluating, e.v.Name)
-	n := e.rc.blockLen(b)
+	e.cols.evaluating[e.v.Name] = true
+	defer delete(e.cols.evaluating, e.v.Name)
+	n := e.cols.blockLen(b)
 	e.buf = resize(e.buf, n)
-	rb := &rowBindings{rc: e.rc, b: b}
+	rb := &rowBindings{cols: e.cols, b: b}
 	for i := range n {
 		rb.i = i
 		val, err := e.v.Expression.Expr.Eval(rb)

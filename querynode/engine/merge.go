@@ -16,43 +16,20 @@ import (
 // does not modify.
 func (e *Engine) Merge(q *query.Query, parts []*Partial) (*Partial, error) {
 	out := &Partial{Type: q.Type}
-	switch q.Type {
-	case query.Timeseries, query.TopN, query.GroupBy, query.Search:
-		if err := e.mergeGrouped(q, parts, out); err != nil {
+	if qt, ok := queryTypeOf(q.Type); ok {
+		if err := qt.merge(e, q, parts, out); err != nil {
 			return nil, err
-		}
-		if q.Type == query.TopN {
-			if err := pruneTopN(q, out, max(q.TopN.Threshold, q.Context.MinTopNThreshold)); err != nil {
-				return nil, err
-			}
-		}
-	case query.Scan:
-		mergeScan(q, parts, out)
-	case query.DataSourceMetadata:
-		// The latest event wins, with its segment's interval start.
-		for _, p := range parts {
-			if p.Found && (!out.Found || p.MaxTime > out.MaxTime) {
-				out.Found, out.MinTime, out.MaxTime = true, p.MinTime, p.MaxTime
-			}
-		}
-	case query.TimeBoundary:
-		for _, p := range parts {
-			if !p.Found {
-				continue
-			}
-			if !out.Found {
-				out.Found, out.MinTime, out.MaxTime = true, p.MinTime, p.MaxTime
-				continue
-			}
-			out.MinTime = min(out.MinTime, p.MinTime)
-			out.MaxTime = max(out.MaxTime, p.MaxTime)
-		}
-	case query.SegmentMetadata:
-		for _, p := range parts {
-			out.Analyses = append(out.Analyses, p.Analyses...)
 		}
 	}
 	return out, nil
+}
+
+// mergeTopN merges grouped partials and keeps each bucket's top rows.
+func (e *Engine) mergeTopN(q *query.Query, parts []*Partial, out *Partial) error {
+	if err := e.mergeGrouped(q, parts, out); err != nil {
+		return err
+	}
+	return pruneTopN(q, out, max(q.TopN.Threshold, q.Context.MinTopNThreshold))
 }
 
 // allTime reports whether rows of every time merge into one bucket.

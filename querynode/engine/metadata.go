@@ -12,9 +12,10 @@ import (
 	"strata/storage/segment"
 )
 
-func (rc *runCtx) runTimeBoundary() (*Partial, error) {
-	p := &Partial{Type: rc.q.Type}
-	sel, _, err := rc.querySelection()
+// runTimeBoundary reads the times of the first and last selected rows.
+func runTimeBoundary(_ *Engine, sq *segQuery) (*Partial, error) {
+	p := &Partial{Type: sq.q.Type}
+	sel, _, err := sq.selection()
 	if err != nil || sel.empty() {
 		return p, err
 	}
@@ -24,13 +25,13 @@ func (rc *runCtx) runTimeBoundary() (*Partial, error) {
 	} else {
 		first, last = sel.ranges[0].lo, sel.ranges[len(sel.ranges)-1].hi-1
 	}
-	times, err := rc.num(timeColumn)
+	times, err := sq.cols.num(timeColumn)
 	if err != nil {
 		return nil, err
 	}
 	at := func(r int) (int64, error) {
-		b := r / rc.rpb
-		start, _ := rc.data.BlockRows(b)
+		b := r / sq.cols.rpb
+		start, _ := sq.cols.data.BlockRows(b)
 		ts, err := times.longs(b)
 		if err != nil {
 			return 0, err
@@ -47,7 +48,23 @@ func (rc *runCtx) runTimeBoundary() (*Partial, error) {
 	return p, nil
 }
 
-func finalizeTimeBoundary(q *query.Query, p *Partial) ([]byte, error) {
+// mergeTimeBoundary keeps the earliest and latest times.
+func mergeTimeBoundary(_ *Engine, _ *query.Query, parts []*Partial, out *Partial) error {
+	for _, p := range parts {
+		if !p.Found {
+			continue
+		}
+		if !out.Found {
+			out.Found, out.MinTime, out.MaxTime = true, p.MinTime, p.MaxTime
+			continue
+		}
+		out.MinTime = min(out.MinTime, p.MinTime)
+		out.MaxTime = max(out.MaxTime, p.MaxTime)
+	}
+	return nil
+}
+
+func finalizeTimeBoundary(_ *Engine, q *query.Query, p *Partial) ([]byte, error) {
 	if !p.Found {
 		return []byte("[]"), nil
 	}
@@ -78,7 +95,27 @@ func finalizeTimeBoundary(q *query.Query, p *Partial) ([]byte, error) {
 
 // dataSourceMetadata partials carry the latest event time in MaxTime and
 // the start of that segment's interval in MinTime.
-func finalizeDataSourceMetadata(q *query.Query, p *Partial) ([]byte, error) {
+func runDataSourceMetadata(_ *Engine, sq *segQuery) (*Partial, error) {
+	p := &Partial{Type: sq.q.Type}
+	if data := sq.cols.data; data.NumRows() > 0 {
+		_, maxT := data.TimeRange()
+		p.Found, p.MinTime, p.MaxTime = true, data.Interval().Start, maxT
+	}
+	return p, nil
+}
+
+// mergeDataSourceMetadata keeps the latest event, with its segment's
+// interval start.
+func mergeDataSourceMetadata(_ *Engine, _ *query.Query, parts []*Partial, out *Partial) error {
+	for _, p := range parts {
+		if p.Found && (!out.Found || p.MaxTime > out.MaxTime) {
+			out.Found, out.MinTime, out.MaxTime = true, p.MinTime, p.MaxTime
+		}
+	}
+	return nil
+}
+
+func finalizeDataSourceMetadata(_ *Engine, q *query.Query, p *Partial) ([]byte, error) {
 	if !p.Found {
 		return []byte("[]"), nil
 	}
@@ -122,19 +159,20 @@ type ColumnAnalysis struct {
 	Error         *string `json:"errorMessage,omitempty"`
 }
 
-func (rc *runCtx) runSegmentMetadata() (*Partial, error) {
-	q := rc.q
+// runSegmentMetadata analyses the segment's columns from their metadata.
+func runSegmentMetadata(_ *Engine, sq *segQuery) (*Partial, error) {
+	q, data := sq.q, sq.cols.data
 	s := q.SegmentMetadata
 	p := &Partial{Type: q.Type}
-	if !s.DefaultIntervals && len(rc.queryIntervals()) == 0 {
+	if !s.DefaultIntervals && len(sq.intervals()) == 0 {
 		return p, nil
 	}
-	a := &SegmentAnalysis{ID: rc.seg.ID, NumRows: int64(rc.data.NumRows()), Start: rc.data.Interval().Start}
+	a := &SegmentAnalysis{ID: sq.seg.ID, NumRows: int64(data.NumRows()), Start: data.Interval().Start}
 	if s.HasAnalysis("interval") {
-		iv := rc.data.Interval()
+		iv := data.Interval()
 		a.Intervals = []interval.Interval{{Start: iv.Start, End: iv.End}}
 	}
-	for _, c := range rc.data.Columns() {
+	for _, c := range data.Columns() {
 		switch s.ToInclude {
 		case "none":
 			continue
@@ -168,23 +206,32 @@ func (rc *runCtx) runSegmentMetadata() (*Partial, error) {
 	}
 	if s.HasAnalysis("aggregators") {
 		a.Aggregators = map[string]json.RawMessage{}
-		for _, c := range rc.data.Columns() {
+		for _, c := range data.Columns() {
 			if c.Role == segment.RoleMetric && c.Aggregator != "" {
 				a.Aggregators[c.Name] = json.RawMessage(c.Aggregator)
 			}
 		}
 	}
 	if s.HasAnalysis("rollup") {
-		r := rc.data.Rollup()
+		r := data.Rollup()
 		a.Rollup = &r
 	}
 	if s.HasAnalysis("queryGranularity") {
-		if g := rc.data.Metadata()["queryGranularity"]; g != "" && json.Valid([]byte(g)) {
+		if g := data.Metadata()["queryGranularity"]; g != "" && json.Valid([]byte(g)) {
 			a.QueryGranularity = json.RawMessage(g)
 		}
 	}
 	p.Analyses = []*SegmentAnalysis{a}
 	return p, nil
+}
+
+// mergeSegmentMetadata concatenates the analyses; finalizing merges them
+// when asked.
+func mergeSegmentMetadata(_ *Engine, _ *query.Query, parts []*Partial, out *Partial) error {
+	for _, p := range parts {
+		out.Analyses = append(out.Analyses, p.Analyses...)
+	}
+	return nil
 }
 
 // mergeAnalyses merges segment analyses as Druid does with merge=true.
@@ -305,7 +352,7 @@ func mergeColumn(a, b *ColumnAnalysis) {
 	}
 }
 
-func finalizeSegmentMetadata(q *query.Query, p *Partial) ([]byte, error) {
+func finalizeSegmentMetadata(_ *Engine, q *query.Query, p *Partial) ([]byte, error) {
 	as := p.Analyses
 	if q.SegmentMetadata.Merge && len(as) > 0 {
 		as = []*SegmentAnalysis{mergeAnalyses(q, as)}

@@ -16,7 +16,7 @@ import (
 // group's sketch from a numeric column, or merges the sketches stored in a
 // quantilesDoublesSketch column (the usual case after ingestion rollup).
 type quantilesAgg struct {
-	rc    *runCtx
+	rc    *columns
 	st    *AggState
 	num   numSource
 	cx    *segment.ComplexColumn
@@ -24,7 +24,7 @@ type quantilesAgg struct {
 	blobs segment.Blobs
 }
 
-func (rc *runCtx) newQuantilesAgg(a *query.Aggregator, st *AggState) (segAgg, error) {
+func (rc *columns) newQuantilesAgg(a *query.Aggregator, st *AggState) (segAgg, error) {
 	q := &quantilesAgg{rc: rc, st: st}
 	kind, ok := rc.colKind(a.FieldName)
 	if !ok {

@@ -150,27 +150,9 @@ func (e *Engine) RunSegment(ctx context.Context, q *query.Query, s *Segment) (p 
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	rc := newRunCtx(ctx, s, q)
-	switch q.Type {
-	case query.Timeseries:
-		p, err = rc.runTimeseries()
-	case query.TopN, query.GroupBy:
-		p, err = rc.runGrouped(e.groupByBudget(q))
-	case query.Scan:
-		p, err = rc.runScan()
-	case query.Search:
-		p, err = rc.runSearch()
-	case query.TimeBoundary:
-		p, err = rc.runTimeBoundary()
-	case query.DataSourceMetadata:
-		p = &Partial{Type: q.Type}
-		if s.Data.NumRows() > 0 {
-			_, maxT := s.Data.TimeRange()
-			p.Found, p.MinTime, p.MaxTime = true, s.Data.Interval().Start, maxT
-		}
-	case query.SegmentMetadata:
-		p, err = rc.runSegmentMetadata()
-	default:
+	if qt, ok := queryTypeOf(q.Type); ok {
+		p, err = qt.runSegment(e, newSegQuery(ctx, q, s))
+	} else {
 		err = query.Invalidf("unknown query type %q", q.Type)
 	}
 	if errors.Is(err, segment.ErrCorrupt) {

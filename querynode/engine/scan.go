@@ -31,47 +31,52 @@ type ScanCol struct {
 func (c *ScanCol) value(i int) Value { return c.DimCol.Value(i) }
 
 // scanColumns lists the columns a scan returns.
-func (rc *runCtx) scanColumns() []string {
-	if len(rc.q.Scan.Columns) > 0 {
-		return rc.q.Scan.Columns
+func scanColumns(sq *segQuery) []string {
+	if len(sq.q.Scan.Columns) > 0 {
+		return sq.q.Scan.Columns
 	}
 	var out []string
-	for _, c := range rc.data.Columns() {
+	for _, c := range sq.cols.data.Columns() {
 		out = append(out, c.Name)
 	}
 	return out
 }
 
-func (rc *runCtx) runScan() (*Partial, error) {
-	q := rc.q
+// runScan collects the numbers of the rows to return (in time order: the
+// pipeline's rows, up to offset+limit; descending: the selection read from
+// its end), then reads their columns in batches.
+func runScan(_ *Engine, sq *segQuery) (*Partial, error) {
+	q := sq.q
 	s := q.Scan
 	p := &Partial{Type: q.Type}
-	sel, _, err := rc.querySelection()
-	if err != nil {
-		return nil, err
-	}
-	cols := rc.scanColumns()
 	want := int64(query.Unlimited)
 	if q.Limit < query.Unlimited-s.Offset {
 		want = s.Offset + q.Limit
 	}
-	// Collect row numbers: ascending time order is segment order.
 	var rows []int32
 	if s.Order == "descending" {
-		bm := sel.bitmap()
-		it := bm.ReverseIterator()
+		sel, _, err := sq.selection()
+		if err != nil {
+			return nil, err
+		}
+		it := sel.bitmap().ReverseIterator()
 		for it.HasNext() && int64(len(rows)) < want {
 			rows = append(rows, int32(it.Next()))
 		}
 	} else {
-		err = rc.forBlocks(sel, func(b, from, to int, bsel []int32) error {
-			start, _ := rc.data.BlockRows(b)
-			if bsel == nil {
-				for i := from; i < to && int64(len(rows)) < want; i++ {
+		op, _, err := sq.rows()
+		if err != nil {
+			return nil, err
+		}
+		data := sq.cols.data
+		err = drain(op, sinkFunc(func(b Batch) error {
+			start, _ := data.BlockRows(b.Block)
+			if b.Sel == nil {
+				for i := b.From; i < b.To && int64(len(rows)) < want; i++ {
 					rows = append(rows, int32(start+i))
 				}
 			} else {
-				for _, i := range bsel {
+				for _, i := range b.Sel {
 					if int64(len(rows)) >= want {
 						break
 					}
@@ -82,14 +87,15 @@ func (rc *runCtx) runScan() (*Partial, error) {
 				return errStop
 			}
 			return nil
-		})
-		if err != nil && err != errStop {
+		}))
+		if err != nil {
 			return nil, err
 		}
 	}
+	cols := scanColumns(sq)
 	for lo := 0; lo < len(rows); lo += s.BatchSize {
 		hi := min(lo+s.BatchSize, len(rows))
-		b, err := rc.scanBatch(cols, rows[lo:hi])
+		b, err := scanBatch(sq, cols, rows[lo:hi])
 		if err != nil {
 			return nil, err
 		}
@@ -98,22 +104,17 @@ func (rc *runCtx) runScan() (*Partial, error) {
 	return p, nil
 }
 
-type stopError struct{}
-
-func (stopError) Error() string { return "stop" }
-
-var errStop error = stopError{}
-
 // scanBatch reads the given rows (segment row numbers, any order).
-func (rc *runCtx) scanBatch(cols []string, rows []int32) (*ScanBatch, error) {
-	b := &ScanBatch{SegmentID: rc.seg.ID, Columns: cols}
-	times, err := rc.num(timeColumn)
+func scanBatch(sq *segQuery, cols []string, rows []int32) (*ScanBatch, error) {
+	c := sq.cols
+	b := &ScanBatch{SegmentID: sq.seg.ID, Columns: cols}
+	times, err := c.num(timeColumn)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range rows {
-		blk := int(r) / rc.rpb
-		start, _ := rc.data.BlockRows(blk)
+		blk := int(r) / c.rpb
+		start, _ := c.data.BlockRows(blk)
 		ts, err := times.longs(blk)
 		if err != nil {
 			return nil, err
@@ -121,7 +122,7 @@ func (rc *runCtx) scanBatch(cols []string, rows []int32) (*ScanBatch, error) {
 		b.Times = append(b.Times, ts[int(r)-start])
 	}
 	for _, name := range cols {
-		kind, ok := rc.colKind(name)
+		kind, ok := c.colKind(name)
 		col := &ScanCol{}
 		typ := ""
 		switch {
@@ -133,15 +134,15 @@ func (rc *runCtx) scanBatch(cols []string, rows []int32) (*ScanBatch, error) {
 		case kind == segment.KindString:
 			typ = "STRING"
 			col.DimCol = newDimCol("STRING")
-			ks, err := rc.key(name)
+			ks, err := c.key(name)
 			if err != nil {
 				return nil, err
 			}
-			if err := rc.scanStrings(ks, rows, col); err != nil {
+			if err := scanStrings(c, ks, rows, col); err != nil {
 				return nil, err
 			}
 		case kind == segment.KindComplex:
-			cx, err := rc.data.Complex(name)
+			cx, err := c.data.Complex(name)
 			if err != nil {
 				return nil, err
 			}
@@ -161,13 +162,13 @@ func (rc *runCtx) scanBatch(cols []string, rows []int32) (*ScanBatch, error) {
 		default:
 			typ = kind.String()
 			col.DimCol = newDimCol(typ)
-			src, err := rc.num(name)
+			src, err := c.num(name)
 			if err != nil {
 				return nil, err
 			}
 			for _, r := range rows {
-				blk := int(r) / rc.rpb
-				start, _ := rc.data.BlockRows(blk)
+				blk := int(r) / c.rpb
+				start, _ := c.data.BlockRows(blk)
 				i := int(r) - start
 				nulls, err := src.nulls(blk)
 				if err != nil {
@@ -202,10 +203,10 @@ func (rc *runCtx) scanBatch(cols []string, rows []int32) (*ScanBatch, error) {
 	return b, nil
 }
 
-func (rc *runCtx) scanStrings(ks keySource, rows []int32, col *ScanCol) error {
+func scanStrings(c *columns, ks keySource, rows []int32, col *ScanCol) error {
 	for _, r := range rows {
-		blk := int(r) / rc.rpb
-		start, _ := rc.data.BlockRows(blk)
+		blk := int(r) / c.rpb
+		start, _ := c.data.BlockRows(blk)
 		i := int(r) - start
 		offs, ids, err := ks.ids(blk)
 		if err != nil {
@@ -241,7 +242,7 @@ func (rc *runCtx) scanStrings(ks keySource, rows []int32, col *ScanCol) error {
 
 // mergeScan concatenates batches (ordering by time when asked), keeping at
 // most offset+limit rows.
-func mergeScan(q *query.Query, parts []*Partial, out *Partial) {
+func mergeScan(_ *Engine, q *query.Query, parts []*Partial, out *Partial) error {
 	s := q.Scan
 	want := int64(query.Unlimited)
 	if q.Limit < query.Unlimited-s.Offset {
@@ -263,7 +264,7 @@ func mergeScan(q *query.Query, parts []*Partial, out *Partial) {
 			out.Scan = append(out.Scan, b)
 			n += int64(b.Len())
 		}
-		return
+		return nil
 	}
 	type ref struct {
 		b *ScanBatch
@@ -287,7 +288,7 @@ func mergeScan(q *query.Query, parts []*Partial, out *Partial) {
 		refs = refs[:want]
 	}
 	if len(refs) == 0 {
-		return
+		return nil
 	}
 	// One combined batch; Finalize re-batches.
 	first := refs[0].b
@@ -318,6 +319,7 @@ func mergeScan(q *query.Query, parts []*Partial, out *Partial) {
 		}
 	}
 	out.Scan = []*ScanBatch{comb}
+	return nil
 }
 
 // slice returns rows [lo, hi) of the batch.
@@ -337,7 +339,7 @@ func (b *ScanBatch) slice(lo, hi int) *ScanBatch {
 	return out
 }
 
-func finalizeScan(q *query.Query, p *Partial) ([]byte, error) {
+func finalizeScan(_ *Engine, q *query.Query, p *Partial) ([]byte, error) {
 	s := q.Scan
 	w := newWriter(q)
 	w.raw("[")

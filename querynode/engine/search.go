@@ -9,12 +9,12 @@ import (
 
 // searchDims returns the dimensions a search looks at: the query's, or
 // every string dimension of the segment.
-func (rc *runCtx) searchDims() []*query.DimensionSpec {
-	if len(rc.q.Search.Dimensions) > 0 {
-		return rc.q.Search.Dimensions
+func searchDims(sq *segQuery) []*query.DimensionSpec {
+	if len(sq.q.Search.Dimensions) > 0 {
+		return sq.q.Search.Dimensions
 	}
 	var out []*query.DimensionSpec
-	for _, c := range rc.data.Columns() {
+	for _, c := range sq.cols.data.Columns() {
 		if c.Role == segment.RoleDimension && c.Kind == segment.KindString {
 			out = append(out, &query.DimensionSpec{Type: "default", Dimension: c.Name, OutputName: c.Name, OutputType: "STRING"})
 		}
@@ -23,101 +23,38 @@ func (rc *runCtx) searchDims() []*query.DimensionSpec {
 }
 
 // runSearch counts, per time bucket and dimension, the rows holding each
-// value that matches the search spec.
-func (rc *runCtx) runSearch() (*Partial, error) {
-	q := rc.q
+// value that matches the search spec: one pass of a searchSink per
+// dimension over the filtered rows (found once).
+func runSearch(_ *Engine, sq *segQuery) (*Partial, error) {
+	q := sq.q
 	p := &Partial{Type: q.Type, Dims: []*DimCol{newDimCol("STRING"), newDimCol("STRING")}}
 	count := newAggState(searchCountAgg, 0)
 	p.Aggs = []*AggState{count}
-	start, overlaps := rc.dataStart()
+	start, overlaps := sq.dataStart()
 	if !overlaps {
 		return p, nil
 	}
-	starts := []int64{start}
-	sel, _, err := rc.querySelection()
+	sel, _, err := sq.selection()
 	if err != nil {
 		return nil, err
 	}
-	times, err := rc.num(timeColumn)
+	times, err := sq.cols.num(timeColumn)
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range rc.searchDims() {
-		ks, err := rc.keyFor(d)
+	src := sq.source(sel)
+	for _, d := range searchDims(sq) {
+		ks, err := sq.cols.keyFor(d)
 		if err != nil {
 			return nil, err
 		}
-		var counts []int64
-		var touched []int32
-		bucket := int64(0)
-		started := false
-		flush := func() {
-			for _, id := range touched {
-				v := ks.value(id)
-				if s, ok := v.String(); ok && q.Search.Query.Matches(s) {
-					p.Times = append(p.Times, bucket)
-					p.Dims[0].Append(Str(d.OutputName))
-					p.Dims[1].Append(Str(s))
-					count.Grow(1)
-					count.Longs[len(count.Longs)-1] = counts[id]
-				}
-				counts[id] = 0
-			}
-			touched = touched[:0]
-		}
-		err = rc.forBlocks(sel, func(b, from, to int, s []int32) error {
-			var ts []int64
-			if !q.Granularity.IsAll() {
-				if ts, err = times.longs(b); err != nil {
-					return err
-				}
-			}
-			offs, ids, err := ks.ids(b)
-			if err != nil {
-				return err
-			}
-			return bucketRuns(q.Granularity, starts[0], ts, from, to, s, func(bk int64, from, to int, s []int32) error {
-				if !started || bk != bucket {
-					if started {
-						flush()
-					}
-					bucket, started = bk, true
-				}
-				if c := ks.card(); len(counts) < c {
-					counts = append(counts, make([]int64, c-len(counts))...)
-				}
-				visit := func(i int) {
-					lo, hi := int32(i), int32(i+1)
-					if offs != nil {
-						lo, hi = offs[i], offs[i+1]
-					}
-					for _, id := range ids[lo:hi] {
-						if id < 0 {
-							continue
-						}
-						if counts[id] == 0 {
-							touched = append(touched, id)
-						}
-						counts[id]++
-					}
-				}
-				if s == nil {
-					for i := from; i < to; i++ {
-						visit(i)
-					}
-				} else {
-					for _, i := range s {
-						visit(int(i))
-					}
-				}
-				return nil
-			})
-		})
-		if err != nil {
+		s := &searchSink{q: q, p: p, count: count, dim: d.OutputName, ks: ks, times: times, allStart: start}
+		s.addRun = s.run
+		if err := drain(src, s); err != nil {
 			return nil, err
 		}
-		if started {
-			flush()
+		if s.started {
+			s.flush()
 		}
 	}
 	for i := range count.Null {
@@ -126,7 +63,96 @@ func (rc *runCtx) runSearch() (*Partial, error) {
 	return p, nil
 }
 
-func finalizeSearch(q *query.Query, p *Partial) ([]byte, error) {
+// searchSink counts the rows of each value of one dimension per time
+// bucket, appending the matching values' counts to the partial at the end
+// of each bucket.
+type searchSink struct {
+	q        *query.Query
+	p        *Partial
+	count    *AggState
+	dim      string
+	ks       keySource
+	times    numSource
+	allStart int64
+	addRun   func(bucket int64, run Batch) error
+	// the current block's ids
+	offs, ids []int32
+	counts    []int64
+	touched   []int32
+	bucket    int64
+	started   bool
+}
+
+func (s *searchSink) consume(b Batch) error {
+	var ts []int64
+	var err error
+	if !s.q.Granularity.IsAll() {
+		if ts, err = s.times.longs(b.Block); err != nil {
+			return err
+		}
+	}
+	if s.offs, s.ids, err = s.ks.ids(b.Block); err != nil {
+		return err
+	}
+	return bucketRuns(s.q.Granularity, s.allStart, ts, b, s.addRun)
+}
+
+func (s *searchSink) run(bk int64, r Batch) error {
+	if !s.started || bk != s.bucket {
+		if s.started {
+			s.flush()
+		}
+		s.bucket, s.started = bk, true
+	}
+	if c := s.ks.card(); len(s.counts) < c {
+		s.counts = append(s.counts, make([]int64, c-len(s.counts))...)
+	}
+	offs, ids, counts := s.offs, s.ids, s.counts
+	visit := func(i int) {
+		lo, hi := int32(i), int32(i+1)
+		if offs != nil {
+			lo, hi = offs[i], offs[i+1]
+		}
+		for _, id := range ids[lo:hi] {
+			if id < 0 {
+				continue
+			}
+			if counts[id] == 0 {
+				s.touched = append(s.touched, id)
+			}
+			counts[id]++
+		}
+	}
+	if r.Sel == nil {
+		for i := r.From; i < r.To; i++ {
+			visit(i)
+		}
+	} else {
+		for _, i := range r.Sel {
+			visit(int(i))
+		}
+	}
+	return nil
+}
+
+// flush appends the current bucket's matching values with their counts.
+func (s *searchSink) flush() {
+	p := s.p
+	for _, id := range s.touched {
+		v := s.ks.value(id)
+		if str, ok := v.String(); ok && s.q.Search.Query.Matches(str) {
+			p.Times = append(p.Times, s.bucket)
+			p.Dims[0].Append(Str(s.dim))
+			p.Dims[1].Append(Str(str))
+			s.count.Grow(1)
+			s.count.Longs[len(s.count.Longs)-1] = s.counts[id]
+		}
+		s.counts[id] = 0
+	}
+	s.touched = s.touched[:0]
+}
+
+func finalizeSearch(_ *Engine, q *query.Query, p *Partial) ([]byte, error) {
 	byTime := map[int64][]int{}
 	var times []int64
 	for i, t := range p.Times {
