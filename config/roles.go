@@ -403,3 +403,41 @@ func ParseIndexer(src Source) Indexer {
 	r := &reader{src: src}
 	return Indexer{CoordinatorURLs: r.list("svc.indexer.coordinatorUrls"), BrokerURLs: r.list("svc.router.brokerUrls")}
 }
+
+// Discovery is how a process finds the cluster (svc.discovery.*).
+type Discovery struct {
+	// Coordinators are base URLs; host:port is given http://.
+	Coordinators                                []string
+	HeartbeatPeriod, LeaseTimeout, MaxClockSkew time.Duration
+}
+
+// ParseDiscovery reads svc.discovery.*; the durations must be positive.
+func ParseDiscovery(src Source) (Discovery, error) {
+	r := &reader{src: src}
+	c := Discovery{
+		HeartbeatPeriod: r.duration("svc.discovery.heartbeatPeriod"),
+		LeaseTimeout:    r.duration("svc.discovery.leaseTimeout"),
+		MaxClockSkew:    r.duration("svc.discovery.maxClockSkew"),
+	}
+	for _, u := range r.list("svc.discovery.coordinators") {
+		if !strings.Contains(u, "://") {
+			u = "http://" + u
+		}
+		c.Coordinators = append(c.Coordinators, strings.TrimRight(u, "/"))
+	}
+	if err := r.err(); err != nil {
+		return c, err
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"svc.discovery.heartbeatPeriod", c.HeartbeatPeriod}, {"svc.discovery.leaseTimeout", c.LeaseTimeout}, {"svc.discovery.maxClockSkew", c.MaxClockSkew}} {
+		if d.v <= 0 {
+			return c, fmt.Errorf("%s must be a positive duration such as 5s (got %q)", d.key, r.raw(d.key))
+		}
+	}
+	if c.LeaseTimeout < 2*c.HeartbeatPeriod {
+		return c, fmt.Errorf("svc.discovery.leaseTimeout (%s) must be at least twice svc.discovery.heartbeatPeriod (%s)", c.LeaseTimeout, c.HeartbeatPeriod)
+	}
+	return c, nil
+}

@@ -74,6 +74,19 @@ func (v *Inventory) Seen(name string, now time.Time) {
 	s.seen = now
 }
 
+// Forget drops the historical named name (host:port) at once: discovery
+// says it is gone, so its segments are placed elsewhere now rather than
+// after Expiry. A historical that comes back is learnt again at its next
+// assignment poll.
+func (v *Inventory) Forget(name string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if _, ok := v.servers[name]; ok {
+		delete(v.servers, name)
+		v.gen++
+	}
+}
+
 func (v *Inventory) init() {
 	if v.servers == nil {
 		v.servers = map[string]*invServer{}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"strata/config"
@@ -81,6 +82,21 @@ func (s *ClusterSlot) Get() *Cluster {
 	return s.c
 }
 
+// brokerDiscovery lists the live brokers for the load waiter (set once by
+// the process that runs tasks: its discovery announcer).
+var brokerDiscovery atomic.Pointer[func() []string]
+
+// DiscoverBrokersWith makes the clusters ClusterFromProps builds ask fn
+// for the live brokers when svc.router.brokerUrls is unset.
+func DiscoverBrokersWith(fn func() []string) { brokerDiscovery.Store(&fn) }
+
+func discoveredBrokers() []string {
+	if f := brokerDiscovery.Load(); f != nil {
+		return (*f)()
+	}
+	return nil
+}
+
 // ClusterFromProps builds a Cluster from svc.indexer.coordinatorUrls,
 // svc.router.brokerUrls, svc.coordinator.loadTimeout and the svc.storage.*
 // settings. Without svc.router.brokerUrls the caller sets Brokers (the
@@ -101,6 +117,7 @@ func ClusterFromProps(p *props.Properties) (*Cluster, error) {
 		Broker:       firstURL(ic.BrokerURLs, ""),
 		Storage:      ds,
 		LoadTimeout:  cc.LoadTimeout,
+		Brokers:      discoveredBrokers,
 		// Publishing is an internal endpoint.
 		HTTP: escalator.FromProps(p).Client(&http.Client{Timeout: 5 * time.Minute}),
 	}, nil

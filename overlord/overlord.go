@@ -421,6 +421,20 @@ func (o *Overlord) checkLiveness() {
 	}
 }
 
+// WorkerGone marks the worker at host silent since forever: discovery says
+// its process is gone, so its running tasks fail (and their supervisors
+// start replacements) at the next liveness check instead of after the
+// heartbeat timeout, and no task is assigned to it. Its next heartbeat, if
+// it comes back, makes it live again.
+func (o *Overlord) WorkerGone(host string) {
+	o.mu.Lock()
+	if o.leading {
+		o.live[host] = time.Time{}
+	}
+	o.mu.Unlock()
+	o.Kick() // the next round checks liveness
+}
+
 // Register records a worker that has started.
 func (o *Overlord) Register(reg middlemanager.Registration, audit commands.Audit) (middlemanager.HeartbeatReply, error) {
 	if _, err := o.leadContext(); err != nil {

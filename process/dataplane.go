@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"strata/config"
+	"strata/discovery"
 	"strata/escalator"
 	"strata/ingest"
 	"strata/interval"
@@ -68,7 +69,7 @@ type dataPlane struct {
 
 // newDataPlane builds the historical and broker for the roles of p (either
 // may be nil); start begins their work.
-func newDataPlane(p *props.Properties, roles []string, logger hclog.Logger) (*dataPlane, error) {
+func newDataPlane(p *props.Properties, roles []string, logger hclog.Logger, ann *discovery.Announcer) (*dataPlane, error) {
 	dp := &dataPlane{}
 	name, err := advertisedHost(p)
 	if err != nil {
@@ -93,6 +94,12 @@ func newDataPlane(p *props.Properties, roles []string, logger hclog.Logger) (*da
 		cfg, err := BrokerConfig(p, name, logger.Named("broker"))
 		if err != nil {
 			return nil, err
+		}
+		if ann != nil && !config.IsSet(p, "svc.broker.historicalUrls") {
+			// The data servers are the live historicals and middle
+			// managers (the rows of running tasks), as discovery finds them.
+			cfg.Historicals = nil
+			cfg.Discover = liveURLs(ann, server.RoleHistorical, server.RoleMiddleManager)
 		}
 		if dp.broker, err = broker.New(cfg); err != nil {
 			return nil, err
@@ -269,7 +276,7 @@ func (proc *Process) startQuickstartDataPlane(p *props.Properties, logger hclog.
 		if hc, _ := config.ParseHistorical(rp); len(hc.CoordinatorURLs) == 0 {
 			rp.Set("svc.historical.coordinatorUrls", "http://"+config.ParseNode(p).HTTPAddress)
 		}
-		dp, err := newDataPlane(rp, []string{role.name}, logger)
+		dp, err := newDataPlane(rp, []string{role.name}, logger, nil)
 		if err != nil {
 			return err
 		}

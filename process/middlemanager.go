@@ -113,7 +113,11 @@ func (proc *Process) startQuickstartMiddleManager(p *props.Properties, logger hc
 	if !config.IsSet(mp, "svc.worker.overlordUrls") {
 		mp.Set("svc.worker.overlordUrls", "http://"+config.ParseNode(p).HTTPAddress)
 	}
-	dp, err := newDataPlane(mp, []string{server.RoleMiddleManager}, logger)
+	if !config.IsSet(mp, "svc.router.brokerUrls") {
+		// Its SQL tasks wait for their segments on quickstart's broker.
+		mp.Set("svc.router.brokerUrls", "http://"+QuickstartBroker)
+	}
+	dp, err := newDataPlane(mp, []string{server.RoleMiddleManager}, logger, nil)
 	if err != nil {
 		return err
 	}

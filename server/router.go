@@ -23,6 +23,10 @@ import (
 type Route struct {
 	Prefix   string
 	Backends []string // base URLs, e.g. http://127.0.0.1:8081
+	// Discover, when Backends is empty, lists the backends at each request
+	// (discovery's live brokers, say): requests are balanced round-robin
+	// over them, and one that refuses the connection is skipped.
+	Discover func() []string
 	Leader   bool
 }
 
@@ -66,6 +70,9 @@ func (p *Proxy) Mount(r *mux.Router) {
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rt Route) {
+	if len(rt.Backends) == 0 && rt.Discover != nil {
+		rt.Backends = rt.Discover() // rt is this request's copy
+	}
 	if len(rt.Backends) == 0 {
 		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("no %s service is configured behind this router", strings.Trim(rt.Prefix, "/")))
 		return

@@ -74,6 +74,7 @@ var (
 	rolesHistorical    = []string{RoleHistorical}
 	rolesDataServer    = []string{RoleHistorical, RoleMiddleManager} // what brokers query
 	rolesBroker        = []string{RoleBroker}
+	rolesControl       = []string{RoleCoordinator, RoleOverlord}
 
 	get, post, del = []string{http.MethodGet}, []string{http.MethodPost}, []string{http.MethodDelete}
 )
@@ -234,6 +235,9 @@ func (s *Server) endpoints() []Endpoint {
 		// Internal: what brokers use of any data server (a historical, or a
 		// middle manager serving its tasks' rows): the segment announcement
 		// (protocol.AnnouncePath) and sub-queries (protocol.QueryPath).
+		// Internal: discovery, what every process calls on the leader (discovery.go).
+		{Methods: post, Path: "/svc-internal/v1/discovery/announce", Roles: rolesControl, Leader: LeaderOnly, Handler: s.discoveryAnnounce},
+		{Methods: post, Path: "/svc-internal/v1/discovery/leave", Roles: rolesControl, Leader: LeaderOnly, Handler: s.discoveryLeave},
 		{Methods: get, Path: "/svc-internal/v1/historical/segments", Roles: rolesDataServer, Needs: NeedsHistorical, Handler: s.announce},
 		{Methods: post, Path: "/svc-internal/v1/query", Roles: rolesDataServer, Needs: NeedsHistorical, Handler: s.subQuery},
 

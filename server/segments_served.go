@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"strata/coordinator"
+	"strata/discovery"
 	"strata/fsm"
 	"strata/interval"
 	"strata/javacompat"
@@ -611,15 +612,43 @@ func (s *Server) servers() []coordinator.Server {
 // serverList serves /servers: names, or (?simple, ?full) server objects.
 func (s *Server) serverList(w http.ResponseWriter, r *http.Request) {
 	simple, full := flag(r, "simple"), flag(r, "full")
+	// The historicals the inventory knows, then every other process
+	// discovery knows (brokers, middle managers, routers, control nodes),
+	// each with its roles and state when discovery runs.
+	members := s.discoveredMembers()
+	byHost := make(map[string]discovery.Member, len(members))
+	for _, m := range members {
+		byHost[m.Host()] = m
+	}
 	b := []byte{'['}
-	for i, srv := range s.servers() {
-		if i > 0 {
+	listed := map[string]bool{}
+	for _, srv := range s.servers() {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		listed[srv.Meta.Host] = true
+		m, known := byHost[srv.Meta.Host]
+		switch {
+		case (simple || full) && known:
+			b = appendServer(b, srv, full)
+			b = appendRoleState(b[:len(b)-1], m)
+		case simple || full:
+			b = appendServer(b, srv, full)
+		default:
+			b = javacompat.AppendJSONString(b, srv.Meta.Name)
+		}
+	}
+	for _, m := range members {
+		if listed[m.Host()] {
+			continue
+		}
+		if len(b) > 1 {
 			b = append(b, ',')
 		}
 		if simple || full {
-			b = appendServer(b, srv, full)
+			b = appendMember(b, m, full)
 		} else {
-			b = javacompat.AppendJSONString(b, srv.Meta.Name)
+			b = javacompat.AppendJSONString(b, m.Host())
 		}
 	}
 	writeRawJSON(w, http.StatusOK, append(b, ']'))

@@ -24,6 +24,7 @@ import (
 	"strata/commands"
 	"strata/config"
 	"strata/coordinator"
+	"strata/discovery"
 	"strata/escalator"
 	"strata/fsm"
 	"strata/ingest"
@@ -67,6 +68,11 @@ type Options struct {
 	// nil shows every supervisor as PENDING).
 	Overlord    *overlord.Overlord
 	Supervisors *streaming.Manager
+	// Discovery is the control node's registry of live processes (leader
+	// side); Announcer is this process's side, shown in /status. Either may
+	// be nil.
+	Discovery *discovery.Registry
+	Announcer *discovery.Announcer
 }
 
 // Server serves one process's HTTP API.
@@ -90,6 +96,8 @@ type Server struct {
 	overlord        *overlord.Overlord     // the task runner (overlord role)
 	internal        escalator.Credentials  // required on /svc-internal/ when a password is set
 	deepStorage     deep.Config            // where published load specs must point (coordinator role)
+	discovery       *discovery.Registry    // live processes (control roles; nil without discovery)
+	announcer       *discovery.Announcer   // this process's announcements (nil without discovery)
 
 	assignedMu sync.Mutex
 	assigned   map[string]assignedAnswer // encoded assignments by historical name
@@ -135,6 +143,7 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("coordinator and overlord roles need a control node")
 	}
 	s.internal = escalator.FromProps(o.Props)
+	s.discovery, s.announcer = o.Discovery, o.Announcer
 	if s.roles[RoleCoordinator] {
 		if s.deepStorage, err = ingest.DeepStorageConfig(o.Props); err != nil {
 			return nil, fmt.Errorf("deep storage: %w", err)

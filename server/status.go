@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"strata/discovery"
 )
 
 type module struct {
@@ -30,6 +32,9 @@ type statusInfo struct {
 	Version string   `json:"version"`
 	Modules []module `json:"modules"`
 	Memory  memory   `json:"memory"`
+	// Discovery: the leader this process announces to, and warnings when
+	// its clock or version disagrees with the leader's.
+	Discovery *discovery.Status `json:"discovery,omitempty"`
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
@@ -42,7 +47,12 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	for _, role := range roles {
 		mods = append(mods, module{Name: "strata-" + role, Artifact: "strata", Version: Version})
 	}
-	writeJSON(w, http.StatusOK, statusInfo{Version: Version, Modules: mods, Memory: readMemory()})
+	info := statusInfo{Version: Version, Modules: mods, Memory: readMemory()}
+	if s.announcer != nil {
+		st := s.announcer.Status()
+		info.Discovery = &st
+	}
+	writeJSON(w, http.StatusOK, info)
 }
 
 // readMemory maps Go's memory figures onto Druid's JVM-shaped ones: total is what

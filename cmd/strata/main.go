@@ -18,11 +18,12 @@ Usage:
   strata quickstart [--data DIR] [--config FILE] [--set svc.key=value]...
         run the whole cluster in one process (router on :8888, coordinator on :8081)
   strata server --id ID --roles coordinator,overlord[,...] --http HOST:PORT --raft HOST:PORT --data DIR
-        [--peers ID=RAFTHOST:PORT=HTTPURL,...] [--config FILE] [--set svc.key=value]...
+        [--peers ID=RAFTHOST:PORT=HTTPURL,...] [--coordinators URL,...] [--config FILE] [--set svc.key=value]...
         run a control node (Raft); it may carry the other roles too
   strata server --roles broker|historical|middleManager|router[,...] --http HOST:PORT [--data DIR]
         [--coordinators URL,...] [--config FILE] [--set svc.key=value]...
-        run a data, worker or router node (no Raft); a router proxies to --coordinators
+        run a data, worker or router node (no Raft). With --coordinators (the control nodes) it
+        announces itself to the leader and finds every other node through it: no URL lists needed
   strata segment build --datasource D --input FILE.json[,FILE...] [--timestamp-column C]
         [--timestamp-format F] [--segment-granularity DAY] [--query-granularity G] [--rollup]
         [--dimensions A,B] [--metrics JSON] [--rows-per-segment N] [--max-parse-exceptions N]

@@ -72,14 +72,14 @@ func explicit(fs *flag.FlagSet, keys map[string]string) map[string]string {
 }
 
 func runServer(args []string) error {
-	fs := newFlagSet("server", "server --roles ROLES --http HOST:PORT [--id ID --raft HOST:PORT --data DIR --peers ...] [--config FILE] [--set svc.key=value]...")
+	fs := newFlagSet("server", "server --roles ROLES --http HOST:PORT [--coordinators URL,...] [--id ID --raft HOST:PORT --data DIR --peers ...] [--config FILE] [--set svc.key=value]...")
 	fs.String("id", "", "node id (svc.node.id)")
 	fs.String("roles", "coordinator,overlord", "comma-separated roles (svc.node.roles)")
 	fs.String("http", "", "HTTP listen address HOST:PORT (svc.http.address)")
 	fs.String("raft", "", "Raft listen address HOST:PORT (svc.raft.address)")
 	fs.String("data", "", "data directory (svc.data.dir)")
 	fs.String("peers", "", "static peers ID=RAFTHOST:PORT=HTTPURL,... (svc.raft.peers)")
-	fs.String("coordinators", "", "router role: control node URLs, comma-separated (svc.router.coordinatorUrls)")
+	fs.String("coordinators", "", "the control nodes' URLs or host:port, comma-separated; the process announces itself and finds the others through them (svc.discovery.coordinators)")
 	config := fs.String("config", "", "runtime.properties file")
 	var sets setFlags
 	fs.Var(&sets, "set", "override a property: --set svc.key=value (repeatable)")
@@ -88,7 +88,7 @@ func runServer(args []string) error {
 	}
 	p, err := loadProps(*config, explicit(fs, map[string]string{
 		"id": "svc.node.id", "roles": "svc.node.roles", "http": "svc.http.address", "raft": "svc.raft.address",
-		"data": "svc.data.dir", "peers": "svc.raft.peers", "coordinators": "svc.router.coordinatorUrls",
+		"data": "svc.data.dir", "peers": "svc.raft.peers", "coordinators": "svc.discovery.coordinators",
 	}), sets)
 	if err != nil {
 		return err

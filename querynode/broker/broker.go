@@ -28,6 +28,10 @@ type Config struct {
 	Name string
 	// Historicals are the base URLs of the historicals to poll.
 	Historicals []string
+	// Discover, when set, lists the data servers to poll besides
+	// Historicals, asked every PollPeriod (discovery's live historicals and
+	// middle managers; see discover.go).
+	Discover func() []string
 	// PollPeriod is the time between announcement polls (default 250 ms; an
 	// unchanged announcement costs a short "unchanged" answer).
 	PollPeriod time.Duration
@@ -140,6 +144,10 @@ func (b *Broker) Start() {
 		for _, s := range b.view.servers {
 			b.wg.Add(1)
 			go b.poll(s)
+		}
+		if b.cfg.Discover != nil {
+			b.wg.Add(1)
+			go b.discoverLoop()
 		}
 	})
 }
