@@ -7,8 +7,8 @@ import (
 	"github.com/apache/datasketches-go/hll"
 	"github.com/apache/datasketches-go/theta"
 
-	"strata/storage/blob"
-	"strata/storage/quantiles"
+	"strata/aggregate/blob"
+	"strata/aggregate/quantiles"
 )
 
 // Rows are the rows of one column block an add receives: From..To, or

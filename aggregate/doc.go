@@ -20,14 +20,15 @@
 //   - the serialized intermediate form: MarshalJSON/UnmarshalJSON for the
 //     broker↔historical wire (docs/subquery-wire-format.md), and
 //     AppendIntermediate/MergeIntermediate for the stored complex values
-//     (blob formats of strata/storage/blob).
+//     (the blob formats of aggregate/blob, byte-compatible with Druid's;
+//     the quantiles sketch itself is aggregate/quantiles).
 //
 // Java/Druid semantics are kept here: nulls (SQL-compatible: an aggregate
 // of no non-null input is null), NaN winning min and max, -0 below +0,
 // float aggregators widened to double, strings cut to maxStringBytes
 // without splitting a character.
 //
-// The package is a leaf below storage: it imports no segment, query or
-// ingestion code (internal/layout checks it), so the segment writer can
-// use it.
+// The package (with its blob and quantiles subpackages) is a leaf below
+// storage: it imports no storage, query or ingestion code
+// (internal/layout checks it), so the segment writer can use it.
 package aggregate

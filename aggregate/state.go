@@ -6,7 +6,7 @@ import (
 	"github.com/apache/datasketches-go/hll"
 	"github.com/apache/datasketches-go/theta"
 
-	"strata/storage/quantiles"
+	"strata/aggregate/quantiles"
 )
 
 // Value kinds of aggregator states (the intermediate value an aggregator

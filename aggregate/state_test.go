@@ -9,7 +9,7 @@ import (
 
 	"github.com/apache/datasketches-go/hll"
 
-	"strata/storage/blob"
+	"strata/aggregate/blob"
 )
 
 // result renders group i's finalized value for comparisons.

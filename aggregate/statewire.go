@@ -9,9 +9,9 @@ import (
 	"github.com/apache/datasketches-go/hll"
 	"github.com/apache/datasketches-go/theta"
 
+	"strata/aggregate/blob"
+	"strata/aggregate/quantiles"
 	"strata/javacompat"
-	"strata/storage/blob"
-	"strata/storage/quantiles"
 )
 
 // stateJSON is the wire form of a State (docs/subquery-wire-format.md):

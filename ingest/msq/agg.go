@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"strata/aggregate"
+	"strata/aggregate/blob"
+	"strata/aggregate/quantiles"
 	"strata/expr"
 	"strata/sql"
-	"strata/storage/blob"
-	"strata/storage/quantiles"
 )
 
 // aggKind is the family of an aggregate function.

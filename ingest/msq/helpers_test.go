@@ -10,10 +10,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"strata/aggregate/blob"
 	"strata/ingest/msq/msqtest"
 	"strata/interval"
 	"strata/segmeta"
-	"strata/storage/blob"
 	"strata/storage/segment"
 )
 

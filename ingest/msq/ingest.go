@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"strata/aggregate/blob"
 	"strata/granularity"
 	"strata/interval"
 	"strata/sql"
-	"strata/storage/blob"
 	"strata/storage/segment"
 )
 

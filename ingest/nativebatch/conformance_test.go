@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"strata/storage/blob"
-	"strata/storage/quantiles"
+	"strata/aggregate/blob"
+	"strata/aggregate/quantiles"
 )
 
 func wikiSubst(dir string) map[string]string {

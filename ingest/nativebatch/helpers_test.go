@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"strata/aggregate/blob"
 	"strata/ingest"
 	"strata/segmeta"
-	"strata/storage/blob"
 	"strata/storage/deep"
 	"strata/storage/segment"
 )

@@ -21,7 +21,7 @@ var (
 	// Query code, which storage serves but must not know.
 	queryCode = []string{"strata/querynode/...", "strata/protocol"}
 	// Storage, query and ingestion code, above the aggregators.
-	aboveAggregate = []string{"strata/storage/segment", "strata/storage/deep", "strata/storage/encoding", "strata/querynode/...", "strata/protocol", "strata/ingest/..."}
+	aboveAggregate = []string{"strata/storage/...", "strata/querynode/...", "strata/protocol", "strata/ingest/..."}
 )
 
 // rules says which packages may not depend, directly or through others, on

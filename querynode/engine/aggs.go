@@ -6,8 +6,8 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"strata/aggregate"
+	"strata/aggregate/blob"
 	"strata/querynode/query"
-	"strata/storage/blob"
 	"strata/storage/segment"
 )
 

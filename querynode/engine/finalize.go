@@ -5,10 +5,10 @@ import (
 	"strconv"
 	"time"
 
+	"strata/aggregate/quantiles"
 	"strata/interval"
 	"strata/javacompat"
 	"strata/querynode/query"
-	"strata/storage/quantiles"
 )
 
 // resultRow is one grouped result row with its values materialised.

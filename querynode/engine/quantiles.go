@@ -6,9 +6,9 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"strata/aggregate"
+	"strata/aggregate/blob"
+	"strata/aggregate/quantiles"
 	"strata/querynode/query"
-	"strata/storage/blob"
-	"strata/storage/quantiles"
 	"strata/storage/segment"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"strata/storage/quantiles"
+	"strata/aggregate/quantiles"
 )
 
 // quantilesDoublesSketch over a stored sketch column (merged) and over the

@@ -9,7 +9,7 @@ import (
 	"github.com/apache/datasketches-go/hll"
 
 	"strata/aggregate"
-	"strata/storage/blob"
+	"strata/aggregate/blob"
 )
 
 // bitset is a growable set of row numbers (null flags).

@@ -12,7 +12,7 @@ import (
 	"github.com/apache/datasketches-go/hll"
 	"github.com/apache/datasketches-go/theta"
 
-	"strata/storage/blob"
+	"strata/aggregate/blob"
 )
 
 // group is the independent model of one rolled-up row.

@@ -13,7 +13,7 @@ import (
 	"github.com/apache/datasketches-go/hll"
 	"github.com/apache/datasketches-go/theta"
 
-	"strata/storage/blob"
+	"strata/aggregate/blob"
 )
 
 const day = 86_400_000

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"strata/storage/blob"
-	"strata/storage/quantiles"
+	"strata/aggregate/blob"
+	"strata/aggregate/quantiles"
 )
 
 // Dimension is a dimension column of the segment, filled from the input

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sort"
 
-	"strata/storage/blob"
+	"strata/aggregate/blob"
 	"strata/storage/encoding"
 )
 

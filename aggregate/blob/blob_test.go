@@ -8,7 +8,7 @@ import (
 	"github.com/apache/datasketches-go/hll"
 	"github.com/apache/datasketches-go/theta"
 
-	"strata/storage/quantiles"
+	"strata/aggregate/quantiles"
 )
 
 func TestPairRoundTrip(t *testing.T) {

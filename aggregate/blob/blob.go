@@ -1,7 +1,7 @@
 // Package blob defines the typed, versioned values stored in complex
 // segment columns: HLL and theta sketches (the serialized forms of
 // github.com/apache/datasketches-go v0.2.0), quantiles sketches (DataSketches'
-// DoublesSketch, package strata/storage/quantiles) and the (time, value) pairs
+// DoublesSketch, package strata/aggregate/quantiles) and the (time, value) pairs
 // kept by the first/last aggregators. The type names are Druid's.
 //
 // A complex column records its type name and format version in the segment
@@ -18,7 +18,7 @@ import (
 	"github.com/apache/datasketches-go/hll"
 	"github.com/apache/datasketches-go/theta"
 
-	"strata/storage/quantiles"
+	"strata/aggregate/quantiles"
 )
 
 // Type names of complex columns.
