@@ -12,6 +12,7 @@ import (
 	"strata/ingest/middlemanager"
 	"strata/ingest/sqltask"
 	"strata/querynode/broker"
+	"strata/querynode/query"
 )
 
 // structuredError is Druid's newer error shape (ADMIN-API §1.2, shape E).
@@ -82,6 +83,15 @@ func (t *taskAPI) submitSQL(w http.ResponseWriter, r *http.Request) {
 	if _, err := sqltask.Check(*req.Query, t.s.sqlSourceExists); err != nil {
 		writeInvalidInput(w, err.Error())
 		return
+	}
+	if at, ok, err := sqltask.AsOf(req.Context); err != nil {
+		writeInvalidInput(w, err.Error())
+		return
+	} else if ok {
+		if _, err := query.ParseAsOf(at); err != nil {
+			writeInvalidInput(w, query.AsError(err).Message)
+			return
+		}
 	}
 	id := "query-" + broker.NewUUID()
 	task := map[string]any{"type": sqltask.TaskType, "id": id, "sqlQuery": *req.Query, "sqlQueryContext": req.Context}

@@ -10,8 +10,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -138,6 +140,11 @@ func (runner) Validate(t *middlemanager.Task) ([]interval.Interval, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, ok, err := AsOf(p.Context); err != nil {
+		return nil, err
+	} else if ok && target != "" {
+		return nil, errAsOfWrites
+	}
 	if target == "" {
 		t.DataSource = SelectDataSource
 		return nil, nil
@@ -171,6 +178,16 @@ func (runner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.E
 	}
 	env.Logf("running SQL task %s (version %s)", t.ID, version)
 	ce := &clusterEnv{c: c, dir: filepath.Join(env.Dir(), "segments")}
+	if at, ok, err := AsOf(p.Context); err != nil {
+		return nil, err
+	} else if ok {
+		if t.DataSource != SelectDataSource {
+			return nil, errAsOfWrites
+		}
+		// A SELECT as of a past moment reads the segments used then.
+		ce.past = c.PastAt(at)
+		env.Logf("reading the data as of %s", at)
+	}
 	defer os.RemoveAll(ce.dir)
 	req := msq.Request{SQL: p.SQL, Context: p.Context, Parameters: p.Parameters, TaskID: t.ID, Version: version, TempDir: env.Dir()}
 	publish := func(ctx context.Context, b []byte) error { return env.PublishReport(ctx, middlemanager.Report(b)) }
@@ -230,16 +247,49 @@ func runQuery(ctx context.Context, req msq.Request, env msq.Env, publish live.Pu
 
 // clusterEnv is msq.Env over the shared ingestion cluster access.
 type clusterEnv struct {
-	c   *ingest.Cluster
-	dir string
+	c    *ingest.Cluster
+	dir  string
+	past *ingest.PastSegments // a SELECT with asOf: the timeline of that moment
 }
 
 func (e *clusterEnv) UsedSegments(ctx context.Context, ds string, iv interval.Interval) ([]*segmeta.DataSegment, error) {
+	if e.past != nil {
+		return e.past.UsedSegments(ctx, ds, iv)
+	}
 	return e.c.UsedSegments(ctx, ds, iv)
 }
 
 func (e *clusterEnv) OpenSegment(ctx context.Context, seg *segmeta.DataSegment) (*segment.Segment, func(), error) {
-	return e.c.OpenSegment(ctx, e.dir, seg)
+	s, release, err := e.c.OpenSegment(ctx, e.dir, seg)
+	if err != nil && e.past != nil {
+		err = e.past.Killed(seg, err)
+	}
+	return s, release, err
+}
+
+// errAsOfWrites refuses asOf on INSERT and REPLACE: what they overwrite and
+// the partitions they allocate are decided on the current timeline, which
+// reading the tables as of another moment would contradict.
+var errAsOfWrites = errors.New("asOf applies to SELECT statements only: an INSERT or REPLACE reads the current timeline")
+
+// AsOf reads the context key asOf of a SQL statement: a Raft log index (a
+// whole number, or a string of digits) or an ISO-8601 time, as a string.
+func AsOf(ctx map[string]any) (string, bool, error) {
+	v, ok := ctx["asOf"]
+	if !ok || v == nil {
+		return "", false, nil
+	}
+	switch x := v.(type) {
+	case string:
+		return x, true, nil
+	case float64:
+		if x >= 0 && x == math.Trunc(x) && x < 1<<53 {
+			return strconv.FormatInt(int64(x), 10), true, nil
+		}
+	case json.Number:
+		return x.String(), true, nil
+	}
+	return "", false, fmt.Errorf("asOf must be a Raft log index or an ISO-8601 time, got %v", v)
 }
 
 func (e *clusterEnv) Uploader() ingest.Uploader { return e.c.Uploader() }
