@@ -1,9 +1,3 @@
-// Package engine executes native queries (package querynode/query) over
-// segments (package storage/segment): per segment, vectorized over
-// column blocks, filters answered from bitmap indexes where possible and
-// grouping done on dictionary ids; partial results are merged by a pure
-// function (so a broker can merge data servers' partials) and rendered as
-// Druid renders them.
 package engine
 
 import (
