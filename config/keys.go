@@ -35,6 +35,12 @@ var Keys = []Key{
 	{Name: "svc.log.level", Default: "info", Shown: true, Doc: "log level (go-hclog: trace, debug, info, warn, error)"},
 	{Name: "svc.log.json", Default: "false", Shown: true, Doc: "log as JSON lines"},
 
+	// Discovery (every role).
+	{Name: "svc.discovery.coordinators", Shown: true, DefaultDoc: "(none: static URL lists; control nodes use their peers)", Doc: "the control nodes' addresses (`--coordinators`): `http://host:port` or `host:port`, comma-separated; a name that resolves to several addresses stands for each. The process announces itself to the leader and finds the others through it; the `*Urls` settings below default to these and to what discovery finds, and override them when set"},
+	{Name: "svc.discovery.heartbeatPeriod", Default: "1s", Doc: "how often a process renews its lease with the leader"},
+	{Name: "svc.discovery.leaseTimeout", Default: "5s", Doc: "control roles: a process not heard from for this long is marked gone and its work reassigned (its segments placed elsewhere, its tasks failed and replaced)"},
+	{Name: "svc.discovery.maxClockSkew", Default: "2s", Doc: "a process whose clock differs from the leader's by more says so in `/status` (as it does when its version differs)"},
+
 	// Raft (control roles).
 	{Name: "svc.raft.address", Default: "127.0.0.1:8300", Shown: true, Doc: "Raft TCP address (`--raft`)"},
 	{Name: "svc.raft.peers", Shown: true, DefaultDoc: "(single node)", Doc: "`ID=RAFTHOST:PORT=HTTPURL,...` (`--peers`)"},
@@ -78,7 +84,7 @@ var Keys = []Key{
 	{Name: "svc.coordinator.inventory.expiry", Default: "30s", Shown: true, Doc: "a historical that stops polling for its assignment is forgotten after this"},
 	{Name: "svc.coordinator.startDelay", Default: "2s", Shown: true, Doc: "after becoming leader, how long the coordinator learns the historicals before placing segments"},
 	{Name: "svc.coordinator.handoverDelay", Default: "1s", Doc: "how long the outgoing version of a time chunk stays loaded after its replacement is loaded, for brokers to see the switch"},
-	{Name: "svc.coordinator.loadTimeout", Default: "15m", Shown: true, Doc: "with `replicateAfterLoadTimeout`, how long a load may wait before another historical of the tier gets a replica"},
+	{Name: "svc.coordinator.loadTimeout", Default: "15m", Shown: true, Doc: "with `replicateAfterLoadTimeout`, how long a load may wait before another historical of the tier gets a replica; also the longest an ingestion task waits (holding its lock) for a broker to see its published segments loaded"},
 	{Name: "svc.coordinator.period", Default: "60s", Shown: true, Doc: "how often the leader marks unused the segments drop rules match and, after `millisToWaitBeforeDeleting` of leadership, the overshadowed ones"},
 
 	// Overlord role.
@@ -92,13 +98,13 @@ var Keys = []Key{
 
 	// Router role.
 	{Name: "svc.router.address", DefaultDoc: "quickstart: `127.0.0.1:8888`", Doc: "quickstart: the router's listen address"},
-	{Name: "svc.router.coordinatorUrls", Doc: "router role: control node URLs; the router follows the leader, and through an election it retries for up to 5 s instead of passing a 307 or an error on"},
-	{Name: "svc.router.brokerUrls", DefaultDoc: "quickstart's broker", Doc: "router role: brokers `/svc/v2/` and `/svc/broker/` go to; SQL tasks query the first"},
-	{Name: "svc.router.historicalUrls", DefaultDoc: "quickstart's historical", Doc: "router role: historicals `/svc/historical/` goes to"},
-	{Name: "svc.router.workerUrls", DefaultDoc: "quickstart's middle manager", Doc: "router role: the middle manager `/svc/worker/v1/*` goes to (the first URL)"},
+	{Name: "svc.router.coordinatorUrls", DefaultDoc: "`svc.discovery.coordinators`", Doc: "router role: control node URLs; the router follows the leader, and through an election it retries for up to 5 s instead of passing a 307 or an error on"},
+	{Name: "svc.router.brokerUrls", DefaultDoc: "the live brokers (discovery); without discovery quickstart's broker", Doc: "router role: brokers `/svc/v2/` and `/svc/broker/` go to, round-robin, skipping one that refuses the connection; middle manager role: the broker (the first) SQL tasks ask whether their segments are loaded"},
+	{Name: "svc.router.historicalUrls", DefaultDoc: "the live historicals (discovery); without discovery quickstart's historical", Doc: "router role: historicals `/svc/historical/` goes to"},
+	{Name: "svc.router.workerUrls", DefaultDoc: "the live middle managers (discovery); without discovery quickstart's middle manager", Doc: "router role: the middle manager `/svc/worker/v1/*` goes to (the first URL)"},
 
 	// Historical role.
-	{Name: "svc.historical.coordinatorUrls", DefaultDoc: "quickstart's coordinator", Doc: "historical role: control node URLs it polls for its assignment"},
+	{Name: "svc.historical.coordinatorUrls", DefaultDoc: "`svc.discovery.coordinators`; without discovery quickstart's coordinator", Doc: "historical role: control node URLs it polls for its assignment"},
 	{Name: "svc.historical.pollPeriod", Default: "250ms", Doc: "historical role: how often it polls its assignment"},
 	{Name: "svc.server.tier", DefaultDoc: "`_default_tier`", Doc: "historical role: the tier load rules place replicas in"},
 	{Name: "svc.server.priority", Default: "0", Doc: "historical role: priority within its tier"},
@@ -109,7 +115,7 @@ var Keys = []Key{
 	{Name: "svc.segmentCache.scrubPeriod", Default: "1h", Doc: "historical role: how often every cached segment file is re-read and its checksums verified (`0`: never). Queries verify the bytes they read themselves (each block on every read; dictionaries, postings and null bitmaps once, into memory); a damaged file is dropped and downloaded again, and a sub-query that meets one reports its segments missing so the broker reads a replica"},
 
 	// Broker role.
-	{Name: "svc.broker.historicalUrls", DefaultDoc: "quickstart's historical and middle manager", Doc: "broker role: data servers it queries"},
+	{Name: "svc.broker.historicalUrls", DefaultDoc: "the live historicals and middle managers (discovery); without discovery quickstart's", Doc: "broker role: data servers it queries"},
 	{Name: "svc.broker.pollPeriod", Default: "250ms", Doc: "broker role: how often it polls the data servers' announcements"},
 	{Name: "svc.server.http.defaultQueryTimeout", Default: "300000", Doc: "broker role: query timeout in milliseconds when the context sets none"},
 	{Name: "svc.server.http.maxQueryTimeout", Default: "0", Doc: "broker role: largest timeout a query context may ask for, in milliseconds (`0`: no limit)"},
@@ -126,7 +132,7 @@ var Keys = []Key{
 	{Name: "svc.worker.category", DefaultDoc: "`_default_worker_category`", Doc: "middle manager role: worker category"},
 	{Name: "svc.worker.version", Default: "0", Doc: "middle manager role: worker version"},
 	{Name: "svc.worker.ip", DefaultDoc: "the advertised host", Doc: "middle manager role: address shown in the workers listing"},
-	{Name: "svc.worker.overlordUrls", DefaultDoc: "`svc.router.coordinatorUrls`", Doc: "middle manager role: control node URLs"},
+	{Name: "svc.worker.overlordUrls", DefaultDoc: "`svc.discovery.coordinators`, else `svc.router.coordinatorUrls`", Doc: "middle manager role: control node URLs"},
 	{Name: "svc.worker.heartbeatPeriod", Default: "1s", Doc: "middle manager role: heartbeat interval"},
 	{Name: "svc.indexer.coordinatorUrls", DefaultDoc: "the worker's overlord URLs", Doc: "middle manager role: control node URLs ingestion tasks publish through"},
 }
