@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync/atomic"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"strata/audit"
@@ -19,18 +20,35 @@ type archivingStore struct {
 	archive *audit.Archive
 	snaps   raft.SnapshotStore
 	raft    atomic.Pointer[raft.Raft] // set once Raft runs
+	logger  hclog.Logger
+	// appliedIndex, set by tests only, replaces Raft's applied index.
+	appliedIndex func() uint64
 }
 
 func (s *archivingStore) DeleteRange(first, last uint64) error {
-	r := s.raft.Load()
-	if r == nil {
+	applied, ok := s.appliedOK()
+	if !ok {
 		// Raft trims only from its own goroutines, which start inside
 		// NewRaft: this never happens, and if it did, keeping the log is safe.
 		return errors.New("audit archive: log trim before Raft started; log kept")
 	}
 	// Raft applies only committed entries: a range ending at or before the
 	// applied index is committed history.
-	if last > r.AppliedIndex() {
+	if last > applied {
+		return s.LogStore.DeleteRange(first, last)
+	}
+	// A follower sent the leader's snapshot trims what it held up to the
+	// snapshot's index, which may include a deposed leader's entries that
+	// were never committed. By Raft's log matching, this log's entries up to
+	// the snapshot's index are the committed ones when it holds the
+	// snapshot's own entry with the snapshot's term (always so after a
+	// snapshot of its own). Otherwise they are deleted unarchived: the
+	// archive has a hole there, which a read crossing it names.
+	if !s.matchesNewestSnapshot() {
+		if s.logger != nil {
+			s.logger.Warn("audit archive: log entries not archived: they cannot be told from a deposed leader's (the leader's snapshot replaced them)",
+				"from", first, "to", last)
+		}
 		return s.LogStore.DeleteRange(first, last)
 	}
 	return s.archive.Trim(s.LogStore, s.snaps, first, last, func() error {
@@ -38,13 +56,35 @@ func (s *archivingStore) DeleteRange(first, last uint64) error {
 	})
 }
 
+// matchesNewestSnapshot reports whether the log holds the newest
+// snapshot's entry with the snapshot's term.
+func (s *archivingStore) matchesNewestSnapshot() bool {
+	metas, err := s.snaps.List()
+	if err != nil || len(metas) == 0 {
+		return false
+	}
+	var l raft.Log
+	if err := s.LogStore.GetLog(metas[0].Index, &l); err != nil {
+		return false
+	}
+	return l.Term == metas[0].Term
+}
+
 // applied is Raft's applied index (0 before Raft runs): the end of the
 // committed history this node can replay.
 func (s *archivingStore) applied() uint64 {
-	if r := s.raft.Load(); r != nil {
-		return r.AppliedIndex()
+	i, _ := s.appliedOK()
+	return i
+}
+
+func (s *archivingStore) appliedOK() (uint64, bool) {
+	if s.appliedIndex != nil {
+		return s.appliedIndex(), true
 	}
-	return 0
+	if r := s.raft.Load(); r != nil {
+		return r.AppliedIndex(), true
+	}
+	return 0, false
 }
 
 // ControlNodes returns the HTTP URL of every control node this node knows,

@@ -264,7 +264,7 @@ func Start(cfg Config) (*Node, error) {
 	if cfg.ArchiveStorage != nil {
 		archive.InDeepStorage(cfg.ArchiveStorage, cfg.ArchivePrefix)
 	}
-	archiving := &archivingStore{LogStore: store, archive: archive, snaps: snaps}
+	archiving := &archivingStore{LogStore: store, archive: archive, snaps: snaps, logger: cfg.Logger.Named("archive")}
 	n.history = &audit.History{Archive: archive, Live: store, Snaps: snaps, Committed: archiving.applied}
 	var logStore raft.LogStore = archiving
 	if cfg.wrapLog != nil {
