@@ -162,6 +162,13 @@ func TestAuditAcrossTrim(t *testing.T) {
 		t.Fatalf("log replay --url: exit %d\n%s", code, out)
 	}
 
+	// log dump --url lists the commands online, oldest first, the first one
+	// (now only in the archive) included.
+	code, out, _ = capture(t, "log", "dump", "--url", url(f))
+	if first := strings.SplitN(out, "\n", 2)[0]; code != 0 || !strings.Contains(out, fmt.Sprintf(`"index":%d,`, idx1)) || !strings.Contains(first, `"maxSegmentsToMove":1`) {
+		t.Fatalf("log dump --url (exit %d): first line %s", code, first)
+	}
+
 	// A stopped node's directory answers the same, archive included.
 	c.stop(f)
 	code, out, errOut = capture(t, "audit", "state", "--data", c.nodes[f].data, "--at", fmt.Sprint(idx1))

@@ -21,7 +21,7 @@ import (
 // snapshots. --data reads a stopped node's directory; replay --url asks a
 // running control node for the digest of its own replay.
 func runLog(args []string) error {
-	const synopsis = "log dump|replay --data DIR | replay --url URL"
+	const synopsis = "log dump|replay --data DIR | dump|replay --url URL"
 	if len(args) > 0 && isHelp(args[0]) {
 		return verbHelp("log", synopsis)
 	}
@@ -33,6 +33,9 @@ func runLog(args []string) error {
 	cfg := configFlag(fs)
 	var u, at *string
 	var fromStart *bool
+	if args[0] == "dump" {
+		u = fs.String("url", "", "a running control node's URL: list its commands, oldest first (the audit listing: Raft's own entries left out, secrets redacted)")
+	}
 	if args[0] == "replay" {
 		u = fs.String("url", "", "a running control node's URL: print the digest of its replay instead")
 		at = fs.String("at", "", "replay up to this Raft index or ISO-8601 time (default: the whole log)")
@@ -45,6 +48,9 @@ func runLog(args []string) error {
 		return usagef("log %s: unexpected argument %q", args[0], fs.Arg(0))
 	}
 	archiveConfig = *cfg
+	if u != nil && *u != "" && args[0] == "dump" {
+		return dumpOnline(strings.TrimRight(*u, "/"), stdout)
+	}
 	if u != nil && *u != "" {
 		return replayOnline(strings.TrimRight(*u, "/"), *at, stdout)
 	}
@@ -141,6 +147,43 @@ func replayLog(h *audit.History, at string, fromStart bool, out io.Writer) error
 	}
 	fmt.Fprintln(out, replaySummary(base+1, last, cmds, rejected, other, st.Index()))
 	fmt.Fprintf(out, "state: %d bytes, sha256 %s\n", d.Bytes, d.SHA256)
+	return nil
+}
+
+// dumpOnline prints a running node's commands oldest first: every page of
+// the audit listing (GET /svc/coordinator/v1/audit, newest first), reversed.
+func dumpOnline(base string, out io.Writer) error {
+	var records []json.RawMessage
+	var before uint64
+	for {
+		q := url.Values{"limit": {"1000"}}
+		if before > 0 {
+			q.Set("before", fmt.Sprint(before))
+		}
+		u := base + "/svc/coordinator/v1/audit?" + q.Encode()
+		code, body, err := httpGet(u)
+		if err != nil {
+			return err
+		}
+		var page struct {
+			Records []json.RawMessage `json:"records"`
+			Next    uint64            `json:"next"`
+			Error   string            `json:"error"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil || code != 200 {
+			return fmt.Errorf("%s: HTTP %d %s", u, code, strings.TrimSpace(string(body)))
+		}
+		records = append(records, page.Records...)
+		if page.Next == 0 {
+			break
+		}
+		before = page.Next
+	}
+	for i := len(records) - 1; i >= 0; i-- {
+		if _, err := fmt.Fprintf(out, "%s\n", records[i]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

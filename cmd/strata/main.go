@@ -34,7 +34,9 @@ Usage:
   strata task status ID [--url URL]    print a task's status
   strata task wait ID [--url URL]      follow a task to its end, with its live progress
   strata task cancel ID [--url URL]    shut a task down
-  strata log dump --data DIR           print every entry of a stopped node's Raft log, archive included
+  strata log dump --data DIR | --url URL
+                                       print every entry of a stopped node's Raft log, archive included
+                                       (--url: a running node's commands, secrets redacted)
   strata log replay --data DIR [--at N] [--from-start] | --url URL
                                        replay that log into a fresh state machine, print its digest
                                        (--url: the digest a running control node replays)
