@@ -259,6 +259,7 @@ func runAuditVerify(args []string) error {
 	}
 	archiveConfig = *cfg
 	var digests []nodeDigest
+	var unreachable []string
 	var err error
 	if *d != "" {
 		digests, err = verifyDirs(strings.Split(*d, ","), *atFlag)
@@ -267,7 +268,7 @@ func runAuditVerify(args []string) error {
 		if urls == "" {
 			urls = "http://127.0.0.1:8081"
 		}
-		digests, err = verifyURLs(strings.Split(urls, ","), *atFlag)
+		digests, unreachable, err = verifyURLs(strings.Split(urls, ","), *atFlag)
 	}
 	if err != nil {
 		return err
@@ -308,12 +309,18 @@ func runAuditVerify(args []string) error {
 		fmt.Fprintf(stdout, "%d of %d nodes differ at index %d\n", bad, len(digests), ref.Index)
 		return reportedError{errors.New("replicas differ")}
 	}
+	if len(unreachable) > 0 {
+		// Agreement among the others is not the cluster's.
+		fmt.Fprintf(stdout, "the %d nodes that answered agree at index %d; the others were not checked\n", len(digests), ref.Index)
+		return reportedError{errors.New("not every node answered")}
+	}
 	fmt.Fprintf(stdout, "all %d nodes agree at index %d\n", len(digests), ref.Index)
 	return nil
 }
 
 // verifyURLs asks every control node for its digest at one index.
-func verifyURLs(urls []string, at string) ([]nodeDigest, error) {
+// Nodes that do not answer are returned apart.
+func verifyURLs(urls []string, at string) ([]nodeDigest, []string, error) {
 	for i := range urls {
 		urls[i] = strings.TrimRight(strings.TrimSpace(urls[i]), "/")
 	}
@@ -321,36 +328,50 @@ func verifyURLs(urls []string, at string) ([]nodeDigest, error) {
 		// Learn the other control nodes from the one given.
 		var first nodeDigest
 		if err := getAudit(urls[0], "digest", nil, &first); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		urls = urls[:0]
 		for _, n := range first.ControlNodes {
 			urls = append(urls, strings.TrimRight(n.URL, "/"))
 		}
 	}
+	// A node that does not answer is reported and left out; the others are
+	// still compared.
+	var unreachable []string
 	if at == "" {
 		// The newest index every node holds committed.
 		var low uint64
-		for i, u := range urls {
+		first := true
+		reachable := urls[:0:0]
+		for _, u := range urls {
 			var dg nodeDigest
 			if err := getAudit(u, "digest", nil, &dg); err != nil {
-				return nil, err
+				fmt.Fprintf(stdout, "%-12s does not answer: %v\n", u, err)
+				unreachable = append(unreachable, u)
+				continue
 			}
-			if i == 0 || dg.LastIndex < low {
-				low = dg.LastIndex
+			reachable = append(reachable, u)
+			if first || dg.LastIndex < low {
+				low, first = dg.LastIndex, false
 			}
 		}
+		urls = reachable
 		at = fmt.Sprint(low)
 	}
 	var out []nodeDigest
 	for _, u := range urls {
 		var dg nodeDigest
 		if err := getAudit(u, "digest", url.Values{"at": {at}}, &dg); err != nil {
-			return nil, err
+			fmt.Fprintf(stdout, "%-12s does not answer: %v\n", u, err)
+			unreachable = append(unreachable, u)
+			continue
 		}
 		out = append(out, dg)
 	}
-	return out, nil
+	if len(out) == 0 {
+		return nil, nil, fmt.Errorf("no control node answered (%s)", strings.Join(unreachable, ", "))
+	}
+	return out, unreachable, nil
 }
 
 // verifyDirs digests stopped nodes' data directories at one index.

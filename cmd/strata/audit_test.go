@@ -171,6 +171,11 @@ func TestAuditAcrossTrim(t *testing.T) {
 
 	// A stopped node's directory answers the same, archive included.
 	c.stop(f)
+	// verify says which node did not answer, and does not call that agreement.
+	code, out, _ = capture(t, "audit", "verify", "--url", url(l))
+	if code != 1 || !strings.Contains(out, c.nodes[f].http+" does not answer") || !strings.Contains(out, "the 2 nodes that answered agree") {
+		t.Fatalf("audit verify with a node down: exit %d\n%s", code, out)
+	}
 	code, out, errOut = capture(t, "audit", "state", "--data", c.nodes[f].data, "--at", fmt.Sprint(idx1))
 	var v1 stateView
 	if code != 0 || json.Unmarshal([]byte(out), &v1) != nil || v1.CoordinatorConfig.MaxSegmentsToMove != 1 {
