@@ -106,9 +106,9 @@ func TestSQLSelectAsOf(t *testing.T) {
 
 	// run submits a statement and waits for its task to end; it returns the
 	// status and the SELECT's result rows.
-	run := func(ctx string) (string, string, string) {
+	run := func(set, ctx string) (string, string, string) {
 		t.Helper()
-		body := `{"query":"SELECT COUNT(*) AS n, SUM(added) AS s FROM wiki"` + ctx + `}`
+		body := `{"query":"` + set + `SELECT COUNT(*) AS n, SUM(added) AS s FROM wiki"` + ctx + `}`
 		code, _, resp := do(t, "POST", c.url(l)+"/svc/v2/sql/task", "application/json", body, nil)
 		var sub struct {
 			TaskID string `json:"taskId"`
@@ -139,12 +139,13 @@ func TestSQLSelectAsOf(t *testing.T) {
 		json.Unmarshal([]byte(b), &rep)
 		return st.Status.Status, st.Status.ErrorMsg, string(rep.MSQ.Payload.Results.Results)
 	}
-	for _, tc := range []struct{ what, ctx, want string }{
-		{"now", ``, `[[3,300]]`},
-		{"as of before the REPLACE", fmt.Sprintf(`,"context":{"asOf":%d}`, idx1), `[[2,20]]`},
-		{"as of after it", fmt.Sprintf(`,"context":{"asOf":"%d"}`, idx1+1), `[[3,300]]`},
+	for _, tc := range []struct{ what, set, ctx, want string }{
+		{"now", ``, ``, `[[3,300]]`},
+		{"as of before the REPLACE", ``, fmt.Sprintf(`,"context":{"asOf":%d}`, idx1), `[[2,20]]`},
+		{"as of after it", ``, fmt.Sprintf(`,"context":{"asOf":"%d"}`, idx1+1), `[[3,300]]`},
+		{"SET asOf overrides the context", fmt.Sprintf(`SET asOf = '%d'; `, idx1), fmt.Sprintf(`,"context":{"asOf":"%d"}`, idx1+1), `[[2,20]]`},
 	} {
-		if st, msg, rows := run(tc.ctx); st != "SUCCESS" || rows != tc.want {
+		if st, msg, rows := run(tc.set, tc.ctx); st != "SUCCESS" || rows != tc.want {
 			t.Fatalf("%s: %s %s %s; want %s", tc.what, st, msg, rows, tc.want)
 		}
 	}
@@ -154,7 +155,7 @@ func TestSQLSelectAsOf(t *testing.T) {
 	if err := store.Delete(context.Background(), spec); err != nil {
 		t.Fatal(err)
 	}
-	st, msg, _ := run(fmt.Sprintf(`,"context":{"asOf":%d}`, idx1))
+	st, msg, _ := run("", fmt.Sprintf(`,"context":{"asOf":%d}`, idx1))
 	if st != "FAILED" || !strings.Contains(msg, v1.ID().String()) || !strings.Contains(msg, "killed") {
 		t.Fatalf("a segment killed since: %s %q; want FAILED naming %s", st, msg, v1.ID())
 	}

@@ -84,7 +84,7 @@ func (t *taskAPI) submitSQL(w http.ResponseWriter, r *http.Request) {
 		writeInvalidInput(w, err.Error())
 		return
 	}
-	if at, ok, err := sqltask.AsOf(req.Context); err != nil {
+	if at, ok, err := sqltask.AsOf(*req.Query, req.Context); err != nil {
 		writeInvalidInput(w, err.Error())
 		return
 	} else if ok {

@@ -140,7 +140,7 @@ func (runner) Validate(t *middlemanager.Task) ([]interval.Interval, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok, err := AsOf(p.Context); err != nil {
+	if _, ok, err := AsOf(p.SQL, p.Context); err != nil {
 		return nil, err
 	} else if ok && target != "" {
 		return nil, errAsOfWrites
@@ -178,7 +178,7 @@ func (runner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.E
 	}
 	env.Logf("running SQL task %s (version %s)", t.ID, version)
 	ce := &clusterEnv{c: c, dir: filepath.Join(env.Dir(), "segments")}
-	if at, ok, err := AsOf(p.Context); err != nil {
+	if at, ok, err := AsOf(p.SQL, p.Context); err != nil {
 		return nil, err
 	} else if ok {
 		if t.DataSource != SelectDataSource {
@@ -272,9 +272,26 @@ func (e *clusterEnv) OpenSegment(ctx context.Context, seg *segmeta.DataSegment) 
 // reading the tables as of another moment would contradict.
 var errAsOfWrites = errors.New("asOf applies to SELECT statements only: an INSERT or REPLACE reads the current timeline")
 
-// AsOf reads the context key asOf of a SQL statement: a Raft log index (a
-// whole number, or a string of digits) or an ISO-8601 time, as a string.
-func AsOf(ctx map[string]any) (string, bool, error) {
+// AsOf reads the context key asOf of a SQL statement, from a SET statement
+// of the script or else the request's context (SET overrides the context, as
+// for every key): a Raft log index (a whole number, or a string of digits)
+// or an ISO-8601 time, as a string.
+func AsOf(sqlText string, ctx map[string]any) (string, bool, error) {
+	if script, err := sql.ParseScript(sqlText); err == nil { // a script that does not parse fails elsewhere
+		for i := len(script.Sets) - 1; i >= 0; i-- {
+			st := script.Sets[i]
+			if st.Key.Name != "asOf" {
+				continue
+			}
+			switch x := st.Value.(type) {
+			case *sql.StringLit:
+				return x.Value, true, nil
+			case *sql.NumberLit:
+				return x.Text, true, nil
+			}
+			return "", false, fmt.Errorf("SET asOf: the value must be a Raft log index or an ISO-8601 time string")
+		}
+	}
 	v, ok := ctx["asOf"]
 	if !ok || v == nil {
 		return "", false, nil
