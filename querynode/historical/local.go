@@ -80,28 +80,41 @@ func (n *Node) ServeLocal(owner string, segs []Served) error {
 	}
 	// A hand-off (realtime segments replaced by published ones) is recorded,
 	// so that a broker a poll behind, asking for the realtime ids, learns
-	// which segments hold their rows now instead of losing them for a poll.
+	// which segments hold their rows now instead of losing them for a poll;
+	// so is a merge of realtime segments (the new realtime segments hold the
+	// rows of those that left the set).
 	for id, rep := range n.replaced {
 		if rep.owner == owner {
 			delete(n.replaced, id)
 		}
 	}
-	var published []protocol.SegmentRef
-	for _, l := range fresh {
-		if !l.rt {
-			published = append(published, protocol.SegmentRef{ID: l.seg.ID().String(), Interval: l.seg.Interval.String()})
+	var published, merged []protocol.SegmentRef
+	for id, l := range fresh {
+		ref := protocol.SegmentRef{ID: id, Interval: l.seg.Interval.String()}
+		switch old := n.served[id]; {
+		case !l.rt:
+			published = append(published, ref)
+		case old == nil || old.owner != owner:
+			merged = append(merged, ref)
 		}
 	}
-	slices.SortFunc(published, func(a, b protocol.SegmentRef) int { return strings.Compare(a.ID, b.ID) })
+	byID := func(a, b protocol.SegmentRef) int { return strings.Compare(a.ID, b.ID) }
+	slices.SortFunc(published, byID)
+	slices.SortFunc(merged, byID)
 	for id, l := range n.served {
 		if l.owner != owner {
 			continue
 		}
-		if l.rt && len(published) > 0 {
+		_, stays := fresh[id]
+		rep := published
+		if len(rep) == 0 {
+			rep = merged
+		}
+		if l.rt && !stays && len(rep) > 0 {
 			if n.replaced == nil {
 				n.replaced = map[string]replacement{}
 			}
-			n.replaced[id] = replacement{owner: owner, refs: published}
+			n.replaced[id] = replacement{owner: owner, refs: rep}
 		}
 		delete(n.served, id)
 		l.gone = true

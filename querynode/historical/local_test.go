@@ -174,3 +174,37 @@ func TestHoldLocalDefersRealtimeReadsUntilHandOff(t *testing.T) {
 		t.Fatal("a cancelled read waited on through the hold")
 	}
 }
+
+// A task merging its realtime segments (hydrants) swaps them for one that
+// holds their rows: a broker a poll behind, asking for the merged-away ids,
+// learns which segment holds their rows now instead of losing them from
+// its answer.
+func TestServeLocalMergeNamesTheMergedSegment(t *testing.T) {
+	n, err := New(Config{Name: "mm:1", LocalOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	n.Start()
+	rt1, p1 := localSegment(t, "2024-01-01/2024-01-02", "realtime-t", 0, 3)
+	rt2, p2 := localSegment(t, "2024-01-01/2024-01-02", "realtime-t", 1, 2)
+	if err := n.ServeLocal("t", []Served{{Segment: rt1, Path: p1, Realtime: true}, {Segment: rt2, Path: p2, Realtime: true}}); err != nil {
+		t.Fatal(err)
+	}
+	// rt2 and new rows are merged into rt3; rt1 stays.
+	rt3, p3 := localSegment(t, "2024-01-01/2024-01-02", "realtime-t", 2, 4)
+	if err := n.ServeLocal("t", []Served{{Segment: rt1, Path: p1, Realtime: true}, {Segment: rt3, Path: p3, Realtime: true}}); err != nil {
+		t.Fatal(err)
+	}
+	ref := func(s *segmeta.DataSegment) protocol.SegmentRef {
+		return protocol.SegmentRef{ID: s.ID().String(), Interval: s.Interval.String()}
+	}
+	q := json.RawMessage(`{"queryType":"timeseries","dataSource":"ds","intervals":["2024-01-01/2024-01-02"],"granularity":"all","aggregations":[{"type":"longSum","name":"x","fieldName":"x"}]}`)
+	res, err := n.Query(context.Background(), &protocol.SubQuery{Query: q, Segments: []protocol.SegmentRef{ref(rt1), ref(rt2)}})
+	if err != nil || len(res.Missing) != 1 || res.Missing[0] != rt2.ID().String() {
+		t.Fatalf("stale query: %v, missing %v", err, res.Missing)
+	}
+	if got := res.Replaced[rt2.ID().String()]; len(got) != 1 || got[0] != ref(rt3) {
+		t.Fatalf("replacement of the merged-away segment: %+v", got)
+	}
+}
