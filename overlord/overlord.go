@@ -228,11 +228,18 @@ func (o *Overlord) assign() {
 	var workers []*fsm.WorkerRecord
 	load := map[string]int{}
 	var strategy *commands.SelectStrategy
+	replicaOn := map[string]map[string]bool{} // replica group → workers running one of its tasks
 	o.node.FSM().Read(func(s *fsm.State) {
 		if cfg, ok := s.WorkerConfig(); ok {
 			strategy = cfg.SelectStrategy
 		}
 		for _, r := range s.ActiveTasks() {
+			if spreadsReplicas(r.Type) && r.Worker != "" {
+				if replicaOn[r.GroupID] == nil {
+					replicaOn[r.GroupID] = map[string]bool{}
+				}
+				replicaOn[r.GroupID][r.Worker] = true
+			}
 			switch {
 			case r.RunnerStatus == commands.RunnerPending:
 				pending = append(pending, r)
@@ -257,7 +264,7 @@ func (o *Overlord) assign() {
 	}
 	o.mu.Unlock()
 	for _, t := range pending {
-		i := SelectWorker(strategy, t.Type, t.DataSource, cands)
+		i := selectReplicaWorker(strategy, t, cands, replicaOn)
 		if i < 0 {
 			continue
 		}
@@ -270,6 +277,12 @@ func (o *Overlord) assign() {
 			continue
 		}
 		cands[i].Used++
+		if spreadsReplicas(t.Type) {
+			if replicaOn[t.GroupID] == nil {
+				replicaOn[t.GroupID] = map[string]bool{}
+			}
+			replicaOn[t.GroupID][cands[i].Host] = true
+		}
 		unstarted = append(unstarted, v.(*fsm.TaskRecord))
 	}
 	for _, t := range unstarted {
@@ -649,9 +662,17 @@ func (o *Overlord) Act(req middlemanager.ActionRequest) (any, error) {
 			return nil, err
 		}
 		return map[string]any{"killed": v.(fsm.KillResult).Deleted, "markedUnused": marked}, nil
+	case middlemanager.ActionDataSourceMetadata:
+		meta := "null"
+		o.node.FSM().Read(func(s *fsm.State) {
+			if m, ok := s.DataSourceMetadata(rec.DataSource); ok {
+				meta = m
+			}
+		})
+		return json.RawMessage(meta), nil
 	}
-	return nil, fsm.Invalid("unknown task action %q (known: %s, %s, %s)", a.Type,
-		middlemanager.ActionLockAcquire, middlemanager.ActionLockRelease, middlemanager.ActionKillSegments)
+	return nil, fsm.Invalid("unknown task action %q (known: %s, %s, %s, %s)", a.Type,
+		middlemanager.ActionLockAcquire, middlemanager.ActionLockRelease, middlemanager.ActionKillSegments, middlemanager.ActionDataSourceMetadata)
 }
 
 // WorkerInfo is a live worker as the workers listing shows it.

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"strata/commands"
+	"strata/fsm"
+	"strata/streaming"
 )
 
 // Candidate is a worker that may take a task: enabled, alive, with its slots.
@@ -107,6 +109,33 @@ func SelectWorker(s *commands.SelectStrategy, typ, ds string, cands []Candidate)
 		return sel
 	}
 	return outside()
+}
+
+// spreadsReplicas tells the task types whose tasks of one group are replicas
+// (ioConfig.replicas of a Kafka supervisor): as in Druid, replicas always run
+// on different workers, so that losing one worker loses one copy only.
+func spreadsReplicas(typ string) bool { return typ == streaming.TaskType }
+
+// selectReplicaWorker is SelectWorker over the candidates that run no other
+// replica of t's group; when none of them has a slot, t waits (a second copy
+// on the same worker would not survive that worker).
+func selectReplicaWorker(s *commands.SelectStrategy, t *fsm.TaskRecord, cands []Candidate, replicaOn map[string]map[string]bool) int {
+	busy := replicaOn[t.GroupID]
+	if !spreadsReplicas(t.Type) || len(busy) == 0 {
+		return SelectWorker(s, t.Type, t.DataSource, cands)
+	}
+	var free []Candidate
+	var idx []int
+	for i, c := range cands {
+		if !busy[c.Host] {
+			free = append(free, c)
+			idx = append(idx, i)
+		}
+	}
+	if i := SelectWorker(s, t.Type, t.DataSource, free); i >= 0 {
+		return idx[i]
+	}
+	return -1
 }
 
 // better reports whether a beats b under the strategy's order.

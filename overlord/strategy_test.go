@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"strata/commands"
+	"strata/fsm"
 )
 
 func strategy(t *testing.T, js string) *commands.SelectStrategy {
@@ -95,5 +96,29 @@ func BenchmarkSelectWorker(b *testing.B) {
 		if SelectWorker(s, "index", "logs", cands) < 0 {
 			b.Fatal("no worker")
 		}
+	}
+}
+
+// Replicas of a Kafka task group never share a worker: a replica goes to a
+// worker without one, and waits while only such workers are full; other
+// task types and groups are placed as usual.
+func TestSelectReplicaWorker(t *testing.T) {
+	cands := []Candidate{{Host: "a:1", Capacity: 4, Used: 0}, {Host: "b:1", Capacity: 2, Used: 1}}
+	kafka := &fsm.TaskRecord{ID: "r2", Type: "index_kafka", GroupID: "index_kafka_ds_g0", DataSource: "ds"}
+	on := map[string]map[string]bool{"index_kafka_ds_g0": {"a:1": true}}
+	if i := selectReplicaWorker(nil, kafka, cands, on); i != 1 {
+		t.Fatalf("replica placed on candidate %d, want the worker without a replica (1)", i)
+	}
+	cands[1].Used = 2
+	if i := selectReplicaWorker(nil, kafka, cands, on); i != -1 {
+		t.Fatalf("replica placed on candidate %d, want it to wait", i)
+	}
+	other := &fsm.TaskRecord{ID: "r3", Type: "index_kafka", GroupID: "index_kafka_ds_g1", DataSource: "ds"}
+	if i := selectReplicaWorker(nil, other, cands, on); i != 0 {
+		t.Fatalf("another group's task placed on candidate %d, want 0", i)
+	}
+	batch := &fsm.TaskRecord{ID: "b", Type: "index_parallel", GroupID: "index_kafka_ds_g0", DataSource: "ds"}
+	if i := selectReplicaWorker(nil, batch, cands, on); i != 0 {
+		t.Fatalf("a batch task placed on candidate %d, want 0", i)
 	}
 }

@@ -58,6 +58,10 @@ type Announcement struct {
 	// Realtime are segments of rows not yet published (a running ingestion
 	// task's): brokers query them beside the timeline, never in it.
 	Realtime []*segmeta.DataSegment `json:"realtime,omitempty"`
+	// Sequences maps the version of realtime segments (one version per
+	// task) to the sequence the task reads: the replicas of a Kafka task
+	// group share it, and a broker reads one replica's segments of it.
+	Sequences map[string]string `json:"sequences,omitempty"`
 }
 
 // SegmentRef names one segment of a sub-query and the part of it to read:

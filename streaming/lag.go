@@ -188,12 +188,5 @@ func storedOffsets(metadata, topic string) map[int32]int64 {
 // sampleTasks lists the tasks whose positions a run's sample reads: every
 // group's and every task being stopped.
 func (s *supervisor) sampleTasks() []*supTask {
-	out := make([]*supTask, 0, len(s.groups)+len(s.foreign))
-	for _, t := range s.groups {
-		out = append(out, t)
-	}
-	for _, t := range s.foreign {
-		out = append(out, t)
-	}
-	return out
+	return s.allTasks()
 }

@@ -58,6 +58,7 @@ type realtime struct {
 	spool   string // the task's spool file: hydrants are byte ranges of it
 	dir     string // hydrant files and build scratch space
 	version string // of every hydrant: unique to the task, never a published version
+	seq     string // the task's sequence (kafkaTask.seq): replicas share it
 	period  time.Duration
 	env     servingEnv
 
@@ -116,7 +117,7 @@ func newRealtime(k *kafkaTask, taskID, spool, dir string, env servingEnv) *realt
 		return nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &realtime{spec: k.spec, spool: spool, dir: dir, version: "realtime-" + taskID, period: k.realtimePeriod,
+	return &realtime{spec: k.spec, spool: spool, dir: dir, version: "realtime-" + taskID, seq: k.seq, period: k.realtimePeriod,
 		env: env, ctx: ctx, cancel: cancel, maxSaved: k.maxSavedParseExceptions}
 }
 
@@ -292,7 +293,7 @@ func (r *realtime) buildRange(lo, hi int64, level int, part int32, skip int64) (
 		}
 		sg.ShardSpec = segmeta.NumberedShard(part+int32(i), 0)
 		sg.LoadSpec = "" // served from the local file, never loaded from elsewhere
-		h.segs = append(h.segs, middlemanager.Served{Segment: sg, Path: path, Realtime: true})
+		h.segs = append(h.segs, middlemanager.Served{Segment: sg, Path: path, Realtime: true, Sequence: r.seq})
 	}
 	return h, nil
 }

@@ -20,7 +20,7 @@ type SupervisorSpec struct {
 	Topic             string // ioConfig.topic (also accepts "stream")
 	Bootstrap         string // ioConfig.consumerProperties["bootstrap.servers"] (required)
 	TaskCount         int    // default 1
-	Replicas          int    // default 1 (only 1 is supported)
+	Replicas          int    // default 1: copies of each task group, each on another middle manager
 	TaskDuration      time.Duration
 	StartDelay        time.Duration
 	Period            time.Duration
@@ -302,9 +302,6 @@ func (s *SupervisorSpec) parseIOConfig(raw json.RawMessage, stored bool) (json.R
 	}
 	if s.Replicas < 1 {
 		return nil, fmt.Errorf("ioConfig.replicas must be at least 1, got %d", s.Replicas)
-	}
-	if s.Replicas > 1 {
-		return nil, fmt.Errorf("ioConfig.replicas %d is not supported: only 1 replica per task group", s.Replicas)
 	}
 	durations := []struct {
 		name   string

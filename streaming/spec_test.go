@@ -67,7 +67,7 @@ func TestParseSupervisorSpecErrors(t *testing.T) {
 		strings.Replace(specBody, `"topic":"t",`, ``, 1):                                  "topic is required",
 		strings.Replace(specBody, `"bootstrap.servers":"h:9092"`, `"x":"y"`, 1):           "bootstrap.servers",
 		strings.Replace(specBody, `"taskDuration":"PT10M"`, `"taskDuration":"P1M"`, 1):    "taskDuration",
-		strings.Replace(specBody, `"taskDuration":"PT10M"`, `"replicas":2`, 1):            "only 1 replica",
+		strings.Replace(specBody, `"taskDuration":"PT10M"`, `"replicas":0`, 1):            "at least 1",
 		strings.Replace(specBody, `"taskDuration":"PT10M"`, `"taskCount":0`, 1):           "taskCount",
 		strings.Replace(specBody, `{"type":"json"}`, `{"type":"nope"}`, 1):                "inputFormat",
 		strings.Replace(specBody, `"dataSource":"wiki",`, ``, 1):                          "dataSource",

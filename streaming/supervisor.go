@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,11 +44,15 @@ type supervisor struct {
 	client *kgo.Client
 	adm    *kadm.Client
 
-	groups  map[int]*supTask    // task group → its current task
+	groups  map[int]*taskGroup  // task group → its current sequence
 	retry   map[int]bool        // groups whose task failed in this run: resubmit next run
 	known   map[int32]bool      // partitions of the first listing
 	initial bool                // known is filled in
 	foreign map[string]*supTask // active tasks of the datasource no group owns (being stopped)
+	// pending are replicas of sequences another replica published (Druid's
+	// pendingCompletionTasks): asked to stop, their publish is refused by
+	// the offsets check and they end without holding their partitions.
+	pending map[string]*supTask
 	// times holds each task group's message-time bounds, fixed when the group
 	// starts. As in Druid, a task that failed while reading leaves its group
 	// in place (the retry gets the same bounds); a task that published ends
@@ -73,6 +78,16 @@ type supervisor struct {
 	lagFailed time.Time    // when a status request's measurement last failed
 }
 
+// taskGroup is the current sequence of a task group: ioConfig.replicas
+// tasks, each on another middle manager, reading the group's partitions from
+// the same start offsets. The first replica to publish ends the sequence;
+// the others' publish is refused by the offsets check.
+type taskGroup struct {
+	seq   string // ioConfig.baseSequenceName of the replicas
+	start map[int32]int64
+	tasks []*supTask
+}
+
 // supTask is a task of the supervisor, tracked by id.
 type supTask struct {
 	id        string
@@ -91,7 +106,7 @@ func newSupervisor(m *Manager, rec fsm.SupervisorRecord) *supervisor {
 	s := &supervisor{
 		m: m, id: rec.ID, ds: rec.DataSource, version: rec.Version, index: rec.Index,
 		kick: make(chan struct{}, 1), done: make(chan struct{}), measuring: make(chan struct{}, 1),
-		groups: map[int]*supTask{}, retry: map[int]bool{}, known: map[int32]bool{}, foreign: map[string]*supTask{},
+		groups: map[int]*taskGroup{}, retry: map[int]bool{}, known: map[int32]bool{}, foreign: map[string]*supTask{}, pending: map[string]*supTask{},
 		times: map[int]MessageTimes{}, st: newStateTracker(m.States),
 	}
 	s.log = m.log.With("supervisor", rec.ID)
@@ -189,12 +204,32 @@ func (s *supervisor) stopAll() {
 	ctx, cancel := context.WithTimeout(context.Background(), supStopTimeout)
 	defer cancel()
 	s.recordState(ctx)
-	for _, t := range s.groups {
+	for _, t := range s.allTasks() {
 		s.m.shutdownOnce(ctx, t.id, s.log)
+	}
+}
+
+// allTasks lists every task the supervisor tracks: the groups' replicas,
+// those of published sequences and those no group owns.
+func (s *supervisor) allTasks() []*supTask {
+	out := make([]*supTask, 0, len(s.groups)*max(s.replicas(), 1)+len(s.pending)+len(s.foreign))
+	for _, grp := range s.groups {
+		out = append(out, grp.tasks...)
+	}
+	for _, t := range s.pending {
+		out = append(out, t)
 	}
 	for _, t := range s.foreign {
-		s.m.shutdownOnce(ctx, t.id, s.log)
+		out = append(out, t)
 	}
+	return out
+}
+
+func (s *supervisor) replicas() int {
+	if s.spec == nil {
+		return 1
+	}
+	return s.spec.Replicas
 }
 
 // supFSMView is what one run reads from the FSM under its lock.
@@ -208,12 +243,7 @@ func (s *supervisor) readFSM() supFSMView {
 	v := supFSMView{records: map[string]fsm.TaskRecord{}}
 	s.m.ctl.ReadState(func(st *fsm.State) {
 		v.metadata, _ = st.DataSourceMetadata(s.ds)
-		for _, t := range s.groups {
-			if r, ok := st.Task(t.id); ok {
-				v.records[t.id] = *r
-			}
-		}
-		for _, t := range s.foreign {
+		for _, t := range s.allTasks() {
 			if r, ok := st.Task(t.id); ok {
 				v.records[t.id] = *r
 			}
@@ -269,8 +299,10 @@ func (s *supervisor) runOnce(ctx context.Context) {
 
 	if s.spec.Suspended {
 		stopCtx, cancel := context.WithTimeout(ctx, supStopTimeout)
-		for _, t := range s.groups {
-			s.m.shutdownOnce(stopCtx, t.id, s.log)
+		for _, grp := range s.groups {
+			for _, t := range grp.tasks {
+				s.m.shutdownOnce(stopCtx, t.id, s.log)
+			}
 		}
 		cancel()
 	}
@@ -374,12 +406,9 @@ func (s *supervisor) finish(smp *offsetSample) {
 	if s.spec != nil && s.spec.Suspended {
 		steady = StateSuspended
 	}
-	tasks := make([]*supTask, 0, len(s.groups)+len(s.foreign))
-	for _, t := range s.groups {
-		c := *t
-		tasks = append(tasks, &c)
-	}
-	for _, t := range s.foreign {
+	all := s.allTasks()
+	tasks := make([]*supTask, 0, len(all))
+	for _, t := range all {
 		c := *t
 		tasks = append(tasks, &c)
 	}
@@ -400,66 +429,113 @@ func (s *supervisor) finish(smp *offsetSample) {
 	s.mu.Unlock()
 }
 
-// trackCompletions notices tasks that ended since the last run.
+// trackCompletions notices tasks that ended since the last run. A replica
+// that succeeded ends its group's sequence: the other replicas are asked to
+// stop (their publish is refused) and the next sequence starts from the
+// offsets it published. A failed replica leaves the sequence to the others
+// and is replaced by a new replica reading from the same offsets.
 func (s *supervisor) trackCompletions(now time.Time, v supFSMView) {
-	for g, t := range s.groups {
-		r, ok := v.records[t.id]
-		if !ok {
-			// Unknown to the FSM: it may still be on its way through Raft, so it
-			// counts as running; a submission never seen is given up on later.
-			if !t.seen && !t.submitted.IsZero() && now.Sub(t.submitted) > s.unknownGrace() {
-				s.log.Warn("submitted task never appeared; submitting anew", "task", t.id)
+	for g, grp := range s.groups {
+		var live []*supTask
+		published, reset := false, false
+		var failed *supTask // the last replica that failed, if any
+		for _, t := range grp.tasks {
+			r, ok := v.records[t.id]
+			if !ok {
+				// Unknown to the FSM: it may still be on its way through Raft, so it
+				// counts as running; a submission never seen is given up on later.
+				if !t.seen && !t.submitted.IsZero() && now.Sub(t.submitted) > s.unknownGrace() {
+					s.log.Warn("submitted task never appeared; submitting anew", "task", t.id)
+					continue
+				}
+				live = append(live, t)
+				continue
+			}
+			t.seen, t.startedMs, t.createdMs = true, r.StartedMs, r.CreatedMs
+			t.observe(now, r.Report)
+			if r.Active() {
+				if s.spec != nil && t.startedMs > 0 && s.spec.CompletionTimeout > 0 &&
+					now.Sub(time.UnixMilli(t.startedMs)) > s.spec.TaskDuration+s.spec.CompletionTimeout {
+					s.mu.Lock()
+					s.st.addError(now, supExceptionClassSupervisor,
+						fmt.Sprintf("task [%s] did not publish within completionTimeout", t.id), false)
+					s.mu.Unlock()
+					ctx, cancel := context.WithTimeout(context.Background(), supStopTimeout)
+					s.m.shutdownOnce(ctx, t.id, s.log)
+					cancel()
+				}
+				live = append(live, t)
+				continue
+			}
+			s.m.forgetStopped(t.id)
+			if r.ErrorMsg == ResetShutdownReason {
+				// Ended by a reset of this supervisor: not a task failure, and
+				// the group starts afresh from the reset offsets.
+				reset = true
+				continue
+			}
+			ok = r.Status == commands.TaskSuccess
+			s.mu.Lock()
+			s.st.taskCompleted(ok)
+			if !ok {
+				s.st.addError(now, supExceptionClassSupervisor, fmt.Sprintf("task [%s] failed: %s", t.id, r.ErrorMsg), false)
+			}
+			s.mu.Unlock()
+			if ok {
+				published = true
+			} else {
+				failed = t
+			}
+		}
+		grp.tasks = live
+		switch {
+		case published || (reset && len(live) == 0):
+			// The sequence is over; a replica still running cannot publish it
+			// again and stops without holding the partitions.
+			delete(s.groups, g)
+			delete(s.times, g)
+			s.retireReplicas(live)
+		case failed != nil:
+			// Past its taskDuration a Druid group is no longer reading but
+			// publishing: its failure ends the group too (when no replica is
+			// left to publish).
+			if len(live) == 0 {
 				delete(s.groups, g)
+				if s.spec == nil || (failed.startedMs > 0 && now.Sub(time.UnixMilli(failed.startedMs)) >= s.spec.TaskDuration) {
+					delete(s.times, g)
+				}
 			}
-			continue
-		}
-		t.seen, t.startedMs, t.createdMs = true, r.StartedMs, r.CreatedMs
-		t.observe(now, r.Report)
-		if r.Active() {
-			if s.spec != nil && t.startedMs > 0 && s.spec.CompletionTimeout > 0 &&
-				now.Sub(time.UnixMilli(t.startedMs)) > s.spec.TaskDuration+s.spec.CompletionTimeout {
-				s.mu.Lock()
-				s.st.addError(now, supExceptionClassSupervisor,
-					fmt.Sprintf("task [%s] did not publish within completionTimeout", t.id), false)
-				s.mu.Unlock()
-				ctx, cancel := context.WithTimeout(context.Background(), supStopTimeout)
-				s.m.shutdownOnce(ctx, t.id, s.log)
-				cancel()
-			}
-			continue
-		}
-		delete(s.groups, g)
-		s.m.forgetStopped(t.id)
-		if r.ErrorMsg == ResetShutdownReason {
-			// Ended by a reset of this supervisor: not a task failure, and
-			// the group starts afresh from the reset offsets.
-			delete(s.times, g)
-			continue
-		}
-		ok = r.Status == commands.TaskSuccess
-		// Past its taskDuration a Druid group is no longer reading but
-		// publishing: its failure ends the group too.
-		if ok || s.spec == nil || (t.startedMs > 0 && now.Sub(time.UnixMilli(t.startedMs)) >= s.spec.TaskDuration) {
-			delete(s.times, g)
-		}
-		s.mu.Lock()
-		s.st.taskCompleted(ok)
-		if !ok {
-			s.st.addError(now, supExceptionClassSupervisor, fmt.Sprintf("task [%s] failed: %s", t.id, r.ErrorMsg), false)
-		}
-		s.mu.Unlock()
-		if !ok {
 			s.retry[g] = true
+		case len(live) == 0:
+			delete(s.groups, g)
 		}
 	}
-	for id, t := range s.foreign {
-		if r, ok := v.records[id]; !ok || !r.Active() {
-			delete(s.foreign, id)
-			s.m.forgetStopped(id)
-		} else {
-			t.startedMs, t.createdMs = r.StartedMs, r.CreatedMs
-			t.observe(now, r.Report)
+	for _, set := range []map[string]*supTask{s.foreign, s.pending} {
+		for id, t := range set {
+			if r, ok := v.records[id]; !ok || !r.Active() {
+				delete(set, id)
+				s.m.forgetStopped(id)
+			} else {
+				t.startedMs, t.createdMs = r.StartedMs, r.CreatedMs
+				t.observe(now, r.Report)
+			}
 		}
+	}
+}
+
+// retireReplicas asks the replicas of a sequence another replica published
+// to stop; until they end they show as publishing (pendingCompletionTasks).
+func (s *supervisor) retireReplicas(tasks []*supTask) {
+	if len(tasks) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), supStopTimeout)
+	defer cancel()
+	for _, t := range tasks {
+		s.log.Info("stopping a replica whose sequence was published", "task", t.id)
+		t.group = -1
+		s.pending[t.id] = t
+		s.m.shutdownOnce(ctx, t.id, s.log)
 	}
 }
 
@@ -482,29 +558,36 @@ func (s *supervisor) unknownGrace() time.Duration {
 }
 
 // adopt takes over active tasks of the datasource that no group tracks: those
-// of a previous supervisor object or leader. A task that fits a free group
-// becomes its task; any other is stopped gracefully and holds its partitions
-// until it ends.
+// of a previous supervisor object or leader. A task that fits a free group,
+// or is a replica of the sequence its group runs, becomes the group's; any
+// other is stopped gracefully and holds its partitions until it ends.
 func (s *supervisor) adopt(now time.Time, v supFSMView) {
 	tracked := map[string]bool{}
-	for _, t := range s.groups {
+	for _, t := range s.allTasks() {
 		tracked[t.id] = true
 	}
 	for _, r := range v.active {
-		if tracked[r.ID] || s.foreign[r.ID] != nil {
+		if tracked[r.ID] {
 			continue
 		}
 		t := &supTask{id: r.ID, group: -1, seen: true, startedMs: r.StartedMs, createdMs: r.CreatedMs}
 		t.observe(now, r.Report) // its position counts in this run's lag
-		topic, start, times, err := supParseTaskPayload(r.Payload)
+		topic, start, times, seq, err := supParseTaskPayload(r.Payload)
 		if err == nil {
 			t.start = start
-			if g, ok := s.groupOf(r.GroupID, topic, start); ok && s.groups[g] == nil {
-				t.group = g
-				s.groups[g] = t
-				s.times[g] = times // the group keeps the bounds its task got
-				s.log.Info("adopted running task", "task", r.ID, "group", g)
-				continue
+			if g, ok := s.groupOf(r.GroupID, topic, start); ok {
+				grp := s.groups[g]
+				if grp == nil {
+					grp = &taskGroup{seq: seq, start: start}
+					s.groups[g] = grp
+					s.times[g] = times // the group keeps the bounds its task got
+				}
+				if grp.seq == seq && maps.Equal(grp.start, start) && len(grp.tasks) < s.spec.Replicas {
+					t.group = g
+					grp.tasks = append(grp.tasks, t)
+					s.log.Info("adopted running task", "task", r.ID, "group", g, "sequence", seq)
+					continue
+				}
 			}
 		}
 		s.log.Info("stopping a task that no task group owns", "task", r.ID)
@@ -584,15 +667,17 @@ func supPartitionsOf(parts map[int32]int64, g, count int) []int32 {
 // stopStale stops running group tasks that do not read every partition of
 // their group (partitions were added): the next task reads them all.
 func (s *supervisor) stopStale(ctx context.Context, ends map[int32]int64) {
-	for g, t := range s.groups {
-		if t.start == nil {
+	for g, grp := range s.groups {
+		if grp.start == nil {
 			continue
 		}
 		for _, p := range supPartitionsOf(ends, g, s.spec.TaskCount) {
-			if _, ok := t.start[p]; !ok {
-				s.log.Info("partitions changed; stopping task so the next one reads them all", "task", t.id)
+			if _, ok := grp.start[p]; !ok {
 				stopCtx, cancel := context.WithTimeout(ctx, supStopTimeout)
-				s.m.shutdownOnce(stopCtx, t.id, s.log)
+				for _, t := range grp.tasks {
+					s.log.Info("partitions changed; stopping task so the next one reads them all", "task", t.id)
+					s.m.shutdownOnce(stopCtx, t.id, s.log)
+				}
 				cancel()
 				break
 			}
@@ -605,7 +690,9 @@ type supRunError struct {
 	stream bool
 }
 
-// createTasks submits a task for every group with partitions and no task.
+// createTasks starts a sequence (ioConfig.replicas tasks) for every group
+// with partitions and no sequence, and a replica in place of each one a
+// running sequence lost.
 func (s *supervisor) createTasks(ctx context.Context, now time.Time, ends, stored map[int32]int64) *supRunError {
 	// Partitions read by active tasks no group owns stay theirs until they end.
 	held := map[int32]bool{}
@@ -620,11 +707,19 @@ func (s *supervisor) createTasks(ctx context.Context, now time.Time, ends, store
 		if ctx.Err() != nil {
 			return nil // stopping
 		}
-		if len(parts) == 0 || s.groups[g] != nil {
+		grp := s.groups[g]
+		if len(parts) == 0 || (grp != nil && len(grp.tasks) >= s.spec.Replicas) {
 			continue
 		}
 		if s.retry[g] {
 			continue // its task failed in this run: a new one next run
+		}
+		if grp != nil {
+			// A lost replica's successor reads from the sequence's start.
+			if err := s.submitReplicas(ctx, now, g, grp); err != nil {
+				return &supRunError{err, false}
+			}
+			continue
 		}
 		if slices.ContainsFunc(parts, func(p int32) bool { return held[p] }) {
 			continue
@@ -657,7 +752,9 @@ func (s *supervisor) createTasks(ctx context.Context, now time.Time, ends, store
 				offsets[p] = ends[p]
 			}
 		}
-		if err := s.submit(ctx, now, g, offsets); err != nil {
+		grp = &taskGroup{seq: supGroupPrefix(s.ds) + strconv.Itoa(g) + "_" + supRandomSuffix(), start: offsets}
+		s.groups[g] = grp
+		if err := s.submitReplicas(ctx, now, g, grp); err != nil {
 			return &supRunError{err, false}
 		}
 	}
@@ -687,7 +784,10 @@ type supTaskIOConfig struct {
 	ConsumerProperties   map[string]string `json:"consumerProperties"`
 	InputFormat          json.RawMessage   `json:"inputFormat"`
 	StartSequenceNumbers supSequenceNumber `json:"startSequenceNumbers"`
-	TaskDuration         string            `json:"taskDuration"`
+	// BaseSequenceName is shared by the replicas of one sequence of a task
+	// group (Druid's name): brokers read one replica's rows per sequence.
+	BaseSequenceName string `json:"baseSequenceName"`
+	TaskDuration     string `json:"taskDuration"`
 	// The task group's bounds of the row timestamps (ISO; null: unbounded).
 	MinimumMessageTime *string `json:"minimumMessageTime"`
 	MaximumMessageTime *string `json:"maximumMessageTime"`
@@ -707,30 +807,31 @@ func supOffsetsJSONMap(m map[int32]int64) map[string]int64 {
 	return out
 }
 
-// supParseTaskPayload reads the topic, start offsets and message-time
-// bounds of a task payload.
-func supParseTaskPayload(payload string) (string, map[int32]int64, MessageTimes, error) {
+// supParseTaskPayload reads the topic, start offsets, message-time bounds
+// and sequence name of a task payload.
+func supParseTaskPayload(payload string) (string, map[int32]int64, MessageTimes, string, error) {
 	var p struct {
 		IOConfig struct {
 			Topic                string            `json:"topic"`
+			BaseSequenceName     string            `json:"baseSequenceName"`
 			StartSequenceNumbers supSequenceNumber `json:"startSequenceNumbers"`
 			MinimumMessageTime   json.RawMessage   `json:"minimumMessageTime"`
 			MaximumMessageTime   json.RawMessage   `json:"maximumMessageTime"`
 		} `json:"ioConfig"`
 	}
 	if err := json.Unmarshal([]byte(payload), &p); err != nil {
-		return "", nil, MessageTimes{}, err
+		return "", nil, MessageTimes{}, "", err
 	}
 	out := make(map[int32]int64, len(p.IOConfig.StartSequenceNumbers.PartitionSequenceNumberMap))
 	for k, o := range p.IOConfig.StartSequenceNumbers.PartitionSequenceNumberMap {
 		n, err := strconv.ParseInt(k, 10, 32)
 		if err != nil {
-			return "", nil, MessageTimes{}, fmt.Errorf("bad partition %q", k)
+			return "", nil, MessageTimes{}, "", fmt.Errorf("bad partition %q", k)
 		}
 		out[int32(n)] = o
 	}
 	times, err := parseMessageTimes(p.IOConfig.MinimumMessageTime, p.IOConfig.MaximumMessageTime)
-	return p.IOConfig.Topic, out, times, err
+	return p.IOConfig.Topic, out, times, p.IOConfig.BaseSequenceName, err
 }
 
 func supRandomSuffix() string {
@@ -739,45 +840,51 @@ func supRandomSuffix() string {
 	return hex.EncodeToString(b[:])
 }
 
-// submit builds and submits the next task of group g. A group starting now
-// gets its message-time bounds (the supervisor's clock, not the FSM's).
-func (s *supervisor) submit(ctx context.Context, now time.Time, g int, offsets map[int32]int64) error {
-	id := TaskType + "_" + s.ds + "_" + supRandomSuffix()
+// submitReplicas submits tasks of group g's sequence until it has
+// ioConfig.replicas of them. A group starting now gets its message-time
+// bounds (the supervisor's clock, not the FSM's).
+func (s *supervisor) submitReplicas(ctx context.Context, now time.Time, g int, grp *taskGroup) error {
 	times, ok := s.times[g]
 	if !ok {
 		times = s.spec.MessageTimes(now)
 		s.times[g] = times
 	}
 	minTime, maxTime := times.payload()
-	body, err := json.Marshal(supTaskPayload{
-		Type: TaskType, ID: id, GroupID: supGroupPrefix(s.ds) + strconv.Itoa(g), DataSource: s.ds,
-		DataSchema: s.spec.DataSchema, TuningConfig: s.spec.TuningConfig,
-		IOConfig: supTaskIOConfig{
-			Type: "kafka", Topic: s.spec.Topic,
-			ConsumerProperties: map[string]string{"bootstrap.servers": s.spec.Bootstrap},
-			InputFormat:        s.spec.InputFormat,
-			StartSequenceNumbers: supSequenceNumber{
-				Type: "start", Stream: s.spec.Topic, PartitionSequenceNumberMap: supOffsetsJSONMap(offsets),
+	for len(grp.tasks) < s.spec.Replicas {
+		// As in Druid, a replica's id starts with its sequence's name; its
+		// published files are stored under it (replicaSegments finds them).
+		id := grp.seq + "_" + supRandomSuffix()
+		body, err := json.Marshal(supTaskPayload{
+			Type: TaskType, ID: id, GroupID: supGroupPrefix(s.ds) + strconv.Itoa(g), DataSource: s.ds,
+			DataSchema: s.spec.DataSchema, TuningConfig: s.spec.TuningConfig,
+			IOConfig: supTaskIOConfig{
+				Type: "kafka", Topic: s.spec.Topic,
+				ConsumerProperties: map[string]string{"bootstrap.servers": s.spec.Bootstrap},
+				InputFormat:        s.spec.InputFormat,
+				StartSequenceNumbers: supSequenceNumber{
+					Type: "start", Stream: s.spec.Topic, PartitionSequenceNumberMap: supOffsetsJSONMap(grp.start),
+				},
+				BaseSequenceName:   grp.seq,
+				TaskDuration:       FormatDuration(s.spec.TaskDuration),
+				MinimumMessageTime: minTime,
+				MaximumMessageTime: maxTime,
 			},
-			TaskDuration:       FormatDuration(s.spec.TaskDuration),
-			MinimumMessageTime: minTime,
-			MaximumMessageTime: maxTime,
-		},
-	})
-	if err != nil {
-		return err
+		})
+		if err != nil {
+			return err
+		}
+		// The id is ours, so a submission whose outcome is unknown is still
+		// tracked: the group waits for it rather than risk a second task.
+		grp.tasks = append(grp.tasks, &supTask{id: id, group: g, start: grp.start, submitted: now})
+		got, err := s.m.ctl.SubmitTask(ctx, body)
+		if err != nil {
+			return fmt.Errorf("cannot submit task for group %d: %w", g, err)
+		}
+		if got != "" && got != id {
+			return errors.New("task submission returned id " + got + ", want " + id)
+		}
+		s.log.Info("submitted task", "task", id, "group", g, "sequence", grp.seq, "offsets", grp.start)
 	}
-	// The id is ours, so a submission whose outcome is unknown is still
-	// tracked: the group waits for it rather than risk a second task.
-	s.groups[g] = &supTask{id: id, group: g, start: offsets, submitted: now}
-	got, err := s.m.ctl.SubmitTask(ctx, body)
-	if err != nil {
-		return fmt.Errorf("cannot submit task for group %d: %w", g, err)
-	}
-	if got != "" && got != id {
-		return errors.New("task submission returned id " + got + ", want " + id)
-	}
-	s.log.Info("submitted task", "task", id, "group", g, "offsets", offsets)
 	return nil
 }
 

@@ -56,10 +56,13 @@ func init() { middlemanager.Register(TaskType, kafkaRunner{}) }
 
 // kafkaTask is a parsed index_kafka task payload.
 type kafkaTask struct {
-	spec         *nativebatch.Spec // dataSchema + inputFormat + tuning; Source is set when reading is done
-	topic        string
-	bootstrap    []string
-	start        Offsets
+	spec      *nativebatch.Spec // dataSchema + inputFormat + tuning; Source is set when reading is done
+	topic     string
+	bootstrap []string
+	start     Offsets
+	// seq is ioConfig.baseSequenceName, shared by the replicas of one
+	// sequence of a task group ("" for a task no supervisor made).
+	seq          string
 	taskDuration time.Duration
 	lockTimeout  time.Duration
 	// times bounds the row timestamps kept (ioConfig minimumMessageTime and
@@ -85,6 +88,7 @@ type rawTask struct {
 		ConsumerProperties   map[string]any  `json:"consumerProperties"`
 		InputFormat          json.RawMessage `json:"inputFormat"`
 		StartSequenceNumbers json.RawMessage `json:"startSequenceNumbers"`
+		BaseSequenceName     string          `json:"baseSequenceName"`
 		TaskDuration         *string         `json:"taskDuration"`
 		MinimumMessageTime   json.RawMessage `json:"minimumMessageTime"`
 		MaximumMessageTime   json.RawMessage `json:"maximumMessageTime"`
@@ -125,7 +129,7 @@ func parseTask(payload []byte) (*kafkaTask, error) {
 	if io.Type != "" && io.Type != "kafka" {
 		return nil, fmt.Errorf("index_kafka task: ioConfig.type must be \"kafka\", got %q", io.Type)
 	}
-	k := &kafkaTask{spec: s, topic: io.Topic, taskDuration: time.Hour, lockTimeout: defaultLockTimeout, realtimePeriod: defaultRealtimePeriod,
+	k := &kafkaTask{spec: s, topic: io.Topic, seq: io.BaseSequenceName, taskDuration: time.Hour, lockTimeout: defaultLockTimeout, realtimePeriod: defaultRealtimePeriod,
 		maxSavedParseExceptions: tuning.MaxSavedParseExceptions}
 	if k.topic == "" {
 		k.topic = io.Stream
@@ -223,20 +227,33 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 	if rt != nil {
 		prog.rows = rt.rowProgress
 	}
-	end, read, err := k.read(ctx, spool, env.Logf, prog.update, rt)
+	// A replica of the sequence may publish first: reading then stops.
+	readCtx, stopReading := context.WithCancel(ctx)
+	defer stopReading()
+	yielded := k.watchReplicas(readCtx, env, stopReading)
+	end, read, err := k.read(readCtx, spool, env.Logf, prog.update, rt)
+	stopReading()
 	rt.stop() // the hydrants stay served until the publish settles
+	// Reading stopped; what was read is published even when ctx was cancelled.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
+	defer cancel()
+	if yielded() {
+		return k.yield(pctx, c, env, t.ID, rt)
+	}
 	if err != nil {
 		rt.withdraw()
 		return fail(nativebatch.RowStats{}, err)
 	}
-	// Reading stopped; what was read is published even when ctx was cancelled.
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
-	defer cancel()
 	p := &publisher{k: k, c: c, env: env, taskID: t.ID, spool: spool, beforePublish: rt.hold}
 	stats, published, err := p.buildAndPublish(pctx, read, end)
 	if err != nil {
-		rt.withdraw()
 		os.RemoveAll(p.held)
+		if ingest.IsPublishConflict(err) && k.seq != "" {
+			if lost, _ := k.superseded(pctx, env); lost {
+				return k.yield(pctx, c, env, t.ID, rt)
+			}
+		}
+		rt.withdraw()
 		return fail(stats, err)
 	}
 	env.Logf("Published %d segments with offsets %s", published, end.MetadataJSON())

@@ -180,6 +180,10 @@ const (
 	ActionLockAcquire  = "lockAcquire"  // lock Interval of the task's datasource → {"interval","version"}
 	ActionLockRelease  = "lockRelease"  // release Interval ("" = every lock) → {"released": n}
 	ActionKillSegments = "killSegments" // delete unused segments inside Interval (lock required) → {"killed": [ids], "markedUnused": n}
+	// ActionDataSourceMetadata reads the stored ingestion metadata of the
+	// task's datasource (Druid's KafkaDataSourceMetadata; null when none): a
+	// stream task learns from it that a replica published its records.
+	ActionDataSourceMetadata = "dataSourceMetadata"
 )
 
 // Action is one task action.

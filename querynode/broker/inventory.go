@@ -22,6 +22,7 @@ type server struct {
 	version    string
 	segs       map[segmeta.ID]*segmeta.DataSegment
 	realtime   []*segmeta.DataSegment // rows not yet published, outside the timeline
+	sequences  map[string]string      // realtime version → sequence (protocol.Announcement.Sequences)
 	tried      bool                   // polled at least once
 	lastLogged string
 }
@@ -43,6 +44,7 @@ type view struct {
 	servers []*server
 	entries map[segmeta.ID]*entry
 	index   *segmeta.Index
+	rt      replicaChoice // which replica's realtime rows queries read (replicas.go)
 }
 
 func newView(urls []string) *view {
@@ -80,12 +82,14 @@ func (v *view) apply(s *server, ann *protocol.Announcement, pollErr error) {
 	var next map[segmeta.ID]*segmeta.DataSegment
 	if pollErr != nil {
 		s.version, s.realtime = "", nil
+		s.sequences = nil
 	} else {
 		s.meta = ann.Server
 		if ann.Unchanged {
 			return
 		}
 		s.version, s.realtime = ann.Version, ann.Realtime
+		s.sequences = ann.Sequences
 		next = make(map[segmeta.ID]*segmeta.DataSegment, len(ann.Segments))
 		for _, seg := range ann.Segments {
 			if seg != nil {
@@ -132,6 +136,7 @@ func (v *view) apply(s *server, ann *protocol.Announcement, pollErr error) {
 			}
 		}
 	}
+	v.settleReplicas(time.Now(), added)
 }
 
 // unit is one piece of work of a query: a segment and the part of it that
@@ -144,6 +149,8 @@ type unit struct {
 	// has was published meanwhile and is read from the timeline's segments
 	// instead, so it is skipped rather than retried.
 	realtime bool
+	seq      string      // the realtime rows' sequence, when replicas read it (replicas.go)
+	standby  []rtStandby // the sequence's other replicas, read if this unit's server fails
 }
 
 // resolve finds the visible segments of the query in the timeline. Union
@@ -212,20 +219,28 @@ func visitVisible(f queryFacts, tl *segmeta.Timeline, add func(seg *segmeta.Data
 
 // appendRealtime adds a unit for each realtime segment of ds that overlaps
 // the intervals. Realtime segments are not versioned against the timeline:
-// each holds rows no published segment has yet.
+// each holds rows no published segment has yet. Of the replicas of a
+// sequence only the chosen one is read (replicas.go).
 func (v *view) appendRealtime(out []unit, ds string, ivs []interval.Interval) []unit {
+	overlaps := func(seg *segmeta.DataSegment) bool {
+		return slices.ContainsFunc(ivs, func(iv interval.Interval) bool { return iv.Overlaps(seg.Interval) })
+	}
+	var standby map[string][]rtStandby // computed when a replicated sequence is read
+	listed := false
 	for _, s := range v.servers {
 		for _, seg := range s.realtime {
-			if seg.DataSource != ds || seg.IsTombstone() {
+			if seg.DataSource != ds || seg.IsTombstone() || !overlaps(seg) {
 				continue
 			}
-			for _, iv := range ivs {
-				if iv.Overlaps(seg.Interval) {
-					out = append(out, unit{ref: protocol.SegmentRef{ID: seg.ID().String(), Interval: seg.Interval.String()},
-						servers: []*server{s}, realtime: true})
-					break
-				}
+			seq, read := v.rt.reads(s, seg)
+			if !read {
+				continue
 			}
+			if seq != "" && !listed {
+				standby, listed = v.standby(ds, overlaps), true
+			}
+			out = append(out, unit{ref: protocol.SegmentRef{ID: seg.ID().String(), Interval: seg.Interval.String()},
+				servers: []*server{s}, realtime: true, seq: seq, standby: standby[seq]})
 		}
 	}
 	return out

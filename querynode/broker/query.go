@@ -206,6 +206,7 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 		reading[u.ref.ID] = true
 	}
 	load := map[*server]int{}
+	down := map[*server]bool{} // servers that failed to answer (replicaFailover)
 	replies := make(chan reply)
 	inflight := 0
 	defer func() { // let abandoned senders finish
@@ -305,7 +306,13 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 			for _, i := range r.units {
 				why[i] = te.Error()
 			}
-			if err := dispatch(r.units); err != nil {
+			retry, added := replicaFailover(units, r.units, r.srv, down)
+			for _, u := range added {
+				units = append(units, u)
+				tried, why, missing = append(tried, nil), append(why, ""), append(missing, false)
+				retry = append(retry, len(units)-1)
+			}
+			if err := dispatch(retry); err != nil {
 				return nil, nil, nil, err
 			}
 		default:

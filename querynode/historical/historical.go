@@ -118,6 +118,7 @@ type loaded struct {
 	gone   bool
 	owner  string // "" for coordinator-assigned segments; else its ServeLocal owner
 	rt     bool   // realtime: rows not yet published
+	seq    string // Served.Sequence of a local segment
 }
 
 // New validates cfg and prepares the cache directories; Start begins work.
@@ -260,6 +261,12 @@ func (n *Node) Announce(since string) protocol.Announcement {
 	}
 	a.Segments = make([]*segmeta.DataSegment, 0, len(n.served))
 	for _, l := range n.served {
+		if l.rt && l.seq != "" {
+			if a.Sequences == nil {
+				a.Sequences = map[string]string{}
+			}
+			a.Sequences[l.seg.Version] = l.seq
+		}
 		if l.rt {
 			a.Realtime = append(a.Realtime, l.seg)
 		} else {

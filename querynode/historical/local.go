@@ -20,6 +20,9 @@ type Served struct {
 	Segment  *segmeta.DataSegment
 	Path     string // the segment file (storage/segment format)
 	Realtime bool   // rows not yet published: brokers query them beside the timeline, never in it
+	// Sequence names the sequence of a realtime segment's rows when replicas
+	// of its task read the same records (protocol.Announcement.Sequences).
+	Sequence string
 }
 
 // ServeLocal replaces everything owner serves with segs, in one step: a
@@ -52,7 +55,7 @@ func (n *Node) ServeLocal(owner string, segs []Served) error {
 			closeAll()
 			return fmt.Errorf("historical: %s serves segment %s twice", owner, id)
 		}
-		l := &loaded{seg: s.Segment, owner: owner, rt: s.Realtime}
+		l := &loaded{seg: s.Segment, owner: owner, rt: s.Realtime, seq: s.Sequence}
 		if !s.Segment.IsTombstone() {
 			data, err := segment.Open(s.Path)
 			if err != nil {

@@ -1,0 +1,199 @@
+package broker
+
+import (
+	"cmp"
+	"encoding/json"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"strata/protocol"
+	"strata/segmeta"
+	"strata/storage/deep"
+)
+
+// Replicated realtime rows. A Kafka supervisor with ioConfig.replicas > 1
+// runs each sequence of a task group as several tasks on different middle
+// managers, reading the same records; each task serves realtime segments of
+// its own (their version names the task) and its worker announces them with
+// the sequence's name (protocol.Announcement.Sequences). A query reads the
+// segments of one replica per sequence: never two (each row would count
+// twice) and never part of each (a mix of two positions in the stream). The
+// choice sticks while the chosen replica is announced, so that answers do
+// not jump between replicas at different positions; when its server fails
+// during a query, the query reads another replica instead, and when it
+// stops being announced, the next replica is chosen.
+//
+// A sequence is handed off once a segment one of its tasks published is in
+// the broker's view (from any server: the file of a published segment is
+// stored under the id of the task that published it, and a replica's id
+// starts with its sequence's name): from that moment no realtime segment of
+// the sequence is read, from any server, so the published rows are never
+// read beside a replica that has not yet noticed the publish.
+
+// handedMemory is how long a sequence seen handed off stays excluded; its
+// replicas withdraw their realtime segments well within it.
+const handedMemory = 10 * time.Minute
+
+// replicaChoice is the view's record of the replica read per sequence;
+// guarded by view.mu.
+type replicaChoice struct {
+	chosen map[string]rtReplica // sequence → the replica read
+	handed map[string]time.Time // sequences seen handed off → when first seen
+}
+
+// rtReplica is one task's realtime segments: their server and version.
+type rtReplica struct {
+	srv     *server
+	version string
+}
+
+// rtStandby is a replica not read, with the query's segments of it.
+type rtStandby struct {
+	rtReplica
+	refs []protocol.SegmentRef
+}
+
+// settleReplicas updates the choices after an announcement changed (v.mu
+// held for writing), given the published segments it added: a choice stays
+// while its replica is announced; a new or orphaned sequence gets the
+// replica of the lowest version (task id).
+func (v *view) settleReplicas(now time.Time, added []*segmeta.DataSegment) {
+	c := &v.rt
+	if c.chosen == nil {
+		c.chosen, c.handed = map[string]rtReplica{}, map[string]time.Time{}
+	}
+	cands := map[string][]rtReplica{}
+	for _, s := range v.servers {
+		for version, seq := range s.sequences {
+			cands[seq] = append(cands[seq], rtReplica{srv: s, version: version})
+		}
+	}
+	for _, seg := range added {
+		// A sequence known now or before this announcement (whose replica
+		// may just have swapped its realtime segments for these).
+		if seq := publishedSequence(seg); seq != "" && (len(cands[seq]) > 0 || c.chosen[seq] != rtReplica{}) {
+			if _, ok := c.handed[seq]; !ok {
+				c.handed[seq] = now
+			}
+		}
+	}
+	for seq, at := range c.handed {
+		if now.Sub(at) > handedMemory {
+			delete(c.handed, seq)
+		}
+	}
+	for seq := range c.chosen {
+		if len(cands[seq]) == 0 {
+			delete(c.chosen, seq)
+		}
+	}
+	for seq, list := range cands {
+		if cur, ok := c.chosen[seq]; ok && slices.Contains(list, cur) {
+			continue
+		}
+		c.chosen[seq] = slices.MinFunc(list, func(a, b rtReplica) int {
+			return cmp.Or(strings.Compare(a.version, b.version), strings.Compare(a.srv.url, b.srv.url))
+		})
+	}
+}
+
+// publishedSequence is the sequence whose task published seg, read from the
+// file key of its loadSpec (.../<task id>/<file>, the task id being
+// <sequence>_<suffix>); "" when the key has no such element.
+func publishedSequence(seg *segmeta.DataSegment) string {
+	key := deep.FileKey(string(seg.LoadSpec))
+	if key == "" {
+		return ""
+	}
+	var ls deep.LoadSpec
+	if json.Unmarshal([]byte(key), &ls) != nil {
+		return ""
+	}
+	task := path.Base(path.Dir(ls.Path + ls.Key))
+	i := strings.LastIndexByte(task, '_')
+	if i <= 0 {
+		return ""
+	}
+	return task[:i]
+}
+
+// reads tells whether queries read realtime segment seg of server s, and
+// the sequence it belongs to ("" when its task has no replicas).
+func (c *replicaChoice) reads(s *server, seg *segmeta.DataSegment) (seq string, ok bool) {
+	seq = s.sequences[seg.Version]
+	if seq == "" {
+		return "", true
+	}
+	if _, gone := c.handed[seq]; gone {
+		return seq, false
+	}
+	return seq, c.chosen[seq] == rtReplica{srv: s, version: seg.Version}
+}
+
+// standby lists, per sequence, the replicas not read and their segments
+// among refs of ds overlapping the query (v.mu held).
+func (v *view) standby(ds string, overlaps func(*segmeta.DataSegment) bool) map[string][]rtStandby {
+	var out map[string][]rtStandby
+	for _, s := range v.servers {
+		for _, seg := range s.realtime {
+			if seg.DataSource != ds || seg.IsTombstone() || !overlaps(seg) {
+				continue
+			}
+			seq, read := v.rt.reads(s, seg)
+			if read || seq == "" {
+				continue
+			}
+			if _, gone := v.rt.handed[seq]; gone {
+				continue
+			}
+			if out == nil {
+				out = map[string][]rtStandby{}
+			}
+			list := out[seq]
+			i := slices.IndexFunc(list, func(r rtStandby) bool { return r.srv == s && r.version == seg.Version })
+			if i < 0 {
+				list = append(list, rtStandby{rtReplica: rtReplica{srv: s, version: seg.Version}})
+				i = len(list) - 1
+			}
+			list[i].refs = append(list[i].refs, protocol.SegmentRef{ID: seg.ID().String(), Interval: seg.Interval.String()})
+			out[seq] = list
+		}
+	}
+	return out
+}
+
+// replicaFailover handles the units of a server that failed to answer: the
+// realtime units of a replicated sequence are replaced by the units of one
+// standby replica on a server not known down (all of that replica's: a
+// query never mixes replicas); the others are to be retried as before.
+func replicaFailover(units []unit, failed []int, srv *server, down map[*server]bool) (retry []int, added []unit) {
+	down[srv] = true
+	switched := map[string]bool{} // sequence → whether a standby took over
+	for _, i := range failed {
+		u := units[i]
+		if !u.realtime || u.seq == "" {
+			retry = append(retry, i)
+			continue
+		}
+		ok, seen := switched[u.seq]
+		if !seen {
+			for _, sb := range u.standby {
+				if down[sb.srv] {
+					continue
+				}
+				for _, ref := range sb.refs {
+					added = append(added, unit{ref: ref, servers: []*server{sb.srv}, realtime: true, seq: u.seq, standby: u.standby})
+				}
+				ok = true
+				break
+			}
+			switched[u.seq] = ok
+		}
+		if !ok {
+			retry = append(retry, i) // no replica left: fails as an unread segment does
+		}
+	}
+	return retry, added
+}

@@ -1,0 +1,68 @@
+package streaming
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"strata/internal/eventually"
+)
+
+// With ioConfig.replicas 2 a sequence runs as two tasks reading the same
+// offsets under one sequence name; a failed replica is replaced by one
+// reading from the sequence's start; once a replica publishes, the other is
+// asked to stop (shown as publishing) and the next sequence starts from the
+// published offsets, again with two replicas.
+func TestSupervisorRunsReplicas(t *testing.T) {
+	_, addr := supCluster(t, 2, "t")
+	c := newSupTestControl(t)
+	m, _ := runManager(t, c)
+	spec := strings.Replace(string(supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 1, earliest: true})),
+		`"taskCount":1`, `"taskCount":1,"replicas":2`, 1)
+	c.setSpec(t, []byte(spec), false)
+	eventually.True(t, "two replicas", func() bool { return len(c.tasks()) == 2 })
+	first := c.tasks()
+	seq := first[0].IOConfig.BaseSequenceName
+	for _, p := range first {
+		if p.GroupID != "index_kafka_wiki_g0" || p.IOConfig.BaseSequenceName != seq || !strings.HasPrefix(p.ID, seq+"_") ||
+			!mapsEqual(startOffsets(p), map[string]int64{"0": 0, "1": 0}) {
+			t.Fatalf("replica %+v of sequence %s", p, seq)
+		}
+	}
+	if first[0].ID == first[1].ID || seq == "" {
+		t.Fatalf("replicas %s and %s of sequence %q", first[0].ID, first[1].ID, seq)
+	}
+	a, b := first[0].ID, first[1].ID
+	c.start(a)
+	c.start(b)
+
+	// b fails: a new replica of the same sequence, from its start.
+	c.finish("wiki", "t", b, nil)
+	eventually.True(t, "a replica in place of the failed one", func() bool { return len(c.tasks()) == 3 })
+	repl := c.tasks()[2]
+	if repl.IOConfig.BaseSequenceName != seq || !mapsEqual(startOffsets(repl), map[string]int64{"0": 0, "1": 0}) {
+		t.Fatalf("replacement %+v", repl)
+	}
+	c.start(repl.ID)
+
+	// a publishes: the replacement is asked to stop and the next sequence
+	// starts where a ended.
+	c.finish("wiki", "t", a, map[int32]int64{0: 5, 1: 7})
+	eventually.True(t, "the next sequence", func() bool { return len(c.tasks()) == 5 })
+	next := c.tasks()[3:]
+	nseq := next[0].IOConfig.BaseSequenceName
+	for _, p := range next {
+		if p.IOConfig.BaseSequenceName != nseq || nseq == seq || !mapsEqual(startOffsets(p), map[string]int64{"0": 5, "1": 7}) {
+			t.Fatalf("next sequence's replica %+v", p)
+		}
+	}
+	eventually.True(t, "the other replica stopped", func() bool { return slices.Contains(c.stops(), repl.ID) })
+	eventually.True(t, "the stopping replica shown as publishing", func() bool {
+		_, rep := status(t, m, "wiki")
+		return len(rep.PublishingTasks) == 1 && rep.PublishingTasks[0].ID == repl.ID
+	})
+	settle(t, m, "wiki")
+	if n := len(c.tasks()); n != 5 {
+		t.Fatalf("%d tasks, want 5", n)
+	}
+}
