@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -222,19 +221,14 @@ func (a *Archive) archiveSnapshots(m *manifest, snaps raft.SnapshotStore) error 
 		if have[meta.Index] || meta.Index <= m.PrunedThrough {
 			continue
 		}
-		_, rc, err := snaps.Open(meta.ID)
+		sm := snapshotMeta{File: fmt.Sprintf("snapshots/%020d-%d.zst", meta.Index, meta.Term), Index: meta.Index, Term: meta.Term}
+		tmp, err := a.compressSnapshot(snaps, meta.ID, &sm)
 		if err != nil {
-			return fmt.Errorf("open snapshot %s: %w", meta.ID, err)
+			return err
 		}
-		raw, err := io.ReadAll(rc)
-		rc.Close()
+		sm.LoadSpec, err = a.storeFile(sm.File, tmp)
+		os.Remove(tmp)
 		if err != nil {
-			return fmt.Errorf("read snapshot %s: %w", meta.ID, err)
-		}
-		comp := encoder.EncodeAll(raw, nil)
-		sm := snapshotMeta{File: fmt.Sprintf("snapshots/%020d-%d.zst", meta.Index, meta.Term), Index: meta.Index, Term: meta.Term,
-			Bytes: int64(len(comp)), SHA256: sum(comp)}
-		if sm.LoadSpec, err = a.writeBlob(sm.File, comp); err != nil {
 			return err
 		}
 		m.Snapshots = append(m.Snapshots, sm)
@@ -243,6 +237,58 @@ func (a *Archive) archiveSnapshots(m *manifest, snaps raft.SnapshotStore) error 
 	// Oldest first, whatever order they arrived in.
 	sortSnapshots(m.Snapshots)
 	return nil
+}
+
+// compressSnapshot streams a snapshot, zstd-compressed, into a temporary
+// file of the archive's directory (snapshots can be large: never whole in
+// memory), recording its size and SHA-256 in sm.
+func (a *Archive) compressSnapshot(snaps raft.SnapshotStore, id string, sm *snapshotMeta) (string, error) {
+	_, rc, err := snaps.Open(id)
+	if err != nil {
+		return "", fmt.Errorf("open snapshot %s: %w", id, err)
+	}
+	defer rc.Close()
+	if err := os.MkdirAll(a.dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(a.dir, ".snapshot-*")
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	cw := &countingWriter{w: io.MultiWriter(tmp, h)}
+	zw, err := zstd.NewWriter(cw)
+	if err == nil {
+		if _, err = io.Copy(zw, rc); err != nil {
+			err = fmt.Errorf("read snapshot %s: %w", id, err)
+		}
+		if cerr := zw.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	sm.Bytes, sm.SHA256 = cw.n, hex.EncodeToString(h.Sum(nil))
+	return tmp.Name(), nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // blob is an archived file: a name in the archive's directory, or an object
@@ -319,34 +365,63 @@ func (a *Archive) writeBlob(file string, b []byte) (*deep.LoadSpec, error) {
 	if err != nil {
 		return nil, err
 	}
+	return a.storeFile(file, tmp.Name())
+}
+
+// storeFile moves (directory) or uploads (deep storage) the complete file at
+// path to be the archive's file; the caller removes path afterwards.
+func (a *Archive) storeFile(file, path string) (*deep.LoadSpec, error) {
+	if a.deep == nil {
+		dst := filepath.Join(a.dir, file)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(path, dst); err != nil {
+			return nil, err
+		}
+		syncDir(filepath.Dir(dst))
+		return nil, nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), deepTimeout)
 	defer cancel()
-	spec, err := a.deep.Put(ctx, a.prefix+"/"+file, tmp.Name())
+	spec, err := a.deep.Put(ctx, a.prefix+"/"+file, path)
 	if err != nil {
 		return nil, err
 	}
 	return &spec, nil
 }
 
-func (a *Archive) readBlob(f blob) ([]byte, error) {
+// fetch returns a local path holding an archived file (a temporary copy
+// when it is in deep storage) and the function that disposes of it.
+func (a *Archive) fetch(f blob) (string, func(), error) {
 	if f.spec == nil {
-		return os.ReadFile(filepath.Join(a.dir, f.file))
+		return filepath.Join(a.dir, f.file), func() {}, nil
 	}
 	if a.deep == nil {
-		return nil, fmt.Errorf("%s is in deep storage (%s %s%s): reading it needs the deep storage settings (--config)", f.file, f.spec.Type, f.spec.Bucket, f.spec.Key)
+		return "", nil, fmt.Errorf("%s is in deep storage (%s %s%s): reading it needs the deep storage settings (--config)", f.file, f.spec.Type, f.spec.Bucket, f.spec.Key)
 	}
 	tmp, err := os.CreateTemp("", "strata-audit-*")
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	tmp.Close()
-	defer os.Remove(tmp.Name())
+	done := func() { os.Remove(tmp.Name()) }
 	ctx, cancel := context.WithTimeout(context.Background(), deepTimeout)
 	defer cancel()
 	if err := a.deep.Get(ctx, *f.spec, tmp.Name()); err != nil {
+		done()
+		return "", nil, err
+	}
+	return tmp.Name(), done, nil
+}
+
+func (a *Archive) readBlob(f blob) ([]byte, error) {
+	path, done, err := a.fetch(f)
+	if err != nil {
 		return nil, err
 	}
-	return os.ReadFile(tmp.Name())
+	defer done()
+	return os.ReadFile(path)
 }
 
 func (a *Archive) removeBlob(f blob) error {
@@ -371,11 +446,7 @@ func (a *Archive) readFile(f blob, want string) ([]byte, error) {
 		return nil, fmt.Errorf("audit archive: %w", err)
 	}
 	if got := sum(b); got != want {
-		where := filepath.Join(a.dir, f.file)
-		if f.spec != nil {
-			where = fmt.Sprintf("%s (%s %s%s)", f.file, f.spec.Type, f.spec.Bucket, f.spec.Key+f.spec.Path)
-		}
-		return nil, fmt.Errorf("audit archive: %s is damaged: SHA-256 %s, the manifest says %s", where, got, want)
+		return nil, fmt.Errorf("audit archive: %w", a.damaged(f, got, want))
 	}
 	return b, nil
 }
@@ -433,17 +504,55 @@ func (a *Archive) snapshotAt(index uint64) (snapshotMeta, bool) {
 	return best, found
 }
 
-// openSnapshot returns an archived snapshot's bytes, checked.
+// openSnapshot returns an archived snapshot's bytes, streamed: the file is
+// checked against its SHA-256 first, then decompressed as it is read.
 func (a *Archive) openSnapshot(s snapshotMeta) (io.ReadCloser, error) {
-	comp, err := a.readFile(blob{s.File, s.LoadSpec}, s.SHA256)
+	f := blob{s.File, s.LoadSpec}
+	path, done, err := a.fetch(f)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("audit archive: %w", err)
 	}
-	raw, err := decoder.DecodeAll(comp, nil)
+	file, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("audit archive: %s: %v", s.File, err)
+		done()
+		return nil, fmt.Errorf("audit archive: %w", err)
 	}
-	return io.NopCloser(bytes.NewReader(raw)), nil
+	h := sha256.New()
+	_, err = io.Copy(h, file)
+	if err == nil {
+		if got := hex.EncodeToString(h.Sum(nil)); got != s.SHA256 {
+			err = a.damaged(f, got, s.SHA256)
+		}
+	}
+	if err == nil {
+		_, err = file.Seek(0, io.SeekStart)
+	}
+	var zr *zstd.Decoder
+	if err == nil {
+		zr, err = zstd.NewReader(file, zstd.WithDecoderConcurrency(1))
+	}
+	if err != nil {
+		file.Close()
+		done()
+		return nil, fmt.Errorf("audit archive: %w", err)
+	}
+	return &snapshotReader{Decoder: zr, close: func() { zr.Close(); file.Close(); done() }}, nil
+}
+
+type snapshotReader struct {
+	*zstd.Decoder
+	close func()
+}
+
+func (r *snapshotReader) Close() error { r.close(); return nil }
+
+// damaged is the error of a file whose SHA-256 is not the manifest's.
+func (a *Archive) damaged(f blob, got, want string) error {
+	where := filepath.Join(a.dir, f.file)
+	if f.spec != nil {
+		where = fmt.Sprintf("%s (%s %s%s)", f.file, f.spec.Type, f.spec.Bucket, f.spec.Key+f.spec.Path)
+	}
+	return fmt.Errorf("%s is damaged: SHA-256 %s, the manifest says %s", where, got, want)
 }
 
 // prunedThrough is the last index retention dropped (0: none).
@@ -548,9 +657,14 @@ func writeFileAtomic(path string, b []byte) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
 	}
-	return nil
 }

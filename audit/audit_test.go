@@ -190,6 +190,16 @@ func TestArchiveKeepsTrimmedHistory(t *testing.T) {
 	if got, want := digestAt(t, h, 250), digestFSM(t, nd.stateAfter(250), 250); got.SHA256 != want.SHA256 {
 		t.Fatalf("state at 250 from the archived snapshot differs")
 	}
+	// A damaged archived snapshot is an error naming it.
+	snap := filepath.Join(a.Dir(), a.m.Snapshots[0].File)
+	b, _ := os.ReadFile(snap)
+	good := append([]byte(nil), b...)
+	b[len(b)/2] ^= 1
+	os.WriteFile(snap, b, 0o644)
+	if _, _, err := h.StateAt(250); err == nil || !strings.Contains(err.Error(), "damaged") || !strings.Contains(err.Error(), snap) {
+		t.Fatalf("StateAt over a damaged archived snapshot: %v", err)
+	}
+	os.WriteFile(snap, good, 0o644)
 	// Times resolve to the last index at or before them.
 	if i, err := h.IndexAt(t0.Add(99*time.Second + 500*time.Millisecond)); err != nil || i != 101 {
 		t.Fatalf("IndexAt(command 99 + 0.5s) = %d, %v; want 101", i, err)
