@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"strata/commands"
+	"strata/fsm"
 )
 
 // Paging bounds of a listing.
@@ -233,11 +235,80 @@ const (
 	lastWindow  = 64 << 10
 )
 
+// Names tells the datasource of a task or a supervisor: what a listing
+// shows (and filters by) for the commands that name only the task or the
+// supervisor (a task's assignment, status and locks, a supervisor's states
+// and its terminate). "" means unknown.
+type Names interface {
+	TaskDataSource(id string) string
+	SupervisorDataSource(id string) string
+}
+
+// StateNames is Names from a state machine's state, read through read (for
+// a live node, its FSM's Read).
+type StateNames func(fn func(*fsm.State))
+
+// TaskDataSource implements Names.
+func (n StateNames) TaskDataSource(id string) (ds string) {
+	n(func(st *fsm.State) {
+		if t, ok := st.Task(id); ok {
+			ds = t.DataSource
+		}
+	})
+	return ds
+}
+
+// SupervisorDataSource implements Names: the active supervisor's, else the
+// one its newest history entry names (a terminated one's tombstone lists it).
+func (n StateNames) SupervisorDataSource(id string) (ds string) {
+	n(func(st *fsm.State) {
+		if r, ok := st.Supervisor(id); ok {
+			ds = r.DataSource
+			return
+		}
+		if h := st.SupervisorHistory(id); len(h) > 0 {
+			var spec struct {
+				DataSources []string `json:"dataSources"`
+				Spec        struct {
+					DataSchema struct {
+						DataSource string `json:"dataSource"`
+					} `json:"dataSchema"`
+				} `json:"spec"`
+			}
+			if json.Unmarshal(h[0].Spec, &spec) == nil {
+				ds = spec.Spec.DataSchema.DataSource
+				if len(spec.DataSources) > 0 {
+					ds = spec.DataSources[0]
+				}
+			}
+		}
+	})
+	return ds
+}
+
+// addNames fills in the datasource of a record that names only a task or a
+// supervisor.
+func addNames(r *Record, names Names) {
+	if names == nil || len(r.DataSources) > 0 {
+		return
+	}
+	var ds string
+	switch {
+	case r.Task != "":
+		ds = names.TaskDataSource(r.Task)
+	case r.Supervisor != "":
+		ds = names.SupervisorDataSource(r.Supervisor)
+	}
+	r.DataSources = one(ds)
+}
+
 // List returns one page of the commands of log that q selects, newest
 // first. upTo bounds the listing to committed entries (the applied index of
 // the node serving it; 0 = the log's last index). Entries that are not
-// commands (Raft no-ops and configuration changes) are not listed.
-func List(log Log, upTo uint64, q Query) (Page, error) {
+// commands (Raft no-ops and configuration changes) are not listed. names,
+// when not nil, gives the datasource of records that name only a task or a
+// supervisor.
+func List(log Log, upTo uint64, q Query, names Names) (Page, error) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
@@ -282,6 +353,7 @@ func List(log Log, upTo uint64, q Query) (Page, error) {
 				rec = Record{Index: e.Index, Type: env.Type, Summary: "an entry that does not decode: " + derr.Error(), Command: []byte("null")}
 			} else {
 				rec = Describe(e.Index, env, cmd)
+				addNames(&rec, names)
 			}
 			if q.HasSince && derr == nil && rec.TimeMs < q.SinceMs-stampSlack.Milliseconds() {
 				done = true

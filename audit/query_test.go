@@ -198,7 +198,7 @@ func listAll(t *testing.T, l Log, q Query) []Record {
 		if pages > 100 {
 			t.Fatal("paging does not end")
 		}
-		p, err := List(l, 0, q)
+		p, err := List(l, 0, q, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,12 +295,12 @@ func TestListFiltersAndPages(t *testing.T) {
 		}
 	}
 	// A page up to an index goes on from there.
-	p, err := List(l, 0, parse("before=30&limit=2"))
+	p, err := List(l, 0, parse("before=30&limit=2"), nil)
 	if err != nil || len(p.Records) != 2 || p.Records[0].Index != 29 || p.Records[1].Index != 28 || p.Next != 28 {
 		t.Fatalf("page before 30: %+v %v", p, err)
 	}
 	// upTo hides entries not yet committed.
-	if p, _ := List(l, 40, Query{Limit: 1}); p.Records[0].Index != 40 {
+	if p, _ := List(l, 40, Query{Limit: 1}, nil); p.Records[0].Index != 40 {
 		t.Fatalf("newest up to 40: %d", p.Records[0].Index)
 	}
 }
@@ -320,7 +320,7 @@ func TestListSinceStopsEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := List(l, 0, q)
+	p, err := List(l, 0, q, nil)
 	if err != nil || len(p.Records) != 100 || p.Next != 0 {
 		t.Fatalf("%d records, next %d, %v", len(p.Records), p.Next, err)
 	}
@@ -353,5 +353,39 @@ func TestParseQueryRejectsBadValues(t *testing.T) {
 	q2, err := ParseQuery(q.Values())
 	if err != nil || fmt.Sprint(q2) != fmt.Sprint(q) {
 		t.Fatalf("round trip: %+v vs %+v (%v)", q2, q, err)
+	}
+}
+
+type fakeNames map[string]string
+
+func (n fakeNames) TaskDataSource(id string) string       { return n["task:"+id] }
+func (n fakeNames) SupervisorDataSource(id string) string { return n["supervisor:"+id] }
+
+// Commands that name only a task or a supervisor are listed (and filtered)
+// under the datasource Names gives; commands naming one keep theirs.
+func TestListNamesTheDataSourceOfTasksAndSupervisors(t *testing.T) {
+	l := newMemLog(t, []logged{
+		{cmd: commands.SubmitTask{ID: "t1", Type: "noop", DataSource: "wiki", Payload: json.RawMessage(`{}`)}, ms: 1000},
+		{cmd: commands.AssignTask{ID: "t1", Worker: "mm1:8091"}, ms: 2000},
+		{cmd: commands.TaskStatusUpdate{ID: "t1", Worker: "mm1:8091", Status: commands.TaskSuccess}, ms: 3000},
+		{cmd: commands.SetSupervisorState{ID: "s1", SpecIndex: 1, State: "RUNNING", DetailedState: "RUNNING"}, ms: 4000},
+		{cmd: commands.TerminateSupervisor{ID: "s1"}, ms: 5000},
+		{cmd: commands.AssignTask{ID: "other", Worker: "mm1:8091"}, ms: 6000},
+	})
+	names := fakeNames{"task:t1": "wiki", "supervisor:s1": "wiki", "task:other": "logs"}
+	p, err := List(l, 0, Query{Filter: Filter{DataSource: "wiki"}, Limit: 10}, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range p.Records {
+		got = append(got, r.Type)
+	}
+	if want := "supervisor.terminate supervisor.state task.status task.assign task.submit"; strings.Join(got, " ") != want {
+		t.Fatalf("wiki's commands: %v, want %s", got, want)
+	}
+	// Without names, only the commands that name wiki.
+	if p, _ := List(l, 0, Query{Filter: Filter{DataSource: "wiki"}, Limit: 10}, nil); len(p.Records) != 1 {
+		t.Fatalf("without names: %+v", p.Records)
 	}
 }

@@ -122,6 +122,12 @@ func TestAuditListing(t *testing.T) {
 			t.Fatalf("no %s command listed in %d records", typ, len(all))
 		}
 	}
+	// The supervisor's states name it only: they are listed under its datasource.
+	for _, r := range byType["supervisor.state"] {
+		if r.Supervisor != "wiki" || !slices.Equal(r.DataSources, []string{"wiki"}) || r.Author != "supervisor" {
+			t.Fatalf("supervisor state record %+v", r)
+		}
+	}
 	cfg := byType["coordinator.config.set"][0]
 	if cfg.Author != "alice" || cfg.Comment != "fewer moves" || cfg.IP == "" || cfg.Summary != "set the coordinator dynamic config: maxSegmentsToMove" ||
 		!strings.Contains(string(cfg.Command), `"maxSegmentsToMove":7`) || !strings.HasSuffix(cfg.Time, "Z") {

@@ -6,9 +6,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"strata/audit"
+	"strata/fsm"
 )
 
 func init() { auditVerbs["log"] = runAuditLog }
@@ -73,7 +75,8 @@ func runAuditLog(args []string) error {
 			return err
 		}
 		defer closeFn()
-		next = func(q audit.Query) (audit.Page, error) { return audit.List(h.Log(), 0, q) }
+		names := &offlineNames{h: h}
+		next = func(q audit.Query) (audit.Page, error) { return audit.List(h.Log(), 0, q, audit.StateNames(names.read)) }
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	if !*asJSON {
@@ -133,4 +136,25 @@ func fetchAuditPage(base string, q audit.Query) (audit.Page, error) {
 		return audit.Page{}, fmt.Errorf("%s: %v", u, err)
 	}
 	return p, nil
+}
+
+// offlineNames is the state a stopped node's history ends in, rebuilt on
+// first use: it names the datasource of the tasks and supervisors that
+// commands name only by id, as a running node's state does.
+type offlineNames struct {
+	h    *audit.History
+	once sync.Once
+	st   *fsm.State
+}
+
+func (n *offlineNames) read(fn func(*fsm.State)) {
+	n.once.Do(func() {
+		last, err := n.h.Log().LastIndex()
+		if err == nil && last > 0 {
+			n.st, _, _ = n.h.StateAt(last) // without it, records keep the names their commands give
+		}
+	})
+	if n.st != nil {
+		fn(n.st)
+	}
 }

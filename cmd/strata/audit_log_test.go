@@ -71,6 +71,17 @@ func TestAuditLogCLI(t *testing.T) {
 		c.postAs(l, "/svc/coordinator/v1/config", fmt.Sprintf(`{"maxSegmentsToMove":%d}`, v), []string{"alice", "bob"}[v%2])
 	}
 	c.postAs(l, "/svc/coordinator/v1/rules/wiki", `[{"type":"loadForever","tieredReplicants":{"_default_tier":1}}]`, "carol")
+	// A supervisor that cannot reach Kafka: its runtime records its states,
+	// commands that name the supervisor only.
+	c.postAs(l, "/svc/indexer/v1/supervisor", `{"type":"kafka","spec":{"dataSchema":{"dataSource":"events",
+	  "timestampSpec":{"column":"ts","format":"iso"},"dimensionsSpec":{"dimensions":["page"]},
+	  "granularitySpec":{"segmentGranularity":"hour","queryGranularity":"none","rollup":false}},
+	  "ioConfig":{"topic":"events","consumerProperties":{"bootstrap.servers":"127.0.0.1:1"},"taskCount":1,
+	  "startDelay":"PT0S","period":"PT0.2S","inputFormat":{"type":"json"}},"tuningConfig":{"type":"kafka"}}}`, "dave")
+	eventually.True(t, "a supervisor state", func() bool {
+		code, out, _ := capture(t, "audit", "log", "--json", "--url", url(l), "--type", "supervisor.state", "--limit", "1")
+		return code == 0 && out != ""
+	}, eventually.Within(20*time.Second))
 	f := (l + 1) % 3
 	eventually.True(t, "the follower's archive to hold the first entries", func() bool {
 		m, ok := readManifest(c.nodes[f].data)
@@ -123,5 +134,15 @@ func TestAuditLogCLI(t *testing.T) {
 	}
 	if got, _ := auditLogJSON(t, "--data", c.nodes[f].data, "--datasource", "wiki", "--since", "2020-01-01"); len(got) != 1 {
 		t.Fatalf("--data --datasource wiki: %v", got)
+	}
+	// The states name the supervisor only; the node's last state names its
+	// datasource, offline too.
+	_, recs = auditLogJSON(t, "--data", c.nodes[f].data, "--datasource", "events", "--limit", "0")
+	types := map[string]bool{}
+	for _, r := range recs {
+		types[r["type"].(string)] = true
+	}
+	if !types["supervisor.set"] || !types["supervisor.state"] {
+		t.Fatalf("--data --datasource events: %v", recs)
 	}
 }
