@@ -76,7 +76,9 @@ func runAuditLog(args []string) error {
 		}
 		defer closeFn()
 		names := &offlineNames{h: h}
-		next = func(q audit.Query) (audit.Page, error) { return audit.List(h.Log(), 0, q, audit.StateNames(names.read)) }
+		next = func(q audit.Query) (audit.Page, error) {
+			return audit.List(h.Log(), 0, q, audit.StateNames(names.read))
+		}
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	if !*asJSON {
