@@ -350,3 +350,45 @@ func TestArchiveInDeepStorage(t *testing.T) {
 		t.Fatalf("StateAt without deep storage: %v", err)
 	}
 }
+
+// The view shows a supervisor with its last recorded state and its spec's
+// secrets redacted, and the processes that joined; the diff lists both.
+func TestViewSupervisorsAndServers(t *testing.T) {
+	spec, _ := json.Marshal(map[string]any{"type": "kafka", "id": "wiki", "suspended": false,
+		"spec": map[string]any{"dataSchema": map[string]any{"dataSource": "wiki"},
+			"ioConfig": map[string]any{"topic": "t", "consumerProperties": map[string]string{"sasl.jaas.config": "user=u password=hunter2"}}}})
+	cmds := []commands.Command{
+		commands.SetSupervisor{ID: "wiki", DataSource: "wiki", Spec: spec},
+		// The spec version is index 2 (after the bootstrap configuration).
+		commands.SetSupervisorState{ID: "wiki", SpecIndex: 2, State: "RUNNING", DetailedState: "CONNECTING_TO_STREAM"},
+		commands.JoinServer{ID: "h1", Roles: []string{"historical"}, URL: "http://h1:8083", Tier: "hot", MaxSize: 1 << 30},
+	}
+	logs := entries(t, cmds)
+	store := raft.NewInmemStore()
+	store.StoreLogs(logs)
+	h := &History{Live: store}
+	v, err := h.ViewAt(uint64(len(logs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Supervisors) != 1 || v.Supervisors[0].State != "RUNNING" || v.Supervisors[0].DetailedState != "CONNECTING_TO_STREAM" {
+		t.Fatalf("supervisors: %+v", v.Supervisors)
+	}
+	if strings.Contains(string(v.Supervisors[0].Spec), "hunter2") || !strings.Contains(string(v.Supervisors[0].Spec), Redacted) {
+		t.Fatalf("spec not redacted: %s", v.Supervisors[0].Spec)
+	}
+	if len(v.Servers) != 1 || v.Servers[0].ID != "h1" {
+		t.Fatalf("servers: %+v", v.Servers)
+	}
+	d, err := h.DiffAt(1, uint64(len(logs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for _, td := range d.Tables {
+		tables = append(tables, td.Table)
+	}
+	if got := strings.Join(tables, ","); got != "supervisors,servers" {
+		t.Fatalf("diff tables %s, want supervisors,servers", got)
+	}
+}

@@ -25,6 +25,7 @@ type View struct {
 	Locks             []fsm.TaskLock             `json:"locks"`
 	Supervisors       []SupervisorView           `json:"supervisors"`
 	Workers           []*fsm.WorkerRecord        `json:"workers"`
+	Servers           []*fsm.ServerRecord        `json:"servers"` // processes that joined (discovery)
 }
 
 // SegmentView is one segment record, used or not.
@@ -53,13 +54,15 @@ type TaskView struct {
 	Payload      json.RawMessage `json:"payload,omitempty"`
 }
 
-// SupervisorView is one active supervisor.
+// SupervisorView is one active supervisor, with its last recorded state.
 type SupervisorView struct {
-	ID         string          `json:"id"`
-	DataSource string          `json:"dataSource"`
-	Suspended  bool            `json:"suspended"`
-	Version    string          `json:"version"`
-	Spec       json.RawMessage `json:"spec"`
+	ID            string          `json:"id"`
+	DataSource    string          `json:"dataSource"`
+	Suspended     bool            `json:"suspended"`
+	Version       string          `json:"version"`
+	State         string          `json:"state,omitempty"`
+	DetailedState string          `json:"detailedState,omitempty"`
+	Spec          json.RawMessage `json:"spec"`
 }
 
 func isoMs(ms int64) string {
@@ -72,7 +75,7 @@ func isoMs(ms int64) string {
 // NewView reads the tables of s.
 func NewView(s *fsm.State, index uint64) View {
 	v := View{Index: index, Rules: map[string]json.RawMessage{}, Segments: []SegmentView{}, Tasks: []TaskView{},
-		Locks: []fsm.TaskLock{}, Supervisors: []SupervisorView{}, Workers: s.Workers()}
+		Locks: []fsm.TaskLock{}, Supervisors: []SupervisorView{}, Workers: s.Workers(), Servers: s.Servers()}
 	v.CoordinatorConfig, _ = json.Marshal(s.CoordinatorConfig())
 	if wc, ok := s.WorkerConfig(); ok {
 		v.WorkerConfig, _ = json.Marshal(wc)
@@ -105,8 +108,11 @@ func NewView(s *fsm.State, index uint64) View {
 		v.Locks = append(v.Locks, s.DataSourceLocks(ds)...)
 	}
 	for _, r := range s.Supervisors() {
-		v.Supervisors = append(v.Supervisors, SupervisorView{ID: r.ID, DataSource: r.DataSource, Suspended: r.Suspended, Version: r.Version,
-			Spec: Redact(r.Spec)})
+		sv := SupervisorView{ID: r.ID, DataSource: r.DataSource, Suspended: r.Suspended, Version: r.Version, Spec: Redact(r.Spec)}
+		if states := s.SupervisorStates(r.ID); len(states) > 0 {
+			sv.State, sv.DetailedState = states[0].State, states[0].DetailedState
+		}
+		v.Supervisors = append(v.Supervisors, sv)
 	}
 	return v
 }
@@ -207,6 +213,8 @@ func DiffViews(a, b View) Diff {
 	add(diffRows("supervisors", keyed(a.Supervisors, supKey), keyed(b.Supervisors, supKey)))
 	workerKey := func(w *fsm.WorkerRecord) string { return w.Host }
 	add(diffRows("workers", keyed(a.Workers, workerKey), keyed(b.Workers, workerKey)))
+	serverKey := func(s *fsm.ServerRecord) string { return s.ID }
+	add(diffRows("servers", keyed(a.Servers, serverKey), keyed(b.Servers, serverKey)))
 	return d
 }
 
