@@ -27,36 +27,9 @@ import (
 func TestClusterOnS3(t *testing.T) {
 	srv := s3test.Start(t)
 	const baseKey = "strata/test"
-	var s3Sets []string
-	for _, k := range slices.Sorted(maps.Keys(srv.Properties(baseKey))) {
-		s3Sets = append(s3Sets, "--set", k+"="+srv.Properties(baseKey)[k])
-	}
 	addrs := freeAddrs(t, 5)
 	control, raftAddr, hist, broker, mm := addrs[0], addrs[1], addrs[2], addrs[3], addrs[4]
-	logs := t.TempDir()
-	start := func(name string, args ...string) {
-		t.Helper()
-		f, err := os.Create(filepath.Join(logs, name+".log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := strataCmd(append(append(args, s3Sets...), "--set", "svc.log.level=warn")...)
-		cmd.Stdout, cmd.Stderr = f, f
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		t.Cleanup(func() {
-			cmd.Process.Kill()
-			<-done
-			if t.Failed() {
-				b, _ := os.ReadFile(filepath.Join(logs, name+".log"))
-				t.Logf("%s log:\n%s", name, b)
-			}
-		})
-	}
+	start := s3Starter(t, srv, baseKey)
 	start("control", "server", "--id", "c1", "--roles", "coordinator,overlord", "--http", control, "--raft", raftAddr,
 		"--data", t.TempDir(), "--set", "svc.coordinator.inventory.period=100ms", "--set", "svc.coordinator.startDelay=500ms")
 	start("historical", "server", "--roles", "historical", "--http", hist, "--data", t.TempDir(),
@@ -68,28 +41,14 @@ func TestClusterOnS3(t *testing.T) {
 	for _, a := range addrs[2:] {
 		eventually.True(t, a+" up", func() bool { return get(t, "http://"+a+"/status/health") == "true" }, eventually.Within(time.Minute))
 	}
-	eventually.True(t, "a leader", func() bool { return strings.Contains(get(t, "http://"+control+"/svc/indexer/v1/isLeader"), "true") },
-		eventually.Within(time.Minute))
-	eventually.True(t, "the middle manager registered", func() bool { return strings.Contains(get(t, "http://"+control+"/svc/indexer/v1/workers"), mm) },
-		eventually.Within(time.Minute))
+	waitWorker(t, control, mm)
 
-	input, err := filepath.Abs("../../examples/wiki.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, added := wikiTotals(t, input)
-	sql := filepath.Join(t.TempDir(), "wiki.sql")
-	os.WriteFile(sql, []byte(`INSERT INTO wiki
-SELECT TIME_PARSE("timestamp") AS __time, page, "user", added, deleted
-FROM TABLE(EXTERN('{"type":"local","files":["`+input+`"]}', '{"type":"json"}',
-  '[{"name":"timestamp","type":"string"},{"name":"page","type":"string"},{"name":"user","type":"string"},{"name":"added","type":"long"},{"name":"deleted","type":"long"}]'))
-PARTITIONED BY DAY`), 0o644)
+	sql, rows, added := wikiSQL(t)
 	ingest := strataCmd("ingest", "--sql", sql, "--url", "http://"+control)
 	out, err := ingest.CombinedOutput()
 	if err != nil {
 		t.Fatalf("strata ingest: %v\n%s", err, out)
 	}
-
 	// One archive per day, under the base key, in Druid's key layout.
 	objects := srv.Objects(t)
 	var days []string
@@ -161,6 +120,97 @@ PARTITIONED BY DAY`), 0o644)
 		if r.Status == http.StatusForbidden {
 			t.Fatalf("refused request %+v", r)
 		}
+	}
+}
+
+// s3Starter returns a function that starts a strata process with S3 deep
+// storage on srv under baseKey, logging to a file shown if the test fails,
+// and killed when it ends.
+func s3Starter(t *testing.T, srv *s3test.Server, baseKey string) func(name string, args ...string) {
+	var s3Sets []string
+	for _, k := range slices.Sorted(maps.Keys(srv.Properties(baseKey))) {
+		s3Sets = append(s3Sets, "--set", k+"="+srv.Properties(baseKey)[k])
+	}
+	logs := t.TempDir()
+	return func(name string, args ...string) {
+		t.Helper()
+		f, err := os.Create(filepath.Join(logs, name+".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The S3 settings first, so that a test's own --set overrides them.
+		cmd := strataCmd(slices.Concat(args[:1], s3Sets, []string{"--set", "svc.log.level=warn"}, args[1:])...)
+		cmd.Stdout, cmd.Stderr = f, f
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			<-done
+			if t.Failed() {
+				b, _ := os.ReadFile(filepath.Join(logs, name+".log"))
+				t.Logf("%s log:\n%s", name, b)
+			}
+		})
+	}
+}
+
+// waitWorker waits for a leader at control and the middle manager mm
+// registered with it.
+func waitWorker(t *testing.T, control, mm string) {
+	t.Helper()
+	eventually.True(t, "a leader", func() bool { return strings.Contains(get(t, "http://"+control+"/svc/indexer/v1/isLeader"), "true") },
+		eventually.Within(time.Minute))
+	eventually.True(t, "the middle manager registered", func() bool { return strings.Contains(get(t, "http://"+control+"/svc/indexer/v1/workers"), mm) },
+		eventually.Within(time.Minute))
+}
+
+// wikiSQL writes the README's SQL ingestion of examples/wiki.json to a file
+// and returns its path, the file's row count and the sum of its "added".
+func wikiSQL(t *testing.T) (path string, rows, added int64) {
+	t.Helper()
+	input, err := filepath.Abs("../../examples/wiki.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, added = wikiTotals(t, input)
+	path = filepath.Join(t.TempDir(), "wiki.sql")
+	os.WriteFile(path, []byte(`INSERT INTO wiki
+SELECT TIME_PARSE("timestamp") AS __time, page, "user", added, deleted
+FROM TABLE(EXTERN('{"type":"local","files":["`+input+`"]}', '{"type":"json"}',
+  '[{"name":"timestamp","type":"string"},{"name":"page","type":"string"},{"name":"user","type":"string"},{"name":"added","type":"long"},{"name":"deleted","type":"long"}]'))
+PARTITIONED BY DAY`), 0o644)
+	return path, rows, added
+}
+
+// A middle manager with the wrong S3 secret: the SQL ingestion fails, and
+// strata ingest says which object could not be written and the server's
+// reason; nothing reaches the bucket.
+func TestClusterOnS3WrongCredentials(t *testing.T) {
+	srv := s3test.Start(t)
+	addrs := freeAddrs(t, 3)
+	control, raftAddr, mm := addrs[0], addrs[1], addrs[2]
+	start := s3Starter(t, srv, "strata")
+	start("control", "server", "--id", "c1", "--roles", "coordinator,overlord", "--http", control, "--raft", raftAddr, "--data", t.TempDir())
+	start("middleManager", "server", "--roles", "middleManager", "--http", mm, "--data", t.TempDir(),
+		"--set", "svc.worker.overlordUrls=http://"+control, "--set", "svc.s3.secretKey=not-the-secret")
+	waitWorker(t, control, mm)
+	sql, _, _ := wikiSQL(t)
+	out, err := strataCmd("ingest", "--sql", sql, "--url", "http://"+control).CombinedOutput()
+	if err == nil {
+		t.Fatalf("strata ingest succeeded with a wrong secret key:\n%s", out)
+	}
+	for _, want := range []string{"FAILED", "deep: put s3://" + s3test.Bucket + "/strata/wiki/",
+		"The request signature we calculated does not match the signature you provided"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("strata ingest output does not say %q:\n%s", want, out)
+		}
+	}
+	if objects := srv.Objects(t); len(objects) != 0 {
+		t.Fatalf("objects in the bucket: %v", objects)
 	}
 }
 
