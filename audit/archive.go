@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -129,7 +131,7 @@ func (a *Archive) InDeepStorage(ds deep.DeepStorage, prefix string) *Archive {
 func (a *Archive) Dir() string { return a.dir }
 
 // manifest returns the current index; callers hold mu.
-func (a *Archive) manifest() (*manifest, error) { return a.m, nil }
+func (a *Archive) manifest() *manifest { return a.m }
 
 // Trim archives the entries min..max of store that are not archived yet and
 // every snapshot of snaps not archived yet, then runs del (the deletion of
@@ -562,7 +564,7 @@ func (a *Archive) prunedThrough() uint64 {
 	return a.m.PrunedThrough
 }
 
-// chunksTimes returns the archived chunks' ranges and times (for IndexAt).
+// chunks returns the archived chunks' ranges and times (for IndexAt).
 func (a *Archive) chunks() []chunkMeta {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
@@ -627,11 +629,7 @@ func sum(b []byte) string {
 }
 
 func sortSnapshots(s []snapshotMeta) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j].Index < s[j-1].Index; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
+	slices.SortFunc(s, func(a, b snapshotMeta) int { return cmp.Compare(a.Index, b.Index) })
 }
 
 func writeFileAtomic(path string, b []byte) error {

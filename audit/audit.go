@@ -115,11 +115,7 @@ func (l *combinedLog) lock() func() {
 // bounds returns the archive's range and the live log's range (0, 0 when empty).
 func (l *combinedLog) bounds() (aFirst, aLast, lFirst, lLast uint64, err error) {
 	if l.h.Archive != nil {
-		m, err := l.h.Archive.manifest()
-		if err != nil {
-			return 0, 0, 0, 0, err
-		}
-		if len(m.Chunks) > 0 {
+		if m := l.h.Archive.manifest(); len(m.Chunks) > 0 {
 			aFirst, aLast = m.Chunks[0].First, m.Chunks[len(m.Chunks)-1].Last
 		}
 	}
