@@ -302,7 +302,24 @@ func TestSupervisorHistoryShowsStates(t *testing.T) {
 			t.Fatalf("history%s: %d %s", q, code, body)
 		}
 	}
-	if code, _, body := do(t, "GET", sup()+"/wiki/history?states=maybe", "", "", nil); code != 400 || !strings.Contains(body, `"error"`) {
-		t.Fatalf("states=maybe: %d %s", code, body)
+	for _, path := range []string{"/wiki/history?states=maybe", "/history?states=2"} {
+		if code, _, body := do(t, "GET", sup()+path, "", "", nil); code != 400 || !strings.Contains(body, `"error"`) {
+			t.Fatalf("%s: %d %s", path, code, body)
+		}
+	}
+	// The history of every supervisor: Druid's map of version lists, or
+	// with the flag each supervisor's versions and states.
+	code, _, body := do(t, "GET", sup()+"/history", "", "", nil)
+	var plain map[string][]struct{ Version string }
+	if code != 200 || json.Unmarshal([]byte(body), &plain) != nil || len(plain["wiki"]) != 3 {
+		t.Fatalf("all history: %d %s", code, body)
+	}
+	code, _, body = do(t, "GET", sup()+"/history?states=true", "", "", nil)
+	var all map[string]struct {
+		Versions []json.RawMessage
+		States   []supervisorStateView
+	}
+	if code != 200 || json.Unmarshal([]byte(body), &all) != nil || len(all["wiki"].Versions) != 3 || len(all["wiki"].States) != len(s) {
+		t.Fatalf("all history with states: %d %s", code, body)
 	}
 }

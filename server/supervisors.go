@@ -451,54 +451,79 @@ func (s *Server) terminateAllSupervisors(w http.ResponseWriter, r *http.Request)
 }
 
 // allSupervisorHistory maps every id ever used (terminated ones too) to its
-// versions, newest first.
+// versions, newest first; with ?states=true, to its versions and state
+// timeline (supervisorHistoryJSON).
 func (s *Server) allSupervisorHistory(w http.ResponseWriter, r *http.Request) {
-	out := map[string][]fsm.SupervisorVersion{}
+	withStates, ok := statesFlag(w, r)
+	if !ok {
+		return
+	}
+	versions := map[string][]fsm.SupervisorVersion{}
+	withTimeline := map[string]supervisorHistoryJSON{}
 	s.node.FSM().Read(func(st *fsm.State) {
 		for _, id := range st.SupervisorIDsWithHistory() {
-			out[id] = st.SupervisorHistory(id)
+			if withStates {
+				withTimeline[id] = supervisorHistoryOf(st, id)
+			} else {
+				versions[id] = st.SupervisorHistory(id)
+			}
 		}
 	})
-	writeJSON(w, http.StatusOK, out)
+	if withStates {
+		writeJSON(w, http.StatusOK, withTimeline)
+		return
+	}
+	writeJSON(w, http.StatusOK, versions)
+}
+
+// statesFlag reads the history endpoints' ?states= (true or false); on a bad
+// value it has answered 400.
+func statesFlag(w http.ResponseWriter, r *http.Request) (bool, bool) {
+	v := r.URL.Query()
+	if !v.Has("states") {
+		return false, true
+	}
+	b, err := strconv.ParseBool(v.Get("states"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("states must be true or false, got %q", v.Get("states")))
+		return false, false
+	}
+	return b, true
 }
 
 // supervisorHistory serves GET /supervisor/{id}/history: Druid's list of
 // spec versions, newest first. With ?states=true the answer is an object
 // holding those versions and the supervisor's runtime state timeline
-// (supervisorStatesJSON), also newest first.
+// (supervisorHistoryJSON), also newest first.
 func (s *Server) supervisorHistory(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["supervisorId"]
-	withStates := false
-	if v := r.URL.Query(); v.Has("states") {
-		b, err := strconv.ParseBool(v.Get("states"))
-		if err != nil {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("states must be true or false, got %q", v.Get("states")))
-			return
-		}
-		withStates = b
+	withStates, ok := statesFlag(w, r)
+	if !ok {
+		return
 	}
-	var h []fsm.SupervisorVersion
-	var states []fsm.SupervisorStateChange
-	s.node.FSM().Read(func(st *fsm.State) {
-		h = st.SupervisorHistory(id)
-		states = st.SupervisorStates(id)
-	})
-	if len(h) == 0 {
+	var out supervisorHistoryJSON
+	s.node.FSM().Read(func(st *fsm.State) { out = supervisorHistoryOf(st, id) })
+	switch {
+	case len(out.Versions) == 0:
 		writeError(w, http.StatusNotFound, fmt.Sprintf("No history for [%s].", id))
-		return
+	case withStates:
+		writeJSON(w, http.StatusOK, out)
+	default:
+		writeJSON(w, http.StatusOK, out.Versions)
 	}
-	if !withStates {
-		writeJSON(w, http.StatusOK, h)
-		return
-	}
-	out := supervisorHistoryJSON{ID: id, Versions: h, States: make([]supervisorStateJSON, len(states))}
+}
+
+// supervisorHistoryOf reads id's spec versions and state timeline.
+func supervisorHistoryOf(st *fsm.State, id string) supervisorHistoryJSON {
+	states := st.SupervisorStates(id)
+	out := supervisorHistoryJSON{ID: id, Versions: st.SupervisorHistory(id), States: make([]supervisorStateJSON, len(states))}
 	for i, c := range states {
 		out.States[i] = supervisorStateJSON{
 			Time: interval.FormatMillis(c.TimeMs), State: c.State, DetailedState: c.DetailedState,
 			Healthy: !strings.HasPrefix(c.State, "UNHEALTHY_"), Index: c.Index, SpecIndex: c.SpecIndex,
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 // supervisorHistoryJSON is the answer of /supervisor/{id}/history?states=true.
