@@ -126,6 +126,40 @@ func TestS3AgainstServer(t *testing.T) {
 	}
 }
 
+// List reads every page of a listing (the server returns 1000 keys a page)
+// and keeps only segment archives under the base key.
+func TestS3ListPages(t *testing.T) {
+	srv := s3test.Start(t)
+	st := s3Storage(t, srv, "base")
+	var want []string
+	for i := range 1500 {
+		key := SegmentKey("wiki", "2024-01-01T00:00:00.000Z", "2024-01-02T00:00:00.000Z", "v1", i)
+		srv.Put(t, "base/"+key+"/index.zip", []byte("zip"))
+		want = append(want, key)
+	}
+	slices.Sort(want)
+	// Objects that are not segment archives of this storage.
+	for _, stray := range []string{"base/wiki/readme.txt", "base/index.zip", "other/wiki/x/v1/0/index.zip", "base/wiki/x/v1/0/index.seg"} {
+		srv.Put(t, stray, []byte("x"))
+	}
+	got, err := st.List(context.Background(), "wiki/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("List found %d keys, want %d", len(got), len(want))
+	}
+	var pages int
+	for _, r := range srv.Requests() {
+		if r.Method == "GET" && slices.Contains(r.Query, "list-type") {
+			pages++
+		}
+	}
+	if pages < 2 {
+		t.Fatalf("%d listing requests for 1504 objects", pages)
+	}
+}
+
 // A segment larger than the client's part size (16 MiB) goes up as a
 // multipart upload, and comes back whole.
 func TestS3MultipartUpload(t *testing.T) {

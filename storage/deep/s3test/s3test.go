@@ -117,6 +117,14 @@ func (s *Server) Objects(t testing.TB) map[string]int64 {
 	}
 }
 
+// Put stores an object directly in the bucket, as another writer would.
+func (s *Server) Put(t testing.TB, key string, data []byte) {
+	t.Helper()
+	if _, err := s.backend.PutObject(s.Bucket, key, map[string]string{}, bytes.NewReader(data), int64(len(data)), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Requests returns the requests served so far.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
