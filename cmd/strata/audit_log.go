@@ -102,7 +102,7 @@ func runAuditLog(args []string) error {
 					return err
 				}
 			} else {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.Index, r.Time, r.Type, r.Author, r.Summary, r.Comment)
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.Index, r.Time, r.Type, oneLine(r.Author), oneLine(r.Summary), oneLine(r.Comment))
 			}
 			printed++
 		}
@@ -160,3 +160,7 @@ func (n *offlineNames) read(fn func(*fsm.State)) {
 		fn(n.st)
 	}
 }
+
+// oneLine keeps a table row on one line: authors, comments and summaries are
+// the requests' own words and may hold line breaks or tabs.
+var oneLine = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ").Replace
