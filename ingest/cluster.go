@@ -112,12 +112,16 @@ func ClusterFromProps(p *props.Properties) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	var brokers func() []string
+	if brokerDiscovery.Load() != nil {
+		brokers = discoveredBrokers
+	}
 	return &Cluster{
+		Brokers:      brokers,
 		Coordinators: urlList(ic.CoordinatorURLs, "http://127.0.0.1:8081"),
 		Broker:       firstURL(ic.BrokerURLs, ""),
 		Storage:      ds,
 		LoadTimeout:  cc.LoadTimeout,
-		Brokers:      discoveredBrokers,
 		// Publishing is an internal endpoint.
 		HTTP: escalator.FromProps(p).Client(&http.Client{Timeout: 5 * time.Minute}),
 	}, nil
@@ -403,6 +407,10 @@ func (c *Cluster) WaitLoaded(ctx context.Context, segs []*segmeta.DataSegment, t
 	}
 	if len(want) == 0 {
 		return nil
+	}
+	if c.Broker == "" && c.Brokers == nil {
+		// Nothing can tell: waiting would only hold the task's lock.
+		return fmt.Errorf("%d published segments not waited for: no broker is known (svc.router.brokerUrls is unset and the process has no discovery, svc.discovery.coordinators)", len(want))
 	}
 	deadline := time.Now().Add(timeout)
 	for {

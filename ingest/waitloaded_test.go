@@ -91,7 +91,19 @@ func TestWaitLoadedWithoutBrokersEndsAtLoadTimeout(t *testing.T) {
 	if took := time.Since(start); err == nil || errors.Is(err, context.Canceled) || ctx.Err() != nil || took > 10*time.Second {
 		t.Fatalf("load wait with svc.coordinator.loadTimeout=1s and no broker: %v after %s", err, took)
 	}
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no broker is known") {
+	if !strings.Contains(err.Error(), "no broker is known") {
+		t.Fatalf("the error does not say no broker is known: %v", err)
+	}
+
+	// Discovery that lists no broker (yet): the wait lasts the load timeout,
+	// in case one joins, and no longer.
+	c.Brokers = func() []string { return nil }
+	start = time.Now()
+	err = c.WaitLoaded(ctx, []*segmeta.DataSegment{seg}, c.LoadTimeout)
+	if took := time.Since(start); err == nil || ctx.Err() != nil || took < time.Second || took > 10*time.Second {
+		t.Fatalf("load wait with discovery listing no broker: %v after %s", err, took)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no broker is known") || !strings.Contains(err.Error(), "svc.coordinator.loadTimeout") {
 		t.Fatalf("the error does not say no broker is known: %v", err)
 	}
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,70 @@ func TestDiscoveryThroughTheControlPlane(t *testing.T) {
 	eventually.True(t, "the stopped broker gone", func() bool { return servers()[ports[2]].State == "gone" }, slow)
 	if d := time.Since(stopped); d > 900*time.Millisecond {
 		t.Errorf("the broker that left was marked gone after %s", d)
+	}
+}
+
+// The stall of issue 20: a middle manager started with only the control
+// nodes' addresses runs a SQL INSERT while no broker has joined. Its load
+// waiter finds no broker through discovery, gives up after
+// svc.coordinator.loadTimeout (not 300 s on a default broker address),
+// says why in the task report, and the datasource's lock is free for the
+// next INSERT.
+func TestSQLTaskWithoutBrokersEndsAtLoadTimeout(t *testing.T) {
+	ports := freePorts(t, 3)
+	ctlURL := "http://" + ports[0]
+	deep := t.TempDir()
+	start := func(roles, addr string, extra map[string]string) {
+		p := props.Defaults()
+		p.Set("svc.node.roles", roles)
+		p.Set("svc.http.address", addr)
+		p.Set("svc.data.dir", t.TempDir())
+		p.Set("svc.storage.storageDirectory", deep)
+		p.Set("svc.discovery.coordinators", ctlURL)
+		p.Set("svc.discovery.heartbeatPeriod", "100ms")
+		p.Set("svc.coordinator.loadTimeout", "2s")
+		for k, v := range extra {
+			p.Set(k, v)
+		}
+		proc, err := StartServer(p, hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: io.Discard}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { proc.Close() })
+	}
+	start("coordinator,overlord", ports[0], map[string]string{"svc.raft.address": ports[1]})
+	start("middleManager", ports[2], map[string]string{"svc.worker.capacity": "2", "svc.worker.heartbeatPeriod": "100ms"})
+	eventually.True(t, "the middle manager to register", func() bool {
+		_, _, body := do(t, "GET", ctlURL+"/svc/indexer/v1/workers", "", "", nil)
+		return strings.Contains(body, ports[2])
+	}, slow)
+	input := t.TempDir() + "/in.json"
+	if err := os.WriteFile(input, []byte(`{"timestamp":"2024-01-01T00:00:00Z","page":"a"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sql, _ := json.Marshal(map[string]string{"query": `INSERT INTO w SELECT TIME_PARSE("timestamp") AS __time, page
+FROM TABLE(EXTERN('{"type":"local","files":["` + input + `"]}', '{"type":"json"}', '[{"name":"timestamp","type":"string"},{"name":"page","type":"string"}]'))
+PARTITIONED BY DAY`})
+	for i := 0; i < 2; i++ { // the second needs the lock the first held
+		code, _, body := do(t, "POST", ctlURL+"/svc/v2/sql/task", "application/json", string(sql), nil)
+		var sub struct {
+			TaskID string `json:"taskId"`
+		}
+		if code != 200 || json.Unmarshal([]byte(body), &sub) != nil || sub.TaskID == "" {
+			t.Fatalf("submit: %d %s", code, body)
+		}
+		submitted := time.Now()
+		var status string
+		eventually.True(t, "the task to end", func() bool {
+			_, _, status = do(t, "GET", ctlURL+"/svc/indexer/v1/task/"+sub.TaskID+"/status", "", "", nil)
+			return strings.Contains(status, `"status":"SUCCESS"`) || strings.Contains(status, `"status":"FAILED"`)
+		}, eventually.Within(30*time.Second), eventually.Showing(func() string { return status }))
+		if took := time.Since(submitted); took > 20*time.Second {
+			t.Fatalf("task %d took %s with svc.coordinator.loadTimeout=2s", i, took)
+		}
+		_, _, report := do(t, "GET", ctlURL+"/svc/indexer/v1/task/"+sub.TaskID+"/reports", "", "", nil)
+		if !strings.Contains(status, `"status":"SUCCESS"`) || !strings.Contains(report, `"state":"TIMED_OUT"`) || !strings.Contains(report, "no broker is known") {
+			t.Fatalf("task %d: %s\nreport: %s", i, status, report)
+		}
 	}
 }
