@@ -123,7 +123,7 @@ var Keys = []Key{
 	{Name: "svc.query.scheduler.numThreads", Default: "0", Doc: "broker role: queries run at once (`0`: no limit)"},
 	{Name: "svc.query.failOnMissingSegments", Default: "false", Doc: "broker role: default of the query context's `failOnMissingSegments`; true fails (503 `unavailableSegments`) a query that would read less than its data instead of answering from what is available (see Queries)"},
 	{Name: "svc.query.segmentMetadata.defaultHistory", DefaultDoc: "`P1W`", Doc: "broker role: ISO period the datasource metadata endpoints cover when no interval is given"},
-	{Name: "svc.broker.coordinatorUrls", DefaultDoc: "quickstart's coordinator", Doc: "broker role: control node URLs it reads past segment timelines from, for queries with the context key `asOf` (time travel)"},
+	{Name: "svc.broker.coordinatorUrls", DefaultDoc: "`svc.discovery.coordinators`; without discovery quickstart's coordinator", Doc: "broker role: control node URLs it reads past segment timelines from, for queries with the context key `asOf` (time travel)"},
 	{Name: "svc.broker.asOfCache.path", DefaultDoc: "`<svc.data.dir>/asof-cache`", Doc: "broker role: directory of the segment files `asOf` queries read from deep storage because no historical holds them any more (emptied at start)"},
 	{Name: "svc.broker.asOfCache.maxSize", Default: "10g", Doc: "broker role: bytes the `asOf` segment cache may hold (`10g`, `2GiB` accepted); idle files go least recently used first, files a running query reads never; a query needing more fails (400)"},
 

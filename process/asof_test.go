@@ -10,10 +10,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"strata/config"
 	"strata/ingest/middlemanager"
 	"strata/internal/eventually"
 	"strata/interval"
 	"strata/props"
+	"strata/querynode/broker"
 	"strata/segmeta"
 	"strata/storage/deep"
 	stseg "strata/storage/segment"
@@ -167,6 +169,39 @@ func TestSQLSelectAsOf(t *testing.T) {
 	} {
 		if code, _, body := do(t, "POST", c.url(l)+"/svc/v2/sql/task", "application/json", bad.body, nil); code != 400 || !strings.Contains(body, "asOf") {
 			t.Fatalf("%s: %d %s; want 400 naming asOf", bad.what, code, body)
+		}
+	}
+}
+
+// A broker given only svc.discovery.coordinators reads past timelines from
+// those control nodes, as the other roles' control-node lists default to
+// them; svc.broker.coordinatorUrls overrides.
+func TestBrokerPastTimelinesFollowDiscovery(t *testing.T) {
+	for _, tc := range []struct {
+		set  map[string]string
+		want string
+	}{
+		{map[string]string{"svc.discovery.coordinators": "c1:8081,http://c2:8081"}, "http://c1:8081,http://c2:8081"},
+		{map[string]string{"svc.discovery.coordinators": "c1:8081", "svc.broker.coordinatorUrls": "http://x:1"}, "http://x:1"},
+		{nil, "http://" + QuickstartCoordinator},
+	} {
+		p := props.Defaults()
+		p.Set("svc.data.dir", t.TempDir())
+		for k, v := range tc.set {
+			p.Set(k, v)
+		}
+		dc, err := config.ParseDiscovery(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		applyDiscoveryDefaults(p, dc)
+		cfg, err := BrokerConfig(p, "b:1", hclog.NewNullLogger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.PastSegments.Close()
+		if got := strings.Join(cfg.PastTimelines.(*broker.HTTPPastTimelines).URLs, ","); got != tc.want {
+			t.Errorf("%v: past timelines from %s, want %s", tc.set, got, tc.want)
 		}
 	}
 }

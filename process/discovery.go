@@ -20,7 +20,7 @@ import (
 
 // The static URL lists that default to the control nodes when
 // svc.discovery.coordinators is set.
-var controlURLKeys = []string{"svc.historical.coordinatorUrls", "svc.worker.overlordUrls", "svc.router.coordinatorUrls"}
+var controlURLKeys = []string{"svc.historical.coordinatorUrls", "svc.worker.overlordUrls", "svc.router.coordinatorUrls", "svc.broker.coordinatorUrls"}
 
 // applyDiscoveryDefaults points every unset control-node list of p at the
 // control nodes discovery is configured with, so a process needs only
