@@ -173,6 +173,27 @@ func TestAsOfErrors(t *testing.T) {
 		})
 	}
 
+	// The control node's endpoint itself refuses what it cannot answer.
+	for _, c := range []struct{ name, query string }{
+		{"no datasource", "?asOf=1"},
+		{"no moment", "?dataSource=wiki"},
+		{"a malformed moment", "?asOf=soon&dataSource=wiki"},
+		{"a future index", "?asOf=999999&dataSource=wiki"},
+	} {
+		if code, body, _ := call(t, "GET", f.coord+"/svc-internal/v1/timeline"+c.query, "", ""); code != 400 {
+			t.Fatalf("timeline endpoint, %s: want 400, got %d %s", c.name, code, body)
+		}
+	}
+	code, body, _ := call(t, "GET", fmt.Sprintf("%s/svc-internal/v1/timeline?asOf=%d&dataSource=wiki&dataSource=none", f.coord, idx1), "", "")
+	var pt struct {
+		Index    uint64                 `json:"index"`
+		Stable   bool                   `json:"stable"`
+		Segments []*segmeta.DataSegment `json:"segments"`
+	}
+	if code != 200 || json.Unmarshal([]byte(body), &pt) != nil || pt.Index != idx1 || !pt.Stable || len(pt.Segments) != 2 {
+		t.Fatalf("timeline as of %d: %d %s; want the two segments used then", idx1, code, body)
+	}
+
 	// Killed since: the sweeper deletes a killed segment's file.
 	var spec deep.LoadSpec
 	if err := json.Unmarshal([]byte(old[1].LoadSpec), &spec); err != nil {
@@ -181,7 +202,7 @@ func TestAsOfErrors(t *testing.T) {
 	if err := f.store.Delete(context.Background(), spec); err != nil {
 		t.Fatal(err)
 	}
-	code, body, _ := b.query(t, asOfQuery(fmt.Sprint(idx1)))
+	code, body, _ = b.query(t, asOfQuery(fmt.Sprint(idx1)))
 	if code != 404 || !strings.Contains(body, old[1].ID().String()) || !strings.Contains(body, "segmentKilled") {
 		t.Fatalf("a killed segment: want 404 segmentKilled naming %s, got %d %s", old[1].ID(), code, body)
 	}
