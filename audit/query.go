@@ -302,13 +302,25 @@ func addNames(r *Record, names Names) {
 	r.DataSources = one(ds)
 }
 
-// List returns one page of the commands of log that q selects, newest
-// first. upTo bounds the listing to committed entries (the applied index of
-// the node serving it; 0 = the log's last index). Entries that are not
-// commands (Raft no-ops and configuration changes) are not listed. names,
-// when not nil, gives the datasource of records that name only a task or a
-// supervisor.
-func List(log Log, upTo uint64, q Query, names Names) (Page, error) {
+// Source is what a listing reads.
+type Source struct {
+	Log Log
+	// UpTo bounds the listing to committed entries: the applied index of
+	// the node serving it (0: the log's last index).
+	UpTo uint64
+	// Names, when set, gives the datasource of the records that name only a
+	// task or a supervisor.
+	Names Names
+	// IndexAt, when set, is History.IndexAt: a listing with an end time
+	// starts reading at the index stamped then instead of at the newest.
+	IndexAt func(time.Time) (uint64, error)
+}
+
+// List returns one page of the commands of src that q selects, newest
+// first. Entries that are not commands (Raft no-ops and configuration
+// changes) are not listed.
+func List(src Source, q Query) (Page, error) {
+	log, names := src.Log, src.Names
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
@@ -321,8 +333,20 @@ func List(log Log, upTo uint64, q Query, names Names) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
-	if upTo != 0 {
-		hi = min(hi, upTo)
+	if src.UpTo != 0 {
+		hi = min(hi, src.UpTo)
+	}
+	if q.UntilMs != 0 && src.IndexAt != nil {
+		// No entry stamped at or before until comes after the first one
+		// stamped more than stampSlack later (stampSlack).
+		ix, err := src.IndexAt(time.UnixMilli(q.UntilMs + stampSlack.Milliseconds()))
+		switch {
+		case errors.Is(err, ErrBadAt): // before the history held: nothing to list
+			return Page{Records: []Record{}}, nil
+		case err != nil:
+			return Page{}, err
+		}
+		hi = min(hi, ix)
 	}
 	if q.ToIndex != 0 {
 		hi = min(hi, q.ToIndex)

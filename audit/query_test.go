@@ -49,6 +49,25 @@ func (l *memLog) Scan(from, to uint64, fn func(Entry) error) error {
 	return nil
 }
 
+// indexAt is History.IndexAt over the entries: the last index before the
+// first command stamped after t (not counted as scanned).
+func (l *memLog) indexAt(t time.Time) (uint64, error) {
+	var best uint64
+	for _, e := range l.entries {
+		if e.Type == raft.LogCommand {
+			env, _, err := commands.Decode(e.Data)
+			if err != nil {
+				return 0, err
+			}
+			if env.TimeMs > t.UnixMilli() {
+				break
+			}
+		}
+		best = e.Index
+	}
+	return best, nil
+}
+
 type logged struct {
 	cmd    commands.Command
 	author string
@@ -190,7 +209,7 @@ func sampleLog(t *testing.T) *memLog {
 
 // listAll pages through a query and returns every record, checking the
 // pages are newest first with no record twice.
-func listAll(t *testing.T, l Log, q Query) []Record {
+func listAll(t *testing.T, l *memLog, q Query) []Record {
 	t.Helper()
 	var all []Record
 	seen := map[uint64]bool{}
@@ -198,7 +217,7 @@ func listAll(t *testing.T, l Log, q Query) []Record {
 		if pages > 100 {
 			t.Fatal("paging does not end")
 		}
-		p, err := List(l, 0, q, nil)
+		p, err := List(Source{Log: l, IndexAt: l.indexAt}, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,12 +314,12 @@ func TestListFiltersAndPages(t *testing.T) {
 		}
 	}
 	// A page up to an index goes on from there.
-	p, err := List(l, 0, parse("before=30&limit=2"), nil)
+	p, err := List(Source{Log: l}, parse("before=30&limit=2"))
 	if err != nil || len(p.Records) != 2 || p.Records[0].Index != 29 || p.Records[1].Index != 28 || p.Next != 28 {
 		t.Fatalf("page before 30: %+v %v", p, err)
 	}
 	// upTo hides entries not yet committed.
-	if p, _ := List(l, 40, Query{Limit: 1}, nil); p.Records[0].Index != 40 {
+	if p, _ := List(Source{Log: l, UpTo: 40}, Query{Limit: 1}); p.Records[0].Index != 40 {
 		t.Fatalf("newest up to 40: %d", p.Records[0].Index)
 	}
 }
@@ -320,7 +339,7 @@ func TestListSinceStopsEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := List(l, 0, q, nil)
+	p, err := List(Source{Log: l}, q)
 	if err != nil || len(p.Records) != 100 || p.Next != 0 {
 		t.Fatalf("%d records, next %d, %v", len(p.Records), p.Next, err)
 	}
@@ -373,7 +392,7 @@ func TestListNamesTheDataSourceOfTasksAndSupervisors(t *testing.T) {
 		{cmd: commands.AssignTask{ID: "other", Worker: "mm1:8091"}, ms: 6000},
 	})
 	names := fakeNames{"task:t1": "wiki", "supervisor:s1": "wiki", "task:other": "logs"}
-	p, err := List(l, 0, Query{Filter: Filter{DataSource: "wiki"}, Limit: 10}, names)
+	p, err := List(Source{Log: l, Names: names}, Query{Filter: Filter{DataSource: "wiki"}, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +404,35 @@ func TestListNamesTheDataSourceOfTasksAndSupervisors(t *testing.T) {
 		t.Fatalf("wiki's commands: %v, want %s", got, want)
 	}
 	// Without names, only the commands that name wiki.
-	if p, _ := List(l, 0, Query{Filter: Filter{DataSource: "wiki"}, Limit: 10}, nil); len(p.Records) != 1 {
+	if p, _ := List(Source{Log: l}, Query{Filter: Filter{DataSource: "wiki"}, Limit: 10}); len(p.Records) != 1 {
 		t.Fatalf("without names: %+v", p.Records)
+	}
+}
+
+// A listing with an end time starts reading the log where that time is,
+// not at the newest entry.
+func TestListUntilStartsAtItsIndex(t *testing.T) {
+	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	var items []logged
+	for i := range 20000 {
+		items = append(items, logged{cmd: commands.SetWorkerEnabled{Host: "mm1:8091", Enabled: i%2 == 0}, author: "ops", ms: base + int64(i)*1000})
+	}
+	l := newMemLog(t, items)
+	until := time.UnixMilli(base + 99*1000).UTC().Format(time.RFC3339)
+	q, err := ParseQuery(url.Values{"until": {until}, "limit": {"1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := List(Source{Log: l, IndexAt: l.indexAt}, q)
+	if err != nil || len(p.Records) != 100 || p.Records[0].Index != 101 || p.Next != 0 {
+		t.Fatalf("%d records from %d, next %d, %v", len(p.Records), p.Records[0].Index, p.Next, err)
+	}
+	if l.scans > 1000 {
+		t.Fatalf("read %d entries for the first 100", l.scans)
+	}
+	// Before the first command: nothing.
+	q.UntilMs = base - 120000
+	if p, err := List(Source{Log: l, IndexAt: l.indexAt}, q); err != nil || len(p.Records) != 0 {
+		t.Fatalf("before the first command: %+v %v", p.Records, err)
 	}
 }

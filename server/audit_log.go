@@ -23,7 +23,7 @@ func (s *Server) auditLog(w http.ResponseWriter, r *http.Request) {
 	h := s.node.History()
 	var applied uint64
 	s.node.FSM().Read(func(st *fsm.State) { applied = st.Index() })
-	page, err := audit.List(h.Log(), applied, q, audit.StateNames(s.node.FSM().Read))
+	page, err := audit.List(audit.Source{Log: h.Log(), UpTo: applied, Names: audit.StateNames(s.node.FSM().Read), IndexAt: h.IndexAt}, q)
 	switch {
 	case errors.Is(err, audit.ErrBadQuery):
 		writeError(w, http.StatusBadRequest, err.Error())

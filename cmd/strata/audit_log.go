@@ -77,7 +77,7 @@ func runAuditLog(args []string) error {
 		defer closeFn()
 		names := &offlineNames{h: h}
 		next = func(q audit.Query) (audit.Page, error) {
-			return audit.List(h.Log(), 0, q, audit.StateNames(names.read))
+			return audit.List(audit.Source{Log: h.Log(), Names: audit.StateNames(names.read), IndexAt: h.IndexAt}, q)
 		}
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
