@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -216,5 +217,40 @@ func TestAsOfErrors(t *testing.T) {
 	}
 	if cache.Used() != 0 {
 		t.Fatalf("a refused read left %d bytes in the cache", cache.Used())
+	}
+}
+
+// An asOf query reads a segment from deep storage when the historical that
+// serves it fails to answer, where a query of now, with no other replica,
+// fails: the moment's data is in deep storage all the same.
+func TestAsOfReadsDeepStorageWhenTheHistoricalFails(t *testing.T) {
+	f := newDPFixture(t)
+	var failing atomic.Bool
+	h := f.startHistorical(t.TempDir(), func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if failing.Load() && r.URL.Path == "/svc-internal/v1/query" {
+				http.Error(w, "overloaded", http.StatusServiceUnavailable)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	h.node.Start()
+	b, cache := f.asOfBroker([]string{h.url}, 1<<30)
+	seg := f.segment("wiki", "2024-01-01/2024-01-02", "2024-06-01T00:00:00.000Z", 0, 1, []dpRow{{"2024-01-01T01:00:00Z", "a", 7}})
+	f.publish(seg)
+	idx := f.node.FSM().LastIndex()
+	b.waitSegments(t, "wiki", 1)
+	want := `[{"timestamp":"2024-01-01T00:00:00.000Z","result":{"rows":1,"added":7}}]`
+	q := strings.Replace(asOfQuery(fmt.Sprint(idx)), "2024-01-01/2024-01-04", "2024-01-01/2024-01-02", 1)
+	if code, body, _ := b.query(t, q); code != 200 || body != want || cache.Used() != 0 {
+		t.Fatalf("served by the historical: %d %s (cache %d bytes)", code, body, cache.Used())
+	}
+	failing.Store(true)
+	if code, body, _ := b.query(t, strings.Replace(asOfQuery(""), "2024-01-01/2024-01-04", "2024-01-01/2024-01-02", 1)); code != 500 {
+		t.Fatalf("a query of now with its only server failing: want 500, got %d %s", code, body)
+	}
+	if code, body, _ := b.query(t, q); code != 200 || body != want || cache.Used() != seg.Size {
+		t.Fatalf("asOf with the historical failing: %d %s (cache %d bytes); want %s from deep storage", code, body, cache.Used(), want)
 	}
 }

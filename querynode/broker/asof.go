@@ -325,7 +325,7 @@ func (b *Broker) executePast(ctx context.Context, pq *pastQuery, q *nativeQuery,
 	var lost []lostSegment
 	if len(units) > 0 {
 		// With reads of its own the broker merges: no server finalizes.
-		parts, final, lost, err = b.scatter(ctx, q, body, units, len(reads) == 0)
+		parts, final, lost, err = b.scatter(ctx, q, body, units, scatterOpts{finalize: len(reads) == 0, lostOnFailure: true})
 		if err == nil {
 			err = ctx.Err()
 		}
@@ -336,8 +336,8 @@ func (b *Broker) executePast(ctx context.Context, pq *pastQuery, q *nativeQuery,
 			return final, nil
 		}
 	}
-	// A segment every server dropped since the view was read is in deep
-	// storage all the same.
+	// A segment every server dropped since the view was read, or that no
+	// server could answer for, is in deep storage all the same.
 	for _, l := range lost {
 		clip, err := interval.Parse(l.u.ref.Interval)
 		if err != nil || l.u.seg == nil {

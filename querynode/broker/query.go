@@ -108,7 +108,7 @@ func (b *Broker) execute(ctx context.Context, q *nativeQuery, body []byte, rows 
 	var lost []lostSegment
 	var err error
 	if len(units) > 0 {
-		parts, final, lost, err = b.scatter(ctx, q, body, units, true)
+		parts, final, lost, err = b.scatter(ctx, q, body, units, scatterOpts{finalize: true})
 	}
 	if err == nil {
 		err = ctx.Err()
@@ -186,13 +186,13 @@ func (e *transportError) Error() string { return e.srv.host + ": " + e.err.Error
 // scatter sends the query's units to their servers and collects the
 // partial results, retrying the units of failed servers (or the segments a
 // server no longer has) on the remaining replicas. When the first dispatch
-// sends every unit to one server and mayFinalize is set (the broker merges
+// sends every unit to one server and opts.finalize is set (the broker merges
 // nothing else), that server finalizes the result itself and scatter returns
 // it as final. Units that a server reported missing and
 // no remaining replica could read are returned as lost (the caller decides
 // whether the query may answer without them); a unit whose every replica
 // failed to answer at all fails the query.
-func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units []unit, mayFinalize bool) (parts []*partial, final []byte, lost []lostSegment, err error) {
+func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units []unit, opts scatterOpts) (parts []*partial, final []byte, lost []lostSegment, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	tried := make([]map[*server]bool, len(units))
@@ -233,7 +233,7 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 				}
 			}
 			if best == nil {
-				if !missing[i] {
+				if !missing[i] && !opts.lostOnFailure {
 					return b.unavailable(units[i], tried[i], why[i])
 				}
 				lost = append(lost, lostSegment{u: units[i], err: b.unavailable(units[i], tried[i], why[i])})
@@ -246,7 +246,7 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 			}
 			groups[best] = append(groups[best], i)
 		}
-		finalize := mayFinalize && first && len(order) == 1
+		finalize := opts.finalize && first && len(order) == 1
 		first = false
 		for _, s := range order {
 			inflight++
@@ -320,6 +320,17 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 		}
 	}
 	return parts, nil, lost, nil
+}
+
+// scatterOpts are what callers choose of scatter's behaviour.
+type scatterOpts struct {
+	// finalize lets a single server finalize the result: the broker merges
+	// nothing else.
+	finalize bool
+	// lostOnFailure returns the units whose every server failed to answer as
+	// lost, like those every server reported missing, instead of failing the
+	// query: an asOf query reads them from deep storage.
+	lostOnFailure bool
 }
 
 // unavailable is the error of a unit no server could read.
