@@ -277,6 +277,9 @@ func Start(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, err
 	}
+	// History reads the newest entries from the cache too (no bbolt read
+	// and decode per entry).
+	n.history.Live = cached
 	r, err := raft.NewRaft(rc, n.fsm, newStagingStore(cached), store, snaps, trans)
 	if err != nil {
 		trans.Close()
