@@ -87,13 +87,24 @@ func TestAuditListing(t *testing.T) {
 	deepDir := t.TempDir()
 	c := startCluster(t, 3, map[string]string{"svc.storage.storageDirectory": deepDir})
 	leader := c.leader()
+	// write posts to the leader until acknowledged: an election under load
+	// may move leadership between finding the leader and writing (307, 503).
 	write := func(path, body, author, comment string) {
 		t.Helper()
 		hdr := map[string]string{"X-Svc-Author": author, "X-Svc-Comment": comment}
-		// 204: marking changed nothing (no wiki segments), yet the command is in the log.
-		if code, _, resp := do(t, "POST", c.url(leader)+path, "application/json", body, hdr); code != 200 && code != 204 {
+		var code int
+		var resp string
+		eventually.True(t, "POST "+path, func() bool {
+			code, _, resp = do(t, "POST", c.url(c.leader())+path, "application/json", body, hdr)
+			switch code {
+			case 200, 204: // 204: marking changed nothing, yet the command is in the log
+				return true
+			case 307, 503:
+				return false
+			}
 			t.Fatalf("POST %s: %d %s", path, code, resp)
-		}
+			return false
+		}, slow, eventually.Showing(func() string { return fmt.Sprintf("%d %s", code, resp) }))
 	}
 	write("/svc/coordinator/v1/config", `{"maxSegmentsToMove":7}`, "alice", "fewer moves")
 	write("/svc/coordinator/v1/rules/wiki", `[{"type":"loadForever","tieredReplicants":{"_default_tier":1}}]`, "bob", "keep wiki")
@@ -204,7 +215,7 @@ func TestAuditListing(t *testing.T) {
 	}
 
 	// Druid's history endpoints keep their shape.
-	_, _, hist := do(t, "GET", c.url(leader)+"/svc/coordinator/v1/config/history?count=1", "", "", nil)
+	_, _, hist := do(t, "GET", c.url(c.leader())+"/svc/coordinator/v1/config/history?count=1", "", "", nil)
 	var h []map[string]any
 	if json.Unmarshal([]byte(hist), &h) != nil || len(h) != 1 || h[0]["auditInfo"].(map[string]any)["author"] != "alice" {
 		t.Fatalf("config history: %s", hist)
@@ -285,10 +296,19 @@ func TestSupervisorHistoryShowsStates(t *testing.T) {
 		}
 	}
 	slices.Reverse(basic)
-	// Oldest first, the basic states the supervisor went through.
-	want := "PENDING RUNNING STOPPING PENDING RUNNING SUSPENDED STOPPING PENDING RUNNING UNHEALTHY_SUPERVISOR"
-	if got := strings.Join(basic, " "); got != want {
-		t.Fatalf("basic states\n got %s\nwant %s", got, want)
+	// Oldest first, the basic states the supervisor went through. A leader
+	// change restarts the runtime (PENDING, RUNNING again), so on a loaded
+	// machine more may come between; the streaming package's test checks
+	// the exact detailed sequence without elections.
+	want := []string{"PENDING", "RUNNING", "STOPPING", "PENDING", "RUNNING", "SUSPENDED", "STOPPING", "PENDING", "RUNNING", "UNHEALTHY_SUPERVISOR"}
+	rest := want
+	for _, b := range basic {
+		if len(rest) > 0 && b == rest[0] {
+			rest = rest[1:]
+		}
+	}
+	if len(rest) > 0 || basic[len(basic)-1] != "UNHEALTHY_SUPERVISOR" {
+		t.Fatalf("basic states %v do not go through %v", basic, want)
 	}
 
 	// Druid's shape without the flag (and with states=false); a bad flag is a 400.
