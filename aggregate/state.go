@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"math"
+	"slices"
 
 	"github.com/apache/datasketches-go/hll"
 	"github.com/apache/datasketches-go/theta"
@@ -198,9 +199,7 @@ func (s *State) Grow(n int) {
 		case OpMax:
 			id = math.MinInt64
 		}
-		for range n {
-			s.Longs = append(s.Longs, id)
-		}
+		s.Longs = fill(s.Longs, n, id)
 	case KindDouble, KindFloat:
 		id := 0.0
 		switch s.Op {
@@ -209,9 +208,7 @@ func (s *State) Grow(n int) {
 		case OpMax:
 			id = math.Inf(-1)
 		}
-		for range n {
-			s.Doubles = append(s.Doubles, id)
-		}
+		s.Doubles = fill(s.Doubles, n, id)
 	case KindString:
 		s.Strs = append(s.Strs, make([]string, n)...)
 	}
@@ -220,14 +217,19 @@ func (s *State) Grow(n int) {
 		if s.Op == OpLast {
 			t = math.MinInt64
 		}
-		for range n {
-			s.Times = append(s.Times, t)
-		}
+		s.Times = fill(s.Times, n, t)
 	}
 	null := s.Op != OpCount && !s.IsSketch()
+	s.Null = fill(s.Null, n, null)
+}
+
+// fill appends n copies of v, growing s at most once.
+func fill[T any](s []T, n int, v T) []T {
+	s = slices.Grow(s, n)
 	for range n {
-		s.Null = append(s.Null, null)
+		s = append(s, v)
 	}
+	return s
 }
 
 // HasValue reports whether group i received input (first/last track it

@@ -76,6 +76,7 @@ type aggregator struct {
 	m      Metric
 	typ    string // the complex type, for pairs and sketches
 	st     *aggregate.State
+	rows   int              // rows in use; st grows ahead, doubling
 	perRow *aggregate.State // no rollup: one-group scratch state of a sketch
 	arena  blobArena
 	buf    []byte
@@ -138,12 +139,17 @@ func (a *aggregator) init(in Value, t int64) error {
 		a.arena.add(b)
 		return nil
 	}
-	n := a.st.Groups()
-	a.st.Grow(1)
+	n := a.rows
+	if n == a.st.Groups() {
+		// Per-row columns grow to millions of entries: double them, as
+		// push does, rather than copy them at every 1.25x step.
+		a.st.Grow(max(n, 1024))
+	}
 	if err := a.add(a.st, int32(n), in, t); err != nil {
-		a.st.Truncate(n)
+		a.truncate(n)
 		return err
 	}
+	a.rows++
 	return nil
 }
 
@@ -247,11 +253,14 @@ func (a *aggregator) truncate(n int) {
 		a.arena.truncate(n)
 		return
 	}
+	// Rows past n go back to their identity, ready for reuse.
 	a.st.Truncate(n)
+	a.rows = n
 }
 
 func (a *aggregator) reset() {
 	a.st.Reset()
+	a.rows = 0
 	a.arena.reset()
 }
 
@@ -270,6 +279,7 @@ func (a *aggregator) write(fw *fileWriter, c *columnMeta, comp Compression, perm
 		c.complexVersion = mustVersion(a.typ)
 		return fw.writeBlobs(c, comp, a, perm)
 	}
+	a.st.Truncate(a.rows)
 	st := a.st
 	var nulls bitset
 	for i, null := range st.Null {
