@@ -70,7 +70,9 @@ func TestDiscoveryThroughTheControlPlane(t *testing.T) {
 	var last map[string]server
 	eventually.True(t, "every process live in /servers", func() bool {
 		last = servers()
-		return len(last) == 3 && last[ports[0]].State == "live" && last[ports[2]].State == "live" && last[ports[3]].State == "live"
+		// The historical's size shows once the coordinator has polled it.
+		return len(last) == 3 && last[ports[0]].State == "live" && last[ports[2]].State == "live" && last[ports[3]].State == "live" &&
+			last[ports[3]].MaxSize > 0
 	}, slow, eventually.Showing(func() string { return fmt.Sprint(last) }))
 	if s := last[ports[3]]; s.Type != "historical" || s.Role != "historical" || s.Tier == nil || *s.Tier != "hot" || s.MaxSize <= 0 {
 		t.Errorf("historical: %+v", s)
@@ -83,6 +85,13 @@ func TestDiscoveryThroughTheControlPlane(t *testing.T) {
 	}
 	if _, _, names := do(t, "GET", ctlURL+"/svc/coordinator/v1/servers", "", "", nil); !strings.Contains(names, `"`+ports[2]+`"`) {
 		t.Errorf("servers: %s", names)
+	}
+	if code, _, one := do(t, "GET", ctlURL+"/svc/coordinator/v1/servers/"+ports[2]+"?simple", "", "", nil); code != 200 ||
+		!strings.Contains(one, `"type":"broker"`) || !strings.Contains(one, `"state":"live"`) {
+		t.Errorf("servers/%s: %d %s", ports[2], code, one)
+	}
+	if code, _, _ := do(t, "GET", ctlURL+"/svc/coordinator/v1/servers/127.0.0.1:1", "", "", nil); code != 404 {
+		t.Errorf("unknown server: %d", code)
 	}
 	// The broker's /status names the leader; its membership catches up
 	// with its next heartbeat.

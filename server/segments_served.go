@@ -667,10 +667,33 @@ func (s *Server) serverOf(w http.ResponseWriter, r *http.Request) (coordinator.S
 }
 
 // oneServer serves /servers/{serverName}: the full object, or ?simple.
+// A process discovery knows that is not a historical (a broker, a middle
+// manager) is answered too, with its roles and state.
 func (s *Server) oneServer(w http.ResponseWriter, r *http.Request) {
-	if srv, ok := s.serverOf(w, r); ok {
-		writeRawJSON(w, http.StatusOK, appendServer(nil, srv, !flag(r, "simple")))
+	name := mux.Vars(r)["serverName"]
+	full := !flag(r, "simple")
+	var member *discovery.Member
+	for _, m := range s.discoveredMembers() {
+		if m.Host() == name {
+			member = &m
+			break
+		}
 	}
+	for _, srv := range s.servers() {
+		if srv.Meta.Name == name {
+			b := appendServer(nil, srv, full)
+			if member != nil {
+				b = appendRoleState(b[:len(b)-1], *member)
+			}
+			writeRawJSON(w, http.StatusOK, b)
+			return
+		}
+	}
+	if member != nil {
+		writeRawJSON(w, http.StatusOK, appendMember(nil, *member, full))
+		return
+	}
+	writeEmpty(w, http.StatusNotFound)
 }
 
 // serverSegments serves /servers/{serverName}/segments: ids, or objects with ?full.
