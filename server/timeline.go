@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"strata/audit"
+	"strata/fsm"
 	"strata/protocol"
 	"strata/querynode/query"
 	"strata/segmeta"
@@ -44,15 +45,34 @@ func (s *Server) pastTimeline(w http.ResponseWriter, r *http.Request) {
 		s.pastError(w, asOf, err)
 		return
 	}
-	st, index, err := h.StateAt(index)
-	if err != nil {
-		s.pastError(w, asOf, err)
-		return
-	}
 	out := protocol.PastTimeline{Index: index, Segments: []*segmeta.DataSegment{},
 		// Leader stamps never go back, so a time before the newest one
 		// applied resolves to the same index forever.
 		Stable: !asOf.ByTime || asOf.TimeMs < s.node.FSM().LastTime()}
+	// A moment that is the state now (a time after the newest command, as
+	// a dashboard's "now" is) is read from the live state, not replayed.
+	live := false
+	s.node.FSM().Read(func(st *fsm.State) {
+		if st.Index() == index {
+			live = true
+			out.Segments = appendUsed(out.Segments, st, dss)
+		}
+	})
+	if !live {
+		st, at, err := h.StateAt(index)
+		if err != nil {
+			s.pastError(w, asOf, err)
+			return
+		}
+		out.Index = at
+		out.Segments = appendUsed(out.Segments, st, dss)
+	}
+	writeJSONPlain(w, http.StatusOK, out)
+}
+
+// appendUsed appends the used segments of the datasources that are visible
+// somewhere (not fully overshadowed) in st.
+func appendUsed(out []*segmeta.DataSegment, st *fsm.State, dss []string) []*segmeta.DataSegment {
 	seen := map[string]bool{}
 	for _, ds := range dss {
 		if seen[ds] {
@@ -61,11 +81,11 @@ func (s *Server) pastTimeline(w http.ResponseWriter, r *http.Request) {
 		seen[ds] = true
 		for _, rec := range st.Segments(ds) {
 			if rec.Used && !st.IsOvershadowed(rec.Segment) {
-				out.Segments = append(out.Segments, rec.Segment)
+				out = append(out, rec.Segment)
 			}
 		}
 	}
-	writeJSONPlain(w, http.StatusOK, out)
+	return out
 }
 
 // pastError answers a moment the history cannot resolve (400) or a failure
