@@ -64,6 +64,14 @@ func describe[C commands.Command](fn func(C) description) {
 // tag this binary does not know (an ignorable command of a newer version):
 // the record then shows the envelope's payload as it is, redacted.
 func Describe(index uint64, env commands.Envelope, cmd commands.Command) Record {
+	rec, d := describeMeta(index, env, cmd)
+	rec.Command = commandJSON(env, d)
+	return rec
+}
+
+// describeMeta is the record without its command JSON, which a listing
+// renders (and redacts) only for the records it returns.
+func describeMeta(index uint64, env commands.Envelope, cmd commands.Command) (Record, description) {
 	rec := Record{
 		Index: index, Time: interval.FormatMillis(env.TimeMs), TimeMs: env.TimeMs, Type: env.Type,
 		Author: env.Audit.Author, Comment: env.Audit.Comment, IP: env.Audit.IP,
@@ -79,6 +87,11 @@ func Describe(index uint64, env commands.Envelope, cmd commands.Command) Record 
 		d = fn(cmd)
 	}
 	rec.DataSources, rec.Supervisor, rec.Task, rec.Summary = d.dataSources, d.supervisor, d.task, d.summary
+	return rec, d
+}
+
+// commandJSON is the command as the record shows it, secrets redacted.
+func commandJSON(env commands.Envelope, d description) json.RawMessage {
 	raw := []byte(env.Payload)
 	if d.command != nil {
 		if b, err := json.Marshal(d.command); err == nil {
@@ -88,8 +101,7 @@ func Describe(index uint64, env commands.Envelope, cmd commands.Command) Record 
 	if len(raw) == 0 {
 		raw = []byte("null")
 	}
-	rec.Command = Redact(raw)
-	return rec
+	return Redact(raw)
 }
 
 // one returns ds as a datasource list ("" is none).

@@ -358,8 +358,15 @@ func List(src Source, q Query) (Page, error) {
 		hi = min(hi, q.Before-1)
 	}
 	lo := max(first, q.FromIndex, 1)
-	out := []Record{}
-	var window []Record
+	// A match keeps what rendering its command needs: only the records of
+	// the page are rendered (and redacted).
+	type match struct {
+		rec Record
+		env commands.Envelope
+		d   description
+	}
+	out := []match{}
+	var window []match
 	done := false // an entry older than since (by more than the slack) was met
 	for size := uint64(firstWindow); hi >= lo && first != 0 && len(out) <= limit && !done; size = min(size*2, lastWindow) {
 		from := lo
@@ -372,18 +379,20 @@ func List(src Source, q Query) (Page, error) {
 				return nil
 			}
 			env, cmd, derr := commands.Decode(e.Data)
-			var rec Record
 			if derr != nil {
-				rec = Record{Index: e.Index, Type: env.Type, Summary: "an entry that does not decode: " + derr.Error(), Command: []byte("null")}
-			} else {
-				rec = Describe(e.Index, env, cmd)
-				addNames(&rec, names)
+				rec := Record{Index: e.Index, Type: env.Type, Summary: "an entry that does not decode: " + derr.Error(), Command: []byte("null")}
+				if q.matches(&rec) {
+					window = append(window, match{rec: rec})
+				}
+				return nil
 			}
-			if q.HasSince && derr == nil && rec.TimeMs < q.SinceMs-stampSlack.Milliseconds() {
+			rec, d := describeMeta(e.Index, env, cmd)
+			addNames(&rec, names)
+			if q.HasSince && rec.TimeMs < q.SinceMs-stampSlack.Milliseconds() {
 				done = true
 			}
 			if q.matches(&rec) {
-				window = append(window, rec)
+				window = append(window, match{rec: rec, env: env, d: d})
 			}
 			return nil
 		})
@@ -398,10 +407,16 @@ func List(src Source, q Query) (Page, error) {
 		}
 		hi = from - 1
 	}
-	page := Page{Records: out}
-	if len(out) > limit {
-		page.Records = out[:limit]
-		page.Next = out[limit-1].Index
+	page := Page{Records: make([]Record, 0, min(len(out), limit))}
+	for i, m := range out {
+		if i == limit {
+			page.Next = out[limit-1].rec.Index
+			break
+		}
+		if m.rec.Command == nil {
+			m.rec.Command = commandJSON(m.env, m.d)
+		}
+		page.Records = append(page.Records, m.rec)
 	}
 	return page, nil
 }
