@@ -670,9 +670,20 @@ func (o *Overlord) Act(req middlemanager.ActionRequest) (any, error) {
 			}
 		})
 		return json.RawMessage(meta), nil
+	case middlemanager.ActionGroupTasks:
+		active := []string{}
+		o.node.FSM().Read(func(s *fsm.State) {
+			for _, r := range s.ActiveTasks() {
+				if r.GroupID == rec.GroupID && r.ID != rec.ID && r.RunnerStatus == commands.RunnerRunning {
+					active = append(active, r.ID)
+				}
+			}
+		})
+		return map[string][]string{"active": active}, nil
 	}
-	return nil, fsm.Invalid("unknown task action %q (known: %s, %s, %s, %s)", a.Type,
-		middlemanager.ActionLockAcquire, middlemanager.ActionLockRelease, middlemanager.ActionKillSegments, middlemanager.ActionDataSourceMetadata)
+	return nil, fsm.Invalid("unknown task action %q (known: %s, %s, %s, %s, %s)", a.Type,
+		middlemanager.ActionLockAcquire, middlemanager.ActionLockRelease, middlemanager.ActionKillSegments,
+		middlemanager.ActionDataSourceMetadata, middlemanager.ActionGroupTasks)
 }
 
 // WorkerInfo is a live worker as the workers listing shows it.

@@ -3,6 +3,7 @@ package streaming
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,14 +21,21 @@ import (
 
 // Replicas (ioConfig.replicas): the supervisor runs each sequence of a task
 // group as several tasks on different middle managers, reading the same
-// partitions from the same offsets. Each reads for taskDuration and publishes
-// on its own; the publish's compare-and-swap on the stored offsets lets the
-// first one in and refuses the others, so exactly one publishes. A replica
-// that sees the stored offsets of its partitions move past its start offsets
-// (the publish of another replica) stops reading and yields: it publishes
-// nothing, and serves the published segments in place of its realtime ones
-// until a historical loads them, as the publishing replica does, so that
-// losing either middle manager loses no queryable row.
+// partitions from the same offsets; their ids are <sequence>_<replica
+// number>_<random>. Each reads for taskDuration and may publish; the
+// publish's compare-and-swap on the stored offsets lets the first one in and
+// refuses the others, so exactly one publishes. Replica 0 publishes when it
+// is done; a higher one that is done waits while a lower one still runs
+// (brokers read the lowest replica's rows, so the rows they read are the rows
+// published, with no tail of records read past the publisher's end) and
+// publishes only when none does; stopped early (its worker stops, the
+// supervisor suspends) while a lower one runs, it leaves the publish to it.
+// A replica whose middle manager stops leaves the publish to any other
+// replica still running. A replica that sees the stored offsets of its partitions move past its
+// start offsets (the publish of another replica) stops reading and yields:
+// it publishes nothing, and serves the published segments in place of its
+// realtime ones until a historical loads them, as the publishing replica
+// does, so that losing either middle manager loses no queryable row.
 
 // replicaCheckPeriod is how often a reading replica asks whether another
 // replica of its sequence published.
@@ -71,6 +79,77 @@ func (k *kafkaTask) watchReplicas(ctx context.Context, env middlemanager.Env, st
 		wg.Wait()
 		return lost.Load()
 	}
+}
+
+// replicaIndex is the replica number of task id of sequence seq.
+func replicaIndex(seq, id string) (int, bool) {
+	rest, ok := strings.CutPrefix(id, seq+"_")
+	if !ok || seq == "" {
+		return 0, false
+	}
+	num, _, ok := strings.Cut(rest, "_")
+	n, err := strconv.Atoi(num)
+	return n, ok && err == nil && n >= 0
+}
+
+// awaitLowerReplicas decides, once reading ended, whether this replica
+// yields rather than publishes: when another replica published, when its
+// worker stops while another replica runs, or when a lower replica runs and
+// this one was stopped early; done reading on its own, it waits for the
+// running lower replicas to publish or end. A failed check lets it publish:
+// the offsets check settles who wins anyway.
+func (k *kafkaTask) awaitLowerReplicas(ctx context.Context, env middlemanager.Env, stopped, workerStops bool) bool {
+	if k.replica < 0 || (k.replica == 0 && !workerStops) {
+		return false
+	}
+	waiting := false
+	for {
+		if lost, err := k.superseded(ctx, env); lost || err != nil {
+			return lost
+		}
+		below := k.replica
+		if workerStops {
+			below = math.MaxInt // any other replica carries on
+		}
+		lower, err := k.replicaRuns(ctx, env, below)
+		if err != nil || !lower {
+			return false
+		}
+		if stopped {
+			env.Logf("Stopped while another replica of sequence %s that publishes before this one runs: leaving the publish to it", k.seq)
+			return true
+		}
+		if !waiting {
+			env.Logf("Waiting for a lower replica of sequence %s to publish", k.seq)
+			waiting = true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(replicaCheckPeriod):
+		}
+	}
+}
+
+// replicaRuns reports whether another replica of the task's sequence with a
+// number below below runs.
+func (k *kafkaTask) replicaRuns(ctx context.Context, env middlemanager.Env, below int) (bool, error) {
+	raw, err := env.Act(ctx, middlemanager.Action{Type: middlemanager.ActionGroupTasks})
+	if err != nil {
+		return false, err
+	}
+	var group struct {
+		Active []string `json:"active"`
+	}
+	if err := json.Unmarshal(raw, &group); err != nil {
+		return false, err
+	}
+	for _, id := range group.Active {
+		if i, ok := replicaIndex(k.seq, id); ok && i < below {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // superseded reports whether the stored offsets of one of the task's

@@ -29,7 +29,9 @@ func TestSupervisorRunsReplicas(t *testing.T) {
 			t.Fatalf("replica %+v of sequence %s", p, seq)
 		}
 	}
-	if first[0].ID == first[1].ID || seq == "" {
+	i0, _ := replicaIndex(seq, first[0].ID)
+	i1, ok := replicaIndex(seq, first[1].ID)
+	if seq == "" || !ok || i0 != 0 || i1 != 1 {
 		t.Fatalf("replicas %s and %s of sequence %q", first[0].ID, first[1].ID, seq)
 	}
 	a, b := first[0].ID, first[1].ID
@@ -40,7 +42,7 @@ func TestSupervisorRunsReplicas(t *testing.T) {
 	c.finish("wiki", "t", b, nil)
 	eventually.True(t, "a replica in place of the failed one", func() bool { return len(c.tasks()) == 3 })
 	repl := c.tasks()[2]
-	if repl.IOConfig.BaseSequenceName != seq || !mapsEqual(startOffsets(repl), map[string]int64{"0": 0, "1": 0}) {
+	if i, _ := replicaIndex(seq, repl.ID); i != 1 || repl.IOConfig.BaseSequenceName != seq || !mapsEqual(startOffsets(repl), map[string]int64{"0": 0, "1": 0}) {
 		t.Fatalf("replacement %+v", repl)
 	}
 	c.start(repl.ID)

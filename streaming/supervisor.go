@@ -850,10 +850,22 @@ func (s *supervisor) submitReplicas(ctx context.Context, now time.Time, g int, g
 		s.times[g] = times
 	}
 	minTime, maxTime := times.payload()
+	used := map[int]bool{}
+	for _, t := range grp.tasks {
+		if i, ok := replicaIndex(grp.seq, t.id); ok {
+			used[i] = true
+		}
+	}
 	for len(grp.tasks) < s.spec.Replicas {
-		// As in Druid, a replica's id starts with its sequence's name; its
-		// published files are stored under it (replicaSegments finds them).
-		id := grp.seq + "_" + supRandomSuffix()
+		// As in Druid, a replica's id starts with its sequence's name (its
+		// published files are stored under it: replicaSegments finds them),
+		// followed here by its replica number, the lowest free one.
+		idx := 0
+		for used[idx] {
+			idx++
+		}
+		used[idx] = true
+		id := grp.seq + "_" + strconv.Itoa(idx) + "_" + supRandomSuffix()
 		body, err := json.Marshal(supTaskPayload{
 			Type: TaskType, ID: id, GroupID: supGroupPrefix(s.ds) + strconv.Itoa(g), DataSource: s.ds,
 			DataSchema: s.spec.DataSchema, TuningConfig: s.spec.TuningConfig,

@@ -61,8 +61,10 @@ type kafkaTask struct {
 	bootstrap []string
 	start     Offsets
 	// seq is ioConfig.baseSequenceName, shared by the replicas of one
-	// sequence of a task group ("" for a task no supervisor made).
+	// sequence of a task group ("" for a task no supervisor made); replica
+	// is the task's number among them (replicas.go; -1 when it has none).
 	seq          string
+	replica      int
 	taskDuration time.Duration
 	lockTimeout  time.Duration
 	// times bounds the row timestamps kept (ioConfig minimumMessageTime and
@@ -215,6 +217,10 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 	if err != nil {
 		return fail(nativebatch.RowStats{}, err)
 	}
+	k.replica = -1
+	if i, ok := replicaIndex(k.seq, t.ID); ok {
+		k.replica = i
+	}
 	c := cluster.Get()
 	if c == nil {
 		return fail(nativebatch.RowStats{}, fmt.Errorf("index_kafka tasks are not configured on this worker (no deep storage)"))
@@ -237,7 +243,7 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 	// Reading stopped; what was read is published even when ctx was cancelled.
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
 	defer cancel()
-	if yielded() {
+	if yielded() || (err == nil && k.awaitLowerReplicas(pctx, env, ctx.Err() != nil, middlemanager.Stopping(ctx))) {
 		return k.yield(pctx, c, env, t.ID, rt)
 	}
 	if err != nil {

@@ -184,6 +184,10 @@ const (
 	// task's datasource (Druid's KafkaDataSourceMetadata; null when none): a
 	// stream task learns from it that a replica published its records.
 	ActionDataSourceMetadata = "dataSourceMetadata"
+	// ActionGroupTasks lists the other tasks of the task's group running on
+	// a worker → {"active": [ids]}: a stream replica learns whether one that
+	// publishes before it still runs.
+	ActionGroupTasks = "groupTasks"
 )
 
 // Action is one task action.

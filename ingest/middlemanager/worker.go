@@ -87,6 +87,10 @@ type taskRun struct {
 
 var errStopping = errors.New("middle manager is stopping")
 
+// Stopping reports whether a task's context ended because its worker is
+// stopping (rather than a shutdown of the task).
+func Stopping(ctx context.Context) bool { return errors.Is(context.Cause(ctx), errStopping) }
+
 // New checks the configuration and builds a stopped worker.
 func New(cfg Config) (*Worker, error) {
 	host, port, err := net.SplitHostPort(cfg.Host)

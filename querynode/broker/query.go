@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -276,10 +277,20 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 		case r.err == nil:
 			parts = append(parts, r.part)
 			var again []int
+			// A replica whose server no longer serves it is read elsewhere.
+			gone := replicaGone(units, r)
+			if len(gone) > 0 {
+				_, added := replicaFailover(units, gone, r.srv, down)
+				for _, u := range added {
+					units = append(units, u)
+					tried, why, missing = append(tried, nil), append(why, ""), append(missing, false)
+					again = append(again, len(units)-1)
+				}
+			}
 			for _, i := range r.units {
 				id := units[i].ref.ID
 				switch {
-				case !r.missing[id]:
+				case !r.missing[id] || slices.Contains(gone, i):
 				case !units[i].realtime:
 					why[i] = r.srv.host + " no longer serves it"
 					missing[i] = true

@@ -20,10 +20,14 @@ import (
 // the sequence's name (protocol.Announcement.Sequences). A query reads the
 // segments of one replica per sequence: never two (each row would count
 // twice) and never part of each (a mix of two positions in the stream). The
-// choice sticks while the chosen replica is announced, so that answers do
-// not jump between replicas at different positions; when its server fails
-// during a query, the query reads another replica instead, and when it
-// stops being announced, the next replica is chosen.
+// replica of the lowest version (task id, which holds the replica number) is
+// preferred, as it is the one that publishes first (streaming/replicas.go):
+// the rows read are then the rows published. The choice otherwise sticks
+// while the chosen replica is announced, so that answers do not jump back
+// between replicas at different positions: it moves to a lower replica only
+// once that one serves as many bytes. When the chosen replica's server fails
+// during a query, the query reads another replica instead, and when it stops
+// being announced, the next replica is chosen.
 //
 // A sequence is handed off once a segment one of its tasks published is in
 // the broker's view (from any server: the file of a published segment is
@@ -56,9 +60,9 @@ type rtStandby struct {
 }
 
 // settleReplicas updates the choices after an announcement changed (v.mu
-// held for writing), given the published segments it added: a choice stays
-// while its replica is announced; a new or orphaned sequence gets the
-// replica of the lowest version (task id).
+// held for writing), given the published segments it added: a new or
+// orphaned sequence gets the replica of the lowest version (task id); a
+// choice stays while its replica is announced, unless a lower one caught up.
 func (v *view) settleReplicas(now time.Time, added []*segmeta.DataSegment) {
 	c := &v.rt
 	if c.chosen == nil {
@@ -90,18 +94,30 @@ func (v *view) settleReplicas(now time.Time, added []*segmeta.DataSegment) {
 		}
 	}
 	for seq, list := range cands {
-		if cur, ok := c.chosen[seq]; ok && slices.Contains(list, cur) {
-			continue
-		}
-		c.chosen[seq] = slices.MinFunc(list, func(a, b rtReplica) int {
+		best := slices.MinFunc(list, func(a, b rtReplica) int {
 			return cmp.Or(strings.Compare(a.version, b.version), strings.Compare(a.srv.url, b.srv.url))
 		})
+		if cur, ok := c.chosen[seq]; ok && slices.Contains(list, cur) && (best == cur || best.bytes() < cur.bytes()) {
+			continue
+		}
+		c.chosen[seq] = best
 	}
+}
+
+// bytes is the size of the replica's realtime segments.
+func (r rtReplica) bytes() int64 {
+	var n int64
+	for _, seg := range r.srv.realtime {
+		if seg.Version == r.version {
+			n += seg.Size
+		}
+	}
+	return n
 }
 
 // publishedSequence is the sequence whose task published seg, read from the
 // file key of its loadSpec (.../<task id>/<file>, the task id being
-// <sequence>_<suffix>); "" when the key has no such element.
+// <sequence>_<replica number>_<suffix>); "" when the key has no such element.
 func publishedSequence(seg *segmeta.DataSegment) string {
 	key := deep.FileKey(string(seg.LoadSpec))
 	if key == "" {
@@ -112,11 +128,14 @@ func publishedSequence(seg *segmeta.DataSegment) string {
 		return ""
 	}
 	task := path.Base(path.Dir(ls.Path + ls.Key))
-	i := strings.LastIndexByte(task, '_')
-	if i <= 0 {
-		return ""
+	for range 2 {
+		i := strings.LastIndexByte(task, '_')
+		if i <= 0 {
+			return ""
+		}
+		task = task[:i]
 	}
-	return task[:i]
+	return task
 }
 
 // reads tells whether queries read realtime segment seg of server s, and
@@ -196,4 +215,30 @@ func replicaFailover(units []unit, failed []int, srv *server, down map[*server]b
 		}
 	}
 	return retry, added
+}
+
+// replicaGone lists the units of a reply whose replica left the server: for
+// their sequence every unit the reply answers for is missing and nothing
+// replaced them (the task withdrew its rows, or the server is stopping), so
+// another replica is read instead of losing the rows from the answer.
+func replicaGone(units []unit, r reply) []int {
+	gone := map[string]bool{} // sequence → all its units missing, none replaced
+	for _, i := range r.units {
+		u := units[i]
+		if !u.realtime || u.seq == "" || len(u.standby) == 0 {
+			continue
+		}
+		ok := r.missing[u.ref.ID] && len(r.replaced[u.ref.ID]) == 0
+		if prev, seen := gone[u.seq]; seen {
+			ok = ok && prev
+		}
+		gone[u.seq] = ok
+	}
+	var out []int
+	for _, i := range r.units {
+		if u := units[i]; u.seq != "" && gone[u.seq] {
+			out = append(out, i)
+		}
+	}
+	return out
 }

@@ -33,12 +33,12 @@ func TestRealtimeReplicasReadOnce(t *testing.T) {
 	v := newView([]string{"http://a:1", "http://b:2", "http://h:3"})
 	a, b, h := v.servers[0], v.servers[1], v.servers[2]
 	const seq = "index_kafka_ds_g0_0123456789abcdef"
-	ra0 := seg(t, "ds", "2020-01-01T00/2020-01-01T01", "realtime-"+seq+"_aaaa", 0, 0)
-	ra1 := seg(t, "ds", "2020-01-01T01/2020-01-01T02", "realtime-"+seq+"_aaaa", 1, 0)
-	rb0 := seg(t, "ds", "2020-01-01T00/2020-01-01T01", "realtime-"+seq+"_bbbb", 0, 0)
+	ra0 := seg(t, "ds", "2020-01-01T00/2020-01-01T01", "realtime-"+seq+"_0_aaaa", 0, 0)
+	ra1 := seg(t, "ds", "2020-01-01T01/2020-01-01T02", "realtime-"+seq+"_0_aaaa", 1, 0)
+	rb0 := seg(t, "ds", "2020-01-01T00/2020-01-01T01", "realtime-"+seq+"_1_bbbb", 0, 0)
 	solo := seg(t, "ds", "2020-01-01T00/2020-01-01T01", "realtime-index_kafka_ds_solo", 0, 0)
 	// Seen at once (the first polls), the replica of the lower version
-	// (task id) is chosen.
+	// (task id: replica 0) is chosen.
 	v.servers = []*server{b, a, h}
 	b.sequences, b.realtime = map[string]string{rb0.Version: seq}, []*segmeta.DataSegment{rb0, solo}
 	v.apply(a, rtAnn("a1", map[string]string{ra0.Version: seq}, nil, ra0, ra1), nil)
@@ -78,20 +78,37 @@ func TestRealtimeReplicasReadOnce(t *testing.T) {
 			t.Fatalf("a unit of the replicated sequence was retried on the failed server: %s", units[r].ref.ID)
 		}
 	}
+	// a answers, but serves the sequence no more (every unit missing, none
+	// replaced): b is read instead; a missing unit with a replacement (a
+	// merge, a hand-off) is not a gone replica.
+	r := reply{srv: a, units: []int{0, 1, 2}, missing: map[string]bool{ra0.ID().String(): true, ra1.ID().String(): true}}
+	if gone := replicaGone(units, r); len(gone) != 2 {
+		t.Fatalf("gone units %v", gone)
+	}
+	r.replaced = map[string][]protocol.SegmentRef{ra1.ID().String(): {{ID: "merged"}}}
+	if gone := replicaGone(units, r); len(gone) != 0 {
+		t.Fatalf("gone units %v with a replacement", gone)
+	}
 	// A newer announcement of b does not move the choice; a gone does.
 	v.apply(b, rtAnn("b2", map[string]string{rb0.Version: seq}, nil, rb0, solo), nil)
 	want("choice sticks", ra0, ra1, solo)
 	v.apply(a, nil, errGone)
 	want("a gone", rb0, solo)
-	v.apply(a, rtAnn("a2", map[string]string{ra0.Version: seq}, nil, ra0, ra1), nil)
-	want("a back, b stays chosen", rb0, solo)
+	// a is back behind b (fewer bytes): b stays; once a caught up, a is read.
+	small := *ra0
+	small.Size = 5
+	v.apply(a, rtAnn("a2", map[string]string{ra0.Version: seq}, nil, &small), nil)
+	want("a back behind, b stays chosen", rb0, solo)
+	v.apply(a, rtAnn("a3", map[string]string{ra0.Version: seq}, nil, ra0, ra1), nil)
+	want("a caught up", ra0, ra1, solo)
 
 	// A replica published: its segment (stored under its task's id) is on
 	// the historical; no realtime segment of the sequence is read any more.
 	pub := seg(t, "ds", "2020-01-01T00/2020-01-01T01", "v1", 0, 1)
-	pub.LoadSpec = segmeta.RawJSON(`{"type":"local","path":"/deep/ds/x/v1/0/` + seq + `_bbbb/index.zip"}`)
+	pub.LoadSpec = segmeta.RawJSON(`{"type":"local","path":"/deep/ds/x/v1/0/` + seq + `_1_bbbb/index.zip"}`)
 	v.apply(h, ann("h2", pub), nil)
 	want("published", pub, solo)
 	v.apply(b, rtAnn("b3", map[string]string{rb0.Version: seq}, nil, rb0, solo), nil)
+	v.apply(a, rtAnn("a4", map[string]string{ra0.Version: seq}, nil, ra0, ra1), nil)
 	want("published, announced again", pub, solo)
 }
