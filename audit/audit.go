@@ -20,7 +20,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -182,6 +181,11 @@ func (l *combinedLog) Scan(from, to uint64, fn func(Entry) error) error {
 	if next < lFirst {
 		return fmt.Errorf("entries %d to %d are in neither the archive nor the live log (the live log starts at %d)", next, lFirst-1, lFirst)
 	}
+	if bl, ok := l.h.Live.(*boltLog); ok {
+		return bl.scanRange(next, min(to, lLast), func(rl *raft.Log) error {
+			return fn(Entry{Index: rl.Index, Term: rl.Term, Type: rl.Type, Data: rl.Data, AppendedAt: rl.AppendedAt})
+		})
+	}
 	for i := next; i <= min(to, lLast); i++ {
 		var rl raft.Log // fresh: the store decodes into the slices it finds
 		if err := l.h.Live.GetLog(i, &rl); err != nil {
@@ -203,26 +207,24 @@ func ArchiveDir(dataDir string) string { return filepath.Join(dataDir, "audit-ar
 // The returned function closes it.
 func OpenDir(dataDir string) (*History, func() error, error) {
 	raftDir := filepath.Join(dataDir, "raft")
-	store, err := raftboltdb.New(raftboltdb.Options{
-		Path:        filepath.Join(raftDir, "raft.db"),
-		BoltOptions: &bolt.Options{Timeout: time.Second, ReadOnly: true},
-	})
+	db, err := bolt.Open(filepath.Join(raftDir, "raft.db"), 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
 	if err != nil {
 		return nil, nil, fmt.Errorf("open %s (stop the node first, or ask it over HTTP with --url): %w", raftDir, err)
 	}
+	store := &boltLog{db: db}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(raftDir, 1, hclog.NewNullLogger())
 	if err != nil {
-		store.Close()
+		db.Close()
 		return nil, nil, err
 	}
 	h := &History{Live: store, Snaps: snaps}
 	if _, err := os.Stat(filepath.Join(ArchiveDir(dataDir), manifestFile)); err == nil {
 		a, err := OpenArchive(ArchiveDir(dataDir), 0, nil)
 		if err != nil {
-			store.Close()
+			db.Close()
 			return nil, nil, err
 		}
 		h.Archive = a
 	}
-	return h, store.Close, nil
+	return h, db.Close, nil
 }

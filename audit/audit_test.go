@@ -190,6 +190,42 @@ func TestArchiveKeepsTrimmedHistory(t *testing.T) {
 	if got, want := digestAt(t, h, 250), digestFSM(t, nd.stateAfter(250), 250); got.SHA256 != want.SHA256 {
 		t.Fatalf("state at 250 from the archived snapshot differs")
 	}
+	// Stopped, the node's directory reads the same (audit.OpenDir's own
+	// reader of the bbolt file).
+	nd.store.Close()
+	stopped, closeDir, err := OpenDir(nd.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, _ := stopped.Log().FirstIndex(); first != 1 {
+		t.Fatalf("stopped node's history starts at %d", first)
+	}
+	var n int
+	if err := stopped.Log().Scan(1, last, func(e Entry) error {
+		if l := nd.logs[n]; e.Index != l.Index || !bytes.Equal(e.Data, l.Data) {
+			t.Fatalf("stopped node's entry %d read back as %d", l.Index, e.Index)
+		}
+		n++
+		return nil
+	}); err != nil || n != int(last) {
+		t.Fatalf("stopped node's scan: %d entries, %v", n, err)
+	}
+	for _, i := range []uint64{100, 250, last} {
+		if got, want := digestAt(t, stopped, i), digestFSM(t, nd.stateAfter(i), i); got.SHA256 != want.SHA256 {
+			t.Fatalf("stopped node's state at %d differs", i)
+		}
+	}
+	var l raft.Log
+	if err := stopped.Live.GetLog(last+1, &l); !errors.Is(err, raft.ErrLogNotFound) {
+		t.Fatalf("GetLog past the end: %v", err)
+	}
+	closeDir()
+	if nd.store, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(nd.dir, "raft", "raft.db"), NoSync: true}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nd.store.Close() })
+	h.Live = nd.store
+
 	// A damaged archived snapshot is an error naming it.
 	snap := filepath.Join(a.Dir(), a.m.Snapshots[0].File)
 	b, _ := os.ReadFile(snap)

@@ -11,12 +11,13 @@ import (
 // changes, task submissions and ends, marks): what /audit/state,
 // /audit/diff and /audit/digest cost at worst. "archive" reads every entry
 // back from the archive (decompressed and checked), where most of a long
-// history is; "live" from the bbolt log, which holds the newest entries.
+// history is; "live" from a running node's bbolt log (raft-boltdb), which
+// holds the newest entries; "stopped" from a stopped node's (OpenDir).
 // `make bench-audit` runs it on one core; the target is ≥ 100,000
 // commands/s.
 func BenchmarkReplay(b *testing.B) {
 	const n = 50_000
-	for _, where := range []string{"archive", "live"} {
+	for _, where := range []string{"archive", "live", "stopped"} {
 		b.Run(where, func(b *testing.B) {
 			nd := newNode(b, n)
 			h := &History{Live: nd.store}
@@ -30,6 +31,16 @@ func BenchmarkReplay(b *testing.B) {
 					b.Fatal(err)
 				}
 				h.Archive = a
+			}
+			if where == "stopped" {
+				// A stopped node's log, read by OpenDir's own reader.
+				nd.store.Close()
+				stopped, closeDir, err := OpenDir(nd.dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer closeDir()
+				h = stopped
 			}
 			cpu0 := cpuTime()
 			for b.Loop() {
