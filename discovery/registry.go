@@ -103,6 +103,17 @@ func (r *Registry) Announce(a Announcement) (Reply, error) {
 		return Reply{}, ErrNotLeader
 	}
 	now := time.Now()
+	var skew time.Duration
+	if a.SentMs > 0 {
+		skew = time.UnixMilli(a.SentMs).Sub(now)
+	}
+	// The lease first: expire must not find the member in Raft without
+	// one and remove it as silent the moment it joins.
+	r.mu.Lock()
+	r.syncTerm()
+	r.leases[a.ID] = lease{seen: now, skew: skew}
+	delete(r.gone, a.ID)
+	r.mu.Unlock()
 	join := commands.JoinServer{ID: a.ID, Roles: a.Roles, URL: a.URL, Tier: a.Tier, Priority: a.Priority,
 		Capacity: a.Capacity, MaxSize: a.MaxSize, Version: a.Version, StartTimeMs: a.StartTimeMs}
 	var rec *fsm.ServerRecord
@@ -120,15 +131,6 @@ func (r *Registry) Announce(a Announcement) (Reply, error) {
 			r.cfg.Logger.Info("server changed", "id", a.ID, "roles", strings.Join(a.Roles, ","), "url", a.URL, "version", a.Version)
 		}
 	}
-	var skew time.Duration
-	if a.SentMs > 0 {
-		skew = time.UnixMilli(a.SentMs).Sub(now)
-	}
-	r.mu.Lock()
-	r.syncTerm()
-	r.leases[a.ID] = lease{seen: now, skew: skew}
-	delete(r.gone, a.ID)
-	r.mu.Unlock()
 	return r.reply(now), nil
 }
 
@@ -254,6 +256,12 @@ func (r *Registry) expire(now time.Time) {
 	}
 	r.mu.Unlock()
 	for i, rec := range late {
+		r.mu.Lock()
+		l, renewed := r.leases[rec.ID]
+		r.mu.Unlock()
+		if renewed && now.Sub(l.seen) <= r.cfg.LeaseTimeout {
+			continue // it announced itself meanwhile
+		}
 		if err := r.remove(rec, fmt.Sprintf("no heartbeat for %s (svc.discovery.leaseTimeout %s)", silent[i].Round(time.Millisecond), r.cfg.LeaseTimeout), now); err != nil {
 			r.cfg.Logger.Warn("could not record a server leaving", "id", rec.ID, "error", err)
 			return
