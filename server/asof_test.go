@@ -254,3 +254,33 @@ func TestAsOfReadsDeepStorageWhenTheHistoricalFails(t *testing.T) {
 		t.Fatalf("asOf with the historical failing: %d %s (cache %d bytes); want %s from deep storage", code, body, cache.Used(), want)
 	}
 }
+
+// A union reads every member as of the same moment: each datasource's
+// timeline at one index, including one that did not exist yet.
+func TestAsOfUnionReadsOneMoment(t *testing.T) {
+	f := newDPFixture(t)
+	h := f.startHistorical(t.TempDir(), nil)
+	h.node.Start()
+	b, _ := f.asOfBroker([]string{h.url}, 1<<30)
+	day := func(ds, version string, added int64) *segmeta.DataSegment {
+		return f.segment(ds, "2024-01-01/2024-01-02", version, 0, 1, []dpRow{{"2024-01-01T01:00:00Z", "a", added}})
+	}
+	f.publish(day("wiki", "2024-06-01T00:00:00.000Z", 1))
+	idx1 := f.node.FSM().LastIndex()
+	f.publish(day("edits", "2024-06-01T00:00:00.000Z", 10))
+	idx2 := f.node.FSM().LastIndex()
+	f.publish(day("wiki", "2024-07-01T00:00:00.000Z", 100))
+	idx3 := f.node.FSM().LastIndex()
+	const q = `{"queryType":"timeseries","dataSource":{"type":"union","dataSources":["wiki","edits"]},` +
+		`"intervals":["2024-01-01/2024-01-02"],"granularity":"all","aggregations":[{"type":"longSum","name":"added","fieldName":"added"}],` +
+		`"context":{"asOf":%d}}`
+	for _, c := range []struct {
+		idx   uint64
+		added int
+	}{{idx1, 1}, {idx2, 11}, {idx3, 110}, {idx1, 1}} {
+		want := fmt.Sprintf(`[{"timestamp":"2024-01-01T01:00:00.000Z","result":{"added":%d}}]`, c.added)
+		if code, body, _ := b.query(t, fmt.Sprintf(q, c.idx)); code != 200 || body != want {
+			t.Fatalf("union as of %d: %d %s; want %s", c.idx, code, body, want)
+		}
+	}
+}
