@@ -341,6 +341,17 @@ func TestDiff(t *testing.T) {
 	if td := tables["tasks"]; len(td.Added) != 1 || strings.Contains(string(td.Added[0]), "secret-task_0") {
 		t.Errorf("tasks: %s, want one task, its secret redacted", td.Added)
 	}
+	// Only one datasource: another's view has no segments or tasks, the
+	// configs stay.
+	va, _ := h.ViewAt(1)
+	vb, _ := h.ViewAt(6)
+	d = DiffViews(va.Only("other"), vb.Only("other"))
+	if len(d.Tables) != 1 || d.Tables[0].Table != "coordinatorConfig" {
+		t.Errorf("diff of datasource other: %+v, want the config change only", d.Tables)
+	}
+	if v := vb.Only("wiki"); len(v.Segments) != 2 || len(v.Tasks) != 1 || len(v.Rules) != 1 {
+		t.Errorf("view of wiki: %d segments, %d tasks, rules %v", len(v.Segments), len(v.Tasks), v.Rules)
+	}
 }
 
 // With S3 deep storage the chunks and snapshots are objects in the bucket

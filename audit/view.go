@@ -127,6 +127,34 @@ func cmpU64(a, b uint64) int {
 	return 0
 }
 
+// Only keeps, of a view, what concerns one datasource: its segments, tasks,
+// locks, rules (and the default rules) and supervisors. The configs, workers
+// and servers, which belong to no datasource, stay.
+func (v View) Only(dataSource string) View {
+	out := v
+	out.Rules = map[string]json.RawMessage{}
+	for ds, r := range v.Rules {
+		if ds == dataSource || ds == fsm.DefaultRulesKey {
+			out.Rules[ds] = r
+		}
+	}
+	out.Segments = filter(v.Segments, func(s SegmentView) bool { return s.DataSource == dataSource })
+	out.Tasks = filter(v.Tasks, func(t TaskView) bool { return t.DataSource == dataSource })
+	out.Locks = filter(v.Locks, func(l fsm.TaskLock) bool { return l.DataSource == dataSource })
+	out.Supervisors = filter(v.Supervisors, func(s SupervisorView) bool { return s.DataSource == dataSource })
+	return out
+}
+
+func filter[T any](rows []T, keep func(T) bool) []T {
+	out := []T{}
+	for _, r := range rows {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // ViewAt returns the tables as they were after index.
 func (h *History) ViewAt(index uint64) (View, error) {
 	s, at, err := h.StateAt(index)

@@ -54,24 +54,28 @@ func writeAuditError(w http.ResponseWriter, name string, err error) {
 	writeError(w, http.StatusInternalServerError, err.Error())
 }
 
-// auditState serves GET /svc/coordinator/v1/audit/state?at=.
+// auditState serves GET /svc/coordinator/v1/audit/state?at=[&dataSource=].
 func (s *Server) auditState(w http.ResponseWriter, r *http.Request) {
 	h := s.node.History()
 	at, ok := s.auditMoment(w, r, h, "at")
 	if !ok {
 		return
 	}
+	ds := r.URL.Query().Get("dataSource")
 	withReplaySlot(w, r, func() {
 		v, err := h.ViewAt(at)
 		if err != nil {
 			writeAuditError(w, "at", err)
 			return
 		}
+		if ds != "" {
+			v = v.Only(ds)
+		}
 		writeJSON(w, http.StatusOK, v)
 	})
 }
 
-// auditDiff serves GET /svc/coordinator/v1/audit/diff?from=&to=.
+// auditDiff serves GET /svc/coordinator/v1/audit/diff?from=&to=[&dataSource=].
 func (s *Server) auditDiff(w http.ResponseWriter, r *http.Request) {
 	h := s.node.History()
 	from, ok := s.auditMoment(w, r, h, "from")
@@ -86,13 +90,20 @@ func (s *Server) auditDiff(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "from is after to")
 		return
 	}
+	ds := r.URL.Query().Get("dataSource")
 	withReplaySlot(w, r, func() {
-		d, err := h.DiffAt(from, to)
-		if err != nil {
-			writeAuditError(w, "from/to", err)
-			return
+		a, err := h.ViewAt(from)
+		if err == nil {
+			var b audit.View
+			if b, err = h.ViewAt(to); err == nil {
+				if ds != "" {
+					a, b = a.Only(ds), b.Only(ds)
+				}
+				writeJSON(w, http.StatusOK, audit.DiffViews(a, b))
+				return
+			}
 		}
-		writeJSON(w, http.StatusOK, d)
+		writeAuditError(w, "from/to", err)
 	})
 }
 

@@ -143,10 +143,11 @@ func printJSON(out io.Writer, v any) error {
 
 // runAuditState implements `strata audit state --at A`.
 func runAuditState(args []string) error {
-	fs := newFlagSet("audit state", "audit state --at INDEX|TIME [--url URL | --data DIR]")
+	fs := newFlagSet("audit state", "audit state --at INDEX|TIME [--datasource DS] [--url URL | --data DIR]")
 	var src source
 	done := src.flags(fs)
 	at := fs.String("at", "", "the moment: a Raft index or an ISO-8601 time")
+	ds := fs.String("datasource", "", "only this datasource's segments, tasks, locks, rules and supervisors")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -157,8 +158,12 @@ func runAuditState(args []string) error {
 		return usagef("usage: strata audit state --at INDEX|TIME [--url URL | --data DIR]")
 	}
 	if src.url != "" {
+		q := url.Values{"at": {*at}}
+		if *ds != "" {
+			q.Set("dataSource", *ds)
+		}
 		var v json.RawMessage
-		if err := getAudit(src.url, "state", url.Values{"at": {*at}}, &v); err != nil {
+		if err := getAudit(src.url, "state", q, &v); err != nil {
 			return err
 		}
 		return printJSON(stdout, v)
@@ -176,15 +181,19 @@ func runAuditState(args []string) error {
 	if err != nil {
 		return err
 	}
+	if *ds != "" {
+		v = v.Only(*ds)
+	}
 	return printJSON(stdout, v)
 }
 
 // runAuditDiff implements `strata audit diff A B`.
 func runAuditDiff(args []string) error {
-	const synopsis = "audit diff FROM TO [--url URL | --data DIR]   (FROM, TO: Raft indexes or ISO-8601 times)"
+	const synopsis = "audit diff FROM TO [--datasource DS] [--url URL | --data DIR]   (FROM, TO: Raft indexes or ISO-8601 times)"
 	fs := newFlagSet("audit diff", synopsis)
 	var src source
 	done := src.flags(fs)
+	ds := fs.String("datasource", "", "only what changed for this datasource (and the configs, workers and servers)")
 	// The moments come first, flags after them (or before).
 	var pos []string
 	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -201,8 +210,12 @@ func runAuditDiff(args []string) error {
 		return usagef("usage: strata %s", synopsis)
 	}
 	if src.url != "" {
+		q := url.Values{"from": {pos[0]}, "to": {pos[1]}}
+		if *ds != "" {
+			q.Set("dataSource", *ds)
+		}
 		var d json.RawMessage
-		if err := getAudit(src.url, "diff", url.Values{"from": {pos[0]}, "to": {pos[1]}}, &d); err != nil {
+		if err := getAudit(src.url, "diff", q, &d); err != nil {
 			return err
 		}
 		return printJSON(stdout, d)
@@ -223,11 +236,18 @@ func runAuditDiff(args []string) error {
 	if from > to {
 		return fmt.Errorf("from (index %d) is after to (index %d)", from, to)
 	}
-	d, err := h.DiffAt(from, to)
+	a, err := h.ViewAt(from)
 	if err != nil {
 		return err
 	}
-	return printJSON(stdout, d)
+	b, err := h.ViewAt(to)
+	if err != nil {
+		return err
+	}
+	if *ds != "" {
+		a, b = a.Only(*ds), b.Only(*ds)
+	}
+	return printJSON(stdout, audit.DiffViews(a, b))
 }
 
 // nodeDigest is one node's answer to the verification.

@@ -118,6 +118,11 @@ func TestAuditAcrossTrim(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &v10) != nil || v10.CoordinatorConfig.MaxSegmentsToMove != 10 {
 		t.Fatalf("audit state --at (after command 10): exit %d, %s %s", code, out, errOut)
 	}
+	// One datasource's view keeps the configs.
+	code, out, errOut = capture(t, "audit", "state", "--url", url(f), "--at", fmt.Sprint(v10.Index), "--datasource", "wiki")
+	if code != 0 || !strings.Contains(out, `"segments": []`) || !strings.Contains(out, `"maxSegmentsToMove": 10`) {
+		t.Fatalf("audit state --datasource: exit %d, %s %s", code, out, errOut)
+	}
 	// The diff from the first command to the tenth names the field, old → new.
 	code, out, errOut = capture(t, "audit", "diff", fmt.Sprint(idx1), fmt.Sprint(v10.Index), "--url", url(f))
 	var d struct {
