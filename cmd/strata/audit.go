@@ -267,7 +267,7 @@ type nodeDigest struct {
 func runAuditVerify(args []string) error {
 	const synopsis = "audit verify [--url URL[,URL...] | --data DIR[,DIR...]] [--at INDEX]"
 	fs := newFlagSet("audit verify", synopsis)
-	u := fs.String("url", "", "a control node's URL (the others are found from it), or every control node's, comma-separated")
+	u := fs.String("url", "", "a control node's or the router's URL (default http://127.0.0.1:8888; the control nodes are found from it), or every control node's, comma-separated")
 	d := fs.String("data", "", "data directories of stopped nodes, comma-separated")
 	cfg := configFlag(fs)
 	atFlag := fs.String("at", "", "the Raft index to compare (default: the newest index every node has committed)")
@@ -286,7 +286,7 @@ func runAuditVerify(args []string) error {
 	} else {
 		urls := *u
 		if urls == "" {
-			urls = "http://127.0.0.1:8081"
+			urls = "http://127.0.0.1:8888"
 		}
 		digests, unreachable, err = verifyURLs(strings.Split(urls, ","), *atFlag)
 	}
