@@ -131,6 +131,7 @@ func New(cfg Config) (*Broker, error) {
 		cache:   cfg.PastSegments,
 		running: map[string][]*runningQuery{},
 	}
+	b.view.undiscovered = cfg.Discover != nil
 	if cfg.MaxConcurrent > 0 {
 		b.slots = make(chan struct{}, cfg.MaxConcurrent)
 	}

@@ -37,6 +37,9 @@ func (b *Broker) discoverLoop() {
 					pollers[u] = b.startPolling(b.view.addServer(u))
 				}
 			}
+			b.view.mu.Lock()
+			b.view.undiscovered = false // queries now wait for these servers' first polls
+			b.view.mu.Unlock()
 			for u, d := range pollers {
 				if !want[u] {
 					d.cancel()

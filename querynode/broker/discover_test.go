@@ -37,6 +37,9 @@ func TestBrokerFollowsDiscoveredDataServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if b.Ready() {
+		t.Fatal("ready before discovery listed any data server")
+	}
 	b.Start()
 	defer b.Close()
 	holders := func(ivs string) []string {
@@ -45,7 +48,10 @@ func TestBrokerFollowsDiscoveredDataServers(t *testing.T) {
 		return out
 	}
 	h1host, h2host := h1.Listener.Addr().String(), h2.Listener.Addr().String()
-	eventually.True(t, "h1's segments readable", func() bool { return len(holders("2020-01-01/2020-01-03")) == 2 })
+	eventually.True(t, "ready once h1 was polled", b.Ready)
+	if got := holders("2020-01-01/2020-01-03"); len(got) != 2 {
+		t.Fatalf("ready without h1's segments: %v", got)
+	}
 	set(h1.URL, h2.URL)
 	want := s1.ID().String() + "@" + s1.Interval.String() + "@"
 	eventually.True(t, "h2 polled and holding s1 too", func() bool {

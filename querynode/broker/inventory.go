@@ -42,6 +42,11 @@ type entry struct {
 type view struct {
 	mu      sync.RWMutex
 	servers []*server
+
+	// undiscovered: the servers come from discovery, which has listed none
+	// yet, so the view knows nothing (discover.go).
+	undiscovered bool
+
 	entries map[segmeta.ID]*entry
 	index   *segmeta.Index
 	rt      replicaChoice // which replica's realtime rows queries read (replicas.go)
@@ -61,6 +66,9 @@ func newView(urls []string) *view {
 func (v *view) initialized() bool {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
+	if v.undiscovered {
+		return false
+	}
 	for _, s := range v.servers {
 		if !s.tried {
 			return false
