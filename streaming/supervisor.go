@@ -50,8 +50,8 @@ type supervisor struct {
 	initial bool                // known is filled in
 	foreign map[string]*supTask // active tasks of the datasource no group owns (being stopped)
 	// pending are replicas of sequences another replica published (Druid's
-	// pendingCompletionTasks): asked to stop, their publish is refused by
-	// the offsets check and they end without holding their partitions.
+	// pendingCompletionTasks): they end without publishing (retireReplicas)
+	// and without holding their partitions.
 	pending map[string]*supTask
 	// times holds each task group's message-time bounds, fixed when the group
 	// starts. As in Druid, a task that failed while reading leaves its group
@@ -523,19 +523,16 @@ func (s *supervisor) trackCompletions(now time.Time, v supFSMView) {
 	}
 }
 
-// retireReplicas asks the replicas of a sequence another replica published
-// to stop; until they end they show as publishing (pendingCompletionTasks).
+// retireReplicas moves the replicas of a sequence another replica published
+// out of their group; until they end they show as publishing (Druid's
+// pendingCompletionTasks). They are not shut down: each sees the publish
+// within replicaCheckPeriod (one not started yet, as it starts) and ends
+// SUCCESS without publishing, where a shutdown would end it FAILED.
 func (s *supervisor) retireReplicas(tasks []*supTask) {
-	if len(tasks) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), supStopTimeout)
-	defer cancel()
 	for _, t := range tasks {
-		s.log.Info("stopping a replica whose sequence was published", "task", t.id)
+		s.log.Info("a replica whose sequence was published is ending", "task", t.id)
 		t.group = -1
 		s.pending[t.id] = t
-		s.m.shutdownOnce(ctx, t.id, s.log)
 	}
 }
 
