@@ -14,6 +14,7 @@ import (
 
 	"strata/internal/eventually"
 	"strata/interval"
+	"strata/props"
 	"strata/querynode/broker"
 	"strata/querynode/segcache"
 	"strata/segmeta"
@@ -283,4 +284,40 @@ func TestAsOfUnionReadsOneMoment(t *testing.T) {
 			t.Fatalf("union as of %d: %d %s; want %s", c.idx, code, body, want)
 		}
 	}
+}
+
+// The control node rebuilds a past state once per log index and datasource:
+// brokers asking again for a moment already rebuilt cost no replay, and the
+// state now is read live.
+func TestTimelineEndpointReplaysOncePerMoment(t *testing.T) {
+	p := props.Defaults()
+	store, err := deep.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Set("svc.storage.storageDirectory", store.Root())
+	ts, node, srv := singleServer(t, p, RoleCoordinator, RoleOverlord)
+	f := &dpFixture{t: t, coord: ts.URL, node: node, store: &countingStorage{Local: store}}
+	f.publish(f.segment("wiki", "2024-01-01/2024-01-02", "2024-06-01T00:00:00.000Z", 0, 1, []dpRow{{"2024-01-01T01:00:00Z", "a", 1}}))
+	idx1 := node.FSM().LastIndex()
+	f.publish(f.segment("wiki", "2024-01-01/2024-01-02", "2024-07-01T00:00:00.000Z", 0, 1, []dpRow{{"2024-01-01T01:00:00Z", "a", 2}}))
+	ask := func(query string, segments int, replays int64) {
+		t.Helper()
+		code, body, _ := call(t, "GET", ts.URL+"/svc-internal/v1/timeline?"+query, "", "")
+		var pt struct {
+			Segments []json.RawMessage `json:"segments"`
+		}
+		if code != 200 || json.Unmarshal([]byte(body), &pt) != nil || len(pt.Segments) != segments {
+			t.Fatalf("%s: %d %s; want %d segments", query, code, body, segments)
+		}
+		if got := srv.pastReplays.Load(); got != replays {
+			t.Fatalf("%s: %d replays so far, want %d", query, got, replays)
+		}
+	}
+	ask(fmt.Sprintf("asOf=%d&dataSource=wiki", idx1), 1, 1)
+	ask(fmt.Sprintf("asOf=%d&dataSource=wiki", idx1), 1, 1)
+	ask(fmt.Sprintf("asOf=%d&dataSource=wiki&dataSource=edits", idx1), 1, 2) // edits was not asked for yet
+	ask(fmt.Sprintf("asOf=%d&dataSource=edits&dataSource=wiki", idx1), 1, 2)
+	// A time ahead of every stamp is the state now: read live, not replayed.
+	ask("asOf="+interval.FormatMillis(time.Now().Add(time.Hour).UnixMilli())+"&dataSource=wiki", 1, 2)
 }

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -97,6 +98,8 @@ type Server struct {
 	internal        escalator.Credentials  // required on /svc-internal/ when a password is set
 	deepStorage     deep.Config            // where published load specs must point (coordinator role)
 	discovery       *discovery.Registry    // live processes (control roles; nil without discovery)
+	past            pastCache              // used segments at past log indexes, for brokers' asOf queries (timeline.go)
+	pastReplays     atomic.Int64           // states rebuilt for them (tests)
 	announcer       *discovery.Announcer   // this process's announcements (nil without discovery)
 
 	assignedMu sync.Mutex

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"sync"
 
 	"strata/audit"
 	"strata/fsm"
@@ -49,43 +51,115 @@ func (s *Server) pastTimeline(w http.ResponseWriter, r *http.Request) {
 		// Leader stamps never go back, so a time before the newest one
 		// applied resolves to the same index forever.
 		Stable: !asOf.ByTime || asOf.TimeMs < s.node.FSM().LastTime()}
-	// A moment that is the state now (a time after the newest command, as
-	// a dashboard's "now" is) is read from the live state, not replayed.
-	live := false
-	s.node.FSM().Read(func(st *fsm.State) {
-		if st.Index() == index {
-			live = true
-			out.Segments = appendUsed(out.Segments, st, dss)
+	byDS, missing := s.past.get(index, dss)
+	if len(missing) > 0 {
+		// A moment that is the state now (a time after the newest command,
+		// as a dashboard's "now" is) is read from the live state; an older
+		// one is rebuilt from the history.
+		live := false
+		s.node.FSM().Read(func(st *fsm.State) {
+			if st.Index() == index {
+				live = true
+				s.past.put(index, usedIn(st, missing), byDS)
+			}
+		})
+		if !live {
+			st, _, err := h.StateAt(index)
+			if err != nil {
+				s.pastError(w, asOf, err)
+				return
+			}
+			s.pastReplays.Add(1)
+			s.past.put(index, usedIn(st, missing), byDS)
 		}
-	})
-	if !live {
-		st, at, err := h.StateAt(index)
-		if err != nil {
-			s.pastError(w, asOf, err)
-			return
+	}
+	seen := map[string]bool{}
+	for _, ds := range dss {
+		if !seen[ds] {
+			seen[ds] = true
+			out.Segments = append(out.Segments, byDS[ds]...)
 		}
-		out.Index = at
-		out.Segments = appendUsed(out.Segments, st, dss)
 	}
 	writeJSONPlain(w, http.StatusOK, out)
 }
 
-// appendUsed appends the used segments of the datasources that are visible
+// usedIn returns the used segments of each datasource that are visible
 // somewhere (not fully overshadowed) in st.
-func appendUsed(out []*segmeta.DataSegment, st *fsm.State, dss []string) []*segmeta.DataSegment {
-	seen := map[string]bool{}
+func usedIn(st *fsm.State, dss []string) map[string][]*segmeta.DataSegment {
+	out := make(map[string][]*segmeta.DataSegment, len(dss))
 	for _, ds := range dss {
-		if seen[ds] {
-			continue
-		}
-		seen[ds] = true
+		list := []*segmeta.DataSegment{}
 		for _, rec := range st.Segments(ds) {
 			if rec.Used && !st.IsOvershadowed(rec.Segment) {
-				out = append(out, rec.Segment)
+				list = append(list, rec.Segment)
 			}
 		}
+		out[ds] = list
 	}
 	return out
+}
+
+// pastCache keeps the used segments of datasources at log indexes, which
+// never change, so that brokers asking for a moment already rebuilt cost no
+// replay. It holds at most maxPastCacheSegments segments; the oldest entries
+// go first.
+type pastCache struct {
+	mu       sync.Mutex
+	m        map[pastKey][]*segmeta.DataSegment
+	order    []pastKey
+	segments int
+}
+
+type pastKey struct {
+	index uint64
+	ds    string
+}
+
+const maxPastCacheSegments = 1 << 20
+
+// get returns what is cached of the datasources at index, in a new map, and
+// the datasources it lacks.
+func (c *pastCache) get(index uint64, dss []string) (map[string][]*segmeta.DataSegment, []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string][]*segmeta.DataSegment, len(dss))
+	var missing []string
+	for _, ds := range dss {
+		if _, done := out[ds]; done || slices.Contains(missing, ds) {
+			continue
+		}
+		if segs, ok := c.m[pastKey{index, ds}]; ok {
+			out[ds] = segs
+		} else {
+			missing = append(missing, ds)
+		}
+	}
+	return out, missing
+}
+
+// put caches the datasources' segments at index and adds them to into.
+func (c *pastCache) put(index uint64, segs, into map[string][]*segmeta.DataSegment) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[pastKey][]*segmeta.DataSegment{}
+	}
+	for ds, list := range segs {
+		into[ds] = list
+		k := pastKey{index, ds}
+		if _, ok := c.m[k]; ok || len(list) > maxPastCacheSegments {
+			continue
+		}
+		c.m[k] = list
+		c.order = append(c.order, k)
+		c.segments += len(list)
+	}
+	for c.segments > maxPastCacheSegments {
+		old := c.order[0]
+		c.order = c.order[1:]
+		c.segments -= len(c.m[old])
+		delete(c.m, old)
+	}
 }
 
 // pastError answers a moment the history cannot resolve (400) or a failure
