@@ -190,8 +190,20 @@ func (a *Announcer) post(ctx context.Context, u string, body []byte) (int, []byt
 func (a *Announcer) AnnounceOnce(ctx context.Context) bool {
 	tried := map[string]bool{}
 	var errs []string
-	queue := a.candidates(ctx)
-	for len(queue) > 0 {
+	a.mu.Lock()
+	var queue []string
+	if a.leader != "" {
+		queue = append(queue, a.leader)
+	}
+	a.mu.Unlock()
+	expanded := false
+	for len(queue) > 0 || !expanded {
+		if len(queue) == 0 {
+			// The last leader did not answer: every control node, names
+			// resolved now (a DNS name may stand for several).
+			queue, expanded = a.candidates(ctx), true
+			continue
+		}
 		base := strings.TrimRight(queue[0], "/")
 		queue = queue[1:]
 		if tried[base] {

@@ -2,6 +2,7 @@ package process
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -45,7 +46,7 @@ func newAnnouncer(p *props.Properties, dc config.Discovery, logger hclog.Logger)
 	node := config.ParseNode(p)
 	u, err := url.Parse(node.URL())
 	if err != nil || u.Host == "" {
-		return nil, err
+		return nil, fmt.Errorf("discovery: the advertised URL %q has no host:port", node.URL())
 	}
 	self := discovery.Announcement{ID: u.Host, Roles: node.Roles, URL: node.URL(), Version: server.Version, StartTimeMs: time.Now().UnixMilli()}
 	if slices.Contains(node.Roles, server.RoleHistorical) {
