@@ -25,19 +25,35 @@ import (
 // the fixture's control node, old segments from its deep storage through a
 // cache of maxSize bytes.
 func (f *dpFixture) asOfBroker(urls []string, maxSize int64) (*dpBroker, *segcache.Cache) {
+	b, cache, _ := f.asOfBrokerCounting(urls, maxSize)
+	return b, cache
+}
+
+// asOfBrokerCounting is asOfBroker, also counting the broker's requests for
+// past timelines.
+func (f *dpFixture) asOfBrokerCounting(urls []string, maxSize int64) (*dpBroker, *segcache.Cache, *atomic.Int64) {
 	t := f.t
 	t.Helper()
 	cache, err := segcache.New(segcache.Config{Dir: filepath.Join(t.TempDir(), "asof"), MaxSize: maxSize, Storage: f.store})
 	if err != nil {
 		t.Fatal(err)
 	}
+	asked := &atomic.Int64{}
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		asked.Add(1)
+		return http.DefaultTransport.RoundTrip(r)
+	})}
 	b := startBroker(t, urls, func(c *broker.Config) {
-		c.PastTimelines = &broker.HTTPPastTimelines{URLs: []string{f.coord}, Client: http.DefaultClient}
+		c.PastTimelines = &broker.HTTPPastTimelines{URLs: []string{f.coord}, Client: client}
 		c.PastSegments = cache
 	})
 	b.b.Start()
-	return b, cache
+	return b, cache, asked
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // asOfQuery is a daily timeseries of rows and the sum of added over the
 // first three days of 2024, as of a moment ("" for now).
@@ -262,7 +278,7 @@ func TestAsOfUnionReadsOneMoment(t *testing.T) {
 	f := newDPFixture(t)
 	h := f.startHistorical(t.TempDir(), nil)
 	h.node.Start()
-	b, _ := f.asOfBroker([]string{h.url}, 1<<30)
+	b, _, asked := f.asOfBrokerCounting([]string{h.url}, 1<<30)
 	day := func(ds, version string, added int64) *segmeta.DataSegment {
 		return f.segment(ds, "2024-01-01/2024-01-02", version, 0, 1, []dpRow{{"2024-01-01T01:00:00Z", "a", added}})
 	}
@@ -278,10 +294,14 @@ func TestAsOfUnionReadsOneMoment(t *testing.T) {
 	for _, c := range []struct {
 		idx   uint64
 		added int
-	}{{idx1, 1}, {idx2, 11}, {idx3, 110}, {idx1, 1}} {
+		asked int64 // timeline requests so far: one per new index, none for one seen
+	}{{idx1, 1, 1}, {idx2, 11, 2}, {idx3, 110, 3}, {idx1, 1, 3}, {idx3, 110, 3}} {
 		want := fmt.Sprintf(`[{"timestamp":"2024-01-01T01:00:00.000Z","result":{"added":%d}}]`, c.added)
 		if code, body, _ := b.query(t, fmt.Sprintf(q, c.idx)); code != 200 || body != want {
 			t.Fatalf("union as of %d: %d %s; want %s", c.idx, code, body, want)
+		}
+		if got := asked.Load(); got != c.asked {
+			t.Fatalf("union as of %d: %d timeline requests so far, want %d (the broker caches per datasource and index)", c.idx, got, c.asked)
 		}
 	}
 }

@@ -262,9 +262,9 @@ func (b *Broker) timelinesAt(ctx context.Context, pq *pastQuery, dss []string) (
 		if _, err := tl.Add(byDS[ds]); err != nil {
 			return nil, pastUnavailable(pq.asOf, fmt.Sprintf("the segments of %s at log index %d do not form a timeline: %v", ds, pt.Index, err))
 		}
-		if pt.Stable || !pq.asOf.ByTime {
-			b.past.put(pt.Index, ds, tl)
-		}
+		// The state at a log index never changes, whatever moment led to
+		// it; only the resolution of a time that is not stable is not kept.
+		b.past.put(pt.Index, ds, tl)
 		out[ds] = tl
 	}
 	return nonEmpty(out), nil
