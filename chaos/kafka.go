@@ -25,7 +25,15 @@ const kafkaTopic = "chaos_events"
 // at the end the served rows must be exactly the produced records: the count
 // equal and the sum of n equal (a lost record and a duplicate would not cancel
 // out in both).
-func KafkaExactlyOnce(ctx context.Context, o *Options) *Result {
+func KafkaExactlyOnce(ctx context.Context, o *Options) *Result { return kafkaExactlyOnce(ctx, o, 1) }
+
+// KafkaReplicas is KafkaExactlyOnce with ioConfig.replicas 2: each task
+// group runs on both middle managers, so a middle manager killed (-9) leaves
+// every group a replica that reads on and publishes; each record must still
+// be served exactly once.
+func KafkaReplicas(ctx context.Context, o *Options) *Result { return kafkaExactlyOnce(ctx, o, 2) }
+
+func kafkaExactlyOnce(ctx context.Context, o *Options, replicas int) *Result {
 	res := &Result{}
 	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, kafkaTopic),
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return o.Net.Listen(network, ":0") }))
@@ -50,7 +58,8 @@ func KafkaExactlyOnce(ctx context.Context, o *Options) *Result {
 		return res
 	}
 	defer c.Close()
-	k := &kafkaRun{o: o, c: c, res: res, hist: hist, brokers: brokers, mms: mms, client: NewHTTPClient(o.Net, 10*time.Second), producer: producer}
+	k := &kafkaRun{o: o, c: c, res: res, hist: hist, brokers: brokers, mms: mms, client: NewHTTPClient(o.Net, 10*time.Second), producer: producer,
+		replicas: replicas}
 	if id, why := submitTask(ctx, c, k.client, "/svc/indexer/v1/supervisor", []byte(k.spec(kc.ListenAddrs()))); id == "" {
 		res.Err = "supervisor: " + why
 		return res
@@ -86,6 +95,7 @@ type kafkaRun struct {
 	mms      []*Proc
 	client   *httpClient
 	producer *kgo.Client
+	replicas int // ioConfig.replicas
 	avail    availability
 
 	invoked  atomic.Int64 // records whose produce began (n = 0 .. invoked-1)
@@ -101,9 +111,9 @@ func (k *kafkaRun) spec(bootstrap []string) string {
 	  "dataSchema":{"dataSource":%q,"timestampSpec":{"column":"ts","format":"iso"},
 	    "dimensionsSpec":{"dimensions":["page"]},"metricsSpec":[{"type":"count","name":"count"},{"type":"longSum","name":"n","fieldName":"n"}],
 	    "granularitySpec":{"segmentGranularity":"hour","queryGranularity":"none","rollup":false}},
-	  "ioConfig":{"topic":%q,"consumerProperties":{"bootstrap.servers":%q},"taskCount":2,
+	  "ioConfig":{"topic":%q,"consumerProperties":{"bootstrap.servers":%q},"taskCount":2,"replicas":%d,
 	    "taskDuration":"PT8S","startDelay":"PT0S","period":"PT0.5S","useEarliestOffset":true,"inputFormat":{"type":"json"}},
-	  "tuningConfig":{"type":"kafka"}}}`, kafkaTopic, kafkaTopic, strings.Join(bootstrap, ","))
+	  "tuningConfig":{"type":"kafka"}}}`, kafkaTopic, kafkaTopic, strings.Join(bootstrap, ","), k.replicas)
 }
 
 // produceLoop produces batches of records, record n carrying n, over the

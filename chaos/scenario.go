@@ -43,6 +43,7 @@ func Scenarios() []Scenario {
 		{"control-plane", ControlPlane},
 		{"data-plane-replace", DataPlaneReplace},
 		{"kafka-exactly-once", KafkaExactlyOnce},
+		{"kafka-replicas", KafkaReplicas},
 	}
 }
 
