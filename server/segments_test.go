@@ -668,6 +668,7 @@ func TestSegmentEndpointsNeedLeader(t *testing.T) {
 		{"DELETE", cp + "/datasources/x/intervals/2020-01-01_2020-01-02"}, {"POST", "/svc-internal/v1/segments/publish"},
 		{"GET", cp + "/loadstatus"}, {"GET", cp + "/intervals"}, {"GET", cp + "/rules"}, {"GET", cp + "/rules/x"},
 		{"POST", cp + "/rules/x"}, {"GET", cp + "/rules/history"}, {"GET", "/svc-internal/v1/segments/assigned/h:1"},
+		{"POST", "/svc-internal/v1/discovery/announce"}, {"POST", "/svc-internal/v1/discovery/leave"},
 	} {
 		code, got, _ := call(t, c.method, ts.URL+c.path, "application/json", `{}`)
 		if code != 503 || !strings.Contains(got, `"error"`) {
