@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"strata/commands"
-	"strata/internal/eventually"
 	"strata/ingest/middlemanager"
+	"strata/internal/eventually"
 )
 
 // A worker discovery says is gone has its running task failed at once, not
