@@ -9,8 +9,9 @@ import (
 )
 
 // With ioConfig.replicas 2 a sequence runs as two tasks reading the same
-// offsets under one sequence name; a failed replica is replaced by one
-// reading from the sequence's start; once a replica publishes, the other is
+// offsets under one sequence name, replicas 0 and 1; a failed replica is
+// replaced by one reading from the sequence's start, numbered 2 so that the
+// replica reading since the start publishes first; once a replica publishes, the other is
 // left to end on its own (shown as publishing, not shut down) and the next
 // sequence starts from the published offsets, again with two replicas.
 func TestSupervisorRunsReplicas(t *testing.T) {
@@ -42,7 +43,7 @@ func TestSupervisorRunsReplicas(t *testing.T) {
 	c.finish("wiki", "t", b, nil)
 	eventually.True(t, "a replica in place of the failed one", func() bool { return len(c.tasks()) == 3 })
 	repl := c.tasks()[2]
-	if i, _ := replicaIndex(seq, repl.ID); i != 1 || repl.IOConfig.BaseSequenceName != seq || !mapsEqual(startOffsets(repl), map[string]int64{"0": 0, "1": 0}) {
+	if i, _ := replicaIndex(seq, repl.ID); i != 2 || repl.IOConfig.BaseSequenceName != seq || !mapsEqual(startOffsets(repl), map[string]int64{"0": 0, "1": 0}) {
 		t.Fatalf("replacement %+v", repl)
 	}
 	c.start(repl.ID)

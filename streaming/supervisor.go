@@ -86,6 +86,7 @@ type taskGroup struct {
 	seq   string // ioConfig.baseSequenceName of the replicas
 	start map[int32]int64
 	tasks []*supTask
+	next  int // replica number of the next task
 }
 
 // supTask is a task of the supervisor, tracked by id.
@@ -582,6 +583,9 @@ func (s *supervisor) adopt(now time.Time, v supFSMView) {
 				if grp.seq == seq && maps.Equal(grp.start, start) && len(grp.tasks) < s.spec.Replicas {
 					t.group = g
 					grp.tasks = append(grp.tasks, t)
+					if i, ok := replicaIndex(seq, r.ID); ok {
+						grp.next = max(grp.next, i+1)
+					}
 					s.log.Info("adopted running task", "task", r.ID, "group", g, "sequence", seq)
 					continue
 				}
@@ -847,21 +851,14 @@ func (s *supervisor) submitReplicas(ctx context.Context, now time.Time, g int, g
 		s.times[g] = times
 	}
 	minTime, maxTime := times.payload()
-	used := map[int]bool{}
-	for _, t := range grp.tasks {
-		if i, ok := replicaIndex(grp.seq, t.id); ok {
-			used[i] = true
-		}
-	}
 	for len(grp.tasks) < s.spec.Replicas {
 		// As in Druid, a replica's id starts with its sequence's name (its
 		// published files are stored under it: replicaSegments finds them),
-		// followed here by its replica number, the lowest free one.
-		idx := 0
-		for used[idx] {
-			idx++
-		}
-		used[idx] = true
+		// followed here by its replica number: the lower publishes first
+		// (replicas.go), so one started in place of a lost replica gets the
+		// next number, and the replicas reading since the start go first.
+		idx := grp.next
+		grp.next++
 		id := grp.seq + "_" + strconv.Itoa(idx) + "_" + supRandomSuffix()
 		body, err := json.Marshal(supTaskPayload{
 			Type: TaskType, ID: id, GroupID: supGroupPrefix(s.ds) + strconv.Itoa(g), DataSource: s.ds,

@@ -3,8 +3,10 @@ package broker
 import (
 	"cmp"
 	"encoding/json"
+	"math"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,7 +22,7 @@ import (
 // the sequence's name (protocol.Announcement.Sequences). A query reads the
 // segments of one replica per sequence: never two (each row would count
 // twice) and never part of each (a mix of two positions in the stream). The
-// replica of the lowest version (task id, which holds the replica number) is
+// replica of the lowest replica number (in the task id, so in the version) is
 // preferred, as it is the one that publishes first (streaming/replicas.go):
 // the rows read are then the rows published. The choice otherwise sticks
 // while the chosen replica is announced, so that answers do not jump back
@@ -61,7 +63,7 @@ type rtStandby struct {
 
 // settleReplicas updates the choices after an announcement changed (v.mu
 // held for writing), given the published segments it added: a new or
-// orphaned sequence gets the replica of the lowest version (task id); a
+// orphaned sequence gets the replica of the lowest number (replicaNumber); a
 // choice stays while its replica is announced, unless a lower one caught up.
 func (v *view) settleReplicas(now time.Time, added []*segmeta.DataSegment) {
 	c := &v.rt
@@ -95,13 +97,30 @@ func (v *view) settleReplicas(now time.Time, added []*segmeta.DataSegment) {
 	}
 	for seq, list := range cands {
 		best := slices.MinFunc(list, func(a, b rtReplica) int {
-			return cmp.Or(strings.Compare(a.version, b.version), strings.Compare(a.srv.url, b.srv.url))
+			return cmp.Or(cmp.Compare(replicaNumber(a.version, seq), replicaNumber(b.version, seq)),
+				strings.Compare(a.version, b.version), strings.Compare(a.srv.url, b.srv.url))
 		})
 		if cur, ok := c.chosen[seq]; ok && slices.Contains(list, cur) && (best == cur || best.bytes() < cur.bytes()) {
 			continue
 		}
 		c.chosen[seq] = best
 	}
+}
+
+// replicaNumber is the replica number in the version of a realtime segment
+// of sequence seq (realtime-<seq>_<number>_<random>); a version without one
+// sorts last.
+func replicaNumber(version, seq string) int {
+	rest, ok := strings.CutPrefix(version, "realtime-"+seq+"_")
+	if !ok {
+		return math.MaxInt
+	}
+	num, _, _ := strings.Cut(rest, "_")
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 0 {
+		return math.MaxInt
+	}
+	return n
 }
 
 // bytes is the size of the replica's realtime segments.

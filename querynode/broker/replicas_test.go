@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -37,7 +38,7 @@ func TestRealtimeReplicasReadOnce(t *testing.T) {
 	ra1 := seg(t, "ds", "2020-01-01T01/2020-01-01T02", "realtime-"+seq+"_0_aaaa", 1, 0)
 	rb0 := seg(t, "ds", "2020-01-01T00/2020-01-01T01", "realtime-"+seq+"_1_bbbb", 0, 0)
 	solo := seg(t, "ds", "2020-01-01T00/2020-01-01T01", "realtime-index_kafka_ds_solo", 0, 0)
-	// Seen at once (the first polls), the replica of the lower version
+	// Seen at once (the first polls), the replica of the lower number
 	// (task id: replica 0) is chosen.
 	v.servers = []*server{b, a, h}
 	b.sequences, b.realtime = map[string]string{rb0.Version: seq}, []*segmeta.DataSegment{rb0, solo}
@@ -111,4 +112,18 @@ func TestRealtimeReplicasReadOnce(t *testing.T) {
 	v.apply(b, rtAnn("b3", map[string]string{rb0.Version: seq}, nil, rb0, solo), nil)
 	v.apply(a, rtAnn("a4", map[string]string{ra0.Version: seq}, nil, ra0, ra1), nil)
 	want("published, announced again", pub, solo)
+}
+
+func TestReplicaNumber(t *testing.T) {
+	const seq = "index_kafka_ds_g0_0123456789abcdef"
+	for version, want := range map[string]int{
+		"realtime-" + seq + "_2_ab":  2,
+		"realtime-" + seq + "_10_ab": 10,
+		"realtime-" + seq + "_x_ab":  math.MaxInt,
+		"realtime-other_1_ab":        math.MaxInt,
+	} {
+		if got := replicaNumber(version, seq); got != want {
+			t.Errorf("replicaNumber(%q) = %d, want %d", version, got, want)
+		}
+	}
 }
