@@ -58,6 +58,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	requests []Request
+	denied   map[string]bool // methods refused with AccessDenied
 }
 
 // Request is one request the server answered.
@@ -125,6 +126,18 @@ func (s *Server) Put(t testing.TB, key string, data []byte) {
 	}
 }
 
+// Deny makes the server refuse every request of method with 403
+// AccessDenied, as a bucket policy that does not grant it would (Deny("DELETE"):
+// no s3:DeleteObject); Deny(method, false) lifts it.
+func (s *Server) Deny(method string, deny bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.denied == nil {
+		s.denied = map[string]bool{}
+	}
+	s.denied[method] = deny
+}
+
 // Requests returns the requests served so far.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
@@ -161,6 +174,11 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		if code == "" {
 			code, msg = s.decodeChunked(r, sig)
 		}
+		s.mu.Lock()
+		if code == "" && s.denied[r.Method] {
+			code, msg = "AccessDenied", "Access Denied"
+		}
+		s.mu.Unlock()
 		if code != "" {
 			rec.Header().Set("Content-Type", "application/xml")
 			rec.WriteHeader(http.StatusForbidden)
