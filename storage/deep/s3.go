@@ -95,8 +95,11 @@ func (s *S3) segmentKey(object string) (string, bool) {
 	return key, true
 }
 
-// Put implements DeepStorage: it zips the segment into a temporary file and
-// uploads it.
+// Put implements DeepStorage: it zips the segment into a temporary file (in
+// os.TempDir) and uploads it. minio-go sends an archive above 16 MiB as a
+// multipart upload of 16 MiB parts, aborted on failure, so the object
+// appears only whole (TestS3MultipartUpload checks it against a real S3
+// server).
 func (s *S3) Put(ctx context.Context, key, localPath string) (LoadSpec, error) {
 	if err := checkKey(key); err != nil {
 		return LoadSpec{}, err
