@@ -133,12 +133,16 @@ func (a *Archive) Dir() string { return a.dir }
 // manifest returns the current index; callers hold mu.
 func (a *Archive) manifest() *manifest { return a.m }
 
-// Trim archives the entries min..max of store that are not archived yet and
-// every snapshot of snaps not archived yet, then runs del (the deletion of
-// those entries from the log), all under the archive's lock so that a reader
-// never finds an entry in neither place. An entry that cannot be archived
-// fails the trim: Raft then keeps its log and retries at the next snapshot.
-func (a *Archive) Trim(store raft.LogStore, snaps raft.SnapshotStore, first, last uint64, del func() error) error {
+// Trim archives the entries first..last of store that are not archived yet
+// and every snapshot of snaps not archived yet, then runs del (the deletion
+// of those entries from the log), all under the archive's lock so that a
+// reader never finds an entry in neither place. An entry that cannot be
+// archived fails the trim: Raft then keeps its log and retries at the next
+// snapshot. Entries after last up to through (committed ones the log keeps
+// for now: Raft's trailing logs) are archived too, so that replays before
+// the newest snapshot read only the archive, which is faster to read than
+// the live log; through < last archives first..last only.
+func (a *Archive) Trim(store raft.LogStore, snaps raft.SnapshotStore, first, last, through uint64, del func() error) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	next := first
@@ -155,8 +159,9 @@ func (a *Archive) Trim(store raft.LogStore, snaps raft.SnapshotStore, first, las
 	m := *a.m
 	m.Chunks = append([]chunkMeta(nil), a.m.Chunks...)
 	m.Snapshots = append([]snapshotMeta(nil), a.m.Snapshots...)
-	for next <= last {
-		end := min(last, next+chunkEntries-1)
+	upTo := max(last, through)
+	for next <= upTo {
+		end := min(upTo, next+chunkEntries-1)
 		cm, err := a.writeChunk(store, next, end)
 		if err != nil {
 			return fmt.Errorf("audit archive: entries %d to %d: %w", next, end, err)

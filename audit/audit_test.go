@@ -152,7 +152,7 @@ func TestArchiveKeepsTrimmedHistory(t *testing.T) {
 	}
 	h := &History{Archive: a, Live: nd.store, Snaps: nd.snaps}
 	// Raft's trim after the snapshot: entries 1..150 leave the live log.
-	if err := a.Trim(nd.store, nd.snaps, 1, 150, func() error { return nd.store.DeleteRange(1, 150) }); err != nil {
+	if err := a.Trim(nd.store, nd.snaps, 1, 150, 150, func() error { return nd.store.DeleteRange(1, 150) }); err != nil {
 		t.Fatal(err)
 	}
 	if first, _ := nd.store.FirstIndex(); first != 151 {
@@ -253,7 +253,7 @@ func TestArchiveKeepsTrimmedHistory(t *testing.T) {
 func TestArchiveDamageIsAnError(t *testing.T) {
 	nd := newNode(t, 100)
 	a, _ := OpenArchive(ArchiveDir(nd.dir), 0, nil)
-	if err := a.Trim(nd.store, nil, 1, 60, func() error { return nd.store.DeleteRange(1, 60) }); err != nil {
+	if err := a.Trim(nd.store, nil, 1, 60, 60, func() error { return nd.store.DeleteRange(1, 60) }); err != nil {
 		t.Fatal(err)
 	}
 	h := &History{Archive: a, Live: nd.store}
@@ -283,7 +283,7 @@ func TestArchiveRetention(t *testing.T) {
 	a.now = func() time.Time { return t0.Add(150*time.Second + time.Hour) }
 	trim := func(first, last uint64) {
 		t.Helper()
-		if err := a.Trim(nd.store, nd.snaps, first, last, func() error { return nd.store.DeleteRange(first, last) }); err != nil {
+		if err := a.Trim(nd.store, nd.snaps, first, last, last, func() error { return nd.store.DeleteRange(first, last) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -368,7 +368,7 @@ func TestArchiveInDeepStorage(t *testing.T) {
 	nd.snapshot(t, 150)
 	a, _ := OpenArchive(ArchiveDir(nd.dir), 0, nil)
 	a.InDeepStorage(ds, "_audit/n1")
-	if err := a.Trim(nd.store, nd.snaps, 1, 120, func() error { return nd.store.DeleteRange(1, 120) }); err != nil {
+	if err := a.Trim(nd.store, nd.snaps, 1, 120, 120, func() error { return nd.store.DeleteRange(1, 120) }); err != nil {
 		t.Fatal(err)
 	}
 	objects := srv.Objects(t)

@@ -27,7 +27,7 @@ func BenchmarkReplay(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := a.Trim(nd.store, nil, 1, last, func() error { return nd.store.DeleteRange(1, last) }); err != nil {
+				if err := a.Trim(nd.store, nil, 1, last, last, func() error { return nd.store.DeleteRange(1, last) }); err != nil {
 					b.Fatal(err)
 				}
 				h.Archive = a

@@ -44,30 +44,31 @@ func (s *archivingStore) DeleteRange(first, last uint64) error {
 	// snapshot's own entry with the snapshot's term (always so after a
 	// snapshot of its own). Otherwise they are deleted unarchived: the
 	// archive has a hole there, which a read crossing it names.
-	if !s.matchesNewestSnapshot() {
+	snapIndex, ok := s.matchesNewestSnapshot()
+	if !ok {
 		if s.logger != nil {
 			s.logger.Warn("audit archive: log entries not archived: they cannot be told from a deposed leader's (the leader's snapshot replaced them)",
 				"from", first, "to", last)
 		}
 		return s.LogStore.DeleteRange(first, last)
 	}
-	return s.archive.Trim(s.LogStore, s.snaps, first, last, func() error {
+	return s.archive.Trim(s.LogStore, s.snaps, first, last, snapIndex, func() error {
 		return s.LogStore.DeleteRange(first, last)
 	})
 }
 
 // matchesNewestSnapshot reports whether the log holds the newest
-// snapshot's entry with the snapshot's term.
-func (s *archivingStore) matchesNewestSnapshot() bool {
+// snapshot's entry with the snapshot's term, and the snapshot's index.
+func (s *archivingStore) matchesNewestSnapshot() (uint64, bool) {
 	metas, err := s.snaps.List()
 	if err != nil || len(metas) == 0 {
-		return false
+		return 0, false
 	}
 	var l raft.Log
 	if err := s.LogStore.GetLog(metas[0].Index, &l); err != nil {
-		return false
+		return 0, false
 	}
-	return l.Term == metas[0].Term
+	return metas[0].Index, l.Term == metas[0].Term
 }
 
 // applied is Raft's applied index (0 before Raft runs): the end of the
