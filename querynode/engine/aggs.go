@@ -33,6 +33,21 @@ func newAggState(a *query.Aggregator, n int) *AggState { return aggregate.New(ag
 // finalize turns sketches into estimates (else they are returned
 // serialized, base64).
 func aggValue(s *AggState, i int, finalize bool) (Value, error) {
+	// The simple kinds are read off the state's arrays here: topN ranks
+	// every group by this value, and the general path costs a call and a
+	// larger result per group.
+	switch s.Kind {
+	case aggregate.KindLong:
+		if s.Null[i] {
+			return Null, nil
+		}
+		return Long(s.Longs[i]), nil
+	case aggregate.KindDouble:
+		if s.Null[i] {
+			return Null, nil
+		}
+		return Double(s.Doubles[i]), nil
+	}
 	r, err := s.Result(i, finalize)
 	if err != nil {
 		return Null, err
