@@ -9,8 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestSelfWiringCluster runs the full cluster of scripts/cluster-up.sh --full
@@ -23,6 +27,9 @@ import (
 // (kill -9): the leader marks it gone within the lease timeout, queries
 // through a live router still count every row, and a new ingestion still
 // succeeds and is counted; the killed process then restarts and rejoins.
+// Meanwhile a Kafka supervisor with replicas 2 (kfake) ingests a stream
+// produced all along: after each kill the rows served keep growing, never
+// beyond what was produced, and at the end equal the records produced.
 func TestSelfWiringCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts eleven processes and kills five of them: about two minutes")
@@ -94,6 +101,10 @@ func TestSelfWiringCluster(t *testing.T) {
 	w.ingest(routers[0], 0)
 	w.checkCount(routers)
 
+	k := startStream(t, ctx, c, routers[0])
+	defer k.stop()
+	k.progress(routers, 90*time.Second)
+
 	for _, victim := range []string{"h1", "b1", "m1", "r1", "leader"} {
 		p := byName[victim]
 		if victim == "leader" {
@@ -122,6 +133,7 @@ func TestSelfWiringCluster(t *testing.T) {
 		w.checkCount(live)
 		w.ingest(live[len(live)-1], w.batches)
 		w.checkCount(live)
+		k.progress(live, 90*time.Second)
 		if err := p.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -131,6 +143,7 @@ func TestSelfWiringCluster(t *testing.T) {
 		w.waitStates(map[string]string{}, 60*time.Second) // it rejoined
 	}
 	w.checkCount(routers)
+	k.exactlyOnce(routers, 120*time.Second)
 }
 
 // buildStrata builds the strata binary without the race detector (the
@@ -334,4 +347,184 @@ func (w *wiringRun) waitStates(want map[string]string, timeout time.Duration) {
 		}
 		sleep(w.ctx, 200*time.Millisecond)
 	}
+}
+
+const streamTopic = "wired_stream"
+
+// stream produces records to a kfake topic that a Kafka supervisor with
+// replicas 2 ingests, and checks what the routers serve of it.
+type stream struct {
+	t    *testing.T
+	ctx  context.Context
+	c    *Cluster
+	kc   *kfake.Cluster
+	prod *kgo.Client
+	done chan struct{}
+	wg   sync.WaitGroup
+
+	mu       sync.Mutex
+	acked    int64 // records acknowledged, numbered 0..invoked-1
+	ackedSum int64
+	failed   int64
+	invoked  int64
+}
+
+func startStream(t *testing.T, ctx context.Context, c *Cluster, r *Proc) *stream {
+	t.Helper()
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, streamTopic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DefaultProduceTopic(streamTopic))
+	if err != nil {
+		kc.Close()
+		t.Fatal(err)
+	}
+	k := &stream{t: t, ctx: ctx, c: c, kc: kc, prod: prod, done: make(chan struct{})}
+	spec := fmt.Sprintf(`{"type":"kafka","spec":{
+	  "dataSchema":{"dataSource":%q,"timestampSpec":{"column":"ts","format":"iso"},
+	    "dimensionsSpec":{"dimensions":["page"]},"metricsSpec":[{"type":"count","name":"count"},{"type":"longSum","name":"n","fieldName":"n"}],
+	    "granularitySpec":{"segmentGranularity":"hour","queryGranularity":"none","rollup":false}},
+	  "ioConfig":{"topic":%q,"consumerProperties":{"bootstrap.servers":%q},"taskCount":1,"replicas":2,
+	    "taskDuration":"PT10S","startDelay":"PT0S","period":"PT0.5S","useEarliestOffset":true,"inputFormat":{"type":"json"}},
+	  "tuningConfig":{"type":"kafka"}}}`, streamTopic, streamTopic, strings.Join(kc.ListenAddrs(), ","))
+	code, body, err := c.HTTP.do(ctx, "POST", r.URL()+"/svc/indexer/v1/supervisor", []byte(spec), nil)
+	if err != nil || code != 200 {
+		k.stop()
+		t.Fatalf("supervisor through %s: %d %v %s", r.Name, code, err, abbreviate(body))
+	}
+	k.wg.Add(1)
+	go k.produce()
+	return k
+}
+
+// produce sends a batch of records every 50 ms, record n carrying n.
+func (k *stream) produce() {
+	defer k.wg.Done()
+	for {
+		select {
+		case <-k.done:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+		var recs []*kgo.Record
+		k.mu.Lock()
+		for i := 0; i < 5; i++ {
+			n := k.invoked
+			k.invoked++
+			ts := time.Date(2024, 5, 1, int(n%24), int(n%60), 0, 0, time.UTC).Format(time.RFC3339)
+			recs = append(recs, &kgo.Record{Value: []byte(fmt.Sprintf(`{"ts":%q,"page":"p%d","n":%d}`, ts, n%7, n))})
+		}
+		k.mu.Unlock()
+		results := k.prod.ProduceSync(context.Background(), recs...)
+		k.mu.Lock()
+		for _, r := range results {
+			if r.Err != nil {
+				k.failed++
+				continue
+			}
+			var v struct{ N int64 }
+			json.Unmarshal(r.Record.Value, &v)
+			k.acked++
+			k.ackedSum += v.N
+		}
+		k.mu.Unlock()
+	}
+}
+
+func (k *stream) stop() {
+	select {
+	case <-k.done:
+	default:
+		close(k.done)
+	}
+	k.wg.Wait()
+	k.prod.Close()
+	k.kc.Close()
+}
+
+// served is the stream's rows and sum of n that router r answers.
+func (k *stream) served(r *Proc) (rows, sum int64, err error) {
+	q := fmt.Sprintf(`{"queryType":"timeseries","dataSource":%q,"intervals":["2024-05-01/2024-05-02"],"granularity":"all",
+	  "aggregations":[{"type":"longSum","name":"rows","fieldName":"count"},{"type":"longSum","name":"sum","fieldName":"n"}]}`, streamTopic)
+	code, body, err := k.c.HTTP.do(k.ctx, "POST", r.URL()+"/svc/v2/", []byte(q), nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	if code != 200 {
+		return 0, 0, fmt.Errorf("status %d: %s", code, abbreviate(body))
+	}
+	var res []struct {
+		Result struct{ Rows, Sum int64 } `json:"result"`
+	}
+	if err := json.Unmarshal(body, &res); err != nil {
+		return 0, 0, err
+	}
+	if len(res) == 0 {
+		return 0, 0, nil
+	}
+	return res[0].Result.Rows, res[0].Result.Sum, nil
+}
+
+// progress waits until each router serves at least the records acknowledged
+// when it was called (ingestion goes on), failing on more rows than records
+// produced (a record counted twice).
+func (k *stream) progress(routers []*Proc, timeout time.Duration) {
+	k.t.Helper()
+	k.mu.Lock()
+	target := max(k.acked, 1)
+	k.mu.Unlock()
+	start := time.Now()
+	for _, r := range routers {
+		var last string
+		for {
+			rows, _, err := k.served(r)
+			k.mu.Lock()
+			invoked := k.invoked
+			k.mu.Unlock()
+			if err == nil && rows > invoked {
+				k.t.Fatalf("stream through %s: %d rows served, only %d records produced", r.Name, rows, invoked)
+			}
+			if err == nil && rows >= target {
+				break
+			}
+			last = fmt.Sprintf("%d rows, want %d (%v)", rows, target, err)
+			if time.Since(start) > timeout {
+				k.t.Fatalf("stream through %s: ingestion did not keep up within %s: %s", r.Name, timeout, last)
+			}
+			sleep(k.ctx, 250*time.Millisecond)
+		}
+	}
+	k.t.Logf("stream: %d records acknowledged were served through every router after %s", target, time.Since(start).Round(100*time.Millisecond))
+}
+
+// exactlyOnce stops producing and waits until every router serves exactly
+// the acknowledged records, each once.
+func (k *stream) exactlyOnce(routers []*Proc, timeout time.Duration) {
+	k.t.Helper()
+	close(k.done)
+	k.wg.Wait()
+	k.mu.Lock()
+	acked, sum, failed := k.acked, k.ackedSum, k.failed
+	k.mu.Unlock()
+	if failed > 0 {
+		k.t.Fatalf("%d records failed to produce; exactly-once cannot be checked", failed)
+	}
+	deadline := time.Now().Add(timeout)
+	for _, r := range routers {
+		for {
+			rows, got, err := k.served(r)
+			if err == nil && rows == acked && got == sum {
+				break
+			}
+			if err == nil && rows > acked {
+				k.t.Fatalf("stream through %s: %d rows served for %d records", r.Name, rows, acked)
+			}
+			if time.Now().After(deadline) {
+				k.t.Fatalf("stream through %s: %d rows with sum %d served (%v), want %d with sum %d", r.Name, rows, got, err, acked, sum)
+			}
+			sleep(k.ctx, 500*time.Millisecond)
+		}
+	}
+	k.t.Logf("stream: %d records produced, %d served through every router, each once", acked, acked)
 }
