@@ -45,11 +45,11 @@ var replicaCheckPeriod = 500 * time.Millisecond
 // task's sequence published, and if so calls stop; the result reports
 // whether it did, once ctx has ended. The first check is made before the
 // task reads: a replica started in place of a lost one after the sequence
-// was published serves nothing. A task no supervisor made (no sequence) is
-// not watched.
+// was published serves nothing. A task without replicas is not watched (a
+// leader's check per half second and task would be wasted).
 func (k *kafkaTask) watchReplicas(ctx context.Context, env middlemanager.Env, stop func()) (yielded func() bool) {
 	var lost atomic.Bool
-	if k.seq == "" {
+	if k.seq == "" || k.replicas == 1 {
 		return lost.Load
 	}
 	// A failed check changes nothing: the publish settles it anyway.
@@ -99,7 +99,7 @@ func replicaIndex(seq, id string) (int, bool) {
 // running lower replicas to publish or end. A failed check lets it publish:
 // the offsets check settles who wins anyway.
 func (k *kafkaTask) awaitLowerReplicas(ctx context.Context, env middlemanager.Env, stopped, workerStops bool) bool {
-	if k.replica < 0 || (k.replica == 0 && !workerStops) {
+	if k.replica < 0 || k.replicas == 1 || (k.replica == 0 && !workerStops) {
 		return false
 	}
 	waiting := false

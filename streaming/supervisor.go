@@ -788,7 +788,10 @@ type supTaskIOConfig struct {
 	// BaseSequenceName is shared by the replicas of one sequence of a task
 	// group (Druid's name): brokers read one replica's rows per sequence.
 	BaseSequenceName string `json:"baseSequenceName"`
-	TaskDuration     string `json:"taskDuration"`
+	// Replicas is the supervisor's ioConfig.replicas: a task watches for
+	// its replicas' publish only when it has some.
+	Replicas     int    `json:"replicas"`
+	TaskDuration string `json:"taskDuration"`
 	// The task group's bounds of the row timestamps (ISO; null: unbounded).
 	MinimumMessageTime *string `json:"minimumMessageTime"`
 	MaximumMessageTime *string `json:"maximumMessageTime"`
@@ -871,6 +874,7 @@ func (s *supervisor) submitReplicas(ctx context.Context, now time.Time, g int, g
 					Type: "start", Stream: s.spec.Topic, PartitionSequenceNumberMap: supOffsetsJSONMap(grp.start),
 				},
 				BaseSequenceName:   grp.seq,
+				Replicas:           s.spec.Replicas,
 				TaskDuration:       FormatDuration(s.spec.TaskDuration),
 				MinimumMessageTime: minTime,
 				MaximumMessageTime: maxTime,

@@ -65,6 +65,7 @@ type kafkaTask struct {
 	// is the task's number among them (replicas.go; -1 when it has none).
 	seq          string
 	replica      int
+	replicas     int // ioConfig.replicas of the supervisor (0: not said)
 	taskDuration time.Duration
 	lockTimeout  time.Duration
 	// times bounds the row timestamps kept (ioConfig minimumMessageTime and
@@ -91,6 +92,7 @@ type rawTask struct {
 		InputFormat          json.RawMessage `json:"inputFormat"`
 		StartSequenceNumbers json.RawMessage `json:"startSequenceNumbers"`
 		BaseSequenceName     string          `json:"baseSequenceName"`
+		Replicas             int             `json:"replicas"`
 		TaskDuration         *string         `json:"taskDuration"`
 		MinimumMessageTime   json.RawMessage `json:"minimumMessageTime"`
 		MaximumMessageTime   json.RawMessage `json:"maximumMessageTime"`
@@ -131,7 +133,7 @@ func parseTask(payload []byte) (*kafkaTask, error) {
 	if io.Type != "" && io.Type != "kafka" {
 		return nil, fmt.Errorf("index_kafka task: ioConfig.type must be \"kafka\", got %q", io.Type)
 	}
-	k := &kafkaTask{spec: s, topic: io.Topic, seq: io.BaseSequenceName, taskDuration: time.Hour, lockTimeout: defaultLockTimeout, realtimePeriod: defaultRealtimePeriod,
+	k := &kafkaTask{spec: s, topic: io.Topic, seq: io.BaseSequenceName, replicas: io.Replicas, taskDuration: time.Hour, lockTimeout: defaultLockTimeout, realtimePeriod: defaultRealtimePeriod,
 		maxSavedParseExceptions: tuning.MaxSavedParseExceptions}
 	if k.topic == "" {
 		k.topic = io.Stream
@@ -254,7 +256,7 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 	stats, published, err := p.buildAndPublish(pctx, read, end)
 	if err != nil {
 		os.RemoveAll(p.held)
-		if ingest.IsPublishConflict(err) && k.seq != "" {
+		if ingest.IsPublishConflict(err) && k.seq != "" && k.replicas != 1 {
 			if lost, _ := k.superseded(pctx, env); lost {
 				return k.yield(pctx, c, env, t.ID, rt)
 			}
