@@ -95,8 +95,10 @@ func (s *S3) segmentKey(object string) (string, bool) {
 	return key, true
 }
 
-// Put implements DeepStorage: it zips the segment into a temporary file (in
-// os.TempDir) and uploads it. minio-go sends an archive above 16 MiB as a
+// Put implements DeepStorage: it zips the segment into a temporary file and
+// uploads it. The archive is staged beside the segment file, whose directory
+// the caller writes anyway, not in os.TempDir: a container's root file system
+// may be read-only or small. minio-go sends an archive above 16 MiB as a
 // multipart upload of 16 MiB parts, aborted on failure, so the object
 // appears only whole (TestS3MultipartUpload checks it against a real S3
 // server).
@@ -104,7 +106,7 @@ func (s *S3) Put(ctx context.Context, key, localPath string) (LoadSpec, error) {
 	if err := checkKey(key); err != nil {
 		return LoadSpec{}, err
 	}
-	tmp, err := os.CreateTemp("", "segment-*.zip")
+	tmp, err := os.CreateTemp(filepath.Dir(localPath), ".upload-*.zip")
 	if err != nil {
 		return LoadSpec{}, err
 	}

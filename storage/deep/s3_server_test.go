@@ -247,3 +247,25 @@ func TestS3WrongCredentials(t *testing.T) {
 		})
 	}
 }
+
+// Put stages its archive next to the segment file, not in os.TempDir: a
+// process whose temporary directory cannot be written (a container with a
+// read-only root file system and no /tmp volume) still publishes, and no
+// staging file is left beside the segment.
+func TestS3PutWithoutTempDir(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	srv := s3test.Start(t)
+	st := s3Storage(t, srv, "")
+	dir := t.TempDir()
+	p := writeFile(t, dir, "index.seg", []byte("segment bytes"))
+	spec, err := st.Put(context.Background(), SegmentKey("wiki", "2024-01-01T00:00:00.000Z", "2024-01-02T00:00:00.000Z", "v1", 0), p)
+	if err != nil {
+		t.Fatalf("Put with an unwritable temporary directory: %v", err)
+	}
+	if _, ok := srv.Objects(t)[spec.Key]; !ok {
+		t.Fatalf("no object %s", spec.Key)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("files beside the segment after Put: %v", ents)
+	}
+}
