@@ -7,8 +7,8 @@
 #
 # rootfs/ holds /usr/local/bin/strata, the build machine's CA certificates
 # (for https S3 endpoints), /etc/passwd and /etc/group naming user 65532, a
-# sticky world-writable /tmp (ingestion and S3 uploads write temporary files
-# there) and the data directory, which belongs to that user.
+# sticky world-writable /tmp (brokers stage inline and subquery tables there)
+# and the data directory, which belongs to that user.
 FROM scratch
 COPY rootfs/ /
 COPY --chown=65532:65532 rootfs/var/lib/strata/ /var/lib/strata/
