@@ -3,181 +3,155 @@ package msq
 import (
 	"context"
 
-	"github.com/RoaringBitmap/roaring/v2"
-
+	"strata/aggregate"
 	"strata/expr"
+	"strata/querynode/engine"
 	"strata/storage/segment"
 )
 
-// segColumn reads one column of a segment block by block.
+// segColumn reads one column of a segment through the engine's cursor,
+// block by block.
 type segColumn struct {
+	name    string
 	kind    Type
-	num     *segment.NumericColumn
-	str     *segment.StringColumn
-	cx      *segment.ComplexColumn
-	nulls   *roaring.Bitmap
+	stored  segment.Kind
+	absent  bool
+	isTime  bool
 	dict    []expr.Value // string values by dictionary id, looked up once
 	longs   []int64
 	doubles []float64
+	nulls   []uint64
 	ids     []int32
 	offs    []int32
-	blobs   segment.Blobs
-	absent  bool
 }
 
 // readSegment calls fn with every row of seg whose time lies in clip, as
-// values of sig's columns (columns the segment lacks read as null). Strings
-// alias the segment and stay valid while it is open.
+// values of sig's columns (columns the segment lacks read as null). It reads
+// through the query engine's cursor (engine.SegmentCursor), as native
+// queries do. Strings alias the segment and stay valid while it is open.
 func readSegment(ctx context.Context, seg *segment.Segment, sig Signature, clip [2]int64, fn func(row []expr.Value) error) (int64, error) {
+	cur, err := engine.NewSegmentCursor(ctx, seg, clip[0], clip[1])
+	if err != nil {
+		return 0, err
+	}
 	cols := make([]*segColumn, len(sig))
-	timeIdx := -1
 	for i, c := range sig {
-		sc := &segColumn{kind: c.Type}
+		sc := &segColumn{name: c.Name, kind: c.Type}
 		cols[i] = sc
 		if c.Name == segment.TimeColumn {
-			timeIdx = i
+			sc.isTime = true
 			continue
 		}
-		info, ok := seg.Column(c.Name)
+		kind, ok := cur.Kind(c.Name)
 		if !ok {
 			sc.absent = true
 			continue
 		}
-		var err error
-		switch info.Kind {
-		case segment.KindLong, segment.KindFloat, segment.KindDouble:
-			if sc.num, err = seg.Numeric(c.Name); err != nil {
-				return 0, err
-			}
-			if info.HasNulls {
-				if sc.nulls, err = sc.num.Nulls(); err != nil {
-					return 0, err
-				}
-			}
-		case segment.KindString:
-			if sc.str, err = seg.Strings(c.Name); err != nil {
-				return 0, err
-			}
-			d, err := sc.str.Dictionary()
+		sc.stored = kind
+		if sc.stored == segment.KindString {
+			n, value, err := cur.Dictionary(c.Name)
 			if err != nil {
 				return 0, err
 			}
-			sc.dict = make([]expr.Value, d.Len())
+			sc.dict = make([]expr.Value, n)
 			for id := range sc.dict {
-				if d.IsNull(id) {
-					sc.dict[id] = expr.Null
+				if s, ok := value(int32(id)); ok {
+					sc.dict[id] = expr.String(s)
 				} else {
-					sc.dict[id] = expr.String(d.Value(id))
-				}
-			}
-		case segment.KindComplex:
-			if sc.cx, err = seg.Complex(c.Name); err != nil {
-				return 0, err
-			}
-			if info.HasNulls {
-				if sc.nulls, err = sc.cx.Nulls(); err != nil {
-					return 0, err
+					sc.dict[id] = expr.Null
 				}
 			}
 		}
 	}
 	row := make([]expr.Value, len(sig))
-	var times []int64
 	var n int64
-	rpb := seg.RowsPerBlock()
-	for b := range seg.NumBlocks() {
-		if err := ctx.Err(); err != nil {
+	for {
+		ok, err := cur.Next()
+		if err != nil || !ok {
 			return n, err
 		}
-		var err error
-		if times, err = seg.Time().Longs(b, times); err != nil {
+		times, err := cur.Times()
+		if err != nil {
 			return n, err
-		}
-		// Skip blocks entirely outside the clip interval (rows are time-sorted).
-		if len(times) == 0 || times[len(times)-1] < clip[0] || times[0] >= clip[1] {
-			continue
 		}
 		for _, sc := range cols {
-			if err := sc.load(b); err != nil {
+			if err := sc.load(cur); err != nil {
 				return n, err
 			}
 		}
-		for r, t := range times {
-			if t < clip[0] || t >= clip[1] {
-				continue
-			}
-			global := uint32(b*rpb + r)
+		err = cur.Each(func(r int) error {
 			for i, sc := range cols {
-				if i == timeIdx {
-					row[i] = expr.Long(t)
+				if sc.isTime {
+					row[i] = expr.Long(times[r])
 					continue
 				}
-				row[i] = sc.value(r, global)
+				v, err := sc.value(cur, r)
+				if err != nil {
+					return err
+				}
+				row[i] = v
 			}
 			n++
-			if err := fn(row); err != nil {
-				return n, err
-			}
+			return fn(row)
+		})
+		if err != nil {
+			return n, err
 		}
 	}
-	return n, nil
 }
 
-func (sc *segColumn) load(b int) error {
+// load reads the column's arrays of the cursor's current block.
+func (sc *segColumn) load(cur *engine.SegmentCursor) error {
 	var err error
 	switch {
-	case sc.absent:
-	case sc.num != nil:
-		if sc.num.Kind() == segment.KindLong {
-			sc.longs, err = sc.num.Longs(b, sc.longs)
-		} else {
-			sc.doubles, err = sc.num.Doubles(b, sc.doubles)
-		}
-	case sc.str != nil:
-		if sc.str.MultiValue() {
-			sc.offs, sc.ids, err = sc.str.BlockMultiIDs(b, sc.offs[:0], sc.ids[:0])
-		} else {
-			sc.ids, err = sc.str.BlockIDs(b, sc.ids[:0])
-		}
-	case sc.cx != nil:
-		err = sc.cx.Block(b, &sc.blobs)
+	case sc.absent || sc.isTime:
+	case sc.stored == segment.KindLong:
+		sc.longs, sc.nulls, err = cur.Longs(sc.name)
+	case sc.stored == segment.KindFloat || sc.stored == segment.KindDouble:
+		sc.doubles, sc.nulls, err = cur.Doubles(sc.name)
+	case sc.stored == segment.KindString:
+		sc.offs, sc.ids, err = cur.StringIDs(sc.name)
 	}
 	return err
 }
 
-func (sc *segColumn) value(r int, global uint32) expr.Value {
+// value is the column's value at position r of the current block.
+func (sc *segColumn) value(cur *engine.SegmentCursor, r int) (expr.Value, error) {
 	switch {
 	case sc.absent:
-		return expr.NullOf(sc.kind.exprType())
-	case sc.num != nil:
-		if sc.nulls != nil && sc.nulls.Contains(global) {
-			return expr.NullOf(sc.kind.exprType())
+		return expr.NullOf(sc.kind.exprType()), nil
+	case sc.stored == segment.KindLong:
+		if aggregate.BitSet(sc.nulls, r) {
+			return expr.NullOf(sc.kind.exprType()), nil
 		}
-		if sc.num.Kind() == segment.KindLong {
-			return castTo(expr.Long(sc.longs[r]), sc.kind)
+		return castTo(expr.Long(sc.longs[r]), sc.kind), nil
+	case sc.stored == segment.KindFloat || sc.stored == segment.KindDouble:
+		if aggregate.BitSet(sc.nulls, r) {
+			return expr.NullOf(sc.kind.exprType()), nil
 		}
-		return castTo(expr.Double(sc.doubles[r]), sc.kind)
-	case sc.str != nil:
-		if !sc.str.MultiValue() {
-			return sc.dict[sc.ids[r]]
+		return castTo(expr.Double(sc.doubles[r]), sc.kind), nil
+	case sc.stored == segment.KindString:
+		if sc.offs == nil {
+			return sc.dict[sc.ids[r]], nil
 		}
 		lo, hi := sc.offs[r], sc.offs[r+1]
 		switch hi - lo {
 		case 0:
-			return expr.Null
+			return expr.Null, nil
 		case 1:
-			return sc.dict[sc.ids[lo]]
+			return sc.dict[sc.ids[lo]], nil
 		}
 		elems := make([]expr.Value, hi-lo)
 		for i := range elems {
 			elems[i] = sc.dict[sc.ids[lo+int32(i)]]
 		}
-		return expr.Array(expr.TypeStringArray, elems)
-	case sc.cx != nil:
-		if sc.nulls != nil && sc.nulls.Contains(global) {
-			return expr.Null
+		return expr.Array(expr.TypeStringArray, elems), nil
+	case sc.stored == segment.KindComplex:
+		b, ok, err := cur.Blob(sc.name, r)
+		if err != nil || !ok {
+			return expr.Null, err
 		}
-		return expr.String(string(sc.blobs.At(r)))
+		return expr.String(string(b)), nil
 	}
-	return expr.Null
+	return expr.Null, nil
 }
