@@ -24,14 +24,17 @@ import (
 // partitions from the same offsets; their ids are <sequence>_<replica
 // number>_<random>. Each reads for taskDuration and may publish; the
 // publish's compare-and-swap on the stored offsets lets the first one in and
-// refuses the others, so exactly one publishes. Replica 0 publishes when it
-// is done; a higher one that is done waits while a lower one still runs
-// (brokers read the lowest replica's rows, so the rows they read are the rows
-// published, with no tail of records read past the publisher's end) and
-// publishes only when none does; stopped early (its worker stops, the
-// supervisor suspends) while a lower one runs, it leaves the publish to it.
-// A replica whose middle manager stops leaves the publish to any other
-// replica still running. A replica that sees the stored offsets of its partitions move past its
+// refuses the others, so exactly one publishes.
+//
+// Replica 0 publishes when it is done; a higher one that is done waits while
+// a lower one still runs and publishes only when none does. Brokers read the
+// lowest replica's rows, so the rows they read are the rows published, with
+// no tail of records read past the publisher's end. A replica stopped early
+// (the supervisor suspends) while a lower one runs leaves the publish to it;
+// one whose middle manager stops leaves it to any other replica still
+// running.
+//
+// A replica that sees the stored offsets of its partitions move past its
 // start offsets (the publish of another replica) stops reading and yields:
 // it publishes nothing, and serves the published segments in place of its
 // realtime ones until a historical loads them, as the publishing replica
@@ -172,14 +175,15 @@ func (k *kafkaTask) superseded(ctx context.Context, env middlemanager.Env) (bool
 	return false, nil
 }
 
-// yield ends a task whose records another replica of its sequence
-// published: it publishes nothing and succeeds. Its realtime segments are
-// replaced by the sequence's published segments, fetched from deep storage
-// and served until a historical loads them; when they cannot be had, the
-// realtime segments are withdrawn (the publishing replica's worker and the
-// historicals serve the rows).
+// yield ends a replica that leaves the publish of its records to another
+// replica of its sequence (which published them, or will): it publishes
+// nothing and succeeds. Its realtime segments are replaced by the sequence's
+// published segments, fetched from deep storage and served until a
+// historical loads them; when there are none (yet), the realtime segments are
+// withdrawn (the publishing replica's worker and the historicals serve the
+// rows).
 func (k *kafkaTask) yield(ctx context.Context, c *ingest.Cluster, env middlemanager.Env, taskID string, rt *realtime) (middlemanager.Report, error) {
-	env.Logf("A replica of sequence %s published the records from offsets %s first; stopping without publishing", k.seq, k.start.MetadataJSON())
+	env.Logf("Leaving the publish of the records of sequence %s from offsets %s to another replica; ending without publishing", k.seq, k.start.MetadataJSON())
 	dir := filepath.Join(env.Dir(), "replica")
 	served, err := k.replicaSegments(ctx, c, dir, rt)
 	switch {
