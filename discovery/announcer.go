@@ -82,10 +82,17 @@ func NewAnnouncer(cfg AnnouncerConfig) (*Announcer, error) {
 
 // Start announces now and then every period until Close.
 func (a *Announcer) Start() {
+	// Close cancels an announcement in flight: a control plane that does
+	// not answer must not hold up the process's stop.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-a.stop
+		cancel()
+	}()
 	go func() {
 		defer close(a.done)
 		for {
-			a.AnnounceOnce(context.Background())
+			a.AnnounceOnce(ctx)
 			select {
 			case <-a.stop:
 				return
@@ -250,6 +257,9 @@ func (a *Announcer) AnnounceOnce(ctx context.Context) bool {
 			}
 			return true
 		}
+	}
+	if ctx.Err() != nil {
+		return false // closing
 	}
 	msg := "no control node answered: " + strings.Join(errs, "; ")
 	a.mu.Lock()
