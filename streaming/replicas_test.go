@@ -67,4 +67,19 @@ func TestSupervisorRunsReplicas(t *testing.T) {
 	if n := len(c.tasks()); n != 5 || slices.Contains(c.stops(), repl.ID) {
 		t.Fatalf("%d tasks (want 5); shut down: %v", n, c.stops())
 	}
+
+	// A replica that succeeds without the offsets moving left the publish
+	// to the other (its worker stopped): the sequence goes on, with a new
+	// replica in its place.
+	c.start(next[0].ID)
+	c.start(next[1].ID)
+	c.finish("wiki", "t", next[1].ID, map[int32]int64{0: 5, 1: 7})
+	eventually.True(t, "a replica in place of the one that left", func() bool { return len(c.tasks()) == 6 })
+	if p := c.tasks()[5]; p.IOConfig.BaseSequenceName != nseq || !mapsEqual(startOffsets(p), map[string]int64{"0": 5, "1": 7}) {
+		t.Fatalf("after a replica left: %+v", p)
+	}
+	settle(t, m, "wiki")
+	if n := len(c.tasks()); n != 6 {
+		t.Fatalf("%d tasks, want 6", n)
+	}
 }

@@ -431,11 +431,17 @@ func (s *supervisor) finish(smp *offsetSample) {
 }
 
 // trackCompletions notices tasks that ended since the last run. A replica
-// that succeeded ends its group's sequence: the other replicas are asked to
-// stop (their publish is refused) and the next sequence starts from the
-// offsets it published. A failed replica leaves the sequence to the others
-// and is replaced by a new replica reading from the same offsets.
+// that succeeded and published ends its group's sequence: the other
+// replicas end without publishing and the next sequence starts from the
+// offsets it published. A replica that failed, or succeeded leaving the
+// publish to the others (its worker stopped), leaves the sequence to them
+// and is replaced by a new replica reading from the same offsets; when none
+// is left, the group's next task starts as without replicas.
 func (s *supervisor) trackCompletions(now time.Time, v supFSMView) {
+	var stored map[int32]int64
+	if s.spec != nil {
+		stored = storedOffsets(v.metadata, s.spec.Topic)
+	}
 	for g, grp := range s.groups {
 		var live []*supTask
 		published, reset := false, false
@@ -482,15 +488,18 @@ func (s *supervisor) trackCompletions(now time.Time, v supFSMView) {
 				s.st.addError(now, supExceptionClassSupervisor, fmt.Sprintf("task [%s] failed: %s", t.id, r.ErrorMsg), false)
 			}
 			s.mu.Unlock()
-			if ok {
-				published = true
-			} else {
+			switch {
+			case !ok:
 				failed = t
+			case s.replicas() == 1 || movedPast(stored, grp.start):
+				// Its publish moved the offsets (the FSM applied it before the
+				// status); a task without replicas ends its sequence anyway.
+				published = true
 			}
 		}
 		grp.tasks = live
 		switch {
-		case published || (reset && len(live) == 0):
+		case published || (len(live) == 0 && (failed == nil || reset)):
 			// The sequence is over; a replica still running cannot publish it
 			// again and stops without holding the partitions.
 			delete(s.groups, g)
@@ -507,8 +516,6 @@ func (s *supervisor) trackCompletions(now time.Time, v supFSMView) {
 				}
 			}
 			s.retry[g] = true
-		case len(live) == 0:
-			delete(s.groups, g)
 		}
 	}
 	for _, set := range []map[string]*supTask{s.foreign, s.pending} {
@@ -522,6 +529,17 @@ func (s *supervisor) trackCompletions(now time.Time, v supFSMView) {
 			}
 		}
 	}
+}
+
+// movedPast reports whether a stored offset of one of start's partitions is
+// past its start: a task reading from start published.
+func movedPast(stored, start map[int32]int64) bool {
+	for p, off := range start {
+		if cur, ok := stored[p]; ok && cur > off {
+			return true
+		}
+	}
+	return false
 }
 
 // retireReplicas moves the replicas of a sequence another replica published
