@@ -176,6 +176,7 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 		return nil, err
 	}
 	dp.start(proc)
+	proc.checkDeepStorage(p, roles, logger)
 	if contains(roles, server.RoleMiddleManager) {
 		if ann != nil && !config.IsSet(p, "svc.router.brokerUrls") {
 			// Its tasks ask the live brokers whether their segments loaded.

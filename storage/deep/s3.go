@@ -212,6 +212,25 @@ func (s *S3) List(ctx context.Context, prefix string) ([]string, error) {
 	return keys, nil
 }
 
+// Check asks the service for at most one object under the base key, so that
+// a process finds a wrong endpoint, bucket or credentials when it starts
+// rather than at its first segment. The error carries the service's reason.
+func (s *S3) Check(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the listing after the first object
+	p := ""
+	if s.baseKey != "" {
+		p = s.baseKey + "/"
+	}
+	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: p, MaxKeys: 1}) {
+		if obj.Err != nil {
+			return fmt.Errorf("deep: s3://%s/%s is not usable: %w", s.bucket, p, obj.Err)
+		}
+		break
+	}
+	return nil
+}
+
 // zipSegment writes a zip archive holding the file at segPath as
 // index.seg, stored uncompressed.
 func zipSegment(w io.Writer, segPath string) error {

@@ -205,6 +205,37 @@ func TestS3MultipartUpload(t *testing.T) {
 	}
 }
 
+// Check finds a wrong secret, a wrong access key and a missing bucket, each
+// with the server's reason, and passes with the right settings, empty bucket
+// or not.
+func TestS3Check(t *testing.T) {
+	ctx := context.Background()
+	srv := s3test.Start(t)
+	if err := s3Storage(t, srv, "base").Check(ctx); err != nil {
+		t.Fatalf("Check on an empty bucket: %v", err)
+	}
+	srv.Put(t, "base/wiki/x/v1/0/index.zip", []byte("zip"))
+	srv.Put(t, "base/wiki/x/v1/1/index.zip", []byte("zip"))
+	if err := s3Storage(t, srv, "base").Check(ctx); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	for _, tc := range []struct {
+		name, bucket, access, secret, want string
+	}{
+		{"wrong secret", s3test.Bucket, s3test.AccessKey, "wrong", "signature we calculated does not match"},
+		{"wrong access key", s3test.Bucket, "wrong", s3test.SecretKey, "Access Key Id you provided does not exist"},
+		{"no such bucket", "missing", s3test.AccessKey, s3test.SecretKey, "bucket does not exist"},
+	} {
+		st, err := NewS3(Config{Bucket: tc.bucket, BaseKey: "base", S3Endpoint: srv.URL, S3AccessKey: tc.access, S3SecretKey: tc.secret, S3Region: "us-east-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Check(ctx); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "s3://"+tc.bucket+"/base/") {
+			t.Errorf("%s: Check = %v, want an error naming s3://%s/base/ and saying %q", tc.name, err, tc.bucket, tc.want)
+		}
+	}
+}
+
 // Wrong credentials fail every operation with the server's own words, and
 // store or delete nothing.
 func TestS3WrongCredentials(t *testing.T) {
