@@ -83,3 +83,36 @@ func TestSupervisorRunsReplicas(t *testing.T) {
 		t.Fatalf("%d tasks, want 6", n)
 	}
 }
+
+// A new leader adopts the replicas of the running sequence, and leaves a
+// replica whose sequence was published meanwhile to end on its own (shown
+// as publishing, not stopped) instead of taking it for the group's task.
+func TestSupervisorAdoptsReplicas(t *testing.T) {
+	_, addr := supCluster(t, 1, "t")
+	c := newSupTestControl(t)
+	_, stop := runManager(t, c)
+	spec := strings.Replace(string(supSpecJSON("wiki", "t", supSpecOpts{bootstrap: addr, taskCount: 1, earliest: true})),
+		`"taskCount":1`, `"taskCount":1,"replicas":2`, 1)
+	c.setSpec(t, []byte(spec), false)
+	eventually.True(t, "two replicas", func() bool { return len(c.tasks()) == 2 })
+	first := c.tasks()
+	for _, p := range first {
+		c.start(p.ID)
+	}
+	stop()
+	// While no supervisor runs, replica 0 publishes (its status is still
+	// to come); replica 1 runs on.
+	c.setOffsets("wiki", "t", map[int32]int64{0: 9})
+	m2, _ := runManager(t, c)
+	eventually.True(t, "the next sequence", func() bool { return len(c.tasks()) == 4 })
+	for _, p := range c.tasks()[2:] {
+		if p.IOConfig.BaseSequenceName == first[0].IOConfig.BaseSequenceName || !mapsEqual(startOffsets(p), map[string]int64{"0": 9}) {
+			t.Fatalf("next sequence's replica %+v", p)
+		}
+	}
+	settle(t, m2, "wiki")
+	_, rep := status(t, m2, "wiki")
+	if len(c.stops()) != 0 || len(rep.PublishingTasks) != 2 || len(rep.ActiveTasks) != 2 {
+		t.Fatalf("stopped %v; report %+v", c.stops(), rep)
+	}
+}

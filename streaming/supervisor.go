@@ -574,9 +574,10 @@ func (s *supervisor) unknownGrace() time.Duration {
 }
 
 // adopt takes over active tasks of the datasource that no group tracks: those
-// of a previous supervisor object or leader. A task that fits a free group,
-// or is a replica of the sequence its group runs, becomes the group's; any
-// other is stopped gracefully and holds its partitions until it ends.
+// of a previous supervisor object or leader. A replica of a sequence already
+// published is left to end on its own; a task that fits a free group, or is
+// a replica of the sequence its group runs, becomes the group's; any other
+// is stopped gracefully and holds its partitions until it ends.
 func (s *supervisor) adopt(now time.Time, v supFSMView) {
 	tracked := map[string]bool{}
 	for _, t := range s.allTasks() {
@@ -589,6 +590,12 @@ func (s *supervisor) adopt(now time.Time, v supFSMView) {
 		t := &supTask{id: r.ID, group: -1, seen: true, startedMs: r.StartedMs, createdMs: r.CreatedMs}
 		t.observe(now, r.Report) // its position counts in this run's lag
 		topic, start, times, seq, err := supParseTaskPayload(r.Payload)
+		if err == nil && seq != "" && movedPast(storedOffsets(v.metadata, topic), start) {
+			// A replica of a sequence already published: it ends on its own.
+			t.start = start
+			s.pending[r.ID] = t
+			continue
+		}
 		if err == nil {
 			t.start = start
 			if g, ok := s.groupOf(r.GroupID, topic, start); ok {
