@@ -2,16 +2,16 @@
 # an unprivileged numeric user. Nothing is pulled: the build context is the
 # directory scripts/image-context.sh prepares (see docs/deploy.md):
 #
-#   scripts/image-context.sh dist/image     # static build (CGO_ENABLED=0) and rootfs
+#   scripts/image-context.sh dist/image     # static build (CGO_ENABLED=0), rootfs.tar
 #   docker build -t strata:dev dist/image
 #
-# rootfs/ holds /usr/local/bin/strata, the build machine's CA certificates
+# rootfs.tar holds /usr/local/bin/strata, the build machine's CA certificates
 # (for https S3 endpoints), /etc/passwd and /etc/group naming user 65532, a
 # sticky world-writable /tmp (brokers stage inline and subquery tables there)
-# and the data directory, which belongs to that user.
+# and the data directory, which belongs to that user. ADD unpacks it with the
+# owners and modes it records, which COPY would not keep.
 FROM scratch
-COPY rootfs/ /
-COPY --chown=65532:65532 rootfs/var/lib/strata/ /var/lib/strata/
+ADD rootfs.tar /
 USER 65532:65532
 ENV TMPDIR=/tmp
 WORKDIR /var/lib/strata

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Checks the container image's files without a container engine. Given the
-# build context scripts/image-context.sh made (default dist/image), it runs
-# the image's file tree the way the image would: chroot into a copy of
-# rootfs/ with /var/lib/strata given to 65532 (the Dockerfile's COPY --chown),
-# as user 65532:65532 with no other group, TMPDIR=/tmp, the image's command
-# (the quickstart, router on 0.0.0.0:8888), in a network namespace of its own.
+# build context scripts/image-context.sh made (default dist/image), it unpacks
+# rootfs.tar with its owners and modes, as the Dockerfile's ADD does, and runs
+# that tree the way the image would: chroot into it as user 65532:65532 with
+# no other group, TMPDIR=/tmp, the image's command (the quickstart, router on
+# 0.0.0.0:8888), in a network namespace of its own.
 # It then ingests examples/wiki.json with SQL through the router (strata
 # ingest, run the same way), counts the rows with a query, and checks that the
 # server ran as 65532 and that everything it wrote under /var/lib/strata
@@ -13,7 +13,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 if [ "${1:-}" = --inside ]; then
-  # In the new network namespace; $2 is the copied rootfs.
+  # In the new network namespace; $2 is the unpacked rootfs.
   fs=$2
   ip link set lo up
   cp "$root/examples/wiki.json" "$fs/tmp/wiki.json"
@@ -54,11 +54,12 @@ fi
 
 ctx=${1:-$root/dist/image}
 [ "$(id -u)" = 0 ] || { echo "image-check: needs root (chroot, unshare)" >&2; exit 2; }
-[ -x "$ctx/rootfs/usr/local/bin/strata" ] || { echo "image-check: no $ctx/rootfs; run scripts/image-context.sh $ctx" >&2; exit 2; }
+[ -f "$ctx/rootfs.tar" ] || { echo "image-check: no $ctx/rootfs.tar; run scripts/image-context.sh $ctx" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cp -a "$ctx/rootfs" "$work/rootfs"
-chown 65532:65532 "$work/rootfs/var/lib/strata"
+mkdir "$work/rootfs"
+tar --numeric-owner --same-owner --same-permissions -C "$work/rootfs" -xf "$ctx/rootfs.tar"
+echo "rootfs.tar: $(stat -c '%A %u:%g %n' "$work/rootfs/tmp" "$work/rootfs/var/lib/strata" "$work/rootfs/usr/local/bin/strata" | sed "s|$work/rootfs||" | paste -sd ';')"
 if unshare --net "$0" --inside "$work/rootfs"; then
   echo "image-check: OK"
 else
