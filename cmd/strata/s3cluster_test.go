@@ -20,24 +20,28 @@ import (
 
 // A cluster of real processes on S3 deep storage (gofakes3 on loopback,
 // signatures checked): a control node, a historical, a broker and a middle
-// manager. SQL ingestion writes one segment archive per day into the bucket,
-// the historical loads them from there and the broker answers from them; a
-// kill removes exactly the killed day's object from the bucket (the
-// coordinator's sweeper) and the rows from queries.
+// manager, wired by discovery alone. SQL ingestion writes one segment
+// archive per day into the bucket, the historical loads them from there and
+// the broker answers from them; a kill removes exactly the killed day's
+// object from the bucket (the coordinator's sweeper) and the rows from
+// queries.
 func TestClusterOnS3(t *testing.T) {
 	srv := s3test.Start(t)
 	const baseKey = "strata/test"
 	addrs := freeAddrs(t, 5)
 	control, raftAddr, hist, broker, mm := addrs[0], addrs[1], addrs[2], addrs[3], addrs[4]
 	start := s3Starter(t, srv, baseKey)
+	// Wired as docs/deploy.md says: every process is given the control node
+	// (--coordinators) and the S3 settings, and finds the others through it.
+	coordinators := "http://" + control
 	start("control", "server", "--id", "c1", "--roles", "coordinator,overlord", "--http", control, "--raft", raftAddr,
-		"--data", t.TempDir(), "--set", "svc.coordinator.inventory.period=100ms", "--set", "svc.coordinator.startDelay=500ms")
-	start("historical", "server", "--roles", "historical", "--http", hist, "--data", t.TempDir(),
-		"--set", "svc.historical.coordinatorUrls=http://"+control, "--set", "svc.segmentCache.dropSegmentDelayMillis=0")
-	start("broker", "server", "--roles", "broker", "--http", broker, "--data", t.TempDir(),
-		"--set", "svc.broker.historicalUrls=http://"+hist+",http://"+mm)
-	start("middleManager", "server", "--roles", "middleManager", "--http", mm, "--data", t.TempDir(),
-		"--set", "svc.worker.overlordUrls=http://"+control, "--set", "svc.router.brokerUrls=http://"+broker, "--set", "svc.worker.capacity=2")
+		"--data", t.TempDir(), "--coordinators", coordinators,
+		"--set", "svc.coordinator.inventory.period=100ms", "--set", "svc.coordinator.startDelay=500ms")
+	start("historical", "server", "--roles", "historical", "--http", hist, "--data", t.TempDir(), "--coordinators", coordinators,
+		"--set", "svc.segmentCache.dropSegmentDelayMillis=0")
+	start("broker", "server", "--roles", "broker", "--http", broker, "--data", t.TempDir(), "--coordinators", coordinators)
+	start("middleManager", "server", "--roles", "middleManager", "--http", mm, "--data", t.TempDir(), "--coordinators", coordinators,
+		"--set", "svc.worker.capacity=2")
 	for _, a := range addrs[2:] {
 		eventually.True(t, a+" up", func() bool { return get(t, "http://"+a+"/status/health") == "true" }, eventually.Within(time.Minute))
 	}
@@ -196,7 +200,7 @@ func TestClusterOnS3WrongCredentials(t *testing.T) {
 	start := s3Starter(t, srv, "strata")
 	start("control", "server", "--id", "c1", "--roles", "coordinator,overlord", "--http", control, "--raft", raftAddr, "--data", t.TempDir())
 	start("middleManager", "server", "--roles", "middleManager", "--http", mm, "--data", t.TempDir(),
-		"--set", "svc.worker.overlordUrls=http://"+control, "--set", "svc.s3.secretKey=not-the-secret")
+		"--coordinators", "http://"+control, "--set", "svc.s3.secretKey=not-the-secret")
 	waitWorker(t, control, mm)
 	sql, _, _ := wikiSQL(t)
 	out, err := strataCmd("ingest", "--sql", sql, "--url", "http://"+control).CombinedOutput()
