@@ -3,6 +3,7 @@ package process
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"path"
 	"slices"
@@ -100,6 +101,28 @@ func (k *replicaPipeline) tasks(which string) []listedTask {
 	return out
 }
 
+func (k *replicaPipeline) taskLog(id string) string {
+	k.t.Helper()
+	_, _, log := do(k.t, "GET", k.c.url(k.c.leader())+"/svc/indexer/v1/task/"+id+"/log", "", "", nil)
+	return log
+}
+
+// yields are the logs of the replicas that succeeded leaving the publish to
+// another replica of their sequence.
+func (k *replicaPipeline) yields() map[string]string {
+	k.t.Helper()
+	out := map[string]string{}
+	for _, lt := range k.tasks("completeTasks") {
+		if lt.Status != "SUCCESS" {
+			continue
+		}
+		if log := k.taskLog(lt.ID); strings.Contains(log, "ending without publishing") {
+			out[lt.ID] = log
+		}
+	}
+	return out
+}
+
 // sequenceOf is a task's ioConfig.baseSequenceName: replicas share it.
 func (k *replicaPipeline) sequenceOf(id string) string {
 	k.t.Helper()
@@ -172,11 +195,16 @@ func TestKafkaReplicasSurviveMiddleManagerLoss(t *testing.T) {
 	}
 	k.replicasSpread(2, 2)
 	waitRows(t, "rows of the replicated tasks", k.broker, k.sent, c)
-	// Several task durations: sequences hand over while records arrive.
-	for range 3 {
+	// Several task durations: sequences hand over while records arrive,
+	// replica 0 publishing and replica 1 yielding.
+	// (Task logs are read from their middle managers: the yields are
+	// collected before one stops.)
+	yields := k.yields()
+	for len(yields) < 2 {
 		c.setSent(k.sent + 15)
 		k.produce(15)
 		waitRows(t, "rows across sequences", k.broker, k.sent, c)
+		yields = k.yields()
 	}
 
 	// Stop the second middle manager while its replicas read. The rows of
@@ -271,11 +299,23 @@ func TestKafkaReplicasSurviveMiddleManagerLoss(t *testing.T) {
 	// A replica whose sequence another published stops cleanly: only the
 	// stopped middle manager's tasks may have failed, and replicas that
 	// waited for a worker until their sequence was published (cancelled).
+	// Those that yielded served the published segments in place of their
+	// realtime ones, as the publisher does.
 	for _, lt := range k.tasks("completeTasks") {
 		if lt.Status != "SUCCESS" && lt.worker() != stopped && lt.worker() != "" {
-			_, _, log := do(t, "GET", k.c.url(k.c.leader())+"/svc/indexer/v1/task/"+lt.ID+"/log", "", "", nil)
-			t.Fatalf("task %s on %s ended %s: %s\n%s", lt.ID, lt.worker(), lt.Status, lt.ErrorMsg, log)
+			t.Fatalf("task %s on %s ended %s: %s\n%s", lt.ID, lt.worker(), lt.Status, lt.ErrorMsg, k.taskLog(lt.ID))
 		}
 	}
+	handedOff := 0
+	maps.Copy(yields, k.yields())
+	for _, log := range yields {
+		if strings.Contains(log, "Handed off") {
+			handedOff++
+		}
+	}
+	if handedOff == 0 {
+		t.Fatalf("none of %d replicas that yielded handed off the published segments: %v", len(yields), yields)
+	}
+	t.Logf("%d replicas yielded, %d handed off the published segments", len(yields), handedOff)
 	t.Logf("%d queries; %d sequences published", c.queries, len(publishers))
 }
