@@ -69,6 +69,18 @@ var Keys = []Key{
 	{Name: "svc.escalator.internalClientUsername", Default: "svc_system", Shown: true, Doc: "user Strata's processes send on their calls to each other (`/svc-internal/`)"},
 	{Name: "svc.escalator.internalClientPassword", DefaultDoc: "(none)", Doc: "password of those calls; when set, every `/svc-internal/` endpoint answers 401 without it (HTTP basic). Set the same on every process; never shown by `/status/properties`"},
 
+	// TLS (every listener and every call between Strata's processes).
+	{Name: "svc.enablePlaintextPort", Default: "true", Shown: true, Doc: "serve plain HTTP on `svc.http.address`"},
+	{Name: "svc.enableTlsPort", Default: "false", Shown: true, Doc: "serve HTTPS (needs `svc.server.https.certFile` and `keyFile`); the process then advertises its `https://` URL, so the others call it over TLS"},
+	{Name: "svc.tlsPort", DefaultDoc: "the port of `svc.http.address` when the plaintext port is off, else that port + 200 (Druid's 8281 beside 8081)", Doc: "HTTPS port, on the host of `svc.http.address` (quickstart: the coordinator's; its other listeners follow the default rule)"},
+	{Name: "svc.server.https.certFile", Doc: "PEM certificate chain of the HTTPS listeners (the node's certificate first); re-read on SIGHUP and when the file changes, without a restart"},
+	{Name: "svc.server.https.keyFile", Doc: "PEM private key of that certificate; re-read with it"},
+	{Name: "svc.server.https.requireClientCertificate", Default: "false", Doc: "HTTPS listeners refuse a client without a certificate signed by `svc.server.https.trustStoreFile` (mutual TLS between Strata's processes; clients such as curl then need one too)"},
+	{Name: "svc.server.https.trustStoreFile", DefaultDoc: "`svc.client.https.trustStoreFile`", Doc: "PEM CA bundle client certificates are verified against"},
+	{Name: "svc.client.https.trustStoreFile", DefaultDoc: "(the system's roots)", Doc: "PEM CA bundle that calls between Strata's processes verify the servers' certificates against (verification is always on)"},
+	{Name: "svc.client.https.certFile", Doc: "PEM client certificate those calls present (for `requireClientCertificate`); re-read when the file changes"},
+	{Name: "svc.client.https.keyFile", Doc: "PEM private key of the client certificate"},
+
 	// Deep storage.
 	{Name: "svc.storage.type", Default: "local", Shown: true, Doc: "deep storage: `local` or `s3`"},
 	{Name: "svc.storage.storageDirectory", Shown: true, DefaultDoc: "`<svc.data.dir>/deepstorage`", Doc: "local deep storage directory"},

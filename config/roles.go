@@ -1,8 +1,11 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,8 +17,11 @@ type Node struct {
 	ID            string
 	Roles         []string
 	HTTPAddress   string
-	AdvertisedURL string // "" means http:// + HTTPAddress
+	AdvertisedURL string // "" means https:// + TLSAddress, or http:// + HTTPAddress
 	DataDir       string
+	// TLSAddress is where the HTTPS listener is, "" when svc.enableTlsPort
+	// is off.
+	TLSAddress string
 }
 
 // ParseNode reads svc.node.*, svc.http.* and svc.data.dir; none of them can
@@ -28,6 +34,7 @@ func ParseNode(src Source) Node {
 		HTTPAddress:   r.str("svc.http.address"),
 		AdvertisedURL: strings.TrimRight(r.str("svc.http.advertisedUrl"), "/"),
 		DataDir:       r.str("svc.data.dir"),
+		TLSAddress:    parseTLSPorts(r).TLSAddress(r.str("svc.http.address")),
 	}
 }
 
@@ -50,7 +57,110 @@ func (n Node) URL() string {
 	if n.AdvertisedURL != "" {
 		return n.AdvertisedURL
 	}
+	if n.TLSAddress != "" {
+		// Node-to-node calls go over TLS whenever it is on, so the
+		// plaintext port (if any) is only for clients.
+		return "https://" + n.TLSAddress
+	}
 	return "http://" + n.HTTPAddress
+}
+
+// TLS is the HTTPS settings of the listeners and of the calls between
+// Strata's processes (svc.enablePlaintextPort, svc.enableTlsPort,
+// svc.tlsPort, svc.server.https.*, svc.client.https.*).
+type TLS struct {
+	Plaintext, Enabled bool
+	// Port is svc.tlsPort, 0 when unset (TLSAddress derives it).
+	Port int
+	// The listeners' certificate and key; RequireClientCert with the CA
+	// bundle ClientCAFile verifies the clients'.
+	CertFile, KeyFile string
+	RequireClientCert bool
+	ClientCAFile      string
+	// What node-to-node calls verify servers against (empty: the system's
+	// roots) and the certificate they present (both empty: none).
+	TrustStoreFile                string
+	ClientCertFile, ClientKeyFile string
+}
+
+func parseTLSPorts(r *reader) TLS {
+	return TLS{Plaintext: r.bool("svc.enablePlaintextPort"), Enabled: r.bool("svc.enableTlsPort"), Port: int(r.int("svc.tlsPort"))}
+}
+
+// ParseTLS reads the TLS settings and checks they make a usable whole.
+func ParseTLS(src Source) (TLS, error) {
+	r := &reader{src: src}
+	t := parseTLSPorts(r)
+	t.CertFile, t.KeyFile = r.str("svc.server.https.certFile"), r.str("svc.server.https.keyFile")
+	t.RequireClientCert = r.bool("svc.server.https.requireClientCertificate")
+	t.TrustStoreFile = r.str("svc.client.https.trustStoreFile")
+	t.ClientCAFile = r.str("svc.server.https.trustStoreFile")
+	if t.ClientCAFile == "" {
+		t.ClientCAFile = t.TrustStoreFile
+	}
+	t.ClientCertFile, t.ClientKeyFile = r.str("svc.client.https.certFile"), r.str("svc.client.https.keyFile")
+	if err := r.err(); err != nil {
+		return t, err
+	}
+	switch {
+	case !t.Plaintext && !t.Enabled:
+		return t, errors.New("svc.enablePlaintextPort and svc.enableTlsPort are both false: the process would not listen at all")
+	case t.Port < 0 || t.Port > 65535:
+		return t, fmt.Errorf("svc.tlsPort=%d is not a port", t.Port)
+	case t.Enabled && (t.CertFile == "" || t.KeyFile == ""):
+		return t, errors.New("svc.enableTlsPort=true needs svc.server.https.certFile and svc.server.https.keyFile (PEM)")
+	case (t.ClientCertFile == "") != (t.ClientKeyFile == ""):
+		return t, errors.New("svc.client.https.certFile and svc.client.https.keyFile go together")
+	case t.RequireClientCert && !t.Enabled:
+		return t, errors.New("svc.server.https.requireClientCertificate=true needs svc.enableTlsPort=true")
+	case t.RequireClientCert && t.ClientCAFile == "":
+		return t, errors.New("svc.server.https.requireClientCertificate=true needs svc.server.https.trustStoreFile (or svc.client.https.trustStoreFile): the CA client certificates are verified against")
+	}
+	return t, nil
+}
+
+// PlainAddress is where httpAddr's plaintext listener is, "" when it is
+// off.
+func (t TLS) PlainAddress(httpAddr string) string {
+	if !t.Plaintext {
+		return ""
+	}
+	return httpAddr
+}
+
+// TLSAddress is where httpAddr's HTTPS listener is, "" when TLS is off:
+// svc.tlsPort on httpAddr's host; unset, httpAddr itself when the
+// plaintext port is off, else its port + 200 (Druid's defaults: 8281 beside
+// 8081, 9088 beside 8888).
+func (t TLS) TLSAddress(httpAddr string) string {
+	if !t.Enabled {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(httpAddr)
+	if err != nil {
+		return httpAddr // the listener reports the malformed address
+	}
+	switch {
+	case t.Port != 0:
+		port = strconv.Itoa(t.Port)
+	case t.Plaintext:
+		if n, err := strconv.Atoi(port); err == nil && n != 0 {
+			port = strconv.Itoa(n + 200)
+		}
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// ListenerURL is the base URL of the listener of httpAddr under these
+// settings: https when TLS is on (the derived port), else http. Quickstart
+// names its other listeners with it.
+func ListenerURL(src Source, httpAddr string) string {
+	t := parseTLSPorts(&reader{src: src})
+	t.Port = 0 // svc.tlsPort is the main listener's
+	if a := t.TLSAddress(httpAddr); a != "" {
+		return "https://" + a
+	}
+	return "http://" + httpAddr
 }
 
 // Raft is the control node's consensus settings (svc.raft.*).
