@@ -69,6 +69,14 @@ var Keys = []Key{
 	{Name: "svc.escalator.internalClientUsername", Default: "svc_system", Shown: true, Doc: "user Strata's processes send on their calls to each other (`/svc-internal/`)"},
 	{Name: "svc.escalator.internalClientPassword", DefaultDoc: "(none)", Doc: "password of those calls; when set, every `/svc-internal/` endpoint answers 401 without it (HTTP basic). Set the same on every process; never shown by `/status/properties`"},
 
+	// Authentication and authorization (issue 18; the README's Security section).
+	{Name: "svc.auth.authenticatorChain", Shown: true, DefaultDoc: "(none: the API is open)", Doc: "authenticators asked in turn for a request's credentials, as a JSON list (`[\"basic\"]`); with one, every endpoint but `/status/health` answers 401 without credentials and 403 without the permission"},
+	{Name: "svc.auth.authorizers", Shown: true, DefaultDoc: "(none)", Doc: "authorizers the authenticators name, as a JSON list (`[\"basic\"]`)"},
+	{Name: "svc.auth.allowInsecure", Default: "false", Shown: true, Doc: "let a `strata server` whose HTTP address is not loopback start without an authenticator (anyone who reaches the port can do anything)"},
+	{Name: "svc.auth.failedLogins.limit", Default: "20", Shown: true, Doc: "wrong credentials one client address may send per `svc.auth.failedLogins.window`; beyond, its requests get 429 until the window ends"},
+	{Name: "svc.auth.failedLogins.window", Default: "1m", Shown: true, Doc: "the window of `svc.auth.failedLogins.limit`"},
+	{Name: "svc.auth.failureAuditPeriod", Default: "1m", Shown: true, Doc: "authentication failures are counted and written to the audit once per period (one entry with the counts by address), not one per request"},
+
 	// TLS (every listener and every call between Strata's processes).
 	{Name: "svc.enablePlaintextPort", Default: "true", Shown: true, Doc: "serve plain HTTP on `svc.http.address`"},
 	{Name: "svc.enableTlsPort", Default: "false", Shown: true, Doc: "serve HTTPS (needs `svc.server.https.certFile` and `keyFile`); the process then advertises its `https://` URL, so the others call it over TLS"},

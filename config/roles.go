@@ -501,6 +501,45 @@ func ParseEscalator(src Source) Escalator {
 	return Escalator{Username: r.str("svc.escalator.internalClientUsername"), Password: r.secret("svc.escalator.internalClientPassword")}
 }
 
+// Auth is the security settings every process reads (svc.auth.*); the
+// authenticators' and authorizers' own settings are theirs.
+type Auth struct {
+	// AuthenticatorChain and Authorizers are names; empty means security
+	// is off and the API is open.
+	AuthenticatorChain, Authorizers []string
+	AllowInsecure                   bool
+	// FailedLoginLimit wrong credentials per client address per
+	// FailedLoginWindow, then 429.
+	FailedLoginLimit  int64
+	FailedLoginWindow time.Duration
+	// FailureAuditPeriod is how often the failure counts go to the audit.
+	FailureAuditPeriod time.Duration
+}
+
+// ParseAuth reads svc.auth.*: the lists as JSON arrays or comma-separated,
+// the limit and durations positive.
+func ParseAuth(src Source) (Auth, error) {
+	r := &reader{src: src}
+	c := Auth{
+		AuthenticatorChain: r.list("svc.auth.authenticatorChain"),
+		Authorizers:        r.list("svc.auth.authorizers"),
+		AllowInsecure:      r.bool("svc.auth.allowInsecure"),
+		FailedLoginLimit:   r.int("svc.auth.failedLogins.limit"),
+		FailedLoginWindow:  r.duration("svc.auth.failedLogins.window"),
+		FailureAuditPeriod: r.duration("svc.auth.failureAuditPeriod"),
+	}
+	if c.FailedLoginLimit < 1 {
+		r.fail("svc.auth.failedLogins.limit", r.raw("svc.auth.failedLogins.limit"), "a positive number")
+	}
+	if c.FailedLoginWindow <= 0 {
+		r.fail("svc.auth.failedLogins.window", r.raw("svc.auth.failedLogins.window"), "a positive duration")
+	}
+	if c.FailureAuditPeriod <= 0 {
+		r.fail("svc.auth.failureAuditPeriod", r.raw("svc.auth.failureAuditPeriod"), "a positive duration")
+	}
+	return c, r.err()
+}
+
 // Indexer is where ingestion tasks reach the cluster.
 type Indexer struct {
 	CoordinatorURLs []string // svc.indexer.coordinatorUrls: the overlords they publish through
