@@ -270,6 +270,62 @@ func init() {
 		}
 		return description{summary: fmt.Sprintf("%s worker %s", verb, c.Host)}
 	})
+	describeSecurity()
+}
+
+// describeSecurity registers the basic-security commands' describers. The
+// listing's command JSON has its "credentials" redacted (audit.Redact): a
+// hash is no password, but it is still what an offline guess is checked
+// against.
+func describeSecurity() {
+	describe(func(c commands.CreateUser) description {
+		return description{summary: "create user " + c.Name + " in the authenticator"}
+	})
+	describe(func(c commands.DeleteUser) description {
+		return description{summary: "delete user " + c.Name + " from the authenticator"}
+	})
+	describe(func(c commands.SetCredentials) description {
+		return description{summary: "set the password of user " + c.Name}
+	})
+	describe(func(c commands.CreateAuthzUser) description {
+		return description{summary: "create user " + c.Name + " in the authorizer"}
+	})
+	describe(func(c commands.DeleteAuthzUser) description {
+		return description{summary: "delete user " + c.Name + " from the authorizer"}
+	})
+	describe(func(c commands.CreateRole) description {
+		return description{summary: "create role " + c.Name}
+	})
+	describe(func(c commands.DeleteRole) description {
+		return description{summary: "delete role " + c.Name}
+	})
+	describe(func(c commands.AssignRole) description {
+		return description{summary: fmt.Sprintf("assign role %s to user %s", c.Role, c.User)}
+	})
+	describe(func(c commands.UnassignRole) description {
+		return description{summary: fmt.Sprintf("unassign role %s from user %s", c.Role, c.User)}
+	})
+	describe(func(c commands.SetRolePermissions) description {
+		perms := make([]string, len(c.Permissions))
+		for i, p := range c.Permissions {
+			perms[i] = fmt.Sprintf("%s %s:%s", p.Action, p.Resource.Type, p.Resource.Name)
+		}
+		what := "none"
+		if len(perms) > 0 {
+			what = quoteList(perms, 4)
+		}
+		return description{summary: fmt.Sprintf("set the permissions of role %s: %s", c.Role, what)}
+	})
+	describe(func(c commands.BootstrapSecurity) description {
+		var who []string
+		if c.Admin != nil {
+			who = append(who, "admin")
+		}
+		if c.Internal != nil {
+			who = append(who, c.InternalUser)
+		}
+		return description{summary: "create the initial users if absent (" + strings.Join(who, ", ") + ") with the admin role"}
+	})
 }
 
 // describePublish shows the segments of a publish as Druid's segment

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"strata/auth"
 	"strata/commands"
 	"strata/segmeta"
 )
@@ -78,6 +79,29 @@ func fullLog(t *testing.T) []*raft.Log {
 		{cmd: commands.AssignTask{ID: "index_kafka_wiki_2", Worker: "mm1:8091"}},
 		{cmd: commands.AcquireLock{TaskID: "index_kafka_wiki_2", Interval: "2024-01-03/2024-01-04"}},
 		{cmd: commands.SubmitTask{ID: "bad/id"}, reject: true},
+		// Security: the bootstrap, an analyst with a read-only role, a
+		// password change, and what the FSM refuses.
+		{cmd: commands.BootstrapSecurity{Admin: creds(1), InternalUser: "svc_system", Internal: creds(2)}},
+		{cmd: commands.CreateUser{Name: "analyst"}},
+		{cmd: commands.CreateUser{Name: "analyst"}, reject: true},
+		{cmd: commands.SetCredentials{Name: "analyst", Credentials: *creds(3)}},
+		{cmd: commands.SetCredentials{Name: "nobody", Credentials: *creds(3)}, reject: true},
+		{cmd: commands.SetCredentials{Name: "analyst", Credentials: commands.HashedCredentials{Salt: []byte("short"), Iterations: 1}}, reject: true},
+		{cmd: commands.CreateAuthzUser{Name: "analyst"}},
+		{cmd: commands.CreateRole{Name: "reader"}},
+		{cmd: commands.SetRolePermissions{Role: "reader", Permissions: []auth.Permission{{Resource: auth.ResourcePattern{Type: auth.Datasource, Name: "wiki.*"}, Action: auth.Read}}}},
+		{cmd: commands.SetRolePermissions{Role: "reader", Permissions: []auth.Permission{{Resource: auth.ResourcePattern{Type: auth.Datasource, Name: "("}, Action: auth.Read}}}, reject: true},
+		{cmd: commands.AssignRole{User: "analyst", Role: "reader"}},
+		{cmd: commands.AssignRole{User: "analyst", Role: "reader"}, reject: true},
+		{cmd: commands.CreateRole{Name: "temp"}},
+		{cmd: commands.AssignRole{User: "analyst", Role: "temp"}},
+		{cmd: commands.UnassignRole{User: "analyst", Role: "temp"}},
+		{cmd: commands.DeleteRole{Name: "temp"}},
+		{cmd: commands.CreateUser{Name: "leaver"}},
+		{cmd: commands.DeleteUser{Name: "leaver"}},
+		{cmd: commands.CreateAuthzUser{Name: "leaver"}},
+		{cmd: commands.DeleteAuthzUser{Name: "leaver"}},
+		{cmd: commands.DeleteAuthzUser{Name: "leaver"}, reject: true},
 	}
 	out := make([]*raft.Log, 0, len(steps))
 	probe := New(nil) // checks each step's outcome as the log is built
@@ -147,6 +171,7 @@ var stateTables = map[string][]string{
 	"supervisorStates":  {"supervisor_states"},
 	"rules":             {"rules"},
 	"servers":           {"servers"},
+	"security":          {"security_users", "security_roles", "security_authz_users", "security_version"},
 }
 
 // Fields of State that the snapshot header carries instead of a table.
@@ -192,4 +217,17 @@ func TestEveryStateTableHasASnapshotTable(t *testing.T) {
 			t.Errorf("snapshot table %s is empty after fullLog: extend the log", p.name)
 		}
 	}
+}
+
+// creds is fixed, valid-looking credentials (the FSM stores what it is given;
+// hashing happens on the leader before proposing).
+func creds(seed byte) *commands.HashedCredentials {
+	salt, hash := make([]byte, 32), make([]byte, 64)
+	for i := range salt {
+		salt[i] = seed + byte(i)
+	}
+	for i := range hash {
+		hash[i] = seed * byte(i)
+	}
+	return &commands.HashedCredentials{Salt: salt, Hash: hash, Iterations: 10000}
 }

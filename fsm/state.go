@@ -19,6 +19,7 @@ type State struct {
 	supervisorStates  supervisorStatesTable // the supervisors' runtime state timelines (supervisors_states.go)
 	rules             rulesTable            // retention rules per datasource (rules.go)
 	servers           serversTable          // discovery membership (servers.go)
+	security          securityTable         // users, credentials, roles, permissions (security.go)
 }
 
 func newState() *State {
