@@ -46,10 +46,18 @@ type Source interface {
 	SystemFields() []string
 }
 
-// Error is a problem with an input source or format specification.
-type Error struct{ Msg string }
+// Error is a problem with an input source or format specification, or a
+// source the ingestion input policy refuses (then errors.Is(err,
+// ErrNotAllowed) holds).
+type Error struct {
+	Msg     string
+	refused bool
+}
 
 func (e *Error) Error() string { return e.Msg }
+
+// Is makes a refusal of the policy match ErrNotAllowed.
+func (e *Error) Is(target error) bool { return e.refused && target == ErrNotAllowed }
 
 func errorf(format string, a ...any) error { return &Error{Msg: fmt.Sprintf(format, a...)} }
 
@@ -83,7 +91,7 @@ func ParseSource(raw []byte) (Source, error) {
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, errorf("invalid local inputSource: %v", err)
 		}
-		ls := &LocalSource{BaseDir: s.BaseDir, Filter: s.Filter, Files: s.Files}
+		ls := &LocalSource{BaseDir: s.BaseDir, Filter: s.Filter, Files: s.Files, policy: ActivePolicy()}
 		if err := ls.validate(); err != nil {
 			return nil, err
 		}
@@ -108,7 +116,7 @@ func ParseSource(raw []byte) (Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		hs := &HTTPSource{URIs: s.URIs, User: s.User, Password: pw, Headers: s.RequestHeaders}
+		hs := &HTTPSource{URIs: s.URIs, User: s.User, Password: pw, Headers: s.RequestHeaders, policy: ActivePolicy()}
 		if err := hs.validate(); err != nil {
 			return nil, err
 		}
@@ -192,6 +200,9 @@ type LocalSource struct {
 	Filter  string
 	Files   []string
 	System  []string
+	// policy is the process's input policy when the source was parsed;
+	// nil reads anything.
+	policy *Policy
 }
 
 func (s *LocalSource) Type() string           { return "local" }
@@ -240,10 +251,15 @@ func (s *LocalSource) Splits(ctx context.Context) ([]Split, error) {
 			abs = a
 		}
 		out = append(out, Split{URI: "file:" + filepath.ToSlash(abs), Path: p, Size: size,
-			open:   func(context.Context) (io.ReadCloser, error) { return os.Open(p) },
-			openAt: func(_ context.Context, off int64) (io.ReadCloser, error) { return openLocalAt(p, off) }})
+			open:   func(context.Context) (io.ReadCloser, error) { return s.openLocal(p) },
+			openAt: func(_ context.Context, off int64) (io.ReadCloser, error) { return s.openLocalAt(p, off) }})
 	}
 	for _, f := range s.Files {
+		if s.policy != nil {
+			if _, _, err := s.policy.localPath(f); err != nil {
+				return nil, err
+			}
+		}
 		st, err := os.Stat(f)
 		if err != nil {
 			return nil, errorf("local inputSource: %v", err)
@@ -254,7 +270,17 @@ func (s *LocalSource) Splits(ctx context.Context) ([]Split, error) {
 		add(f, st.Size())
 	}
 	if s.BaseDir != "" {
-		st, err := os.Stat(s.BaseDir)
+		base := s.BaseDir
+		if s.policy != nil {
+			// Walk the resolved directory: a baseDir that is a symlink
+			// is followed once, here, where it is checked.
+			root, rel, err := s.policy.localPath(base)
+			if err != nil {
+				return nil, err
+			}
+			base = filepath.Join(root, rel)
+		}
+		st, err := os.Stat(base)
 		if err != nil {
 			return nil, errorf("local inputSource: %v", err)
 		}
@@ -263,7 +289,7 @@ func (s *LocalSource) Splits(ctx context.Context) ([]Split, error) {
 		}
 		var found []string
 		sizes := map[string]int64{}
-		err = filepath.WalkDir(s.BaseDir, func(p string, d fs.DirEntry, err error) error {
+		err = filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
@@ -295,8 +321,16 @@ func (s *LocalSource) Splits(ctx context.Context) ([]Split, error) {
 	return out, nil
 }
 
-func openLocalAt(p string, off int64) (*os.File, error) {
-	f, err := os.Open(p)
+// openLocal opens a file of the source, through the policy when there is one.
+func (s *LocalSource) openLocal(p string) (*os.File, error) {
+	if s.policy != nil {
+		return s.policy.openLocal(p)
+	}
+	return os.Open(p)
+}
+
+func (s *LocalSource) openLocalAt(p string, off int64) (*os.File, error) {
+	f, err := s.openLocal(p)
 	if err != nil {
 		return nil, err
 	}
@@ -314,8 +348,10 @@ type HTTPSource struct {
 	Password string
 	Headers  map[string]string
 	System   []string
-	// Client is the HTTP client used; nil means http.DefaultClient.
+	// Client is the HTTP client used without a policy; nil means
+	// http.DefaultClient. Under a policy its guarded client is used.
 	Client *http.Client
+	policy *Policy
 }
 
 func (s *HTTPSource) Type() string           { return "http" }
@@ -329,6 +365,10 @@ func (s *HTTPSource) validate() error {
 		p, err := url.Parse(u)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 			return errorf("http inputSource: invalid URI %q (only http and https)", u)
+		}
+		if s.policy != nil && !s.policy.protocolAllowed(p.Scheme) {
+			return policyErrorf("http inputSource: protocol %q of %s is not allowed (svc.ingestion.http.allowedProtocols: %s)",
+				p.Scheme, u, strings.Join(s.policy.HTTPProtocols, ", "))
 		}
 	}
 	return nil
@@ -372,7 +412,9 @@ func (s *HTTPSource) fetch(ctx context.Context, u string) (io.ReadCloser, error)
 		req.SetBasicAuth(s.User, s.Password)
 	}
 	c := s.Client
-	if c == nil {
+	if s.policy != nil {
+		c = s.policy.httpClient()
+	} else if c == nil {
 		c = http.DefaultClient
 	}
 	resp, err := c.Do(req)
