@@ -76,6 +76,13 @@ var Keys = []Key{
 	{Name: "svc.auth.failedLogins.limit", Default: "20", Shown: true, Doc: "wrong credentials one client address may send per `svc.auth.failedLogins.window`; beyond, its requests get 429 until the window ends"},
 	{Name: "svc.auth.failedLogins.window", Default: "1m", Shown: true, Doc: "the window of `svc.auth.failedLogins.limit`"},
 	{Name: "svc.auth.failureAuditPeriod", Default: "1m", Shown: true, Doc: "authentication failures are counted and written to the audit once per period (one entry with the counts by address), not one per request"},
+	{Name: "svc.auth.authenticator.basic.type", Default: "basic", Shown: true, Doc: "the `basic` authenticator's type: `basic` (users and PBKDF2 password hashes in the Raft log, managed at `/svc-ext/basic-security/authentication/db/basic/`)"},
+	{Name: "svc.auth.authenticator.basic.initialAdminPassword", DefaultDoc: "(none: no admin is created)", Doc: "control roles: the password of the user `admin` (role `admin`, every permission) the leader creates once if absent; a string or a password provider `{\"type\":\"environment\",\"variable\":\"X\"}`; never shown by `/status/properties`"},
+	{Name: "svc.auth.authenticator.basic.initialInternalClientPassword", DefaultDoc: "(none: no internal client is created)", Doc: "control roles: the password of the internal client user (`svc.escalator.internalClientUsername`) the leader creates once if absent, with role `admin`; as above, a string or a password provider; never shown"},
+	{Name: "svc.auth.authenticator.basic.authorizerName", Default: "basic", Shown: true, Doc: "the authorizer that decides for the users the `basic` authenticator recognises"},
+	{Name: "svc.auth.authorizer.basic.type", Default: "basic", Shown: true, Doc: "the `basic` authorizer's type: `basic` (roles and permissions in the Raft log, managed at `/svc-ext/basic-security/authorization/db/basic/`)"},
+	{Name: "svc.auth.basic.common.pollingPeriod", Default: "60s", Shown: true, Doc: "brokers, historicals, middle managers and routers: the longest a copy of the user and role database waits for a change on the leader (they are told of each change as it commits, and fetch on an unknown user or a denied check too)"},
+	{Name: "svc.escalator.type", Default: "basic", Shown: true, Doc: "how Strata's processes authenticate to each other: `basic` (HTTP basic with the internal client's user and password)"},
 
 	// TLS (every listener and every call between Strata's processes).
 	{Name: "svc.enablePlaintextPort", Default: "true", Shown: true, Doc: "serve plain HTTP on `svc.http.address`"},

@@ -1,8 +1,10 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +53,51 @@ func (r *reader) secret(key string) string {
 		return v
 	}
 	return k.Default
+}
+
+// password reads a secret that may be a password provider (ResolvePassword).
+func (r *reader) password(key string) string {
+	v := r.secret(key)
+	pw, err := ResolvePassword(v)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("property %s: %w", key, err))
+		return ""
+	}
+	return pw
+}
+
+// ResolvePassword returns the password v stands for. As in Druid, a value
+// that is a JSON object is a password provider:
+// {"type":"environment","variable":"X"} reads the environment variable X
+// (which must be set and not empty), {"type":"default","password":"p"} is p.
+// Any other value is the password itself.
+func ResolvePassword(v string) (string, error) {
+	t := strings.TrimSpace(v)
+	if !strings.HasPrefix(t, "{") {
+		return v, nil
+	}
+	var p struct {
+		Type     string `json:"type"`
+		Variable string `json:"variable"`
+		Password string `json:"password"`
+	}
+	if err := json.Unmarshal([]byte(t), &p); err != nil {
+		return "", fmt.Errorf("a password starting with '{' is a password provider, and this one is not valid JSON: %v", err)
+	}
+	switch p.Type {
+	case "environment":
+		if p.Variable == "" {
+			return "", errors.New(`password provider {"type":"environment"} needs "variable"`)
+		}
+		pw := os.Getenv(p.Variable)
+		if pw == "" {
+			return "", fmt.Errorf("password provider: environment variable %s is not set or empty", p.Variable)
+		}
+		return pw, nil
+	case "default":
+		return p.Password, nil
+	}
+	return "", fmt.Errorf("password provider type %q is not one of environment, default", p.Type)
 }
 
 func (r *reader) list(key string) []string { return ParseList(r.raw(key)) }

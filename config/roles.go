@@ -498,7 +498,15 @@ type Escalator struct {
 // ParseEscalator reads svc.escalator.*.
 func ParseEscalator(src Source) Escalator {
 	r := &reader{src: src}
-	return Escalator{Username: r.str("svc.escalator.internalClientUsername"), Password: r.secret("svc.escalator.internalClientPassword")}
+	// A password provider that cannot be resolved (an unset environment
+	// variable) stays as written: ParseBasicAuth reports it at start, and
+	// nothing falls back to an empty password, which would open the
+	// internal API.
+	pw, err := ResolvePassword(r.secret("svc.escalator.internalClientPassword"))
+	if err != nil {
+		pw = r.secret("svc.escalator.internalClientPassword")
+	}
+	return Escalator{Username: r.str("svc.escalator.internalClientUsername"), Password: pw}
 }
 
 // Auth is the security settings every process reads (svc.auth.*); the
@@ -536,6 +544,43 @@ func ParseAuth(src Source) (Auth, error) {
 	}
 	if c.FailureAuditPeriod <= 0 {
 		r.fail("svc.auth.failureAuditPeriod", r.raw("svc.auth.failureAuditPeriod"), "a positive duration")
+	}
+	return c, r.err()
+}
+
+// BasicAuth is the basic authenticator's and authorizer's settings
+// (svc.auth.authenticator.basic.*, svc.auth.authorizer.basic.*,
+// svc.escalator.type), with the passwords resolved.
+type BasicAuth struct {
+	// InitialAdminPassword and InitialInternalClientPassword are "" when
+	// unset: the user is then not created.
+	InitialAdminPassword, InitialInternalClientPassword string
+	AuthorizerName                                      string
+	// InternalClientUsername and InternalClientPassword are the escalator's.
+	InternalClientUsername, InternalClientPassword string
+	// PollingPeriod bounds a data node's wait for a change of the database.
+	PollingPeriod time.Duration
+}
+
+// ParseBasicAuth reads the basic security settings. The types must be
+// "basic" (the only one Strata has), the passwords may be password providers.
+func ParseBasicAuth(src Source) (BasicAuth, error) {
+	r := &reader{src: src}
+	c := BasicAuth{
+		InitialAdminPassword:          r.password("svc.auth.authenticator.basic.initialAdminPassword"),
+		InitialInternalClientPassword: r.password("svc.auth.authenticator.basic.initialInternalClientPassword"),
+		AuthorizerName:                r.str("svc.auth.authenticator.basic.authorizerName"),
+		InternalClientUsername:        r.str("svc.escalator.internalClientUsername"),
+		InternalClientPassword:        r.password("svc.escalator.internalClientPassword"),
+		PollingPeriod:                 r.duration("svc.auth.basic.common.pollingPeriod"),
+	}
+	for _, k := range []string{"svc.auth.authenticator.basic.type", "svc.auth.authorizer.basic.type", "svc.escalator.type"} {
+		if v := r.str(k); v != "basic" {
+			r.fail(k, v, "basic (the only type Strata has)")
+		}
+	}
+	if c.PollingPeriod <= 0 {
+		r.fail("svc.auth.basic.common.pollingPeriod", r.raw("svc.auth.basic.common.pollingPeriod"), "a positive duration")
 	}
 	return c, r.err()
 }

@@ -222,9 +222,14 @@ func ParseList(v string) []string { return config.ParseList(v) }
 // Visible returns every property except those named in svc.server.hiddenProperties
 // (exact key match, as Druid does; the hidden list itself stays visible). The
 // internal client's password is hidden even when the list leaves it out: it
-// opens every node's internal API.
+// opens every node's internal API; so are the initial admin's and internal
+// client's passwords.
 func (p *Properties) Visible() map[string]string {
-	hidden := map[string]bool{"svc.escalator.internalClientPassword": true}
+	hidden := map[string]bool{
+		"svc.escalator.internalClientPassword":                       true,
+		"svc.auth.authenticator.basic.initialAdminPassword":          true,
+		"svc.auth.authenticator.basic.initialInternalClientPassword": true,
+	}
 	for _, h := range p.List("svc.server.hiddenProperties") {
 		hidden[h] = true
 	}
