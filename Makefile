@@ -3,6 +3,7 @@ GO       ?= go
 PKGS     := ./...
 BIN      := bin/strata
 CONFORMANCE_DIR ?= $(abspath ../shared/conformance/druid)
+CONFORMANCE_SQL_DIR ?= $(abspath ../shared/conformance/druid-sql)
 
 .PHONY: all build test vet fmt-check raft-fork quickstart bench-control bench-query bench-ingest bench-audit conformance chaos clean
 
@@ -52,9 +53,11 @@ bench-ingest: build
 	$(GO) run ./cmd/bench-dataplane --mode ingest --rows $(ROWS)
 
 # Druid's conformance corpus (../shared/conformance/druid, or CONFORMANCE_DIR)
-# against a quickstart started by the harness.
+# against a quickstart started by the harness, then Druid's SQL tests
+# (../shared/conformance/druid-sql, or CONFORMANCE_SQL_DIR; totals only, they
+# do not fail the build yet). CONFORMANCE_FLAGS passes e.g. --sql-only --sql qaAggFuncs.
 conformance: build
-	STRATA_CONFORMANCE_DIR=$(CONFORMANCE_DIR) $(GO) run ./cmd/conformance --bin $(BIN)
+	STRATA_CONFORMANCE_DIR=$(CONFORMANCE_DIR) STRATA_CONFORMANCE_SQL_DIR=$(CONFORMANCE_SQL_DIR) $(GO) run ./cmd/conformance --bin $(BIN) $(CONFORMANCE_FLAGS)
 
 # Fault injection (chaos/): clusters of real processes, each in a network
 # namespace of its own when run as root, with kill -9, SIGSTOP, partitions,

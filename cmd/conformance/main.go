@@ -8,6 +8,10 @@
 //
 // Every case prints PASS, FAIL or SKIP with its reason; the exit status is 1 when
 // any case fails. Skips are listed in the README with the reason.
+//
+// Then it runs the druid-sql corpus (../shared/conformance/druid-sql, or
+// $STRATA_CONFORMANCE_SQL_DIR; druidsql.go): one line per file and totals by
+// failure reason, which do not change the exit status while SQL is incomplete.
 package main
 
 import (
@@ -38,6 +42,10 @@ func main() {
 	bin := flag.String("bin", "bin/strata", "strata binary; a quickstart is started unless --url is given")
 	url := flag.String("url", "", "router URL of a running cluster")
 	only := flag.String("only", "", "run only cases whose name contains this")
+	sqlOnly := flag.Bool("sql-only", false, "run only the druid-sql corpus")
+	noSQL := flag.Bool("no-sql", false, "skip the druid-sql corpus")
+	sqlFilter := flag.String("sql", "", "run only druid-sql files whose path (under cases/) contains this")
+	sqlVerbose := flag.Bool("sql-v", false, "print every failing druid-sql statement, not only each file's first")
 	flag.Parse()
 	dir = os.Getenv("STRATA_CONFORMANCE_DIR")
 	if dir == "" {
@@ -49,6 +57,17 @@ func main() {
 		os.Exit(2)
 	}
 	dir = abs
+	sqlDir := ""
+	if !*noSQL {
+		if sqlDir = sqlCorpusDir(); sqlDir == "" {
+			fmt.Fprintln(os.Stderr, "conformance: druid-sql corpus not found (set STRATA_CONFORMANCE_SQL_DIR); running the native corpus only")
+		}
+	}
+	if sqlDir != "" {
+		// The corpus's datasets are read as local input: allow exactly its data
+		// folder, deliberately, under the ingestion safety rules.
+		quickstartSets = append(quickstartSets, "svc.ingestion.local.allowedBaseDirs="+filepath.Join(sqlDir, "data"))
+	}
 	stop := func() {}
 	if *url != "" {
 		router = strings.TrimRight(*url, "/")
@@ -59,9 +78,32 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	code := run(*only)
+	code := 0
+	if !*sqlOnly {
+		code = run(*only)
+	}
+	if sqlDir != "" {
+		runSQLCorpus(sqlDir, *sqlFilter, *sqlVerbose)
+	}
 	stop() // before os.Exit, which skips deferred calls: never leave the quickstart behind
 	os.Exit(code)
+}
+
+// quickstartSets are the --set flags of the quickstart the harness starts.
+var quickstartSets = []string{"svc.log.level=warn"}
+
+// runSQLCorpus runs the druid-sql corpus. Its failures do not change the exit
+// status while interactive SQL is incomplete; the totals say where it stands.
+func runSQLCorpus(corpus, filter string, verbose bool) {
+	files, err := loadIQFiles(corpus, filter)
+	if err != nil {
+		fmt.Println("SQL  corpus unreadable:", err)
+		return
+	}
+	fmt.Println()
+	r := &sqlRunner{base: router, corpus: corpus, client: client, out: os.Stdout, verbose: verbose}
+	r.ingest = r.ingestDataset
+	r.run(files)
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
@@ -83,7 +125,11 @@ func startQuickstart(bin string) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "quickstart", "--data", data, "--set", "svc.log.level=warn")
+	args := []string{"quickstart", "--data", data}
+	for _, kv := range quickstartSets {
+		args = append(args, "--set", kv)
+	}
+	cmd := exec.Command(bin, args...)
 	logf, _ := os.Create(filepath.Join(data, "quickstart.log"))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
