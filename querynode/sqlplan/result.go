@@ -1,0 +1,241 @@
+package sqlplan
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Rows turns the broker's answer to Native into SQL rows, one value per
+// column of Columns, typed as the SQL API renders them: TIMESTAMP as ISO
+// strings in the query's time zone, BIGINT as int64, DOUBLE/FLOAT as
+// float64, VARCHAR as string, BOOLEAN as bool, NULL as nil.
+func (p *Planned) Rows(result []byte) ([][]any, error) {
+	b := p.b
+	dec := json.NewDecoder(bytes.NewReader(result))
+	dec.UseNumber()
+	var raw []map[string]any
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("reading the native result: %w", err)
+	}
+	// Each native row as a map from native name to value; "" is the row's
+	// timestamp.
+	var rows []map[string]any
+	switch b.queryType {
+	case "scan":
+		for _, batch := range raw {
+			cols, _ := batch["columns"].([]any)
+			events, _ := batch["events"].([]any)
+			for _, e := range events {
+				vals, _ := e.([]any)
+				m := make(map[string]any, len(cols))
+				for i, c := range cols {
+					if i < len(vals) {
+						m[fmt.Sprint(c)] = vals[i]
+					}
+				}
+				rows = append(rows, m)
+			}
+		}
+	case "timeseries":
+		for _, r := range raw {
+			m, _ := r["result"].(map[string]any)
+			if m == nil {
+				m = map[string]any{}
+			}
+			m[""] = r["timestamp"]
+			rows = append(rows, m)
+		}
+	case "topN":
+		for _, r := range raw {
+			list, _ := r["result"].([]any)
+			for _, e := range list {
+				m, _ := e.(map[string]any)
+				rows = append(rows, m)
+			}
+		}
+	case "groupBy":
+		for _, r := range raw {
+			if ev, ok := r["event"].(map[string]any); ok {
+				rows = append(rows, ev)
+			} else {
+				rows = append(rows, r)
+			}
+		}
+	case "timeBoundary":
+		for _, r := range raw {
+			m := map[string]any{}
+			if res, ok := r["result"].(map[string]any); ok {
+				for k, v := range res {
+					m["result."+k] = v
+				}
+			}
+			rows = append(rows, m)
+		}
+		if len(rows) == 0 {
+			// An empty table: MIN/MAX over no rows is one row of NULLs.
+			rows = append(rows, map[string]any{})
+		}
+	}
+	if b.offset > 0 {
+		rows = rows[min(int64(len(rows)), b.offset):]
+	}
+	if b.limit >= 0 && int64(len(rows)) > b.limit {
+		rows = rows[:b.limit]
+	}
+	out := make([][]any, len(rows))
+	for i, r := range rows {
+		row := make([]any, len(b.out))
+		for j, c := range b.out {
+			v, err := p.value(r[c.native], c.typ)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", c.name, err)
+			}
+			row[j] = v
+		}
+		out[i] = row
+	}
+	return out, nil
+}
+
+func (p *Planned) value(v any, typ string) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	switch typ {
+	case tTimestamp:
+		var ms int64
+		switch x := v.(type) {
+		case json.Number:
+			f, err := x.Float64()
+			if err != nil {
+				return nil, err
+			}
+			ms = int64(f)
+		case string:
+			t, err := time.Parse(time.RFC3339Nano, x)
+			if err != nil {
+				return x, nil
+			}
+			ms = t.UnixMilli()
+		default:
+			return v, nil
+		}
+		t := time.UnixMilli(ms).In(p.tz)
+		if p.tz == time.UTC {
+			return t.Format("2006-01-02T15:04:05.000Z"), nil
+		}
+		return t.Format("2006-01-02T15:04:05.000-07:00"), nil
+	case tBigint:
+		if n, ok := v.(json.Number); ok {
+			if i, err := n.Int64(); err == nil {
+				return i, nil
+			}
+			f, err := n.Float64()
+			if err != nil {
+				return nil, err
+			}
+			return int64(f), nil
+		}
+		if s, ok := v.(string); ok {
+			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return i, nil
+			}
+		}
+	case tDouble, tFloat:
+		if n, ok := v.(json.Number); ok {
+			f, err := n.Float64()
+			if err != nil {
+				return nil, err
+			}
+			return f, nil
+		}
+		if s, ok := v.(string); ok {
+			switch s {
+			case "NaN":
+				return math.NaN(), nil
+			case "Infinity":
+				return math.Inf(1), nil
+			case "-Infinity":
+				return math.Inf(-1), nil
+			}
+		}
+	case tBoolean:
+		if n, ok := v.(json.Number); ok {
+			f, _ := n.Float64()
+			return f != 0, nil
+		}
+	case tVarchar:
+		if n, ok := v.(json.Number); ok {
+			return n.String(), nil
+		}
+		if s, ok := v.(string); ok {
+			return s, nil
+		}
+		if arr, ok := v.([]any); ok && p.stringifyArrays() {
+			bs, err := json.Marshal(arr)
+			return string(bs), err
+		}
+	}
+	return v, nil
+}
+
+func (p *Planned) stringifyArrays() bool {
+	switch v := p.Context["sqlStringifyArrays"].(type) {
+	case bool:
+		return v
+	case string:
+		return !strings.EqualFold(v, "false")
+	}
+	return true
+}
+
+// ExplainRow is EXPLAIN PLAN FOR's one row: PLAN (the native queries with
+// their signatures, as Druid's JSON), RESOURCES and ATTRIBUTES.
+func (p *Planned) ExplainRow() ([]any, error) {
+	var q any
+	if err := json.Unmarshal(p.Native, &q); err != nil {
+		return nil, err
+	}
+	sig := make([]map[string]string, len(p.b.out))
+	for i, c := range p.b.out {
+		sig[i] = map[string]string{"name": c.native, "type": nativeType(c.typ)}
+	}
+	cols := make([]map[string]string, len(p.Columns))
+	for i, c := range p.Columns {
+		cols[i] = map[string]string{"name": c.Name, "type": c.Type}
+	}
+	plan, err := json.Marshal([]any{map[string]any{"query": q, "signature": sig, "columnMappings": columnMappings(p)}})
+	if err != nil {
+		return nil, err
+	}
+	res := make([]map[string]string, 0, len(p.Resources))
+	for _, r := range p.Resources {
+		res = append(res, map[string]string{"name": r, "type": "DATASOURCE"})
+	}
+	resources, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	attrs, err := json.Marshal(map[string]any{"statementType": "SELECT"})
+	if err != nil {
+		return nil, err
+	}
+	return []any{string(plan), string(resources), string(attrs)}, nil
+}
+
+func columnMappings(p *Planned) []map[string]string {
+	out := make([]map[string]string, len(p.b.out))
+	for i, c := range p.b.out {
+		q := c.native
+		if q == "" {
+			q = "__time"
+		}
+		out[i] = map[string]string{"queryColumn": q, "outputColumn": c.name}
+	}
+	return out
+}
