@@ -203,7 +203,7 @@ func TestSupervisorPostRejectsBadInput(t *testing.T) {
 		{"other type", "application/json", strings.Replace(good, `"type":"kafka"`, `"type":"kinesis"`, 1), 400, "kinesis"},
 		{"no topic", "application/json", strings.Replace(good, `"topic":"t",`, ``, 1), 400, "topic"},
 		{"no dataSource", "application/json", strings.Replace(good, `"dataSource":"wiki",`, ``, 1), 400, "dataSource"},
-		{"two replicas", "application/json", strings.Replace(good, `"taskCount":1`, `"taskCount":1,"replicas":2`, 1), 400, "replicas"},
+		{"zero replicas", "application/json", strings.Replace(good, `"taskCount":1`, `"taskCount":1,"replicas":0`, 1), 400, "replicas"},
 		{"oversize", "application/json", good + strings.Repeat(" ", 5000), 413, "exceeds"},
 	}
 	for _, c := range cases {
