@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -123,7 +124,7 @@ func ClusterFromProps(p *props.Properties) (*Cluster, error) {
 		Storage:      ds,
 		LoadTimeout:  cc.LoadTimeout,
 		// Publishing is an internal endpoint.
-		HTTP: escalator.FromProps(p).Client(&http.Client{Timeout: 5 * time.Minute}),
+		HTTP: escalator.NodeClient(p, 5*time.Minute),
 	}, nil
 }
 
@@ -392,8 +393,16 @@ func (c *Cluster) ruleLoads(ctx context.Context, segs []*segmeta.DataSegment) fu
 	}
 }
 
-// WaitLoaded waits until the broker lists every published data segment (not
-// tombstones, which are never loaded) with a location, for at most timeout.
+// WaitLoaded waits until every live broker lists every published data
+// segment (not tombstones, which are never loaded) with a location, for at
+// most timeout. Every broker, not one: a router may send the next query to
+// any of them, and one that has not polled the historicals since they
+// loaded the segments would answer without their rows. The brokers are
+// listed afresh each round, so one that leaves discovery stops being waited
+// for; one that refuses the connection answers no query (routers skip it,
+// and it is not ready after a restart until it has polled the data
+// servers) and is not waited for either, but at least one broker must list
+// the segments.
 func (c *Cluster) WaitLoaded(ctx context.Context, segs []*segmeta.DataSegment, timeout time.Duration) error {
 	want := map[string]bool{}
 	byDS := map[string][]string{}
@@ -414,36 +423,8 @@ func (c *Cluster) WaitLoaded(ctx context.Context, segs []*segmeta.DataSegment, t
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		seen := map[string]bool{}
-		problem := ""
-		for ds, ivs := range byDS {
-			b, why := c.askBrokers(ctx, "/svc/v2/datasources/"+url.PathEscape(ds)+"/candidates?intervals="+url.QueryEscape(strings.Join(ivs, ",")))
-			if why != "" {
-				problem = why
-				continue
-			}
-			var cands []struct {
-				Interval        string            `json:"interval"`
-				Version         string            `json:"version"`
-				PartitionNumber int32             `json:"partitionNumber"`
-				Locations       []json.RawMessage `json:"locations"`
-			}
-			if json.Unmarshal(b, &cands) != nil {
-				continue
-			}
-			for _, cd := range cands {
-				if iv, perr := interval.Parse(cd.Interval); perr == nil && len(cd.Locations) > 0 {
-					seen[fmt.Sprintf("%s|%s|%s|%d", ds, iv.String(), cd.Version, cd.PartitionNumber)] = true
-				}
-			}
-		}
-		missing := 0
-		for k := range want {
-			if !seen[k] {
-				missing++
-			}
-		}
-		if missing == 0 {
+		missing, problem := c.missingOnBrokers(ctx, want, byDS)
+		if missing == 0 && problem == "" {
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -460,7 +441,82 @@ func (c *Cluster) WaitLoaded(ctx context.Context, segs []*segmeta.DataSegment, t
 	}
 }
 
-// brokers lists the brokers the load waiter may ask: the configured one, else
+// missingOnBrokers asks each live broker which of the wanted segments it
+// serves. missing is the most any reachable broker lacks (all of them when
+// none answered); problem says why a broker could not tell, or that none
+// is known or reachable.
+func (c *Cluster) missingOnBrokers(ctx context.Context, want map[string]bool, byDS map[string][]string) (missing int, problem string) {
+	bs := c.brokers()
+	if len(bs) == 0 {
+		return len(want), "no broker is known (none has announced itself through discovery and svc.router.brokerUrls is unset)"
+	}
+	answered := 0
+	var unreachable, problems []string
+	for _, base := range bs {
+		n, err := c.missingOn(ctx, strings.TrimRight(base, "/"), want, byDS)
+		switch {
+		case isDialError(err):
+			unreachable = append(unreachable, err.Error())
+		case err != nil:
+			problems = append(problems, err.Error())
+		default:
+			answered++
+			missing = max(missing, n)
+		}
+	}
+	if answered == 0 {
+		missing = len(want)
+		if len(problems) == 0 {
+			problems = append(problems, "no broker answered: "+strings.Join(unreachable, "; "))
+		}
+	}
+	return missing, strings.Join(problems, "; ")
+}
+
+// missingOn counts the wanted segments broker base does not list with a
+// location.
+func (c *Cluster) missingOn(ctx context.Context, base string, want map[string]bool, byDS map[string][]string) (int, error) {
+	seen := map[string]bool{}
+	for ds, ivs := range byDS {
+		b, code, err := c.do(ctx, http.MethodGet, base+"/svc/v2/datasources/"+url.PathEscape(ds)+"/candidates?intervals="+url.QueryEscape(strings.Join(ivs, ",")), nil)
+		if err != nil {
+			return 0, err
+		}
+		if code != http.StatusOK {
+			return 0, fmt.Errorf("broker %s answered %d", base, code)
+		}
+		var cands []struct {
+			Interval        string            `json:"interval"`
+			Version         string            `json:"version"`
+			PartitionNumber int32             `json:"partitionNumber"`
+			Locations       []json.RawMessage `json:"locations"`
+		}
+		if err := json.Unmarshal(b, &cands); err != nil {
+			return 0, fmt.Errorf("broker %s: candidates: %w", base, err)
+		}
+		for _, cd := range cands {
+			if iv, perr := interval.Parse(cd.Interval); perr == nil && len(cd.Locations) > 0 {
+				seen[fmt.Sprintf("%s|%s|%s|%d", ds, iv.String(), cd.Version, cd.PartitionNumber)] = true
+			}
+		}
+	}
+	n := 0
+	for k := range want {
+		if !seen[k] {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// isDialError reports a connection that was never made (refused, no route,
+// dial timeout): nothing listens there to answer queries.
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// brokers lists the brokers the load waiter asks: the configured one, else
 // the live ones discovery knows.
 func (c *Cluster) brokers() []string {
 	if c.Broker != "" {
@@ -470,26 +526,4 @@ func (c *Cluster) brokers() []string {
 		return nil
 	}
 	return c.Brokers()
-}
-
-// askBrokers GETs path from the first broker that answers 200; why says what
-// went wrong when none did.
-func (c *Cluster) askBrokers(ctx context.Context, path string) (body []byte, why string) {
-	bs := c.brokers()
-	if len(bs) == 0 {
-		return nil, "no broker is known (none has announced itself through discovery and svc.router.brokerUrls is unset)"
-	}
-	var errs []string
-	for _, base := range bs {
-		b, code, err := c.do(ctx, http.MethodGet, strings.TrimRight(base, "/")+path, nil)
-		switch {
-		case err != nil:
-			errs = append(errs, err.Error())
-		case code != http.StatusOK:
-			errs = append(errs, fmt.Sprintf("broker %s answered %d", base, code))
-		default:
-			return b, ""
-		}
-	}
-	return nil, "no broker answered: " + strings.Join(errs, "; ")
 }
