@@ -332,7 +332,11 @@ func (c *Cluster) addProc(name, roles string, httpPort int, extra []string) (*Pr
 	p := &Proc{Name: name, Roles: roles, Host: h, HTTP: fmt.Sprintf("%s:%d", h.Addr, port), Data: filepath.Join(c.Dir, name),
 		net: c.Net, log: filepath.Join(c.Dir, name+".log")}
 	p.args = []string{c.Bin, "server", "--id", name, "--roles", roles, "--http", p.HTTP, "--data", p.Data,
-		"--set", "svc.storage.storageDirectory=" + c.Deep, "--set", "svc.log.level=info"}
+		"--set", "svc.storage.storageDirectory=" + c.Deep, "--set", "svc.log.level=info",
+		// The harness writes the files it ingests under its directory: let
+		// local input sources read there (the default is the data
+		// directory's ingest/ folder only).
+		"--set", "svc.ingestion.local.allowedBaseDirs=" + c.Dir}
 	for _, kv := range append(append([]string(nil), c.Props...), extra...) {
 		p.args = append(p.args, "--set", kv)
 	}

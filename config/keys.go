@@ -162,6 +162,12 @@ var Keys = []Key{
 	{Name: "svc.worker.overlordUrls", DefaultDoc: "`svc.discovery.coordinators`, else `svc.router.coordinatorUrls`", Doc: "middle manager role: control node URLs"},
 	{Name: "svc.worker.heartbeatPeriod", Default: "1s", Doc: "middle manager role: heartbeat interval"},
 	{Name: "svc.indexer.coordinatorUrls", DefaultDoc: "the worker's overlord URLs", Doc: "middle manager role: control node URLs ingestion tasks publish through"},
+
+	// What ingestion may read on a user's behalf (every role: the node that
+	// takes a task checks it, the middle manager that runs it enforces it).
+	{Name: "svc.ingestion.local.allowedBaseDirs", Shown: true, DefaultDoc: "`<svc.data.dir>/ingest` (quickstart: also the directory it runs in)", Doc: "directories `local` input sources (SQL `EXTERN`, native batch) may read under, comma-separated or a JSON array; symlinks and `..` are resolved first, so a link pointing out is refused. `[]`: no local files"},
+	{Name: "svc.ingestion.http.allowedProtocols", Default: `["http","https"]`, Shown: true, Doc: "URI schemes `http` input sources may use (Druid's `druid.ingestion.http.allowedProtocols`; http and https are the only ones there are)"},
+	{Name: "svc.ingestion.http.allowedHosts", Shown: true, DefaultDoc: "(none)", Doc: "hosts `http` input sources may fetch from although they are, or resolve to, a loopback, link-local, private or unspecified address (never allowed otherwise: checked on the address connected to, redirects included)"},
 }
 
 var byName = func() map[string]*Key {

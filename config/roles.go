@@ -635,3 +635,33 @@ func ParseDiscovery(src Source) (Discovery, error) {
 	}
 	return c, nil
 }
+
+// Ingestion is what ingestion may read on a user's behalf (svc.ingestion.*).
+type Ingestion struct {
+	// LocalBaseDirs are the directories local input sources read under;
+	// nil with LocalBaseDirsSet false means the caller's default (the data
+	// directory's ingest/ folder).
+	LocalBaseDirs    []string
+	LocalBaseDirsSet bool
+	HTTPProtocols    []string
+	HTTPAllowedHosts []string
+}
+
+// ParseIngestion reads svc.ingestion.*; a protocol other than http or https
+// is an error (the HTTP client speaks no other).
+func ParseIngestion(src Source) (Ingestion, error) {
+	r := &reader{src: src}
+	c := Ingestion{
+		LocalBaseDirs:    r.list("svc.ingestion.local.allowedBaseDirs"),
+		LocalBaseDirsSet: IsSet(src, "svc.ingestion.local.allowedBaseDirs"),
+		HTTPProtocols:    r.list("svc.ingestion.http.allowedProtocols"),
+		HTTPAllowedHosts: r.list("svc.ingestion.http.allowedHosts"),
+	}
+	for _, p := range c.HTTPProtocols {
+		if p = strings.ToLower(p); p != "http" && p != "https" {
+			r.fail("svc.ingestion.http.allowedProtocols", r.raw("svc.ingestion.http.allowedProtocols"), "a list of http and https")
+			break
+		}
+	}
+	return c, r.err()
+}

@@ -153,8 +153,10 @@ func TestSQLTaskWithoutBrokersEndsAtLoadTimeout(t *testing.T) {
 	ports := freePorts(t, 3)
 	ctlURL := "http://" + ports[0]
 	deep := t.TempDir()
+	inputs := t.TempDir()
 	start := func(roles, addr string, extra map[string]string) {
 		p := props.Defaults()
+		p.Set("svc.ingestion.local.allowedBaseDirs", inputs)
 		p.Set("svc.node.roles", roles)
 		p.Set("svc.http.address", addr)
 		p.Set("svc.data.dir", t.TempDir())
@@ -177,7 +179,7 @@ func TestSQLTaskWithoutBrokersEndsAtLoadTimeout(t *testing.T) {
 		_, _, body := do(t, "GET", ctlURL+"/svc/indexer/v1/workers", "", "", nil)
 		return strings.Contains(body, ports[2])
 	}, slow)
-	input := t.TempDir() + "/in.json"
+	input := inputs + "/in.json"
 	if err := os.WriteFile(input, []byte(`{"timestamp":"2024-01-01T00:00:00Z","page":"a"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"strata/coordinator"
 	"strata/discovery"
 	"strata/ingest"
+	"strata/ingest/input"
 	"strata/overlord"
 	"strata/props"
 	"strata/server"
@@ -119,6 +120,12 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 		return nil, err
 	}
 	applyDiscoveryDefaults(p, dc)
+	// What ingestion may read: set before any role can take a task.
+	pol, err := ingestionPolicy(p)
+	if err != nil {
+		return nil, err
+	}
+	input.SetPolicy(pol)
 	needsNode := false
 	for _, r := range roles {
 		switch r {
@@ -289,6 +296,7 @@ func QuickstartProps(dataDir string) *props.Properties {
 	p.Set("svc.router.address", QuickstartRouter)
 	p.Set("svc.router.coordinatorUrls", "http://"+QuickstartCoordinator)
 	p.Set("svc.data.dir", dataDir)
+	p.Set("svc.ingestion.local.allowedBaseDirs", quickstartIngestDirs(dataDir))
 	return p
 }
 

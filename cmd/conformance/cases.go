@@ -211,7 +211,7 @@ PARTITIONED BY DAY`, strconv.Quote(filepath.Join(dir, "data/tiny_wiki_1.json")))
 		}},
 		{"N10n native index task (P6, specs/wikipedia_merge_index_task.json)", func(n string) {
 			// The spec reads %%DATA_DIRECTORY%%/json/tiny_wiki*: lay WIKI10 out that way in a temp dir.
-			tmp, err := os.MkdirTemp("", "conformance-data-")
+			tmp, err := os.MkdirTemp(scratch, "conformance-data-")
 			if err != nil {
 				record(n, "FAIL", err.Error())
 				return

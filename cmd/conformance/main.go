@@ -63,11 +63,20 @@ func main() {
 			fmt.Fprintln(os.Stderr, "conformance: druid-sql corpus not found (set STRATA_CONFORMANCE_SQL_DIR); running the native corpus only")
 		}
 	}
-	if sqlDir != "" {
-		// The corpus's datasets are read as local input: allow exactly its data
-		// folder, deliberately, under the ingestion safety rules.
-		quickstartSets = append(quickstartSets, "svc.ingestion.local.allowedBaseDirs="+filepath.Join(sqlDir, "data"))
+	// The corpora's files are read as local input: allow exactly the native
+	// corpus, the SQL corpus's data folder and the harness's own scratch
+	// directory (files laid out for a spec), deliberately, under the
+	// ingestion safety rules (svc.ingestion.local.allowedBaseDirs).
+	if scratch, err = os.MkdirTemp("", "strata-conformance-inputs-"); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		os.Exit(2)
 	}
+	defer os.RemoveAll(scratch)
+	allowed := []string{dir, scratch}
+	if sqlDir != "" {
+		allowed = append(allowed, filepath.Join(sqlDir, "data"))
+	}
+	quickstartSets = append(quickstartSets, "svc.ingestion.local.allowedBaseDirs="+strings.Join(allowed, ","))
 	stop := func() {}
 	if *url != "" {
 		router = strings.TrimRight(*url, "/")
@@ -86,8 +95,13 @@ func main() {
 		runSQLCorpus(sqlDir, *sqlFilter, *sqlVerbose)
 	}
 	stop() // before os.Exit, which skips deferred calls: never leave the quickstart behind
+	os.RemoveAll(scratch)
 	os.Exit(code)
 }
+
+// scratch holds files the harness lays out for a spec; the quickstart may
+// read it.
+var scratch string
 
 // quickstartSets are the --set flags of the quickstart the harness starts.
 var quickstartSets = []string{"svc.log.level=warn"}

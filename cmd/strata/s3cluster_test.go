@@ -135,6 +135,14 @@ func s3Starter(t *testing.T, srv *s3test.Server, baseKey string) func(name strin
 	for _, k := range slices.Sorted(maps.Keys(srv.Properties(baseKey))) {
 		s3Sets = append(s3Sets, "--set", k+"="+srv.Properties(baseKey)[k])
 	}
+	// The ingested file is the repository's examples/wiki.json: the
+	// middle manager may read that folder (by default only its data
+	// directory's ingest/ folder).
+	examples, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3Sets = append(s3Sets, "--set", "svc.ingestion.local.allowedBaseDirs="+examples)
 	logs := t.TempDir()
 	return func(name string, args ...string) {
 		t.Helper()
