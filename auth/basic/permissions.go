@@ -82,6 +82,12 @@ func CompilePattern(p string) (*regexp.Regexp, error) {
 	if len(p) > MaxPatternLength {
 		return nil, fmt.Errorf("resource name pattern is %d bytes long; the limit is %d", len(p), MaxPatternLength)
 	}
+	// The pattern must compile on its own before it is anchored: "a)|(b"
+	// would otherwise close the group and escape the anchors
+	// (^(?:a)|(b)$ grants every name starting with "a").
+	if _, err := regexp.Compile(p); err != nil {
+		return nil, fmt.Errorf("resource name pattern %q is not a regular expression: %v", p, err)
+	}
 	re, err := regexp.Compile(`^(?:` + p + `)$`)
 	if err != nil {
 		return nil, fmt.Errorf("resource name pattern %q is not a regular expression: %v", p, err)
