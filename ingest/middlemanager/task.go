@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"strata/commands"
+	"strata/ingest/input"
 	"strata/interval"
 )
 
@@ -45,6 +46,28 @@ type Runner interface {
 // task must lock before it may start.
 type Validator interface {
 	Validate(t *Task) ([]interval.Interval, error)
+}
+
+// InputReader is implemented by runners whose tasks read input sources a
+// user names (native batch, SQL): the node that takes such a task
+// authorizes each (READ on EXTERNAL) and checks it against the input policy
+// before the task exists.
+type InputReader interface {
+	InputSources(t Task) ([]input.Source, error)
+}
+
+// InputSources returns the input sources a parsed task reads; none for a
+// task type that reads none a user names.
+func InputSources(t Task) ([]input.Source, error) {
+	r, ok := RunnerFor(t.Type)
+	if !ok {
+		return nil, nil
+	}
+	ir, ok := r.(InputReader)
+	if !ok {
+		return nil, nil
+	}
+	return ir.InputSources(t)
 }
 
 var (

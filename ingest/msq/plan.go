@@ -814,65 +814,9 @@ func pruneTables(branches []*branch, where sql.Expr, sc *scope) {
 // Table functions: EXTERN and the input-source functions
 
 func (p *planner) planTableFunc(tf *sql.TableFunc) (*relation, error) {
-	name := strings.ToUpper(tf.Call.Name.Name)
-	var srcJSON, fmtJSON, sigJSON string
-	haveSig := false
-	switch name {
-	case "EXTERN":
-		var pos []sql.Expr
-		named := map[string]sql.Expr{}
-		for _, a := range tf.Call.Args {
-			if na, ok := a.(*sql.NamedArg); ok {
-				named[strings.ToLower(na.Name.Name)] = na.Value
-			} else {
-				pos = append(pos, a)
-			}
-		}
-		get := func(i int, key string) (string, bool, error) {
-			var e sql.Expr
-			if i < len(pos) {
-				e = pos[i]
-			} else if v, ok := named[strings.ToLower(key)]; ok {
-				e = v
-			} else {
-				return "", false, nil
-			}
-			s, err := p.stringArg(e)
-			return s, true, err
-		}
-		var ok bool
-		var err error
-		if srcJSON, ok, err = get(0, "inputSource"); err != nil || !ok {
-			if err == nil {
-				err = invalidInput("%s", sql.AtPos(tf, "EXTERN requires an inputSource"))
-			}
-			return nil, err
-		}
-		if fmtJSON, ok, err = get(1, "inputFormat"); err != nil || !ok {
-			if err == nil {
-				err = invalidInput("%s", sql.AtPos(tf, "EXTERN requires an inputFormat"))
-			}
-			return nil, err
-		}
-		if sigJSON, haveSig, err = get(2, "signature"); err != nil {
-			return nil, err
-		}
-		if len(pos) > 3 {
-			return nil, invalidInput("%s", sql.AtPos(tf, "EXTERN takes at most 3 arguments"))
-		}
-	case "INLINE", "LOCALFILES", "HTTP":
-		var err error
-		if srcJSON, fmtJSON, err = p.sourceFunction(name, tf.Call); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, unsupported("%s", sql.AtPos(tf, "table function "+tf.Call.Name.Name+" is not supported"))
-	}
-	if haveSig && len(tf.Extend) > 0 {
-		return nil, invalidInput("%s", sql.AtPos(tf, "EXTERN takes a signature argument or an EXTEND list, not both"))
-	}
-	if !haveSig && len(tf.Extend) == 0 {
-		return nil, invalidInput("%s", sql.AtPos(tf, "EXTERN needs a signature: a third argument or EXTEND (column TYPE, ...)"))
+	srcJSON, fmtJSON, sigJSON, haveSig, err := p.tableFuncArgs(tf)
+	if err != nil {
+		return nil, err
 	}
 	src, err := input.ParseSource([]byte(srcJSON))
 	if err != nil {
@@ -921,6 +865,68 @@ func (p *planner) planTableFunc(tf *sql.TableFunc) (*relation, error) {
 	}
 	es := &externalSource{src: src, format: format, sig: sig, cols: cols}
 	return &relation{sig: slices.Clone(sig), branches: []*branch{{src: es}}}, nil
+}
+
+// tableFuncArgs returns the input source, input format and signature (when
+// given as an argument) of a table function as JSON.
+func (p *planner) tableFuncArgs(tf *sql.TableFunc) (srcJSON, fmtJSON, sigJSON string, haveSig bool, err error) {
+	name := strings.ToUpper(tf.Call.Name.Name)
+	switch name {
+	case "EXTERN":
+		var pos []sql.Expr
+		named := map[string]sql.Expr{}
+		for _, a := range tf.Call.Args {
+			if na, ok := a.(*sql.NamedArg); ok {
+				named[strings.ToLower(na.Name.Name)] = na.Value
+			} else {
+				pos = append(pos, a)
+			}
+		}
+		get := func(i int, key string) (string, bool, error) {
+			var e sql.Expr
+			if i < len(pos) {
+				e = pos[i]
+			} else if v, ok := named[strings.ToLower(key)]; ok {
+				e = v
+			} else {
+				return "", false, nil
+			}
+			s, err := p.stringArg(e)
+			return s, true, err
+		}
+		var ok bool
+		if srcJSON, ok, err = get(0, "inputSource"); err != nil || !ok {
+			if err == nil {
+				err = invalidInput("%s", sql.AtPos(tf, "EXTERN requires an inputSource"))
+			}
+			return "", "", "", false, err
+		}
+		if fmtJSON, ok, err = get(1, "inputFormat"); err != nil || !ok {
+			if err == nil {
+				err = invalidInput("%s", sql.AtPos(tf, "EXTERN requires an inputFormat"))
+			}
+			return "", "", "", false, err
+		}
+		if sigJSON, haveSig, err = get(2, "signature"); err != nil {
+			return "", "", "", false, err
+		}
+		if len(pos) > 3 {
+			return "", "", "", false, invalidInput("%s", sql.AtPos(tf, "EXTERN takes at most 3 arguments"))
+		}
+	case "INLINE", "LOCALFILES", "HTTP":
+		if srcJSON, fmtJSON, err = p.sourceFunction(name, tf.Call); err != nil {
+			return "", "", "", false, err
+		}
+	default:
+		return "", "", "", false, unsupported("%s", sql.AtPos(tf, "table function "+tf.Call.Name.Name+" is not supported"))
+	}
+	if haveSig && len(tf.Extend) > 0 {
+		return "", "", "", false, invalidInput("%s", sql.AtPos(tf, "EXTERN takes a signature argument or an EXTEND list, not both"))
+	}
+	if !haveSig && len(tf.Extend) == 0 {
+		return "", "", "", false, invalidInput("%s", sql.AtPos(tf, "EXTERN needs a signature: a third argument or EXTEND (column TYPE, ...)"))
+	}
+	return srcJSON, fmtJSON, sigJSON, haveSig, nil
 }
 
 // stringArg reads a string literal (or string parameter) argument.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"strata/ingest"
+	"strata/ingest/input"
 	"strata/ingest/middlemanager"
 	"strata/ingest/msq/live"
 	"strata/interval"
@@ -295,4 +296,13 @@ func PlaceAppend(mine, existing []*segmeta.DataSegment) {
 		s.Version = version
 		s.ShardSpec = segmeta.NumberedShard(maxPart+1+int32(i), core)
 	}
+}
+
+// InputSources returns the input source of an index or index_parallel task.
+func (runner) InputSources(t middlemanager.Task) ([]input.Source, error) {
+	s, err := ParseSpec(t.Payload)
+	if err != nil {
+		return nil, err
+	}
+	return []input.Source{s.Source}, nil
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"strata/ingest"
+	"strata/ingest/input"
 	"strata/ingest/middlemanager"
 	"strata/ingest/msq"
 	"strata/ingest/msq/live"
@@ -320,4 +321,36 @@ func (e *clusterEnv) Publish(ctx context.Context, ds string, segs []*segmeta.Dat
 
 func (e *clusterEnv) WaitLoaded(ctx context.Context, segs []*segmeta.DataSegment) error {
 	return e.c.WaitLoaded(ctx, segs, e.c.LoadTimeout)
+}
+
+// InputSources returns the input sources the task's statement reads.
+func (runner) InputSources(t middlemanager.Task) ([]input.Source, error) {
+	var p Payload
+	if err := json.Unmarshal(t.Payload, &p); err != nil {
+		return nil, fmt.Errorf("query_controller task: %v", err)
+	}
+	return msq.InputSources(p.SQL, p.Parameters)
+}
+
+// ReadTables returns the datasources a statement reads (tables of the
+// druid schema, in the planner's order, each once): what the node that
+// takes the task authorizes (READ on each).
+func ReadTables(sqlText string) ([]string, error) {
+	script, err := sql.ParseScript(sqlText)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	seen := map[string]bool{}
+	sql.BaseTables(script.Statement, func(ref *sql.TableRef) bool {
+		if len(ref.Name) > 2 || (len(ref.Name) == 2 && ref.Name[0].Name != "druid") {
+			return true
+		}
+		if name := ref.Name[len(ref.Name)-1].Name; !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+		return true
+	})
+	return out, nil
 }
