@@ -23,6 +23,7 @@ import (
 // historicals at their next poll.
 type Inventory struct {
 	Client *http.Client
+	Scheme string        // of the historicals' URLs; "" is http
 	Period time.Duration // announcement polls (default 1s)
 	Expiry time.Duration // forget a historical silent this long (default 30s)
 	Logger hclog.Logger
@@ -159,12 +160,16 @@ func (v *Inventory) PollOnce(ctx context.Context, now time.Time, expiry time.Dur
 	if client == nil {
 		client = &http.Client{Timeout: 10 * time.Second}
 	}
+	scheme := v.Scheme
+	if scheme == "" {
+		scheme = "http"
+	}
 	var wg sync.WaitGroup
 	for i, s := range polls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ann, err := protocol.FetchAnnouncement(ctx, client, "http://"+s.name, versions[i])
+			ann, err := protocol.FetchAnnouncement(ctx, client, scheme+"://"+s.name, versions[i])
 			v.apply(s, ann, err)
 		}()
 	}

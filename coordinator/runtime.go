@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -24,6 +25,10 @@ type Config struct {
 	// Client polls the historicals' internal API (with the cluster's
 	// internal credentials when they are set).
 	Client *http.Client
+	// Scheme is how the historicals are reached ("https" when TLS is on):
+	// they name themselves host:port, and a cluster has TLS on every
+	// process or on none.
+	Scheme string
 	Logger hclog.Logger
 }
 
@@ -40,7 +45,8 @@ func ConfigFromProps(p *props.Properties, log hclog.Logger) Config {
 		Period:          c.Period,
 		LoadTimeout:     c.LoadTimeout,
 		HandoverDelay:   c.HandoverDelay,
-		Client:          escalator.FromProps(p).Client(&http.Client{Timeout: 10 * time.Second}),
+		Client:          escalator.NodeClient(p, 10*time.Second),
+		Scheme:          scheme(config.ParseNode(p).URL()),
 		Logger:          log,
 	}
 }
@@ -61,7 +67,7 @@ func Start(node *cluster.Node, cfg Config) *Runtime {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	inv := &Inventory{Period: cfg.InventoryPeriod, Expiry: cfg.InventoryExpiry, Logger: log.Named("inventory"), Client: cfg.Client}
+	inv := &Inventory{Period: cfg.InventoryPeriod, Expiry: cfg.InventoryExpiry, Logger: log.Named("inventory"), Client: cfg.Client, Scheme: cfg.Scheme}
 	pl := &Placement{Node: node, Inventory: inv, StartDelay: cfg.StartDelay, Period: cfg.Period,
 		LoadTimeout: cfg.LoadTimeout, HandoverDelay: cfg.HandoverDelay, Logger: log.Named("placement")}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -71,4 +77,12 @@ func Start(node *cluster.Node, cfg Config) *Runtime {
 	}()
 	go inv.Run(ctx)
 	return &Runtime{Inventory: inv, Placement: pl}
+}
+
+// scheme is the scheme of a base URL, "http" when it has none.
+func scheme(url string) string {
+	if s, _, ok := strings.Cut(url, "://"); ok {
+		return s
+	}
+	return "http"
 }

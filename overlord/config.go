@@ -1,7 +1,6 @@
 package overlord
 
 import (
-	"net/http"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -19,5 +18,5 @@ import (
 func ConfigFromProps(p *props.Properties, log hclog.Logger) Config {
 	c := config.ParseOverlord(p, log)
 	return Config{HeartbeatTimeout: c.HeartbeatTimeout, AssignmentTimeout: c.AssignmentTimeout, Logger: log.Named("overlord"),
-		Client: escalator.FromProps(p).Client(&http.Client{Timeout: 10 * time.Second})}
+		Client: escalator.NodeClient(p, 10*time.Second)}
 }

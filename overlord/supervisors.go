@@ -29,7 +29,8 @@ const supervisorProposeTimeout = 10 * time.Second
 // does. The supervisor endpoints read its status and Kick it after each change.
 // Call it once per overlord: each call starts another runtime.
 func (o *Overlord) StartSupervisors(states streaming.StateConfig, logger hclog.Logger) *streaming.Manager {
-	m := streaming.NewManager(&supervisorControl{o: o, client: &http.Client{Timeout: 10 * time.Second}}, logger)
+	// The node-to-node transport (TLS, internal credentials) of the overlord.
+	m := streaming.NewManager(&supervisorControl{o: o, client: &http.Client{Timeout: 10 * time.Second, Transport: o.cfg.Client.Transport}}, logger)
 	m.States = states
 	go runSupervisors(o, m)
 	return m

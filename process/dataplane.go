@@ -153,7 +153,7 @@ func HistoricalConfig(p *props.Properties, name string, logger hclog.Logger) (hi
 		Priority:     hc.Priority,
 		Logger:       logger,
 		// It polls the coordinator's internal assignment endpoint.
-		Client: escalator.FromProps(p).Client(&http.Client{Timeout: 30 * time.Second}),
+		Client: escalator.NodeClient(p, 30*time.Second),
 	}
 	if err != nil {
 		return cfg, err
@@ -162,7 +162,7 @@ func HistoricalConfig(p *props.Properties, name string, logger hclog.Logger) (hi
 		cfg.ScrubPeriod = -1 // the node's "never"; its zero means the default
 	}
 	if len(cfg.Coordinators) == 0 {
-		cfg.Coordinators = []string{"http://" + QuickstartCoordinator}
+		cfg.Coordinators = []string{config.ListenerURL(p, QuickstartCoordinator)}
 	}
 	maxSize, err := historical.ParseBytes(hc.MaxSize)
 	if err != nil {
@@ -212,18 +212,20 @@ func BrokerConfig(p *props.Properties, name string, logger hclog.Logger) (broker
 		return cfg, err
 	}
 	if len(cfg.Historicals) == 0 {
-		cfg.Historicals = []string{"http://" + QuickstartHistorical, "http://" + QuickstartMiddleManager}
+		cfg.Historicals = []string{config.ListenerURL(p, QuickstartHistorical), config.ListenerURL(p, QuickstartMiddleManager)}
 	}
-	if creds := escalator.FromProps(p); creds.Enabled() {
-		// The data servers' announcements and sub-queries are internal
-		// endpoints. The transport is broker.New's default: a short dial
-		// timeout for dead data servers, idle connections for scatter/gather.
-		cfg.Client = creds.Client(&http.Client{Transport: &http.Transport{
-			DialContext:         (&net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConnsPerHost: 64,
-			IdleConnTimeout:     90 * time.Second,
-		}})
+	// The data servers' announcements and sub-queries are internal
+	// endpoints, over TLS when it is on. The transport is broker.New's
+	// default: a short dial timeout for dead data servers, idle connections
+	// for scatter/gather.
+	tr, err := escalator.NodeTransport(p)
+	if err != nil {
+		return cfg, err
 	}
+	tr = tr.Clone()
+	tr.DialContext = (&net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	tr.IdleConnTimeout = 90 * time.Second
+	cfg.Client = escalator.FromProps(p).Client(&http.Client{Transport: tr})
 	if v := bc.DefaultHistory; v != "" {
 		per, err := interval.ParsePeriod(v)
 		if err != nil {
@@ -235,10 +237,10 @@ func BrokerConfig(p *props.Properties, name string, logger hclog.Logger) (broker
 	// endpoint, followed to the leader), old segments from deep storage.
 	coords := bc.CoordinatorURLs
 	if len(coords) == 0 {
-		coords = []string{"http://" + QuickstartCoordinator}
+		coords = []string{config.ListenerURL(p, QuickstartCoordinator)}
 	}
 	cfg.PastTimelines = &broker.HTTPPastTimelines{URLs: coords,
-		Client: escalator.FromProps(p).Client(&http.Client{Timeout: 60 * time.Second})}
+		Client: escalator.NodeClient(p, 60*time.Second)}
 	maxSize, err := historical.ParseBytes(bc.AsOfCacheMaxSize)
 	if err != nil {
 		return cfg, fmt.Errorf("svc.broker.asOfCache.maxSize: %w", err)
@@ -273,8 +275,9 @@ func (proc *Process) startQuickstartDataPlane(p *props.Properties, logger hclog.
 		rp.Set("svc.node.roles", role.name)
 		rp.Set("svc.http.address", role.addr)
 		rp.Set("svc.http.advertisedUrl", "")
+		rp.Set("svc.tlsPort", "") // the coordinator's; this listener's follows the default rule
 		if hc, _ := config.ParseHistorical(rp); len(hc.CoordinatorURLs) == 0 {
-			rp.Set("svc.historical.coordinatorUrls", "http://"+config.ParseNode(p).HTTPAddress)
+			rp.Set("svc.historical.coordinatorUrls", config.ParseNode(p).URL())
 		}
 		dp, err := newDataPlane(rp, []string{role.name}, logger, nil)
 		if err != nil {
@@ -285,7 +288,7 @@ func (proc *Process) startQuickstartDataPlane(p *props.Properties, logger hclog.
 		if err != nil {
 			return err
 		}
-		if err := proc.listen(role.addr, srv.Handler()); err != nil {
+		if err := proc.listen(rp, role.addr, srv.Handler()); err != nil {
 			return err
 		}
 		dp.start(proc)
@@ -296,14 +299,14 @@ func (proc *Process) startQuickstartDataPlane(p *props.Properties, logger hclog.
 // routerDataPlane returns the broker and historical URLs the router proxies
 // to (svc.router.brokerUrls, svc.router.historicalUrls; by default the
 // quickstart ones).
-func routerDataPlane(rc config.Router) (brokers, historicals []string) {
+func routerDataPlane(p *props.Properties, rc config.Router) (brokers, historicals []string) {
 	brokers = rc.BrokerURLs
 	if len(brokers) == 0 {
-		brokers = []string{"http://" + QuickstartBroker}
+		brokers = []string{config.ListenerURL(p, QuickstartBroker)}
 	}
 	historicals = rc.HistoricalURLs
 	if len(historicals) == 0 {
-		historicals = []string{"http://" + QuickstartHistorical}
+		historicals = []string{config.ListenerURL(p, QuickstartHistorical)}
 	}
 	return brokers, historicals
 }

@@ -3,7 +3,6 @@ package process
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -64,7 +63,7 @@ func newAnnouncer(p *props.Properties, dc config.Discovery, logger hclog.Logger)
 	}
 	return discovery.NewAnnouncer(discovery.AnnouncerConfig{
 		Coordinators: dc.Coordinators, Self: self, Period: dc.HeartbeatPeriod, MaxClockSkew: dc.MaxClockSkew,
-		Client: escalator.FromProps(p).Client(&http.Client{Timeout: 5 * time.Second}),
+		Client: escalator.NodeClient(p, 5*time.Second),
 		Logger: logger.Named("discovery"),
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -56,7 +55,7 @@ func MiddleManagerConfig(p *props.Properties, logger hclog.Logger) (middlemanage
 		DataDir: filepath.Clean(node.DataDir), Overlords: mc.OverlordURLs, HeartbeatPeriod: mc.HeartbeatPeriod,
 		Logger: logger.Named("middleManager"),
 		// Registration, heartbeats, task status and actions are internal endpoints.
-		Client: escalator.FromProps(p).Client(&http.Client{Timeout: 10 * time.Second}),
+		Client: escalator.NodeClient(p, 10*time.Second),
 	}, nil
 }
 
@@ -107,15 +106,16 @@ func (proc *Process) startQuickstartMiddleManager(p *props.Properties, logger hc
 	mp.Set("svc.node.roles", server.RoleMiddleManager)
 	mp.Set("svc.http.address", QuickstartMiddleManager)
 	mp.Set("svc.http.advertisedUrl", "")
+	mp.Set("svc.tlsPort", "") // the coordinator's; this listener's follows the default rule
 	if !config.IsSet(mp, "svc.worker.capacity") {
 		mp.Set("svc.worker.capacity", "4") // SQL ingestion needs two slots at least
 	}
 	if !config.IsSet(mp, "svc.worker.overlordUrls") {
-		mp.Set("svc.worker.overlordUrls", "http://"+config.ParseNode(p).HTTPAddress)
+		mp.Set("svc.worker.overlordUrls", config.ParseNode(p).URL())
 	}
 	if !config.IsSet(mp, "svc.router.brokerUrls") {
 		// Its SQL tasks wait for their segments on quickstart's broker.
-		mp.Set("svc.router.brokerUrls", "http://"+QuickstartBroker)
+		mp.Set("svc.router.brokerUrls", config.ListenerURL(p, QuickstartBroker))
 	}
 	dp, err := newDataPlane(mp, []string{server.RoleMiddleManager}, logger, nil)
 	if err != nil {
@@ -126,7 +126,7 @@ func (proc *Process) startQuickstartMiddleManager(p *props.Properties, logger hc
 	if err != nil {
 		return err
 	}
-	if err := proc.listen(QuickstartMiddleManager, srv.Handler()); err != nil {
+	if err := proc.listen(mp, QuickstartMiddleManager, srv.Handler()); err != nil {
 		return err
 	}
 	dp.start(proc)

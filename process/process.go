@@ -5,6 +5,7 @@ package process
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -21,12 +22,14 @@ import (
 	"strata/config"
 	"strata/coordinator"
 	"strata/discovery"
+	"strata/escalator"
 	"strata/ingest"
 	"strata/ingest/input"
 	"strata/overlord"
 	"strata/props"
 	"strata/server"
 	"strata/streaming"
+	"strata/tlsconf"
 )
 
 // Process is a running Strata process.
@@ -38,6 +41,8 @@ type Process struct {
 	addrs   []string
 	errCh   chan error
 	stop    []func() // background duties, stopped by Close
+	// reloaders hold the HTTPS listeners' certificates.
+	reloaders []*tlsconf.Reloader
 }
 
 // NodeConfig builds the Raft configuration from properties (config.ParseNode,
@@ -126,6 +131,11 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 		return nil, err
 	}
 	input.SetPolicy(pol)
+	// TLS settings that do not load stop the start here, not at the first
+	// call between processes.
+	if _, err := escalator.NodeTLS(p); err != nil {
+		return nil, err
+	}
 	needsNode := false
 	for _, r := range roles {
 		switch r {
@@ -178,7 +188,7 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 		proc.Close()
 		return nil, err
 	}
-	if err := proc.listen(node.HTTPAddress, srv.Handler()); err != nil {
+	if err := proc.listen(p, node.HTTPAddress, srv.Handler()); err != nil {
 		proc.Close()
 		return nil, err
 	}
@@ -229,10 +239,10 @@ func routerProxy(p *props.Properties, ann *discovery.Announcer) *server.Proxy {
 	hc, _ := config.ParseHTTP(p)
 	rc := config.ParseRouter(p)
 	control := rc.CoordinatorURLs
-	brokers, historicals := routerDataPlane(rc)
+	brokers, historicals := routerDataPlane(p, rc)
 	workers := rc.WorkerURLs
 	if len(workers) == 0 {
-		workers = []string{"http://" + QuickstartMiddleManager}
+		workers = []string{config.ListenerURL(p, QuickstartMiddleManager)}
 	}
 	var controlLive, brokersLive, historicalsLive, workerLive func() []string
 	if ann != nil {
@@ -257,7 +267,7 @@ func routerProxy(p *props.Properties, ann *discovery.Announcer) *server.Proxy {
 			workers, workerLive = nil, func() []string { return firstOf(mms()) }
 		}
 	}
-	return server.NewProxy([]server.Route{
+	proxy := server.NewProxy([]server.Route{
 		{Prefix: "/svc/coordinator/", Backends: control, Discover: controlLive, Leader: true},
 		{Prefix: "/svc/indexer/", Backends: control, Discover: controlLive, Leader: true},
 		{Prefix: "/svc/v2/sql/task", Backends: control, Discover: controlLive, Leader: true}, // before /svc/v2/: SQL tasks go to the overlord
@@ -270,6 +280,12 @@ func routerProxy(p *props.Properties, ann *discovery.Announcer) *server.Proxy {
 		// default, the first live one with discovery).
 		{Prefix: "/svc/worker/", Backends: firstOf(workers), Discover: workerLive},
 	}, hc.MaxRequestBytes)
+	// The router passes its clients' credentials on, not the internal
+	// ones, so it takes only the node-to-node TLS settings (checked at start).
+	if cfg, err := escalator.NodeTLS(p); err == nil {
+		proxy.UseTLS(cfg)
+	}
+	return proxy
 }
 
 func firstOf(list []string) []string {
@@ -294,7 +310,6 @@ func QuickstartProps(dataDir string) *props.Properties {
 	p.Set("svc.http.address", QuickstartCoordinator)
 	p.Set("svc.raft.address", QuickstartRaft)
 	p.Set("svc.router.address", QuickstartRouter)
-	p.Set("svc.router.coordinatorUrls", "http://"+QuickstartCoordinator)
 	p.Set("svc.data.dir", dataDir)
 	p.Set("svc.ingestion.local.allowedBaseDirs", quickstartIngestDirs(dataDir))
 	return p
@@ -303,6 +318,10 @@ func QuickstartProps(dataDir string) *props.Properties {
 // StartQuickstart runs every available role in one process: the control node on
 // the coordinator port and the router on its own port.
 func StartQuickstart(p *props.Properties, logger hclog.Logger) (*Process, error) {
+	if !config.IsSet(p, "svc.router.coordinatorUrls") {
+		// The control node's URL: https when TLS is on.
+		p.Set("svc.router.coordinatorUrls", config.ParseNode(p).URL())
+	}
 	ctl := props.New()
 	ctl.Merge(p)
 	ctl.Set("svc.node.roles", "coordinator,overlord")
@@ -319,12 +338,13 @@ func StartQuickstart(p *props.Properties, logger hclog.Logger) (*Process, error)
 	router := config.ParseRouter(p)
 	rp.Set("svc.http.address", router.Address)
 	rp.Set("svc.http.advertisedUrl", "")
+	rp.Set("svc.tlsPort", "") // the coordinator's; this listener's follows the default rule
 	rsrv, err := server.New(server.Options{Roles: []string{server.RoleRouter}, Props: rp, Logger: logger.Named("router"), Proxy: routerProxy(p, nil)})
 	if err != nil {
 		proc.Close()
 		return nil, err
 	}
-	if err := proc.listen(router.Address, rsrv.Handler()); err != nil {
+	if err := proc.listen(rp, router.Address, rsrv.Handler()); err != nil {
 		proc.Close()
 		return nil, err
 	}
@@ -339,21 +359,69 @@ func StartQuickstart(p *props.Properties, logger hclog.Logger) (*Process, error)
 	return proc, nil
 }
 
-func (proc *Process) listen(addr string, h http.Handler) error {
-	ln, err := net.Listen("tcp", addr)
+// listen serves h on addr as p's TLS settings say: plain HTTP on addr when
+// the plaintext port is on, HTTPS on the TLS address when TLS is on (one
+// server, so a shutdown stops both).
+func (proc *Process) listen(p *props.Properties, addr string, h http.Handler) error {
+	t, err := config.ParseTLS(p)
 	if err != nil {
-		return fmt.Errorf("listen on %s (is another process using the port?): %w", addr, err)
+		return err
+	}
+	tlsCfg, reloader, err := tlsconf.Server(t, proc.Logger.Named("tls"))
+	if err != nil {
+		return err
+	}
+	type listener struct {
+		ln  net.Listener
+		tls bool
+	}
+	var lns []listener
+	for _, l := range []struct {
+		addr string
+		tls  bool
+	}{{t.PlainAddress(addr), false}, {t.TLSAddress(addr), true}} {
+		if l.addr == "" {
+			continue
+		}
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			for _, o := range lns {
+				o.ln.Close()
+			}
+			return fmt.Errorf("listen on %s (is another process using the port?): %w", l.addr, err)
+		}
+		if l.tls {
+			// HTTP/1.1 over TLS as over plain TCP (no ALPN h2): the
+			// streamed answers and the router's proxying behave the same.
+			ln = tls.NewListener(ln, tlsCfg)
+		}
+		lns = append(lns, listener{ln, l.tls})
+	}
+	if reloader != nil {
+		proc.reloaders = append(proc.reloaders, reloader)
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10, ErrorLog: proc.Logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})}
 	proc.servers = append(proc.servers, hs)
-	proc.addrs = append(proc.addrs, ln.Addr().String())
-	proc.Logger.Info("listening", "addr", ln.Addr().String())
-	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			proc.errCh <- err
-		}
-	}()
+	for _, l := range lns {
+		proc.addrs = append(proc.addrs, l.ln.Addr().String())
+		proc.Logger.Info("listening", "addr", l.ln.Addr().String(), "tls", l.tls)
+		go func() {
+			if err := hs.Serve(l.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				proc.errCh <- err
+			}
+		}()
+	}
 	return nil
+}
+
+// ReloadCertificates reads every HTTPS listener's certificate and key files
+// again (SIGHUP); a pair that does not load leaves the previous one served.
+func (proc *Process) ReloadCertificates() error {
+	var errs []error
+	for _, r := range proc.reloaders {
+		errs = append(errs, r.Reload())
+	}
+	return errors.Join(errs...)
 }
 
 // Addrs lists the HTTP listen addresses.

@@ -5,6 +5,10 @@
 #   scripts/cluster-up.sh           3 control nodes (coordinator, overlord)
 #   scripts/cluster-up.sh --full    3 control nodes, 2 historicals, 2 brokers,
 #                                   2 middle managers and 2 routers
+#   scripts/cluster-up.sh --tls     (with or without --full) HTTPS only on every
+#                                   node, calls between nodes verified against a
+#                                   CA made in $dir/tls by `strata certs` (kept
+#                                   across restarts); curl --cacert $dir/tls/ca.pem
 #
 # Every node gets the control nodes' addresses (--coordinators) and nothing
 # else: it announces itself to the leader and finds the others through it.
@@ -18,22 +22,37 @@ dir=${STRATA_CLUSTER_DIR:-$root/var/cluster}
 base_http=${STRATA_BASE_HTTP_PORT:-18081}
 base_raft=${STRATA_BASE_RAFT_PORT:-18301}
 full=false
-case "${1:-}" in
-  --full) full=true ;;
-  "") ;;
-  *) echo "usage: $0 [--full]" >&2; exit 2 ;;
-esac
+tls=false
+for arg in "$@"; do
+  case "$arg" in
+    --full) full=true ;;
+    --tls) tls=true ;;
+    *) echo "usage: $0 [--full] [--tls]" >&2; exit 2 ;;
+  esac
+done
 if [ ! -x "$bin" ]; then
   echo "building $bin ..." >&2
   (cd "$root" && make build >/dev/null)
 fi
 mkdir -p "$dir/deep"
 dir=$(cd "$dir" && pwd)
+scheme=http
+tlsargs=()
+curlargs=()
+if $tls; then
+  # HTTPS only, on the same ports; every node trusts the one CA.
+  "$bin" certs --dir "$dir/tls" >/dev/null
+  scheme=https
+  tlsargs=(--set svc.enablePlaintextPort=false --set svc.enableTlsPort=true
+    --set "svc.server.https.certFile=$dir/tls/node.pem" --set "svc.server.https.keyFile=$dir/tls/node-key.pem"
+    --set "svc.client.https.trustStoreFile=$dir/tls/ca.pem")
+  curlargs=(--cacert "$dir/tls/ca.pem")
+fi
 peers=""
 coords=""
 for i in 1 2 3; do
-  peers+="n$i=127.0.0.1:$((base_raft + i - 1))=http://127.0.0.1:$((base_http + i - 1)),"
-  coords+="http://127.0.0.1:$((base_http + i - 1)),"
+  peers+="n$i=127.0.0.1:$((base_raft + i - 1))=$scheme://127.0.0.1:$((base_http + i - 1)),"
+  coords+="$scheme://127.0.0.1:$((base_http + i - 1)),"
 done
 peers=${peers%,}
 coords=${coords%,}
@@ -47,9 +66,9 @@ start() {
     return
   fi
   "$bin" server --id "$name" --roles "$role" --http "127.0.0.1:$port" --data "$dir/$name" \
-    --coordinators "$coords" --set "svc.storage.storageDirectory=$dir/deep" "$@" >>"$dir/$name.log" 2>&1 &
+    --coordinators "$coords" --set "svc.storage.storageDirectory=$dir/deep" ${tlsargs[@]+"${tlsargs[@]}"} "$@" >>"$dir/$name.log" 2>&1 &
   echo $! >"$dir/$name.pid"
-  printf '%-4s %-22s http://127.0.0.1:%-6s pid %-7s log %s\n' "$name" "$role" "$port" "$!" "$dir/$name.log"
+  printf "%-4s %-22s $scheme://127.0.0.1:%-6s pid %-7s log %s\n" "$name" "$role" "$port" "$!" "$dir/$name.log"
 }
 
 nodes=3
@@ -71,19 +90,20 @@ fi
 leader=""
 for _ in $(seq 1 300); do
   for i in 1 2 3; do
-    url="http://127.0.0.1:$((base_http + i - 1))"
-    if curl -sf "$url/svc/coordinator/v1/isLeader" >/dev/null 2>&1; then
+    url="$scheme://127.0.0.1:$((base_http + i - 1))"
+    if curl -sf ${curlargs[@]+"${curlargs[@]}"} "$url/svc/coordinator/v1/isLeader" >/dev/null 2>&1; then
       leader=$url
       break
     fi
   done
   if [ -n "$leader" ]; then
-    live=$(curl -sf "$leader/svc/coordinator/v1/servers?simple" 2>/dev/null | grep -o '"state":"live"' | wc -l || true)
+    live=$(curl -sf ${curlargs[@]+"${curlargs[@]}"} "$leader/svc/coordinator/v1/servers?simple" 2>/dev/null | grep -o '"state":"live"' | wc -l || true)
     if [ "$live" -ge "$nodes" ]; then
       echo "leader: $leader; $live nodes live (GET $leader/svc/coordinator/v1/servers?simple)"
       if $full; then
-        echo "query and ingest through a router: http://127.0.0.1:$((base_http + 807)) or http://127.0.0.1:$((base_http + 808))"
+        echo "query and ingest through a router: $scheme://127.0.0.1:$((base_http + 807)) or $scheme://127.0.0.1:$((base_http + 808))"
       fi
+      if $tls; then echo "TLS: curl --cacert $dir/tls/ca.pem; strata ingest --cacert $dir/tls/ca.pem --url $scheme://..."; fi
       exit 0
     fi
   fi

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -178,6 +179,14 @@ func safeToResend(method string, err error) bool {
 	}
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// UseTLS makes the router verify its backends' certificates with cfg (and
+// present cfg's client certificate): their https URLs then work.
+func (p *Proxy) UseTLS(cfg *tls.Config) {
+	for _, c := range []*http.Client{p.client, p.fresh} {
+		c.Transport.(*http.Transport).TLSClientConfig = cfg
+	}
 }
 
 func newProxyClient(fresh bool) *http.Client {

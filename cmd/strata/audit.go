@@ -144,6 +144,7 @@ func printJSON(out io.Writer, v any) error {
 // runAuditState implements `strata audit state --at A`.
 func runAuditState(args []string) error {
 	fs := newFlagSet("audit state", "audit state --at INDEX|TIME [--datasource DS] [--url URL | --data DIR]")
+	cacertFlag(fs)
 	var src source
 	done := src.flags(fs)
 	at := fs.String("at", "", "the moment: a Raft index or an ISO-8601 time")
@@ -191,6 +192,7 @@ func runAuditState(args []string) error {
 func runAuditDiff(args []string) error {
 	const synopsis = "audit diff FROM TO [--datasource DS] [--url URL | --data DIR]   (FROM, TO: Raft indexes or ISO-8601 times)"
 	fs := newFlagSet("audit diff", synopsis)
+	cacertFlag(fs)
 	var src source
 	done := src.flags(fs)
 	ds := fs.String("datasource", "", "only what changed for this datasource (and the configs, workers and servers)")
@@ -267,6 +269,7 @@ type nodeDigest struct {
 func runAuditVerify(args []string) error {
 	const synopsis = "audit verify [--url URL[,URL...] | --data DIR[,DIR...]] [--at INDEX]"
 	fs := newFlagSet("audit verify", synopsis)
+	cacertFlag(fs)
 	u := fs.String("url", "", "a control node's or the router's URL (default http://127.0.0.1:8888; the control nodes are found from it), or every control node's, comma-separated")
 	d := fs.String("data", "", "data directories of stopped nodes, comma-separated")
 	cfg := configFlag(fs)

@@ -23,6 +23,7 @@ const auditLogSynopsis = "audit log [--since T] [--until T] [--type T,...] [--au
 // running cluster (--url) or a stopped node's archive and log (--data).
 func runAuditLog(args []string) error {
 	fs := newFlagSet("audit log", auditLogSynopsis)
+	cacertFlag(fs)
 	var src source
 	done := src.flags(fs)
 	since := fs.String("since", "", "only commands stamped at or after this ISO-8601 time or date")

@@ -29,6 +29,7 @@ func runLog(args []string) error {
 		return usagef("usage: strata %s", synopsis)
 	}
 	fs := newFlagSet("log "+args[0], "log "+args[0]+" --data DIR")
+	cacertFlag(fs)
 	data := fs.String("data", "./var", "data directory of a (stopped) node")
 	cfg := configFlag(fs)
 	var u, at *string

@@ -15,8 +15,9 @@ import (
 const usage = `strata: a distributed, real-time analytics data store (Druid-compatible API)
 
 Usage:
-  strata quickstart [--data DIR] [--config FILE] [--set svc.key=value]...
-        run the whole cluster in one process (router on :8888, coordinator on :8081)
+  strata quickstart [--data DIR] [--tls-dir DIR] [--config FILE] [--set svc.key=value]...
+        run the whole cluster in one process (router on :8888, coordinator on :8081);
+        --tls-dir: HTTPS only, with a CA and certificate made in DIR (curl --cacert DIR/ca.pem)
   strata server --id ID --roles coordinator,overlord[,...] --http HOST:PORT --raft HOST:PORT --data DIR
         [--peers ID=RAFTHOST:PORT=HTTPURL,...] [--coordinators URL,...] [--config FILE] [--set svc.key=value]...
         run a control node (Raft); it may carry the other roles too
@@ -52,12 +53,16 @@ Usage:
                                        the first table that differs (exit 1)
   strata recover --data DIR [--force]  move a stopped node's damaged Raft store aside; restarted,
         the node is restored from the leader (README, "Recovering a damaged node")
+  strata certs --dir DIR [--hosts HOST,...]
+                                       make a self-signed CA and a node certificate for a local
+                                       cluster over TLS (kept if DIR has them already)
   strata version                       print the version
   strata help                          print this help
 
 "strata COMMAND -h" lists a command's flags. Settings are svc.* properties
 (README, "Configuration"); --config reads a runtime.properties file and flags
-override it.
+override it. Commands that take --url also take --cacert FILE: the CA bundle an
+https URL is verified against.
 `
 
 // Where commands write; tests replace them.
@@ -109,6 +114,8 @@ func run(args []string) int {
 		err = runIngest(rest)
 	case "task":
 		err = runTask(rest)
+	case "certs":
+		err = runCerts(rest)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "strata", server.Version)
 	case "help", "-h", "-help", "--help":

@@ -13,6 +13,7 @@ import (
 	"strata/config"
 	"strata/process"
 	"strata/props"
+	"strata/tlsconf"
 )
 
 // setFlags collects repeated --set key=value overrides.
@@ -102,8 +103,9 @@ func runServer(args []string) error {
 }
 
 func runQuickstart(args []string) error {
-	fs := newFlagSet("quickstart", "quickstart [--data DIR] [--config FILE] [--set svc.key=value]...")
+	fs := newFlagSet("quickstart", "quickstart [--data DIR] [--tls-dir DIR] [--config FILE] [--set svc.key=value]...")
 	data := fs.String("data", "./var", "data directory")
+	tlsDir := fs.String("tls-dir", "", "serve HTTPS only, with the CA and node certificate in DIR (ca.pem, node.pem, node-key.pem), made there (a new self-signed CA) if ca.pem is missing; clients verify with --cacert DIR/ca.pem")
 	configFile := fs.String("config", "", "runtime.properties file")
 	var sets setFlags
 	fs.Var(&sets, "set", "override a property: --set svc.key=value (repeatable)")
@@ -115,6 +117,13 @@ func runQuickstart(args []string) error {
 		return fmt.Errorf("data dir: %w", err)
 	}
 	p := process.QuickstartProps(dir)
+	if *tlsDir != "" {
+		f, err := tlsconf.EnsureDir(*tlsDir)
+		if err != nil {
+			return fmt.Errorf("--tls-dir: %w", err)
+		}
+		useTLSDir(p, f)
+	}
 	if *configFile != "" {
 		f, err := props.Load(*configFile)
 		if err != nil {
@@ -130,19 +139,41 @@ func runQuickstart(args []string) error {
 	if err != nil {
 		return startError(logger, err)
 	}
-	logger.Info("quickstart is up", "router", "http://"+config.ParseRouter(p).Address, "coordinator", "http://"+config.ParseNode(p).HTTPAddress, "data", dir)
+	logger.Info("quickstart is up", "router", config.ListenerURL(p, config.ParseRouter(p).Address), "coordinator", config.ParseNode(p).URL(), "data", dir)
 	return waitForSignal(proc)
 }
 
+// useTLSDir makes p serve HTTPS only with the certificates of f, and
+// trust f's CA on the calls between its listeners.
+func useTLSDir(p *props.Properties, f tlsconf.Files) {
+	p.Set("svc.enablePlaintextPort", "false")
+	p.Set("svc.enableTlsPort", "true")
+	p.Set("svc.server.https.certFile", f.Cert)
+	p.Set("svc.server.https.keyFile", f.Key)
+	p.Set("svc.client.https.trustStoreFile", f.CA)
+}
+
+// waitForSignal runs until SIGINT or SIGTERM; SIGHUP re-reads the HTTPS
+// certificates.
 func waitForSignal(proc *process.Process) error {
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	select {
-	case s := <-sig:
-		proc.Logger.Info("shutting down", "signal", s.String())
-	case err := <-proc.Err():
-		proc.Close()
-		return err
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	for {
+		select {
+		case s := <-sig:
+			if s == syscall.SIGHUP {
+				if err := proc.ReloadCertificates(); err != nil {
+					proc.Logger.Error("SIGHUP: TLS certificates not reloaded; serving the previous ones", "error", err)
+				} else {
+					proc.Logger.Info("SIGHUP: TLS certificates reloaded")
+				}
+				continue
+			}
+			proc.Logger.Info("shutting down", "signal", s.String())
+		case err := <-proc.Err():
+			proc.Close()
+			return err
+		}
+		return proc.Close()
 	}
-	return proc.Close()
 }

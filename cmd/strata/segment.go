@@ -30,6 +30,7 @@ func runSegment(args []string) error {
 		return usagef("usage: strata %s", synopsis)
 	}
 	fs := newFlagSet("segment build", synopsis)
+	cacertFlag(fs)
 	ds := fs.String("datasource", "", "datasource name (required)")
 	input := fs.String("input", "", "newline-delimited JSON file(s), comma-separated (required)")
 	tsCol := fs.String("timestamp-column", "timestamp", "column holding the row time")
@@ -134,7 +135,7 @@ func runSegment(args []string) error {
 	}
 	// Publishing is an internal endpoint: a cluster with internal credentials
 	// needs them in --config.
-	cl := &ingest.Cluster{Coordinators: []string{strings.TrimRight(*coordinator, "/")}, HTTP: escalator.FromProps(storageProps).Client(nil)}
+	cl := &ingest.Cluster{Coordinators: []string{strings.TrimRight(*coordinator, "/")}, HTTP: escalator.FromProps(storageProps).Client(&http.Client{Transport: httpClient.Transport})}
 	n, err := cl.PublishCount(ctx, *ds, segs)
 	if err != nil {
 		return err
@@ -200,7 +201,7 @@ func chooseColumns(spec *ingest.Spec, schema ingest.Schema, dimList, metricsJSON
 // reads.
 func storageSettings(coordinator, config string) (*props.Properties, error) {
 	p := props.Defaults()
-	resp, err := http.Get(strings.TrimRight(coordinator, "/") + "/status/properties")
+	resp, err := httpClient.Get(strings.TrimRight(coordinator, "/") + "/status/properties")
 	if err == nil {
 		var m map[string]string
 		if resp.StatusCode == 200 && json.NewDecoder(resp.Body).Decode(&m) == nil {
