@@ -356,10 +356,10 @@ func TestRunnerAgainstFakeServer(t *testing.T) {
 		answer func(string) (int, string)
 		want   string
 	}{
-		{"right", func(string) (int, string) { return 200, rollupAnswer(false) }, "1 passed (1 results, 0 expected errors), 0 failed"},
+		{"right", func(string) (int, string) { return 200, rollupAnswer(false) }, "1 passed (1 results, 0 expected errors of which 0 as unsupported), 0 failed"},
 		// No ORDER BY: Quidem compares as a multiset.
-		{"reordered", func(string) (int, string) { return 200, rollupAnswer(true) }, "1 passed (1 results, 0 expected errors), 0 failed"},
-		{"wrong", func(string) (int, string) { return 200, strings.Replace(rollupAnswer(false), "35937", "35938", 1) }, "0 passed (0 results, 0 expected errors), 1 failed (wrong result 1)"},
+		{"reordered", func(string) (int, string) { return 200, rollupAnswer(true) }, "1 passed (1 results, 0 expected errors of which 0 as unsupported), 0 failed"},
+		{"wrong", func(string) (int, string) { return 200, strings.Replace(rollupAnswer(false), "35937", "35938", 1) }, "0 passed (0 results, 0 expected errors of which 0 as unsupported), 1 failed (wrong result 1)"},
 		{"no endpoint", func(string) (int, string) { return 405, `{"error":"method not allowed"}` }, "1 failed (unsupported 1)"},
 		{"error", func(string) (int, string) {
 			return 400, `{"error":"druidException","errorCode":"invalidInput","category":"INVALID_INPUT"}`
@@ -411,8 +411,11 @@ func TestRunnerExpectedErrors(t *testing.T) {
 		r.run(files)
 		return out.String()
 	}
-	if out := run(400, `{"error":"druidException","errorCode":"invalidInput","category":"INVALID_INPUT"}`); !strings.Contains(out, "50 statements: 1 passed (0 results, 1 expected errors), 49 failed (error where a result was expected 49)") {
+	if out := run(400, `{"error":"druidException","errorCode":"invalidInput","category":"INVALID_INPUT"}`); !strings.Contains(out, "50 statements: 1 passed (0 results, 1 expected errors of which 0 as unsupported), 49 failed (error where a result was expected 49)") {
 		t.Errorf("all failing:\n%s", out)
+	}
+	if out := run(400, `{"error":"druidException","errorCode":"unsupported","category":"UNSUPPORTED"}`); !strings.Contains(out, "1 passed (0 results, 1 expected errors of which 1 as unsupported), 49 failed (unsupported 49)") {
+		t.Errorf("all unsupported:\n%s", out)
 	}
 	empty := `[["cnt"],["LONG"],["BIGINT"]]`
 	if out := run(200, empty); !strings.Contains(out, "result where an error was expected 1") || !strings.Contains(out, "wrong result 49") {
@@ -420,11 +423,12 @@ func TestRunnerExpectedErrors(t *testing.T) {
 	}
 }
 
-// TestRunnerDatasetNotLoaded: a dataset that fails to load fails its files'
-// result statements with that reason instead of querying a missing table.
+// TestRunnerDatasetNotLoaded: a dataset that fails to load fails all its
+// files' statements, expected errors included, with that reason instead of
+// querying a missing table.
 func TestRunnerDatasetNotLoaded(t *testing.T) {
 	dir := corpus(t)
-	files, _ := loadIQFiles(dir, "testframework_all_engines_dataset")
+	files, _ := loadIQFiles(dir, "qaAggFuncs/string_agg_double_test001.01.all.iq")
 	fake := &fakeSQL{answer: func(string) (int, string) { return 200, rollupAnswer(false) }}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
@@ -432,7 +436,7 @@ func TestRunnerDatasetNotLoaded(t *testing.T) {
 	r := &sqlRunner{base: srv.URL, corpus: dir, client: srv.Client(), out: &out,
 		ingest: func(string) error { return os.ErrPermission }}
 	r.run(files)
-	if !strings.Contains(out.String(), "dataset not loaded 1") || len(fake.requests) != 0 {
+	if !strings.Contains(out.String(), "0 passed (0 results, 0 expected errors of which 0 as unsupported), 50 failed (dataset not loaded 50)") || len(fake.requests) != 0 {
 		t.Errorf("output:\n%s\n%d requests", out.String(), len(fake.requests))
 	}
 }
