@@ -21,6 +21,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
+
+	"strata/cluster/boltlog"
 )
 
 // Entry is one committed Raft log entry, whether it is still in the live log
@@ -47,6 +49,13 @@ type Log interface {
 // ErrBadAt is wrapped by the errors of a moment that cannot be resolved: a
 // malformed index or time, or one outside the history this node holds.
 var ErrBadAt = errors.New("bad moment")
+
+// Scanner is a log store that reads a range of entries at once (package
+// boltlog's: one read transaction and one decoder for the whole range),
+// which replays use instead of one GetLog per entry.
+type Scanner interface {
+	Scan(from, to uint64, fn func(*raft.Log) error) error
+}
 
 // History is one node's history: its archive, its live log and its
 // snapshots. Its methods are safe for concurrent use with the node's Raft,
@@ -181,8 +190,8 @@ func (l *combinedLog) Scan(from, to uint64, fn func(Entry) error) error {
 	if next < lFirst {
 		return fmt.Errorf("entries %d to %d are in neither the archive nor the live log (the live log starts at %d)", next, lFirst-1, lFirst)
 	}
-	if bl, ok := l.h.Live.(*boltLog); ok {
-		return bl.scanRange(next, min(to, lLast), func(rl *raft.Log) error {
+	if sc, ok := l.h.Live.(Scanner); ok {
+		return sc.Scan(next, min(to, lLast), func(rl *raft.Log) error {
 			return fn(Entry{Index: rl.Index, Term: rl.Term, Type: rl.Type, Data: rl.Data, AppendedAt: rl.AppendedAt})
 		})
 	}
@@ -207,24 +216,23 @@ func ArchiveDir(dataDir string) string { return filepath.Join(dataDir, "audit-ar
 // The returned function closes it.
 func OpenDir(dataDir string) (*History, func() error, error) {
 	raftDir := filepath.Join(dataDir, "raft")
-	db, err := bolt.Open(filepath.Join(raftDir, "raft.db"), 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	store, err := boltlog.Open(filepath.Join(raftDir, "raft.db"), &bolt.Options{Timeout: time.Second, ReadOnly: true}, false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open %s (stop the node first, or ask it over HTTP with --url): %w", raftDir, err)
 	}
-	store := &boltLog{db: db}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(raftDir, 1, hclog.NewNullLogger())
 	if err != nil {
-		db.Close()
+		store.Close()
 		return nil, nil, err
 	}
 	h := &History{Live: store, Snaps: snaps}
 	if _, err := os.Stat(filepath.Join(ArchiveDir(dataDir), manifestFile)); err == nil {
 		a, err := OpenArchive(ArchiveDir(dataDir), 0, nil)
 		if err != nil {
-			db.Close()
+			store.Close()
 			return nil, nil, err
 		}
 		h.Archive = a
 	}
-	return h, db.Close, nil
+	return h, store.Close, nil
 }

@@ -13,8 +13,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
+	"strata/cluster/boltlog"
 	"strata/commands"
 	"strata/fsm"
 	"strata/interval"
@@ -72,7 +72,7 @@ func entries(t testing.TB, cmds []commands.Command) []*raft.Log {
 // node is a stopped node's stores: a real bbolt log and file snapshots.
 type node struct {
 	dir   string
-	store *raftboltdb.BoltStore
+	store *boltlog.Store
 	snaps *raft.FileSnapshotStore
 	logs  []*raft.Log
 }
@@ -81,7 +81,8 @@ func newNode(t testing.TB, n int) *node {
 	dir := t.TempDir()
 	raftDir := filepath.Join(dir, "raft")
 	os.MkdirAll(raftDir, 0o755)
-	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(raftDir, "raft.db"), NoSync: true})
+	// The store a running node's Raft writes and its audit replays read.
+	store, err := boltlog.Open(filepath.Join(raftDir, "raft.db"), nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +221,7 @@ func TestArchiveKeepsTrimmedHistory(t *testing.T) {
 		t.Fatalf("GetLog past the end: %v", err)
 	}
 	closeDir()
-	if nd.store, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(nd.dir, "raft", "raft.db"), NoSync: true}); err != nil {
+	if nd.store, err = boltlog.Open(filepath.Join(nd.dir, "raft", "raft.db"), nil, true); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nd.store.Close() })

@@ -11,8 +11,9 @@ import (
 // changes, task submissions and ends, marks): what /audit/state,
 // /audit/diff and /audit/digest cost at worst. "archive" reads every entry
 // back from the archive (decompressed and checked), where most of a long
-// history is; "live" from a running node's bbolt log (raft-boltdb), which
-// holds the newest entries; "stopped" from a stopped node's (OpenDir).
+// history is; "live" from a running node's bbolt log (the store its Raft
+// writes, package boltlog, read range by range), which holds the newest
+// entries; "stopped" from a stopped node's (OpenDir, the same reader).
 // `make bench-audit` runs it on one core; the target is ≥ 100,000
 // commands/s.
 func BenchmarkReplay(b *testing.B) {

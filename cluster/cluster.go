@@ -1,5 +1,5 @@
 // Package cluster runs a control node's Raft: a bbolt log and stable store
-// (raft-boltdb), a file snapshot store and a TCP transport, around the FSM of
+// (package boltlog, in raft-boltdb's layout), a file snapshot store and a TCP transport, around the FSM of
 // package fsm. It proposes commands (stamping the leader's time), tracks who
 // leads and where its HTTP API is, and knows when a fresh leader has caught up
 // with everything committed before it (so its reads are linearizable).
@@ -18,10 +18,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	bolt "go.etcd.io/bbolt"
 
 	"strata/audit"
+	"strata/cluster/boltlog"
 	"strata/commands"
 	"strata/fsm"
 	"strata/storage/deep"
@@ -104,7 +104,7 @@ type Node struct {
 	raft    *raft.Raft
 	fsm     *fsm.FSM
 	trans   *raft.NetworkTransport
-	logs    *raftboltdb.BoltStore
+	logs    *boltlog.Store
 	history *audit.History
 	logger  hclog.Logger
 
@@ -277,9 +277,6 @@ func Start(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, err
 	}
-	// History reads the newest entries from the cache too (no bbolt read
-	// and decode per entry).
-	n.history.Live = cached
 	r, err := raft.NewRaft(rc, n.fsm, newStagingStore(cached), store, snaps, trans)
 	if err != nil {
 		trans.Close()
@@ -297,7 +294,7 @@ func Start(cfg Config) (*Node, error) {
 // A damaged file is a *DamagedStoreError, never a panic: it is checked first
 // (bbolt's own checks on open panic or fault on it), and a panic that still
 // comes out of bbolt on this goroutine is turned into that error too.
-func openLogStore(path string, noSync bool) (store *raftboltdb.BoltStore, err error) {
+func openLogStore(path string, noSync bool) (store *boltlog.Store, err error) {
 	if err := checkBoltFile(path); err != nil {
 		return nil, &DamagedStoreError{File: path, Problem: err.Error()}
 	}
@@ -306,13 +303,9 @@ func openLogStore(path string, noSync bool) (store *raftboltdb.BoltStore, err er
 			store, err = nil, &DamagedStoreError{File: path, Problem: fmt.Sprint("bbolt: ", r)}
 		}
 	}()
-	return raftboltdb.New(raftboltdb.Options{
-		Path: path,
-		// The freelist is rebuilt on open instead of written on every commit: smaller
-		// writes per fsync on the hot path of every proposal.
-		BoltOptions: &bolt.Options{Timeout: 2 * time.Second, NoSync: noSync, NoFreelistSync: true, FreelistType: bolt.FreelistMapType},
-		NoSync:      noSync,
-	})
+	// The freelist is rebuilt on open instead of written on every commit:
+	// smaller writes per fsync on the hot path of every proposal.
+	return boltlog.Open(path, &bolt.Options{Timeout: 2 * time.Second, NoSync: noSync, NoFreelistSync: true, FreelistType: bolt.FreelistMapType}, noSync)
 }
 
 func setDur(dst *time.Duration, v time.Duration) {
