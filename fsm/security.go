@@ -291,6 +291,9 @@ func securityTableOf[R any](name string, records func(db *basic.DB) []R, key fun
 			}
 		},
 		restore: func(s *State, r *recordReader, n int) error {
+			if n == 0 {
+				return nil // an empty table leaves the state as it is (nil: never changed)
+			}
 			db := s.security.get().Clone()
 			for i := 0; i < n; i++ {
 				var rec R
@@ -391,6 +394,9 @@ func init() {
 				return 1, func(w *recordWriter) error { return w.write(&v) }
 			},
 			restore: func(s *State, r *recordReader, n int) error {
+				if n == 0 && s.security.db == nil {
+					return nil // security never changed: stays nil, as it snapshots
+				}
 				db := s.security.get().Clone()
 				if n > 1 {
 					return fmt.Errorf("security_version has %d records", n)

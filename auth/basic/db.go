@@ -127,7 +127,10 @@ func (d *DB) Prepare() error {
 		if !slices.IsSorted(u.Roles) {
 			return fmt.Errorf("roles of user %q are not sorted", k)
 		}
-		for _, rn := range u.Roles {
+		for i, rn := range u.Roles {
+			if i > 0 && u.Roles[i-1] == rn {
+				return fmt.Errorf("user %q has role %q twice", k, rn)
+			}
 			if d.Roles[rn] == nil {
 				return fmt.Errorf("user %q has role %q, which does not exist", k, rn)
 			}
