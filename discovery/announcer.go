@@ -46,6 +46,8 @@ type Announcer struct {
 	skew      time.Duration // leader's clock minus ours
 	skewKnown bool
 
+	refreshMu sync.Mutex // one Refresh announcement at a time
+
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
@@ -270,6 +272,21 @@ func (a *Announcer) AnnounceOnce(ctx context.Context) bool {
 	a.leader = ""
 	a.mu.Unlock()
 	return false
+}
+
+// Refresh announces now, outside the heartbeat, unless a reply arrived
+// after the given time: a caller that found the membership stale (a router
+// whose brokers all refused) gets the leader's current one. Concurrent
+// callers share one announcement.
+func (a *Announcer) Refresh(ctx context.Context, after time.Time) {
+	a.refreshMu.Lock()
+	defer a.refreshMu.Unlock()
+	a.mu.Lock()
+	fresh := a.replyAt.After(after)
+	a.mu.Unlock()
+	if !fresh {
+		a.AnnounceOnce(ctx)
+	}
 }
 
 // URLs lists the base URLs of the live members with role, sorted; from the

@@ -18,6 +18,12 @@ const responseContextHeader = "X-Druid-Response-Context"
 // nativeQuery serves POST /svc/v2/ (QUERY-SEMANTICS §1): the body is one
 // native query; the answer is its JSON result array, indented with ?pretty.
 func (s *Server) nativeQuery(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Broker.Closing() {
+		// Certain not to have run: a router may resend it elsewhere.
+		w.Header().Set(NotExecutedHeader, "true")
+		writeError(w, http.StatusServiceUnavailable, "this broker is shutting down and did not run the query; send it to another broker")
+		return
+	}
 	body, ok := s.readJSONBody(w, r)
 	if !ok {
 		return

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -28,14 +29,29 @@ type Route struct {
 	// (discovery's live brokers, say): requests are balanced round-robin
 	// over them, and one that refuses the connection is skipped.
 	Discover func() []string
-	Leader   bool
+	// Refresh, with Discover, brings discovery's list up to date now (an
+	// announcement to the leader, whose reply is the membership) unless it
+	// was updated after the given time. The router calls it when no listed
+	// backend could take a request: a broker restarted since the last
+	// heartbeat is then found at once instead of a heartbeat later.
+	Refresh func(ctx context.Context, after time.Time)
+	Leader  bool
 }
+
+// NotExecutedHeader marks a 503 a backend answers before it starts on the
+// request (a broker shutting down): the query did not run, so the router
+// sends it to another backend. Other 503s pass on to the client.
+const NotExecutedHeader = "X-Svc-Not-Executed"
 
 // Proxy is the router role: a reverse proxy by path prefix.
 type Proxy struct {
 	// LeaderWait bounds how long a request to a leader route keeps trying
 	// while no control node answers as leader (an election); then 503.
 	LeaderWait time.Duration
+	// BackendWait bounds how long a request to a discovered data-plane
+	// route (brokers) keeps trying, re-reading discovery between rounds,
+	// while no listed backend takes it (brokers restarting); then 503.
+	BackendWait time.Duration
 
 	routes  []Route
 	client  *http.Client
@@ -50,13 +66,14 @@ type Proxy struct {
 // NewProxy returns a router over the given routes (longest prefix wins).
 func NewProxy(routes []Route, maxBody int64) *Proxy {
 	return &Proxy{
-		LeaderWait: 5 * time.Second,
-		routes:     routes,
-		maxBody:    maxBody,
-		client:     newProxyClient(false),
-		fresh:      newProxyClient(true),
-		leader:     map[string]string{},
-		next:       map[string]int{},
+		LeaderWait:  5 * time.Second,
+		BackendWait: 2 * time.Second,
+		routes:      routes,
+		maxBody:     maxBody,
+		client:      newProxyClient(false),
+		fresh:       newProxyClient(true),
+		leader:      map[string]string{},
+		next:        map[string]int{},
 	}
 }
 
@@ -71,8 +88,13 @@ func (p *Proxy) Mount(r *mux.Router) {
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rt Route) {
-	if len(rt.Backends) == 0 && rt.Discover != nil {
+	discovered := len(rt.Backends) == 0 && rt.Discover != nil
+	if discovered {
 		rt.Backends = rt.Discover() // rt is this request's copy
+		if len(rt.Backends) == 0 && rt.Refresh != nil {
+			rt.Refresh(r.Context(), time.Now())
+			rt.Backends = rt.Discover()
+		}
 	}
 	if len(rt.Backends) == 0 {
 		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("no %s service is configured behind this router", strings.Trim(rt.Prefix, "/")))
@@ -90,19 +112,40 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rt Route) {
 	}
 	// A leader route keeps trying through an election: a follower may still
 	// name the dead leader in its 307, or no node may answer for a moment.
-	deadline := time.Now().Add(p.LeaderWait)
+	// A discovered data-plane route keeps trying while brokers restart: it
+	// re-reads discovery and tries every listed broker again.
+	wait := p.LeaderWait
+	if !rt.Leader {
+		wait = p.BackendWait
+	}
+	deadline := time.Now().Add(wait)
+	roundStart := time.Now()
+	rounds := 0
 	target := p.pick(rt)
 	tried := map[string]bool{}
 	var lastErr error
 	for {
 		if target == "" || tried[target] {
-			if !rt.Leader || time.Now().After(deadline) {
+			if !rt.Leader && !discovered || time.Now().After(deadline) {
 				break
 			}
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(leaderRetryPause):
+			rounds++
+			if rt.Leader || rounds > 1 {
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(leaderRetryPause):
+				}
+			}
+			if discovered {
+				if rt.Refresh != nil {
+					rt.Refresh(r.Context(), roundStart)
+				}
+				roundStart = time.Now()
+				if rt.Backends = rt.Discover(); len(rt.Backends) == 0 {
+					target = ""
+					continue
+				}
 			}
 			tried = map[string]bool{}
 			target = p.pick(rt)
@@ -130,6 +173,14 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rt Route) {
 				continue
 			}
 			lastErr = fmt.Errorf("%s redirects to %s, which did not answer", target, base)
+			target = p.another(rt, tried)
+			continue
+		}
+		if !rt.Leader && resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get(NotExecutedHeader) != "" {
+			// The backend did not start on the query: another one may.
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			resp.Body.Close()
+			lastErr = fmt.Errorf("%s answered 503 before running the request (%s)", target, strings.TrimSpace(string(b)))
 			target = p.another(rt, tried)
 			continue
 		}

@@ -178,6 +178,11 @@ func (b *Broker) Close() error {
 // (Druid's inventoryInitialized).
 func (b *Broker) Ready() bool { return b.view.initialized() }
 
+// Closing reports whether Close was called: a query that arrives now is
+// not run (the server answers that it did not run, so a router sends it to
+// another broker).
+func (b *Broker) Closing() bool { return b.ctx.Err() != nil }
+
 // Name returns the broker's host:port.
 func (b *Broker) Name() string { return b.cfg.Name }
 
