@@ -19,20 +19,38 @@ const IngestDir = "ingest"
 // the allowed directories made absolute (relative ones are relative to the
 // directory the process starts in) and, by default, the data directory's
 // ingest/ folder, created so that it can be used at once.
-func ingestionPolicy(p *props.Properties) (*input.Policy, error) {
+//
+// The process's own listeners (its HTTP and TLS addresses, its Raft address
+// and extra, the other listeners of a quickstart) are recorded so that
+// Kafka consumer properties cannot point at them.
+func ingestionPolicy(p *props.Properties, extra ...string) (*input.Policy, error) {
 	c, err := config.ParseIngestion(p)
 	if err != nil {
 		return nil, err
 	}
+	node := config.ParseNode(p)
+	var self []string
+	t, tlsErr := config.ParseTLS(p)
+	for _, a := range append([]string{node.HTTPAddress}, extra...) {
+		self = append(self, a)
+		if tlsErr == nil {
+			if ta := t.TLSAddress(a); ta != "" {
+				self = append(self, ta)
+			}
+		}
+	}
+	if r, err := config.ParseRaft(p); err == nil && r.Address != "" {
+		self = append(self, r.Address)
+	}
 	dirs := c.LocalBaseDirs
 	if !c.LocalBaseDirsSet {
-		d := filepath.Join(config.ParseNode(p).DataDir, IngestDir)
+		d := filepath.Join(node.DataDir, IngestDir)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("svc.ingestion.local.allowedBaseDirs: %w", err)
 		}
 		dirs = []string{d}
 	}
-	pol := &input.Policy{HTTPProtocols: c.HTTPProtocols, HTTPAllowedHosts: c.HTTPAllowedHosts}
+	pol := &input.Policy{HTTPProtocols: c.HTTPProtocols, HTTPAllowedHosts: c.HTTPAllowedHosts, SelfAddrs: self}
 	for _, d := range dirs {
 		abs, err := filepath.Abs(d)
 		if err != nil {

@@ -330,6 +330,14 @@ func StartQuickstart(p *props.Properties, logger hclog.Logger) (*Process, error)
 		return nil, err
 	}
 	proc.Props = p
+	// Its other listeners are the process's own too: Kafka consumer
+	// properties may not name them.
+	pol, err := ingestionPolicy(p, config.ParseRouter(p).Address, QuickstartBroker, QuickstartHistorical, QuickstartMiddleManager)
+	if err != nil {
+		proc.Close()
+		return nil, err
+	}
+	input.SetPolicy(pol)
 	// The router's listener reports its own address and role, as a separate
 	// router process would.
 	rp := props.New()

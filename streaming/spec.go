@@ -2,6 +2,7 @@ package streaming
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -280,6 +281,12 @@ func (s *SupervisorSpec) parseIOConfig(raw json.RawMessage, stored bool) (json.R
 		return nil, fmt.Errorf("ioConfig.consumerProperties must contain bootstrap.servers")
 	}
 	s.Bootstrap = strings.TrimSpace(bs)
+	if !stored {
+		// A stored spec was checked when it was submitted.
+		if err := input.ActivePolicy().CheckKafka(context.Background(), io.ConsumerProperties); err != nil {
+			return nil, fmt.Errorf("ioConfig.%w", err)
+		}
+	}
 	if len(io.InputFormat) == 0 || isNull(io.InputFormat) {
 		return nil, fmt.Errorf("ioConfig.inputFormat is required")
 	}

@@ -150,6 +150,11 @@ func parseTask(payload []byte) (*kafkaTask, error) {
 	if len(k.bootstrap) == 0 {
 		return nil, fmt.Errorf("index_kafka task: ioConfig.consumerProperties must contain bootstrap.servers")
 	}
+	// The task is what connects: checked whether it came from a supervisor
+	// or was submitted on its own.
+	if err := input.ActivePolicy().CheckKafka(context.Background(), io.ConsumerProperties); err != nil {
+		return nil, fmt.Errorf("index_kafka task: ioConfig.%w", err)
+	}
 	if len(io.InputFormat) == 0 || isNull(io.InputFormat) {
 		return nil, fmt.Errorf("index_kafka task: ioConfig.inputFormat is required")
 	}

@@ -34,6 +34,9 @@ type Policy struct {
 	// that may be fetched even though they are, or resolve to, a loopback,
 	// link-local, private or unspecified address.
 	HTTPAllowedHosts []string
+	// SelfAddrs are the process's own listeners (HTTP, TLS, Raft) as
+	// host:port: Kafka consumers may not be pointed at them.
+	SelfAddrs []string
 
 	clientOnce sync.Once
 	hc         *http.Client
