@@ -253,6 +253,11 @@ func (s *Server) endpoints() []Endpoint {
 		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}/metrics", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerColumns(false)},
 		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}/candidates", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.dataSourceCandidates},
 		{Methods: del, Path: "/svc/v2/{queryId}", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.cancelQuery},
+		// Druid SQL (sql.go): planned onto the native query path, which checks
+		// DATASOURCE READ on every datasource the statement reads.
+		{Methods: post, Path: "/svc/v2/sql", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.sqlQuery},
+		{Methods: post, Path: "/svc/v2/sql/", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.sqlQuery},
+		{Methods: del, Path: "/svc/v2/sql/{sqlQueryId}", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.cancelSQL},
 		{Methods: get, Path: "/svc/broker/v1/loadstatus", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerLoadStatus},
 		{Methods: get, Path: "/svc/broker/v1/readiness", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerReadiness},
 

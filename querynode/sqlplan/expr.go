@@ -563,12 +563,12 @@ var scalarFns = map[string]fn{
 	"REVERSE": {"reverse", 1, 1, tVarchar}, "REPEAT": {"repeat", 2, 2, tVarchar},
 	"ABS": {"abs", 1, 1, ""}, "SQRT": {"sqrt", 1, 1, tDouble}, "EXP": {"exp", 1, 1, tDouble},
 	"LN": {"log", 1, 1, tDouble}, "LOG10": {"log10", 1, 1, tDouble}, "POWER": {"pow", 2, 2, tDouble},
-"ROUND": {"round", 1, 2, ""},
+	"ROUND":    {"round", 1, 2, ""},
 	"GREATEST": {"greatest", 1, -1, ""}, "LEAST": {"least", 1, -1, ""},
 	"NVL": {"nvl", 2, 2, ""}, "COALESCE": {"coalesce", 1, -1, ""},
 	"TIME_PARSE": {"timestamp_parse", 1, 3, tTimestamp}, "TIME_FORMAT": {"timestamp_format", 1, 3, tVarchar},
 	"TIME_FLOOR": {"timestamp_floor", 2, 4, tTimestamp}, "TIME_CEIL": {"timestamp_ceil", 2, 4, tTimestamp},
-	"TIME_SHIFT": {"timestamp_shift", 3, 4, tTimestamp},
+	"TIME_SHIFT":          {"timestamp_shift", 3, 4, tTimestamp},
 	"MILLIS_TO_TIMESTAMP": {"", 1, 1, tTimestamp}, "TIMESTAMP_TO_MILLIS": {"", 1, 1, tBigint},
 }
 

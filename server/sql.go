@@ -1,0 +1,357 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/gorilla/mux"
+
+	"strata/querynode/broker"
+	"strata/querynode/sqlplan"
+)
+
+// sqlQueryIDHeader carries a SQL query's id in the answer (Druid's).
+const sqlQueryIDHeader = "X-Druid-SQL-Query-Id"
+
+// sqlRequest is the body of POST /druid/v2/sql (Druid's SQL API).
+type sqlRequest struct {
+	Query          string          `json:"query"`
+	ResultFormat   string          `json:"resultFormat"`
+	Header         bool            `json:"header"`
+	TypesHeader    bool            `json:"typesHeader"`
+	SQLTypesHeader bool            `json:"sqlTypesHeader"`
+	Context        map[string]any  `json:"context"`
+	Parameters     []sqlplan.Param `json:"parameters"`
+}
+
+// The result formats and their content types.
+var sqlFormats = map[string]string{
+	"object":      "application/json",
+	"array":       "application/json",
+	"objectLines": "text/plain",
+	"arrayLines":  "text/plain",
+	"csv":         "text/csv",
+}
+
+// runningSQL is the SQL queries running on each server by sqlQueryId, for
+// DELETE /druid/v2/sql/{sqlQueryId}.
+var runningSQL sync.Map // sqlKey → context.CancelCauseFunc
+
+type sqlKey struct {
+	s  *Server
+	id string
+}
+
+var errSQLCancelled = errors.New("SQL query cancelled")
+
+// sqlError answers a SQL failure in Druid's error JSON.
+func sqlError(w http.ResponseWriter, category, msg string) {
+	code := "invalidInput"
+	if category == sqlplan.CategoryUnsupported {
+		code = "unsupported"
+	}
+	e := &broker.Error{Status: http.StatusBadRequest, Code: "druidException", ErrorCode: code, Persona: "USER", Category: category, Message: msg}
+	writeRawJSON(w, e.Status, e.Body())
+}
+
+// sqlQuery serves POST /svc/v2/sql: the statement is planned onto one
+// native query, which runs through the broker's ordinary path.
+func (s *Server) sqlQuery(w http.ResponseWriter, r *http.Request) {
+	var req sqlRequest
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch mt {
+	case "application/json", "text/plain":
+	default:
+		writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported content type %q: send application/json or text/plain", r.Header.Get("Content-Type")))
+		return
+	}
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	if mt == "text/plain" {
+		req.Query = string(body)
+	} else if err := json.Unmarshal(body, &req); err != nil {
+		sqlError(w, sqlplan.CategoryInvalidInput, "Malformed SQL request: "+err.Error())
+		return
+	}
+	if req.ResultFormat == "" {
+		req.ResultFormat = "object"
+	}
+	ctype, known := sqlFormats[req.ResultFormat]
+	if !known {
+		sqlError(w, sqlplan.CategoryInvalidInput, "Unsupported resultFormat ["+req.ResultFormat+"]: use object, array, objectLines, arrayLines or csv")
+		return
+	}
+	if req.Query == "" {
+		sqlError(w, sqlplan.CategoryInvalidInput, "Query must not be empty")
+		return
+	}
+	qctx := map[string]any{}
+	for k, v := range req.Context {
+		qctx[k] = v
+	}
+	id, _ := qctx["sqlQueryId"].(string)
+	if id == "" {
+		id = broker.NewUUID()
+		qctx["sqlQueryId"] = id
+	}
+	w.Header().Set(sqlQueryIDHeader, id)
+
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	key := sqlKey{s, id}
+	if _, dup := runningSQL.LoadOrStore(key, cancel); dup {
+		sqlError(w, sqlplan.CategoryInvalidInput, "A SQL query with sqlQueryId ["+id+"] is already running")
+		return
+	}
+	defer runningSQL.Delete(key)
+
+	planned, err := sqlplan.Plan(ctx, req.Query, sqlplan.Request{Context: qctx, Parameters: req.Parameters}, &sqlCatalog{s: s})
+	if err != nil {
+		var pe *sqlplan.Error
+		var qe *broker.Error
+		switch {
+		case errors.As(err, &pe):
+			sqlError(w, pe.Category, pe.Msg)
+		case errors.As(err, &qe):
+			writeRawJSON(w, qe.Status, qe.Body())
+		default:
+			s.log.Error("planning a SQL query failed", "sqlQueryId", id, "error", err)
+			writeRawJSON(w, http.StatusInternalServerError, broker.Legacy(broker.CodeUnknown, s.opts.Broker.Name(), "%s", err.Error()).Body())
+		}
+		return
+	}
+	var cols []sqlplan.Column
+	var rows [][]any
+	if planned.Explain {
+		row, err := planned.ExplainRow()
+		if err != nil {
+			writeRawJSON(w, http.StatusInternalServerError, broker.Legacy(broker.CodeUnknown, s.opts.Broker.Name(), "%s", err.Error()).Body())
+			return
+		}
+		cols = []sqlplan.Column{{Name: "PLAN", Type: "VARCHAR"}, {Name: "RESOURCES", Type: "VARCHAR"}, {Name: "ATTRIBUTES", Type: "VARCHAR"}}
+		rows = [][]any{row}
+	} else {
+		_, out, _, qerr := s.opts.Broker.QueryWithContext(ctx, planned.Native)
+		if qerr != nil {
+			if context.Cause(ctx) == errSQLCancelled {
+				s.log.Debug("SQL query cancelled", "sqlQueryId", id)
+			}
+			writeRawJSON(w, qerr.Status, qerr.Body())
+			return
+		}
+		if rows, err = planned.Rows(out); err != nil {
+			s.log.Error("reading a native answer as SQL rows failed", "sqlQueryId", id, "error", err)
+			writeRawJSON(w, http.StatusInternalServerError, broker.Legacy(broker.CodeUnknown, s.opts.Broker.Name(), "%s", err.Error()).Body())
+			return
+		}
+		cols = planned.Columns
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.WriteHeader(http.StatusOK)
+	w.Write(renderSQL(req, cols, rows))
+}
+
+// cancelSQL serves DELETE /svc/v2/sql/{sqlQueryId}: 202 when the query was
+// running here, 404 when it is not known.
+func (s *Server) cancelSQL(w http.ResponseWriter, r *http.Request) {
+	id := mux.Vars(r)["sqlQueryId"]
+	c, ok := runningSQL.Load(sqlKey{s, id})
+	if !ok {
+		writeError(w, http.StatusNotFound, "SQL query ["+id+"] is not running")
+		return
+	}
+	c.(context.CancelCauseFunc)(errSQLCancelled)
+	writeEmpty(w, http.StatusAccepted)
+}
+
+// renderSQL writes rows in the request's result format, with the header
+// rows it asks for (names; native types; SQL types).
+func renderSQL(req sqlRequest, cols []sqlplan.Column, rows [][]any) []byte {
+	var b bytes.Buffer
+	names := make([]string, len(cols))
+	types := make([]string, len(cols))
+	sqlTypes := make([]string, len(cols))
+	for i, c := range cols {
+		names[i], types[i], sqlTypes[i] = c.Name, druidType(c.Type), c.Type
+	}
+	switch req.ResultFormat {
+	case "csv":
+		cw := csv.NewWriter(&b)
+		if req.Header {
+			cw.Write(names)
+			if req.TypesHeader {
+				cw.Write(types)
+			}
+			if req.SQLTypesHeader {
+				cw.Write(sqlTypes)
+			}
+		}
+		rec := make([]string, len(cols))
+		for _, row := range rows {
+			for i, v := range row {
+				rec[i] = csvValue(v)
+			}
+			cw.Write(rec)
+		}
+		cw.Flush()
+		b.WriteByte('\n')
+	case "array", "arrayLines":
+		var lines [][]byte
+		if req.Header {
+			lines = append(lines, mustJSON(names))
+			if req.TypesHeader {
+				lines = append(lines, mustJSON(types))
+			}
+			if req.SQLTypesHeader {
+				lines = append(lines, mustJSON(sqlTypes))
+			}
+		}
+		for _, row := range rows {
+			lines = append(lines, mustJSON(jsonRow(row)))
+		}
+		writeLines(&b, lines, req.ResultFormat == "arrayLines")
+	default: // object, objectLines
+		var lines [][]byte
+		if req.Header {
+			h := orderedObject{}
+			for i, n := range names {
+				var v any
+				if req.TypesHeader || req.SQLTypesHeader {
+					t := orderedObject{}
+					if req.TypesHeader {
+						t = append(t, kv{"type", types[i]})
+					}
+					if req.SQLTypesHeader {
+						t = append(t, kv{"sqlType", sqlTypes[i]})
+					}
+					v = t
+				}
+				h = append(h, kv{n, v})
+			}
+			lines = append(lines, mustJSON(h))
+		}
+		for _, row := range rows {
+			o := make(orderedObject, len(cols))
+			for i, v := range jsonRow(row) {
+				o[i] = kv{names[i], v}
+			}
+			lines = append(lines, mustJSON(o))
+		}
+		writeLines(&b, lines, req.ResultFormat == "objectLines")
+	}
+	return b.Bytes()
+}
+
+// writeLines writes a JSON array, or one value per line followed by a
+// blank line (Druid's end-of-results marker for the line formats).
+func writeLines(b *bytes.Buffer, lines [][]byte, asLines bool) {
+	if asLines {
+		for _, l := range lines {
+			b.Write(l)
+			b.WriteByte('\n')
+		}
+		b.WriteByte('\n')
+		return
+	}
+	b.WriteByte('[')
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(l)
+	}
+	b.WriteByte(']')
+}
+
+// druidType is the native type a SQL type's values have (typesHeader).
+func druidType(sqlType string) string {
+	switch sqlType {
+	case "TIMESTAMP", "BIGINT", "BOOLEAN":
+		return "LONG"
+	case "DOUBLE":
+		return "DOUBLE"
+	case "FLOAT":
+		return "FLOAT"
+	case "VARCHAR":
+		return "STRING"
+	}
+	return "COMPLEX"
+}
+
+// jsonRow makes values JSON can carry: NaN and infinities as Druid writes
+// them (strings).
+func jsonRow(row []any) []any {
+	for i, v := range row {
+		if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			row[i] = strconv.FormatFloat(f, 'g', -1, 64)
+		}
+	}
+	return row
+}
+
+func csvValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	return string(mustJSON(v))
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return []byte("null")
+	}
+	return b
+}
+
+// orderedObject is a JSON object whose members keep their order (result
+// columns in select-list order).
+type orderedObject []kv
+
+type kv struct {
+	k string
+	v any
+}
+
+func (o orderedObject) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(m.k)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(m.v)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
