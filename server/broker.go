@@ -42,7 +42,7 @@ func (s *Server) queryCandidates(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	cands, qerr := s.opts.Broker.QueryCandidates(body, num)
+	cands, qerr := s.opts.Broker.QueryCandidates(r.Context(), body, num)
 	if qerr != nil {
 		writeQueryError(w, qerr)
 		return
@@ -96,7 +96,8 @@ func numCandidates(w http.ResponseWriter, r *http.Request) (int, bool) {
 
 // brokerDataSources serves GET /svc/v2/datasources.
 func (s *Server) brokerDataSources(w http.ResponseWriter, r *http.Request) {
-	writeJSONPlain(w, http.StatusOK, nonNil(s.opts.Broker.DataSources()))
+	names, _ := readableOnly[any](r, s.opts.Broker.DataSources(), nil)
+	writeJSONPlain(w, http.StatusOK, nonNil(names))
 }
 
 // intervalParam reads the optional `interval` parameter ('/' or '_').

@@ -34,12 +34,15 @@ type Endpoint struct {
 	// process without it does not serve the route.
 	Needs Component
 	// Debug routes are served only with svc.debug.pprof.
-	Debug   bool
+	Debug bool
+	// Access is what a caller must be allowed to call the route (access.go):
+	// the resource and action, or open, authenticated only, internal client
+	// only, a listing filtered to what the caller may read, or resources
+	// named in the body that the handler checks. Every entry declares one,
+	// following Druid's choices (TestRouteAccessDeclared), so the table is
+	// where an endpoint's permission is read.
+	Access  Access
 	Handler http.HandlerFunc
-
-	// The security issue adds the Resource and the Action a caller must be
-	// allowed to act on to call the route here, one pair per entry, so that
-	// the table is where an endpoint's permission is declared.
 }
 
 // Leadership says which node of the control plane answers a route.
@@ -86,185 +89,180 @@ func (s *Server) endpoints() []Endpoint {
 	t := &taskAPI{s: s, o: s.overlord}
 	return []Endpoint{
 		// Status: every process (status.go).
-		{Methods: get, Path: "/status", Roles: rolesAll, Handler: s.status},
-		{Methods: get, Path: "/status/health", Roles: rolesAll, Handler: s.health},
-		{Methods: get, Path: "/status/properties", Roles: rolesAll, Handler: s.properties},
-		{Methods: get, Path: "/status/selfDiscovered/status", Roles: rolesAll, Handler: s.selfDiscoveredStatus},
-		{Methods: get, Path: "/status/selfDiscovered", Roles: rolesAll, Handler: s.selfDiscovered},
+		{Methods: get, Path: "/status", Access: stateRead, Roles: rolesAll, Handler: s.status},
+		{Methods: get, Path: "/status/health", Access: open, Roles: rolesAll, Handler: s.health},
+		{Methods: get, Path: "/status/properties", Access: stateRead, Roles: rolesAll, Handler: s.properties},
+		{Methods: get, Path: "/status/selfDiscovered/status", Access: stateRead, Roles: rolesAll, Handler: s.selfDiscoveredStatus},
+		{Methods: get, Path: "/status/selfDiscovered", Access: stateRead, Roles: rolesAll, Handler: s.selfDiscovered},
 
 		// Coordinator: leader and dynamic config (coordinator.go).
-		{Methods: get, Path: "/svc/coordinator/v1/leader", Roles: rolesCoordinator, Handler: s.leaderURL},
-		{Methods: get, Path: "/svc/coordinator/v1/isLeader", Roles: rolesCoordinator, Handler: s.isLeader},
-		{Methods: get, Path: "/svc/coordinator/v1/config", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.getCoordinatorConfig},
-		{Methods: post, Path: "/svc/coordinator/v1/config", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.postCoordinatorConfig},
-		{Methods: get, Path: "/svc/coordinator/v1/config/history", Roles: rolesCoordinator, Leader: LeaderRead,
+		{Methods: get, Path: "/svc/coordinator/v1/leader", Access: stateRead, Roles: rolesCoordinator, Handler: s.leaderURL},
+		{Methods: get, Path: "/svc/coordinator/v1/isLeader", Access: stateRead, Roles: rolesCoordinator, Handler: s.isLeader},
+		{Methods: get, Path: "/svc/coordinator/v1/config", Access: configRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.getCoordinatorConfig},
+		{Methods: post, Path: "/svc/coordinator/v1/config", Access: configWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.postCoordinatorConfig},
+		{Methods: get, Path: "/svc/coordinator/v1/config/history", Access: configRead, Roles: rolesCoordinator, Leader: LeaderRead,
 			Handler: s.history(fsm.AuditCoordinatorConfig, fsm.AuditCoordinatorConfig)},
 		// Every command of the log, filtered and paged (audit_log.go). Any
 		// control node answers from its own log, as the audit/* routes do.
-		{Methods: get, Path: "/svc/coordinator/v1/audit", Roles: rolesCoordinator, Handler: s.auditLog},
+		{Methods: get, Path: "/svc/coordinator/v1/audit", Access: stateRead, Roles: rolesCoordinator, Handler: s.auditLog},
 
 		// Coordinator: segment management (segments.go, spec 4.3, ADMIN-API §6).
-		{Methods: post, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/markUnused", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markSegments(false)},
-		{Methods: post, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/markUsed", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markSegments(true)},
-		{Methods: del, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/segments/{segmentId}", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markOneUnused},
-		{Methods: post, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/segments/{segmentId}", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markOneUsed},
+		{Methods: post, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/markUnused", Access: dsWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markSegments(false)},
+		{Methods: post, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/markUsed", Access: dsWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markSegments(true)},
+		{Methods: del, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/segments/{segmentId}", Access: dsWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markOneUnused},
+		{Methods: post, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/segments/{segmentId}", Access: dsWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markOneUsed},
 		// After the {dataSourceName} routes: no segment id reads "markUsed" and the like.
-		{Methods: post, Path: "/svc/coordinator/v1/datasources/segments/{segmentId}", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markOneUsedAnyDataSource},
-		{Methods: del, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/intervals/{interval}", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.killInterval},
-		{Methods: del, Path: "/svc/coordinator/v1/datasources/{dataSourceName}", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.deleteDataSource},
-		{Methods: post, Path: "/svc/coordinator/v1/datasources/{dataSourceName}", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markAllUsed},
+		{Methods: post, Path: "/svc/coordinator/v1/datasources/segments/{segmentId}", Access: segmentWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markOneUsedAnyDataSource},
+		{Methods: del, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/intervals/{interval}", Access: dsWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.killInterval},
+		{Methods: del, Path: "/svc/coordinator/v1/datasources/{dataSourceName}", Access: dsWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.deleteDataSource},
+		{Methods: post, Path: "/svc/coordinator/v1/datasources/{dataSourceName}", Access: dsWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.markAllUsed},
 		// Internal: tasks publish segments, historicals poll their assignment
 		// (protocol.AssignedPath).
-		{Methods: post, Path: "/svc-internal/v1/segments/publish", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.publishSegments},
-		{Methods: get, Path: "/svc-internal/v1/segments/assigned/{serverName}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.assignedSegments},
+		{Methods: post, Path: "/svc-internal/v1/segments/publish", Access: internalOnly, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.publishSegments},
+		{Methods: get, Path: "/svc-internal/v1/segments/assigned/{serverName}", Access: internalOnly, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.assignedSegments},
 		// Internal: brokers read the used segments at a past moment for asOf
 		// queries (timeline.go, protocol.PastTimelinePath).
-		{Methods: get, Path: "/svc-internal/v1/timeline", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.pastTimeline},
+		{Methods: get, Path: "/svc-internal/v1/timeline", Access: internalOnly, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.pastTimeline},
 
 		// Coordinator: the served view (segments_served.go, ADMIN-API §7).
-		{Methods: get, Path: "/svc/coordinator/v1/datasources", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedDataSources},
-		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedDataSource},
-		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/intervals", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedIntervals},
-		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/intervals/{interval}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedInInterval},
-		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/intervals/{interval}/serverview", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.serverView},
-		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/segments", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedSegmentList},
-		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/segments/{segmentId}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedSegment},
-		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/tiers", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedTiers},
-		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/loadstatus", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.dataSourceLoadStatus},
-		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/handoffComplete", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.handoffComplete},
-		{Methods: get, Path: "/svc/coordinator/v1/intervals", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.allIntervals},
-		{Methods: get, Path: "/svc/coordinator/v1/intervals/{interval}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.intervalStats},
-		{Methods: get, Path: "/svc/coordinator/v1/servers", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.serverList},
-		{Methods: get, Path: "/svc/coordinator/v1/servers/{serverName}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.oneServer},
-		{Methods: get, Path: "/svc/coordinator/v1/servers/{serverName}/segments", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.serverSegments},
-		{Methods: get, Path: "/svc/coordinator/v1/servers/{serverName}/segments/{segmentId}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.serverSegment},
-		{Methods: get, Path: "/svc/coordinator/v1/loadstatus", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.loadStatus},
-		{Methods: get, Path: "/svc/coordinator/v1/loadqueue", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.loadQueue},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources", Access: filtered, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedDataSources},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedDataSource},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/intervals", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedIntervals},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/intervals/{interval}", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedInInterval},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/intervals/{interval}/serverview", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.serverView},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/segments", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedSegmentList},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/segments/{segmentId}", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedSegment},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/tiers", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.servedTiers},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/loadstatus", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.dataSourceLoadStatus},
+		{Methods: get, Path: "/svc/coordinator/v1/datasources/{dataSourceName}/handoffComplete", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.handoffComplete},
+		{Methods: get, Path: "/svc/coordinator/v1/intervals", Access: stateRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.allIntervals},
+		{Methods: get, Path: "/svc/coordinator/v1/intervals/{interval}", Access: stateRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.intervalStats},
+		{Methods: get, Path: "/svc/coordinator/v1/servers", Access: stateRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.serverList},
+		{Methods: get, Path: "/svc/coordinator/v1/servers/{serverName}", Access: stateRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.oneServer},
+		{Methods: get, Path: "/svc/coordinator/v1/servers/{serverName}/segments", Access: stateRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.serverSegments},
+		{Methods: get, Path: "/svc/coordinator/v1/servers/{serverName}/segments/{segmentId}", Access: stateRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.serverSegment},
+		{Methods: get, Path: "/svc/coordinator/v1/loadstatus", Access: stateRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.loadStatus},
+		{Methods: get, Path: "/svc/coordinator/v1/loadqueue", Access: stateRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.loadQueue},
 
 		// Coordinator: the metadata store view (segments_metadata.go, spec 4.9).
-		{Methods: get, Path: "/svc/coordinator/v1/metadata/segments", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataSegments},
-		{Methods: get, Path: "/svc/coordinator/v1/metadata/datasources", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataDataSources},
-		{Methods: get, Path: "/svc/coordinator/v1/metadata/datasources/{dataSourceName}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataDataSource},
-		{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/svc/coordinator/v1/metadata/datasources/{dataSourceName}/segments", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataSegmentList},
-		{Methods: get, Path: "/svc/coordinator/v1/metadata/datasources/{dataSourceName}/segments/{segmentId}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataSegment},
-		{Methods: get, Path: "/svc/coordinator/v1/metadata/datasources/{dataSourceName}/unusedSegments", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataUnusedSegments},
-		{Methods: post, Path: "/svc/coordinator/v1/metadata/dataSourceInformation", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.dataSourceInformation},
+		{Methods: get, Path: "/svc/coordinator/v1/metadata/segments", Access: filtered, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataSegments},
+		{Methods: get, Path: "/svc/coordinator/v1/metadata/datasources", Access: filtered, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataDataSources},
+		{Methods: get, Path: "/svc/coordinator/v1/metadata/datasources/{dataSourceName}", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataDataSource},
+		{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/svc/coordinator/v1/metadata/datasources/{dataSourceName}/segments", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataSegmentList},
+		{Methods: get, Path: "/svc/coordinator/v1/metadata/datasources/{dataSourceName}/segments/{segmentId}", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataSegment},
+		{Methods: get, Path: "/svc/coordinator/v1/metadata/datasources/{dataSourceName}/unusedSegments", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.metadataUnusedSegments},
+		{Methods: post, Path: "/svc/coordinator/v1/metadata/dataSourceInformation", Access: filtered, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.dataSourceInformation},
 
 		// Coordinator: retention rules (rules.go).
-		{Methods: get, Path: "/svc/coordinator/v1/rules", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.allRules},
-		{Methods: get, Path: "/svc/coordinator/v1/rules/history", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.history(fsm.AuditRules, "")},
-		{Methods: get, Path: "/svc/coordinator/v1/rules/{dataSourceName}/history", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.dataSourceRulesHistory},
-		{Methods: get, Path: "/svc/coordinator/v1/rules/{dataSourceName}", Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.dataSourceRules},
-		{Methods: post, Path: "/svc/coordinator/v1/rules/{dataSourceName}", Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.setRules},
+		{Methods: get, Path: "/svc/coordinator/v1/rules", Access: stateRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.allRules},
+		{Methods: get, Path: "/svc/coordinator/v1/rules/history", Access: stateRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.history(fsm.AuditRules, "")},
+		{Methods: get, Path: "/svc/coordinator/v1/rules/{dataSourceName}/history", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.dataSourceRulesHistory},
+		{Methods: get, Path: "/svc/coordinator/v1/rules/{dataSourceName}", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.dataSourceRules},
+		{Methods: post, Path: "/svc/coordinator/v1/rules/{dataSourceName}", Access: dsWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.setRules},
 
 		// Coordinator: the control plane's past (audit_state.go). Any control
 		// node answers from its own history, so replicas can be compared.
-		{Methods: get, Path: "/svc/coordinator/v1/audit/state", Roles: rolesCoordinator, Handler: s.auditState},
-		{Methods: get, Path: "/svc/coordinator/v1/audit/diff", Roles: rolesCoordinator, Handler: s.auditDiff},
-		{Methods: get, Path: "/svc/coordinator/v1/audit/digest", Roles: rolesCoordinator, Handler: s.auditDigest},
+		{Methods: get, Path: "/svc/coordinator/v1/audit/state", Access: stateRead, Roles: rolesCoordinator, Handler: s.auditState},
+		{Methods: get, Path: "/svc/coordinator/v1/audit/diff", Access: stateRead, Roles: rolesCoordinator, Handler: s.auditDiff},
+		{Methods: get, Path: "/svc/coordinator/v1/audit/digest", Access: stateRead, Roles: rolesCoordinator, Handler: s.auditDigest},
 
 		// Overlord: leader, worker config and workers (overlord.go).
-		{Methods: get, Path: "/svc/indexer/v1/leader", Roles: rolesOverlord, Handler: s.leaderURL},
-		{Methods: get, Path: "/svc/indexer/v1/isLeader", Roles: rolesOverlord, Handler: s.isLeader},
-		{Methods: get, Path: "/svc/indexer/v1/worker", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.getWorkerConfig},
-		{Methods: post, Path: "/svc/indexer/v1/worker", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.postWorkerConfig},
-		{Methods: get, Path: "/svc/indexer/v1/worker/history", Roles: rolesOverlord, Leader: LeaderRead,
+		{Methods: get, Path: "/svc/indexer/v1/leader", Access: stateRead, Roles: rolesOverlord, Handler: s.leaderURL},
+		{Methods: get, Path: "/svc/indexer/v1/isLeader", Access: stateRead, Roles: rolesOverlord, Handler: s.isLeader},
+		{Methods: get, Path: "/svc/indexer/v1/worker", Access: configRead, Roles: rolesOverlord, Leader: LeaderRead, Handler: s.getWorkerConfig},
+		{Methods: post, Path: "/svc/indexer/v1/worker", Access: configWrite, Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.postWorkerConfig},
+		{Methods: get, Path: "/svc/indexer/v1/worker/history", Access: configRead, Roles: rolesOverlord, Leader: LeaderRead,
 			Handler: s.history(fsm.AuditWorkerConfig, fsm.AuditWorkerConfig)},
-		{Methods: get, Path: "/svc/indexer/v1/workers", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.workers},
-		{Methods: get, Path: "/svc/indexer/v1/scaling", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.scaling},
+		{Methods: get, Path: "/svc/indexer/v1/workers", Access: stateRead, Roles: rolesOverlord, Leader: LeaderRead, Handler: s.workers},
+		{Methods: get, Path: "/svc/indexer/v1/scaling", Access: stateRead, Roles: rolesOverlord, Leader: LeaderRead, Handler: s.scaling},
 
 		// Overlord: supervisors (supervisors.go). Fixed paths before {supervisorId}.
-		{Methods: get, Path: "/svc/indexer/v1/supervisor", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.listSupervisors},
-		{Methods: post, Path: "/svc/indexer/v1/supervisor", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.postSupervisor},
-		{Methods: get, Path: "/svc/indexer/v1/supervisor/history", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.allSupervisorHistory},
-		{Methods: post, Path: "/svc/indexer/v1/supervisor/suspendAll", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.setAllSuspended(true)},
-		{Methods: post, Path: "/svc/indexer/v1/supervisor/resumeAll", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.setAllSuspended(false)},
-		{Methods: post, Path: "/svc/indexer/v1/supervisor/terminateAll", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.terminateAllSupervisors},
-		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.getSupervisor},
-		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}/status", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.supervisorStatusReport},
-		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}/health", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.supervisorHealth},
-		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}/history", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.supervisorHistory},
-		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}/stats", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.supervisorRuntime(func(st streaming.Status) json.RawMessage { return st.Stats }, "{}")},
-		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}/parseErrors", Roles: rolesOverlord, Leader: LeaderRead, Handler: s.supervisorRuntime(func(st streaming.Status) json.RawMessage { return st.ParseErrors }, "[]")},
-		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/suspend", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.setSuspended(true)},
-		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/resume", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.setSuspended(false)},
-		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/reset", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.resetSupervisor},
-		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/resetOffsets", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.resetSupervisorOffsets},
-		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/terminate", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.terminateSupervisor},
-		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/shutdown", Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.terminateSupervisor}, // deprecated alias
+		{Methods: get, Path: "/svc/indexer/v1/supervisor", Access: filtered, Roles: rolesOverlord, Leader: LeaderRead, Handler: s.listSupervisors},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor", Access: inBody, Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.postSupervisor},
+		{Methods: get, Path: "/svc/indexer/v1/supervisor/history", Access: filtered, Roles: rolesOverlord, Leader: LeaderRead, Handler: s.allSupervisorHistory},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/suspendAll", Access: allSupervisors, Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.setAllSuspended(true)},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/resumeAll", Access: allSupervisors, Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.setAllSuspended(false)},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/terminateAll", Access: allSupervisors, Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.terminateAllSupervisors},
+		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}", Access: supervisorRead, Roles: rolesOverlord, Leader: LeaderRead, Handler: s.getSupervisor},
+		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}/status", Access: supervisorRead, Roles: rolesOverlord, Leader: LeaderRead, Handler: s.supervisorStatusReport},
+		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}/health", Access: supervisorRead, Roles: rolesOverlord, Leader: LeaderRead, Handler: s.supervisorHealth},
+		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}/history", Access: supervisorRead, Roles: rolesOverlord, Leader: LeaderRead, Handler: s.supervisorHistory},
+		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}/stats", Access: supervisorRead, Roles: rolesOverlord, Leader: LeaderRead, Handler: s.supervisorRuntime(func(st streaming.Status) json.RawMessage { return st.Stats }, "{}")},
+		{Methods: get, Path: "/svc/indexer/v1/supervisor/{supervisorId}/parseErrors", Access: supervisorRead, Roles: rolesOverlord, Leader: LeaderRead, Handler: s.supervisorRuntime(func(st streaming.Status) json.RawMessage { return st.ParseErrors }, "[]")},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/suspend", Access: supervisorWrite, Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.setSuspended(true)},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/resume", Access: supervisorWrite, Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.setSuspended(false)},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/reset", Access: supervisorWrite, Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.resetSupervisor},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/resetOffsets", Access: supervisorWrite, Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.resetSupervisorOffsets},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/terminate", Access: supervisorWrite, Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.terminateSupervisor},
+		{Methods: post, Path: "/svc/indexer/v1/supervisor/{supervisorId}/shutdown", Access: supervisorWrite, Roles: rolesOverlord, Leader: LeaderOnly, Handler: s.terminateSupervisor}, // deprecated alias
 
 		// Overlord: tasks (tasks.go, ADMIN-API §11) and SQL tasks (sqltask.go).
-		{Methods: post, Path: "/svc/indexer/v1/task", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.submit},
-		{Methods: get, Path: "/svc/indexer/v1/task/{taskId}", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.get},
-		{Methods: get, Path: "/svc/indexer/v1/task/{taskId}/status", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.status},
-		{Methods: get, Path: "/svc/indexer/v1/task/{taskId}/reports", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.reports},
-		{Methods: get, Path: "/svc/indexer/v1/task/{taskId}/log", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.taskLog},
-		{Methods: post, Path: "/svc/indexer/v1/task/{taskId}/shutdown", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.shutdown},
-		{Methods: post, Path: "/svc/indexer/v1/datasources/{dataSourceName}/shutdownAllTasks", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.shutdownAll},
-		{Methods: post, Path: "/svc/indexer/v1/taskStatus", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.multiStatus},
-		{Methods: get, Path: "/svc/indexer/v1/tasks", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.list("")},
-		{Methods: get, Path: "/svc/indexer/v1/runningTasks", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.list("running")},
-		{Methods: get, Path: "/svc/indexer/v1/pendingTasks", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.list("pending")},
-		{Methods: get, Path: "/svc/indexer/v1/waitingTasks", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.list("waiting")},
-		{Methods: get, Path: "/svc/indexer/v1/completeTasks", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.list("complete")},
-		{Methods: post, Path: "/svc/indexer/v1/worker/{host}/enable", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.setWorkerEnabled(true)},
-		{Methods: post, Path: "/svc/indexer/v1/worker/{host}/disable", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.setWorkerEnabled(false)},
-		{Methods: get, Path: "/svc/indexer/v1/totalWorkerCapacity", Roles: rolesOverlord, Leader: LeaderRead, Handler: t.totalCapacity},
-		{Methods: post, Path: "/svc/v2/sql/task", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.submitSQL},
-		{Methods: post, Path: "/svc/v2/sql/task/", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.submitSQL},
+		{Methods: post, Path: "/svc/indexer/v1/task", Access: inBody, Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.submit},
+		{Methods: get, Path: "/svc/indexer/v1/task/{taskId}", Access: taskRead, Roles: rolesOverlord, Leader: LeaderRead, Handler: t.get},
+		{Methods: get, Path: "/svc/indexer/v1/task/{taskId}/status", Access: taskRead, Roles: rolesOverlord, Leader: LeaderRead, Handler: t.status},
+		{Methods: get, Path: "/svc/indexer/v1/task/{taskId}/reports", Access: taskRead, Roles: rolesOverlord, Leader: LeaderRead, Handler: t.reports},
+		{Methods: get, Path: "/svc/indexer/v1/task/{taskId}/log", Access: taskRead, Roles: rolesOverlord, Leader: LeaderRead, Handler: t.taskLog},
+		{Methods: post, Path: "/svc/indexer/v1/task/{taskId}/shutdown", Access: taskWrite, Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.shutdown},
+		{Methods: post, Path: "/svc/indexer/v1/datasources/{dataSourceName}/shutdownAllTasks", Access: dsWrite, Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.shutdownAll},
+		{Methods: post, Path: "/svc/indexer/v1/taskStatus", Access: filtered, Roles: rolesOverlord, Leader: LeaderRead, Handler: t.multiStatus},
+		{Methods: get, Path: "/svc/indexer/v1/tasks", Access: filtered, Roles: rolesOverlord, Leader: LeaderRead, Handler: t.list("")},
+		{Methods: get, Path: "/svc/indexer/v1/runningTasks", Access: filtered, Roles: rolesOverlord, Leader: LeaderRead, Handler: t.list("running")},
+		{Methods: get, Path: "/svc/indexer/v1/pendingTasks", Access: filtered, Roles: rolesOverlord, Leader: LeaderRead, Handler: t.list("pending")},
+		{Methods: get, Path: "/svc/indexer/v1/waitingTasks", Access: filtered, Roles: rolesOverlord, Leader: LeaderRead, Handler: t.list("waiting")},
+		{Methods: get, Path: "/svc/indexer/v1/completeTasks", Access: filtered, Roles: rolesOverlord, Leader: LeaderRead, Handler: t.list("complete")},
+		{Methods: post, Path: "/svc/indexer/v1/worker/{host}/enable", Access: stateWrite, Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.setWorkerEnabled(true)},
+		{Methods: post, Path: "/svc/indexer/v1/worker/{host}/disable", Access: stateWrite, Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.setWorkerEnabled(false)},
+		{Methods: get, Path: "/svc/indexer/v1/totalWorkerCapacity", Access: stateRead, Roles: rolesOverlord, Leader: LeaderRead, Handler: t.totalCapacity},
+		{Methods: post, Path: "/svc/v2/sql/task", Access: inBody, Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.submitSQL},
+		{Methods: post, Path: "/svc/v2/sql/task/", Access: inBody, Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.submitSQL},
 		// Internal: what middle managers call (middlemanager.Path…).
-		{Methods: post, Path: "/svc-internal/v1/overlord/register", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.register},
-		{Methods: post, Path: "/svc-internal/v1/overlord/heartbeat", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.heartbeat},
-		{Methods: post, Path: "/svc-internal/v1/overlord/taskStatus", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.reportStatus},
-		{Methods: post, Path: "/svc-internal/v1/overlord/taskAction", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.action},
-		{Methods: post, Path: "/svc-internal/v1/overlord/workerEnabled", Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.workerSetsEnabled},
+		{Methods: post, Path: "/svc-internal/v1/overlord/register", Access: internalOnly, Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.register},
+		{Methods: post, Path: "/svc-internal/v1/overlord/heartbeat", Access: internalOnly, Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.heartbeat},
+		{Methods: post, Path: "/svc-internal/v1/overlord/taskStatus", Access: internalOnly, Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.reportStatus},
+		{Methods: post, Path: "/svc-internal/v1/overlord/taskAction", Access: internalOnly, Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.action},
+		{Methods: post, Path: "/svc-internal/v1/overlord/workerEnabled", Access: internalOnly, Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.workerSetsEnabled},
 
 		// Middle manager (worker.go, spec 4.5, ADMIN-API §3).
-		{Methods: get, Path: "/svc/worker/v1/enabled", Roles: rolesMiddleManager, Handler: s.withWorker(workerEnabled)},
-		{Methods: get, Path: "/svc/worker/v1/tasks", Roles: rolesMiddleManager, Handler: s.withWorker(workerTasks)},
-		{Methods: get, Path: "/svc/worker/v1/task/{taskId}/log", Roles: rolesMiddleManager, Handler: s.withWorker(workerTaskLog)},
-		{Methods: post, Path: "/svc/worker/v1/task/{taskId}/shutdown", Roles: rolesMiddleManager, Handler: s.withWorker(workerShutdown)},
-		{Methods: post, Path: "/svc/worker/v1/disable", Roles: rolesMiddleManager, Handler: s.withWorker(workerSetEnabled(false))},
-		{Methods: post, Path: "/svc/worker/v1/enable", Roles: rolesMiddleManager, Handler: s.withWorker(workerSetEnabled(true))},
+		{Methods: get, Path: "/svc/worker/v1/enabled", Access: stateRead, Roles: rolesMiddleManager, Handler: s.withWorker(workerEnabled)},
+		{Methods: get, Path: "/svc/worker/v1/tasks", Access: stateRead, Roles: rolesMiddleManager, Handler: s.withWorker(workerTasks)},
+		{Methods: get, Path: "/svc/worker/v1/task/{taskId}/log", Access: stateRead, Roles: rolesMiddleManager, Handler: s.withWorker(workerTaskLog)},
+		{Methods: post, Path: "/svc/worker/v1/task/{taskId}/shutdown", Access: stateWrite, Roles: rolesMiddleManager, Handler: s.withWorker(workerShutdown)},
+		{Methods: post, Path: "/svc/worker/v1/disable", Access: stateWrite, Roles: rolesMiddleManager, Handler: s.withWorker(workerSetEnabled(false))},
+		{Methods: post, Path: "/svc/worker/v1/enable", Access: stateWrite, Roles: rolesMiddleManager, Handler: s.withWorker(workerSetEnabled(true))},
 		// Internal: the overlord hands a task over (middlemanager.PathRun).
-		{Methods: post, Path: "/svc-internal/v1/worker/run", Roles: rolesMiddleManager, Handler: s.withWorker(s.workerRun)},
+		{Methods: post, Path: "/svc-internal/v1/worker/run", Access: internalOnly, Roles: rolesMiddleManager, Handler: s.withWorker(s.workerRun)},
 
 		// Historical (historical.go).
-		{Methods: get, Path: "/svc/historical/v1/loadstatus", Roles: rolesHistorical, Needs: NeedsHistorical, Handler: s.historicalLoadStatus},
-		{Methods: get, Path: "/svc/historical/v1/readiness", Roles: rolesHistorical, Needs: NeedsHistorical, Handler: s.historicalReadiness},
+		{Methods: get, Path: "/svc/historical/v1/loadstatus", Access: stateRead, Roles: rolesHistorical, Needs: NeedsHistorical, Handler: s.historicalLoadStatus},
+		{Methods: get, Path: "/svc/historical/v1/readiness", Access: stateRead, Roles: rolesHistorical, Needs: NeedsHistorical, Handler: s.historicalReadiness},
 		// Internal: what brokers use of any data server (a historical, or a
 		// middle manager serving its tasks' rows): the segment announcement
 		// (protocol.AnnouncePath) and sub-queries (protocol.QueryPath).
 		// Internal: discovery, what every process calls on the leader (discovery.go).
-		{Methods: post, Path: "/svc-internal/v1/discovery/announce", Roles: rolesControl, Leader: LeaderOnly, Handler: s.discoveryAnnounce},
-		{Methods: post, Path: "/svc-internal/v1/discovery/leave", Roles: rolesControl, Leader: LeaderOnly, Handler: s.discoveryLeave},
-		{Methods: get, Path: "/svc-internal/v1/historical/segments", Roles: rolesDataServer, Needs: NeedsHistorical, Handler: s.announce},
-		{Methods: post, Path: "/svc-internal/v1/query", Roles: rolesDataServer, Needs: NeedsHistorical, Handler: s.subQuery},
+		{Methods: post, Path: "/svc-internal/v1/discovery/announce", Access: internalOnly, Roles: rolesControl, Leader: LeaderOnly, Handler: s.discoveryAnnounce},
+		{Methods: post, Path: "/svc-internal/v1/discovery/leave", Access: internalOnly, Roles: rolesControl, Leader: LeaderOnly, Handler: s.discoveryLeave},
+		{Methods: get, Path: "/svc-internal/v1/historical/segments", Access: internalOnly, Roles: rolesDataServer, Needs: NeedsHistorical, Handler: s.announce},
+		{Methods: post, Path: "/svc-internal/v1/query", Access: internalOnly, Roles: rolesDataServer, Needs: NeedsHistorical, Handler: s.subQuery},
 
 		// Broker: native queries (query.go, spec 4.8), datasource information
 		// (broker.go, spec 4.9) and load status.
-		{Methods: post, Path: "/svc/v2/", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.nativeQuery},
-		{Methods: post, Path: "/svc/v2", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.nativeQuery},
-		{Methods: post, Path: "/svc/v2/candidates/", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.queryCandidates},
-		{Methods: post, Path: "/svc/v2/candidates", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.queryCandidates},
-		{Methods: get, Path: "/svc/v2/datasources", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerDataSources},
-		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerDataSource},
-		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}/dimensions", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerColumns(true)},
-		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}/metrics", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerColumns(false)},
-		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}/candidates", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.dataSourceCandidates},
-		{Methods: del, Path: "/svc/v2/{queryId}", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.cancelQuery},
-		// Druid SQL (sql.go): planned onto the native query path, which checks
-		// DATASOURCE READ on every datasource the statement reads.
-		{Methods: post, Path: "/svc/v2/sql", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.sqlQuery},
-		{Methods: post, Path: "/svc/v2/sql/", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.sqlQuery},
-		{Methods: del, Path: "/svc/v2/sql/{sqlQueryId}", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.cancelSQL},
-		{Methods: get, Path: "/svc/broker/v1/loadstatus", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerLoadStatus},
-		{Methods: get, Path: "/svc/broker/v1/readiness", Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerReadiness},
+		{Methods: post, Path: "/svc/v2/", Access: inBody, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.nativeQuery},
+		{Methods: post, Path: "/svc/v2", Access: inBody, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.nativeQuery},
+		{Methods: post, Path: "/svc/v2/candidates/", Access: inBody, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.queryCandidates},
+		{Methods: post, Path: "/svc/v2/candidates", Access: inBody, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.queryCandidates},
+		{Methods: get, Path: "/svc/v2/datasources", Access: filtered, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerDataSources},
+		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}", Access: dsRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerDataSource},
+		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}/dimensions", Access: dsRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerColumns(true)},
+		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}/metrics", Access: dsRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerColumns(false)},
+		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}/candidates", Access: dsRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.dataSourceCandidates},
+		{Methods: del, Path: "/svc/v2/{queryId}", Access: authenticated, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.cancelQuery},
+		{Methods: get, Path: "/svc/broker/v1/loadstatus", Access: stateRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerLoadStatus},
+		{Methods: get, Path: "/svc/broker/v1/readiness", Access: stateRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerReadiness},
 
 		// Go's profiler for performance work (off by default: profiles expose internals).
-		{Path: "/debug/pprof/profile", Roles: rolesAll, Debug: true, Handler: pprof.Profile},
-		{Path: "/debug/pprof/trace", Roles: rolesAll, Debug: true, Handler: pprof.Trace},
-		{Path: "/debug/pprof/", Prefix: true, Roles: rolesAll, Debug: true, Handler: pprof.Index},
+		{Path: "/debug/pprof/profile", Access: stateRead, Roles: rolesAll, Debug: true, Handler: pprof.Profile},
+		{Path: "/debug/pprof/trace", Access: stateRead, Roles: rolesAll, Debug: true, Handler: pprof.Trace},
+		{Path: "/debug/pprof/", Access: stateRead, Prefix: true, Roles: rolesAll, Debug: true, Handler: pprof.Index},
 	}
 }
 
@@ -284,6 +282,9 @@ func (s *Server) routes() {
 		case LeaderRead:
 			h = s.leaderRead(h)
 		}
+		// Outside the leader wrappers: a follower refuses before it
+		// redirects, so a redirect tells nothing to a caller not allowed.
+		h = s.guard(e, h)
 		route := r.NewRoute()
 		if e.Prefix {
 			route.PathPrefix(e.Path)

@@ -72,12 +72,13 @@ func (s *Server) metadataSegments(w http.ResponseWriter, r *http.Request) {
 		replication, planned = s.replicationFactors()
 	}
 	s.node.FSM().Read(func(st *fsm.State) {
-		etag = `"` + strconv.FormatUint(st.Index(), 10) + planned + `"`
+		// With security on the listing depends on the caller too.
+		etag = `"` + strconv.FormatUint(st.Index(), 10) + planned + callerTag(r) + `"`
 		if notModified = r.Header.Get("If-None-Match") == etag; notModified {
 			return
 		}
 		for _, ds := range st.UsedIndex().DataSources() {
-			if only != nil && !only[ds] {
+			if only != nil && !only[ds] || !readable(r, ds) {
 				continue
 			}
 			segs = append(segs, usedSegments(st, ds)...)
@@ -168,15 +169,18 @@ func (s *Server) metadataDataSources(w http.ResponseWriter, r *http.Request) {
 	if includeUnused || !flag(r, "full") { // includeUnused wins over full
 		var names []string
 		s.node.FSM().Read(func(st *fsm.State) { names = st.DataSourceNames(includeUnused) })
+		names, _ = readableOnly[any](r, names, nil)
 		writeJSONPlain(w, http.StatusOK, nonNil(names))
 		return
 	}
 	var names []string
 	var segs [][]*segmeta.DataSegment
 	s.node.FSM().Read(func(st *fsm.State) {
-		names = st.UsedIndex().DataSources()
-		for _, ds := range names {
-			segs = append(segs, usedSegments(st, ds))
+		for _, ds := range st.UsedIndex().DataSources() {
+			if readable(r, ds) {
+				names = append(names, ds)
+				segs = append(segs, usedSegments(st, ds))
+			}
 		}
 	})
 	props := createdProps()
@@ -362,6 +366,7 @@ func (s *Server) dataSourceInformation(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
+	names, _ = readableOnly[any](r, names, nil)
 	segs := make([][]*segmeta.DataSegment, len(names))
 	s.node.FSM().Read(func(st *fsm.State) {
 		for i, ds := range names {

@@ -153,6 +153,7 @@ func appendFullDataSource(dst []byte, name, props string, segs []*segmeta.DataSe
 
 func (s *Server) servedDataSources(w http.ResponseWriter, r *http.Request) {
 	names, segs := s.servedByDataSource()
+	names, segs = readableOnly(r, names, segs)
 	switch {
 	case flag(r, "full"):
 		// Druid's inventory keeps {"client":"side"} as the properties of the

@@ -74,6 +74,9 @@ type Options struct {
 	// be nil.
 	Discovery *discovery.Registry
 	Announcer *discovery.Announcer
+	// Security is the authenticator chain (security.go); nil leaves the
+	// API open, and then svc.auth.authenticatorChain must be empty.
+	Security *Security
 }
 
 // Server serves one process's HTTP API.
@@ -101,6 +104,9 @@ type Server struct {
 	past            pastCache              // used segments at past log indexes, for brokers' asOf queries (timeline.go)
 	pastReplays     atomic.Int64           // states rebuilt for them (tests)
 	announcer       *discovery.Announcer   // this process's announcements (nil without discovery)
+	sec             *security              // authentication (nil: the API is open)
+	authCfg         config.Auth            // svc.auth.*
+	recordFailures  func(FailureReport) error
 
 	assignedMu sync.Mutex
 	assigned   map[string]assignedAnswer // encoded assignments by historical name
@@ -146,6 +152,18 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("coordinator and overlord roles need a control node")
 	}
 	s.internal = escalator.FromProps(o.Props)
+	if s.authCfg, err = config.ParseAuth(o.Props); err != nil {
+		return nil, err
+	}
+	s.sec = newSecurity(o.Security, s.authCfg)
+	if s.sec == nil && len(s.authCfg.AuthenticatorChain) > 0 {
+		// Fail closed: a process told to authenticate that cannot must not
+		// serve an open API.
+		return nil, fmt.Errorf("svc.auth.authenticatorChain=%v but this process has no authenticator: refusing to serve an open API", s.authCfg.AuthenticatorChain)
+	}
+	if o.Security != nil {
+		s.recordFailures = o.Security.RecordFailures
+	}
 	s.discovery, s.announcer = o.Discovery, o.Announcer
 	if s.roles[RoleCoordinator] {
 		if s.deepStorage, err = ingest.DeepStorageConfig(o.Props); err != nil {
@@ -189,7 +207,9 @@ func (s *Server) Handler() http.Handler { return s.recoverer(s.common(s.router))
 // client's address for audit entries.
 func (s *Server) common(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.internal.Enabled() && escalator.Internal(r) && !s.internal.Authorized(r) {
+		// With an authenticator the internal endpoints are the internal
+		// client's by their route's Access (authenticate and guard).
+		if s.sec == nil && s.internal.Enabled() && escalator.Internal(r) && !s.internal.Authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="strata-internal", charset="UTF-8"`)
 			writeError(w, http.StatusUnauthorized, fmt.Sprintf("%s needs the cluster's internal credentials (%s, %s)",
 				r.URL.Path, escalator.PropUsername, escalator.PropPassword))
@@ -200,6 +220,10 @@ func (s *Server) common(next http.Handler) http.Handler {
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), clientIPKey{}, s.resolveClientIP(r)))
+		r, ok := s.authenticate(w, r)
+		if !ok {
+			return
+		}
 		switch r.Method {
 		case http.MethodHead:
 			// net/http drops the body of a response to a HEAD request, which

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"strata/auth"
 	"strata/commands"
 	"strata/fsm"
 	"strata/ingest/middlemanager"
@@ -80,7 +81,25 @@ func (t *taskAPI) submitSQL(w http.ResponseWriter, r *http.Request) {
 	}
 	// Druid's broker validates the tables a statement reads before it creates a
 	// task; a missing one is a 400 with the message the task would fail with.
-	if _, err := sqltask.Check(*req.Query, t.s.sqlSourceExists); err != nil {
+	// READ on every datasource the statement reads, checked as it is read so
+	// that a table the caller may not read is never reported missing or
+	// present (403 either way).
+	var forbidden error
+	exists := func(ds string) bool {
+		if err := auth.Check(r.Context(), auth.Resource{Type: auth.Datasource, Name: ds}, auth.Read); err != nil {
+			if forbidden == nil {
+				forbidden = err
+			}
+			return true
+		}
+		return t.s.sqlSourceExists(ds)
+	}
+	_, err := sqltask.Check(*req.Query, exists)
+	if forbidden != nil {
+		writeAuthError(w, forbidden)
+		return
+	}
+	if err != nil {
 		writeInvalidInput(w, err.Error())
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"strata/auth"
 	"strata/cluster"
 	"strata/commands"
 	"strata/fsm"
@@ -149,7 +151,7 @@ func (s *Server) listSupervisors(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	full, system := q.Has("full"), q.Has("system")
 	withState := strings.EqualFold(q.Get("state"), "true")
-	recs := s.supervisorList()
+	recs := slices.DeleteFunc(s.supervisorList(), func(rec *fsm.SupervisorRecord) bool { return !readable(r, rec.DataSource) })
 	if !full && !system && !withState {
 		ids := make([]string, len(recs))
 		for i, rec := range recs {
@@ -254,6 +256,22 @@ func (s *Server) postSupervisor(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
+	}
+	// WRITE on the spec's datasource, and on the datasource of the
+	// supervisor it replaces (the same id may have named another).
+	dataSources := []string{spec.DataSource}
+	if auth.Enabled(r.Context()) {
+		s.node.FSM().Read(func(st *fsm.State) {
+			if rec, ok := st.Supervisor(spec.ID); ok && rec.DataSource != spec.DataSource {
+				dataSources = append(dataSources, rec.DataSource)
+			}
+		})
+	}
+	for _, ds := range dataSources {
+		if err := auth.Check(r.Context(), auth.Resource{Type: auth.Datasource, Name: ds}, auth.Write); err != nil {
+			writeAuthError(w, err)
+			return
+		}
 	}
 	if strings.EqualFold(r.URL.Query().Get("skipRestartIfUnmodified"), "true") {
 		var rec *fsm.SupervisorRecord
@@ -462,6 +480,13 @@ func (s *Server) allSupervisorHistory(w http.ResponseWriter, r *http.Request) {
 	withTimeline := map[string]supervisorHistoryJSON{}
 	s.node.FSM().Read(func(st *fsm.State) {
 		for _, id := range st.SupervisorIDsWithHistory() {
+			ds := id // a terminated supervisor's id names its datasource
+			if rec, ok := st.Supervisor(id); ok {
+				ds = rec.DataSource
+			}
+			if !readable(r, ds) {
+				continue
+			}
 			if withStates {
 				withTimeline[id] = supervisorHistoryOf(st, id)
 			} else {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"strata/auth"
 	"strata/cluster"
 	"strata/commands"
 	"strata/fsm"
@@ -125,6 +126,11 @@ func (t *taskAPI) submit(w http.ResponseWriter, r *http.Request) {
 	task, locks, err := middlemanager.ParseTask(body, time.Now())
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	// Druid's TaskResourceFilter: a task writes its datasource.
+	if err := auth.Check(r.Context(), auth.Resource{Type: auth.Datasource, Name: task.DataSource}, auth.Write); err != nil {
+		writeAuthError(w, err)
 		return
 	}
 	cmd := commands.SubmitTask{ID: task.ID, Type: task.Type, GroupID: task.GroupID, DataSource: task.DataSource, Payload: task.Payload}
@@ -280,7 +286,7 @@ func (t *taskAPI) multiStatus(w http.ResponseWriter, r *http.Request) {
 	out := map[string]taskStatus{}
 	t.s.node.FSM().Read(func(st *fsm.State) {
 		for _, id := range ids {
-			if rec, ok := st.Task(id); ok {
+			if rec, ok := st.Task(id); ok && readable(r, rec.DataSource) {
 				out[id] = taskStatus{ID: id, Status: rec.Status, Duration: rec.DurationMs, ErrorMsg: nullableString(rec.ErrorMsg), Location: location(rec.Location)}
 			}
 		}
@@ -330,7 +336,7 @@ func (t *taskAPI) list(fixed string) http.HandlerFunc {
 		since := time.Now().Add(-window).UnixMilli()
 		ds, typ := q.Get("datasource"), q.Get("type")
 		match := func(rec *fsm.TaskRecord) bool {
-			return (ds == "" || rec.DataSource == ds) && (typ == "" || rec.Type == typ)
+			return (ds == "" || rec.DataSource == ds) && (typ == "" || rec.Type == typ) && readable(r, rec.DataSource)
 		}
 		out := []taskStatusPlus{}
 		t.s.node.FSM().Read(func(st *fsm.State) {

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"slices"
 
 	"strata/interval"
@@ -58,11 +59,15 @@ func (b *Broker) Candidates(dataSources []string, ivs []interval.Interval, numCa
 }
 
 // QueryCandidates answers POST /svc/v2/candidates: the candidate records
-// of the query's datasources and intervals.
-func (b *Broker) QueryCandidates(body []byte, numCandidates int) ([]Candidate, *Error) {
+// of the query's datasources and intervals, for a caller (in ctx) allowed to
+// read them.
+func (b *Broker) QueryCandidates(ctx context.Context, body []byte, numCandidates int) ([]Candidate, *Error) {
 	q, err := parseQuery(body, b.cfg.Name)
 	if err != nil {
 		return nil, ErrorFrom(err, b.cfg.Name)
+	}
+	if qerr := authorize(ctx, q); qerr != nil {
+		return nil, qerr
 	}
 	f := factsOf(q)
 	return b.Candidates(f.dataSources, f.intervals, numCandidates), nil

@@ -43,6 +43,9 @@ func (b *Broker) QueryWithContext(ctx context.Context, body []byte) (string, []b
 	if id == "" {
 		id = NewUUID()
 	}
+	if qerr := authorize(ctx, q); qerr != nil {
+		return id, nil, nil, qerr
+	}
 	timeout, qerr := b.timeoutOf(f)
 	if qerr != nil {
 		return id, nil, nil, qerr

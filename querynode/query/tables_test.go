@@ -1,0 +1,28 @@
+package query
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestTables(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		want []string
+	}{
+		{`{"queryType":"timeseries","dataSource":"wiki","intervals":["2020/2021"],"granularity":"all"}`, []string{"wiki"}},
+		{`{"queryType":"timeseries","dataSource":{"type":"union","dataSources":["a","b",{"type":"table","name":"a"}]},"intervals":["2020/2021"],"granularity":"all"}`, []string{"a", "b"}},
+		{`{"queryType":"timeseries","dataSource":{"type":"query","query":{"queryType":"groupBy","dataSource":{"type":"query","query":
+			{"queryType":"scan","dataSource":{"type":"union","dataSources":["secret","wiki"]},"intervals":["2020/2021"]}},
+			"intervals":["2020/2021"],"granularity":"all","dimensions":["page"]}},"intervals":["2020/2021"],"granularity":"all"}`, []string{"secret", "wiki"}},
+		{`{"queryType":"scan","dataSource":{"type":"inline","columnNames":["x"],"rows":[[1]]},"intervals":["2020/2021"]}`, nil},
+	} {
+		q, err := Parse([]byte(c.body))
+		if err != nil {
+			t.Fatalf("%s: %v", c.body, err)
+		}
+		if got := q.Tables(); !slices.Equal(got, c.want) {
+			t.Errorf("%s: Tables() = %v, want %v", c.body, got, c.want)
+		}
+	}
+}
