@@ -180,6 +180,16 @@ func TestSQLErrors(t *testing.T) {
 	if code != 200 || body != `[[2]]` {
 		t.Errorf("parameters: %d %s", code, body)
 	}
+	// Exact COUNT(DISTINCT): a group-by over a group-by.
+	for q, want := range map[string]string{
+		`SELECT COUNT(DISTINCT page) AS n FROM wiki`: `[[3]]`,
+		`SELECT FLOOR(__time TO DAY) AS d, COUNT(DISTINCT page) AS n FROM wiki WHERE added < 5000 GROUP BY 1`: `[["2024-01-01T00:00:00.000Z",2],["2024-01-02T00:00:00.000Z",1]]`,
+	} {
+		code, body, _ = sqlCall(t, b, `{"query":`+string(mustJSON(q))+`,"context":{"useApproximateCountDistinct":false},"resultFormat":"array"}`)
+		if code != 200 || body != want {
+			t.Errorf("%s: %d %s, want %s", q, code, body, want)
+		}
+	}
 	// SET statements set context keys: a 1 ms timeout over a slow historical is 504 (see TestSQLTimeoutAndCancel).
 	code, body, _ = sqlCall(t, b, `{"query":"SET sqlTimeZone = 'America/New_York'; SELECT FLOOR(__time TO DAY) AS d, COUNT(*) AS n FROM wiki GROUP BY 1","resultFormat":"array"}`)
 	if code != 200 || body != `[["2023-12-31T00:00:00.000-05:00",3],["2024-01-01T00:00:00.000-05:00",1],["2024-01-02T00:00:00.000-05:00",1]]` {

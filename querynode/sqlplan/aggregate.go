@@ -434,9 +434,6 @@ func (a *aggPlan) addAggregate(c *sql.FuncCall) error {
 			return err
 		}
 		if c.Distinct {
-			if !a.p.ctxBool("useApproximateCountDistinct", true) {
-				return unsupported("%s", sql.AtPos(c, "Exact COUNT(DISTINCT) (useApproximateCountDistinct=false) is not supported; use it with the context's default (approximate)"))
-			}
 			v, err := a.base.expr(c.Args[0])
 			if err != nil {
 				return err
@@ -627,4 +624,124 @@ func (a *aggPlan) timeBoundary(b *built) bool {
 		}
 	}
 	return true
+}
+
+// distinctColumn names the counted value in exactDistinct's inner query.
+const distinctColumn = "__distinct"
+
+// exactDistinct rewrites COUNT(DISTINCT x) for useApproximateCountDistinct
+// false into two group-bys, as Druid plans it: the inner one groups by the
+// keys and x, the outer one counts the non-null x per key. It returns the
+// outer SELECT, or nil when the statement needs no rewrite.
+func (p *planner) exactDistinct(q *sql.Query, sel *sql.Select) (*sql.Select, error) {
+	if p.ctxBool("useApproximateCountDistinct", true) {
+		return nil, nil
+	}
+	var calls []*sql.FuncCall
+	collect := func(n sql.Node) bool {
+		if f, ok := n.(*sql.FuncCall); ok && isAggregate(f) {
+			calls = append(calls, f)
+			return false
+		}
+		_, sub := n.(*sql.Query)
+		return !sub
+	}
+	for _, it := range sel.Columns {
+		sql.Walk(it.Expr, collect)
+	}
+	if sel.Having != nil {
+		sql.Walk(sel.Having, collect)
+	}
+	for _, o := range q.OrderBy {
+		sql.Walk(o.Expr, collect)
+	}
+	distinct := ""
+	for _, c := range calls {
+		if c.Distinct && strings.EqualFold(c.Name.Name, "COUNT") {
+			distinct = c.Args[0].String()
+		}
+	}
+	if distinct == "" {
+		return nil, nil
+	}
+	for _, c := range calls {
+		if !c.Distinct || !strings.EqualFold(c.Name.Name, "COUNT") || c.Args[0].String() != distinct || c.Filter != nil {
+			return nil, unsupported("%s", sql.AtPos(c, "Exact COUNT(DISTINCT) (useApproximateCountDistinct=false) is supported only as the query's one aggregate"))
+		}
+	}
+	var exprs []sql.Expr
+	var names []string
+	for i, it := range sel.Columns {
+		exprs = append(exprs, it.Expr)
+		if it.Alias != nil {
+			names = append(names, it.Alias.Name)
+		} else {
+			names = append(names, "EXPR$"+strconv.Itoa(i))
+		}
+	}
+	inner := &sql.Select{From: sel.From, Where: sel.Where}
+	timeKey := false
+	for _, g := range sel.GroupBy {
+		g = resolveAlias(g, exprs, names)
+		if n, ok := g.(*sql.NumberLit); ok {
+			i, err := n.Int64()
+			if err != nil || i < 1 || int(i) > len(exprs) {
+				return nil, invalid("%s", sql.AtPos(n, "Ordinal out of range"))
+			}
+			g = exprs[i-1]
+		}
+		item := &sql.SelectItem{Expr: g}
+		switch x := g.(type) {
+		case *sql.ColumnRef:
+		case *sql.FloorCeilExpr, *sql.FuncCall:
+			c, isCol := floorArg(x)
+			if !isCol || c.Column().Name != "__time" || timeKey {
+				return nil, unsupported("%s", sql.AtPos(g, "Exact COUNT(DISTINCT) grouped by an expression is not supported"))
+			}
+			// The floored time keeps the name __time, so the outer query's
+			// floor by the same period reads it unchanged.
+			timeKey = true
+			item.Alias = &sql.Ident{Name: "__time", Quoted: true}
+		default:
+			return nil, unsupported("%s", sql.AtPos(g, "Exact COUNT(DISTINCT) grouped by an expression is not supported"))
+		}
+		inner.Columns = append(inner.Columns, item)
+		inner.GroupBy = append(inner.GroupBy, g)
+	}
+	x := calls[0].Args[0]
+	inner.Columns = append(inner.Columns, &sql.SelectItem{Expr: x, Alias: &sql.Ident{Name: distinctColumn, Quoted: true}})
+	inner.GroupBy = append(inner.GroupBy, x)
+	for _, c := range calls {
+		c.Distinct = false
+		c.Args = []sql.Expr{&sql.ColumnRef{Parts: []sql.Ident{{Name: distinctColumn, Quoted: true}}}}
+	}
+	outer := *sel
+	outer.From = &sql.DerivedTable{Query: &sql.Query{Body: inner}}
+	outer.Where = nil
+	return &outer, nil
+}
+
+// floorArg returns the column a time floor (FLOOR(c TO unit),
+// TIME_FLOOR(c, ...), DATE_TRUNC('unit', c)) floors.
+func floorArg(e sql.Expr) (*sql.ColumnRef, bool) {
+	var arg sql.Expr
+	switch x := e.(type) {
+	case *sql.FloorCeilExpr:
+		if !x.Ceil {
+			arg = x.X
+		}
+	case *sql.FuncCall:
+		switch strings.ToUpper(x.Name.Name) {
+		case "TIME_FLOOR":
+			if len(x.Args) >= 2 {
+				arg = x.Args[0]
+			}
+		case "DATE_TRUNC":
+			if len(x.Args) == 2 {
+				arg = x.Args[1]
+			}
+		}
+	}
+	c, ok := arg.(*sql.ColumnRef)
+	return c, ok
 }

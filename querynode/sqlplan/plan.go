@@ -290,6 +290,11 @@ func (p *planner) query(q *sql.Query) (*built, error) {
 	if len(sel.Windows) > 0 {
 		return nil, unsupported("%s", sql.AtPos(sel, "WINDOW is not supported"))
 	}
+	if sel2, err := p.exactDistinct(q, sel); err != nil {
+		return nil, err
+	} else if sel2 != nil {
+		sel = sel2
+	}
 	ds, cols, err := p.from(sel.From)
 	if err != nil {
 		return nil, err

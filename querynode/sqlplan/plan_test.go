@@ -112,6 +112,19 @@ func TestPlanErrors(t *testing.T) {
 	}
 }
 
+func TestPlanExactCountDistinct(t *testing.T) {
+	p, m := plan(t, `SELECT channel, COUNT(DISTINCT page) AS n FROM wiki WHERE added > 1 GROUP BY channel ORDER BY n DESC`,
+		map[string]any{"useApproximateCountDistinct": false})
+	if m["queryType"] != "groupBy" {
+		t.Fatalf("%s", p.Native)
+	}
+	has(t, p.Native, `"dataSource":{"query":{"dataSource":{"type":"table","name":"wiki"}`, `"outputName":"d1"`, `"notnull(\"d1\")"`)
+	if _, err := Plan(context.Background(), `SELECT COUNT(DISTINCT page), SUM(added) FROM wiki`,
+		Request{Context: map[string]any{"useApproximateCountDistinct": false}}, testCatalog{}); err == nil || !strings.Contains(err.Error(), "one aggregate") {
+		t.Fatalf("mixed exact distinct: %v", err)
+	}
+}
+
 func TestPlanSetAndParameters(t *testing.T) {
 	p, err := Plan(context.Background(), "SET sqlTimeZone = 'America/Los_Angeles'; SET priority = 5;\nSELECT page FROM wiki WHERE page = ? AND added > ?",
 		Request{Parameters: []Param{{Type: "VARCHAR", Value: "Main"}, {Type: "BIGINT", Value: float64(3)}}}, testCatalog{})
