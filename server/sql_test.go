@@ -182,7 +182,7 @@ func TestSQLErrors(t *testing.T) {
 	}
 	// Exact COUNT(DISTINCT): a group-by over a group-by.
 	for q, want := range map[string]string{
-		`SELECT COUNT(DISTINCT page) AS n FROM wiki`: `[[3]]`,
+		`SELECT COUNT(DISTINCT page) AS n FROM wiki`:                                                          `[[3]]`,
 		`SELECT FLOOR(__time TO DAY) AS d, COUNT(DISTINCT page) AS n FROM wiki WHERE added < 5000 GROUP BY 1`: `[["2024-01-01T00:00:00.000Z",2],["2024-01-02T00:00:00.000Z",1]]`,
 	} {
 		code, body, _ = sqlCall(t, b, `{"query":`+string(mustJSON(q))+`,"context":{"useApproximateCountDistinct":false},"resultFormat":"array"}`)
