@@ -245,6 +245,7 @@ func routerProxy(p *props.Properties, ann *discovery.Announcer) *server.Proxy {
 		workers = []string{config.ListenerURL(p, QuickstartMiddleManager)}
 	}
 	var controlLive, brokersLive, historicalsLive, workerLive func() []string
+	var brokersRefresh func(context.Context, time.Time)
 	if ann != nil {
 		// The control nodes as configured and as announced: a leader's
 		// redirect names its advertised URL, which a DNS name in
@@ -258,6 +259,9 @@ func routerProxy(p *props.Properties, ann *discovery.Announcer) *server.Proxy {
 		control = nil
 		if len(rc.BrokerURLs) == 0 {
 			brokers, brokersLive = nil, liveURLs(ann, server.RoleBroker)
+			// A query no listed broker took asks the leader for the
+			// current brokers (one restarted since the last heartbeat).
+			brokersRefresh = ann.Refresh
 		}
 		if len(rc.HistoricalURLs) == 0 {
 			historicals, historicalsLive = nil, liveURLs(ann, server.RoleHistorical)
@@ -271,9 +275,9 @@ func routerProxy(p *props.Properties, ann *discovery.Announcer) *server.Proxy {
 		{Prefix: "/svc/coordinator/", Backends: control, Discover: controlLive, Leader: true},
 		{Prefix: "/svc/indexer/", Backends: control, Discover: controlLive, Leader: true},
 		{Prefix: "/svc/v2/sql/task", Backends: control, Discover: controlLive, Leader: true}, // before /svc/v2/: SQL tasks go to the overlord
-		{Prefix: "/svc/v2/", Backends: brokers, Discover: brokersLive},
-		{Prefix: "/svc/v2", Backends: brokers, Discover: brokersLive}, // POST /svc/v2 without the slash, as pydruid sends it
-		{Prefix: "/svc/broker/", Backends: brokers, Discover: brokersLive},
+		{Prefix: "/svc/v2/", Backends: brokers, Discover: brokersLive, Refresh: brokersRefresh},
+		{Prefix: "/svc/v2", Backends: brokers, Discover: brokersLive, Refresh: brokersRefresh}, // POST /svc/v2 without the slash, as pydruid sends it
+		{Prefix: "/svc/broker/", Backends: brokers, Discover: brokersLive, Refresh: brokersRefresh},
 		{Prefix: "/svc/historical/", Backends: historicals, Discover: historicalsLive},
 		// Worker endpoints are about one middle manager, so the router speaks
 		// for one: the first of svc.router.workerUrls (quickstart's by
