@@ -476,6 +476,9 @@ func (c *Cluster) missingOnBrokers(ctx context.Context, want map[string]bool, by
 // missingOn counts the wanted segments broker base does not list with a
 // location.
 func (c *Cluster) missingOn(ctx context.Context, base string, want map[string]bool, byDS map[string][]string) (int, error) {
+	// A broker that hangs must not hold the wait past the load timeout.
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
 	seen := map[string]bool{}
 	for ds, ivs := range byDS {
 		b, code, err := c.do(ctx, http.MethodGet, base+"/svc/v2/datasources/"+url.PathEscape(ds)+"/candidates?intervals="+url.QueryEscape(strings.Join(ivs, ",")), nil)
