@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -95,6 +96,10 @@ func runServer(args []string) error {
 		return err
 	}
 	logger := newLogger(p, "strata")
+	// Not quickstart's: it binds 127.0.0.1 and may run open.
+	if err := config.CheckExposure(p); err != nil {
+		return startError(logger, err)
+	}
 	proc, err := process.StartServer(p, logger)
 	if err != nil {
 		return startError(logger, err)
@@ -118,7 +123,11 @@ func runQuickstart(args []string) error {
 	}
 	p := process.QuickstartProps(dir)
 	if *tlsDir != "" {
-		f, err := tlsconf.EnsureDir(*tlsDir)
+		abs, err := filepath.Abs(*tlsDir) // the logs and /status/properties name the files wherever the process runs
+		if err != nil {
+			return fmt.Errorf("--tls-dir: %w", err)
+		}
+		f, err := tlsconf.EnsureDir(abs)
 		if err != nil {
 			return fmt.Errorf("--tls-dir: %w", err)
 		}
