@@ -203,7 +203,11 @@ func (p *Planned) ExplainRow() ([]any, error) {
 	}
 	sig := make([]map[string]string, len(p.b.out))
 	for i, c := range p.b.out {
-		sig[i] = map[string]string{"name": c.native, "type": nativeType(c.typ)}
+		name := c.native
+		if name == "" { // a timeseries' time: the row's timestamp
+			name = "__time"
+		}
+		sig[i] = map[string]string{"name": name, "type": nativeType(c.typ)}
 	}
 	cols := make([]map[string]string, len(p.Columns))
 	for i, c := range p.Columns {
