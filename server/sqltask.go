@@ -123,6 +123,22 @@ func (t *taskAPI) submitSQL(w http.ResponseWriter, r *http.Request) {
 		writeInvalidInput(w, err.Error())
 		return
 	}
+	// WRITE on the datasource it writes (a SELECT writes none), then READ on
+	// EXTERNAL for each input-source type and the input policy.
+	if parsed.DataSource != sqltask.SelectDataSource {
+		if err := auth.Check(r.Context(), auth.Resource{Type: auth.Datasource, Name: parsed.DataSource}, auth.Write); err != nil {
+			writeAuthError(w, err)
+			return
+		}
+	}
+	if err := checkTaskInputs(r.Context(), parsed); err != nil {
+		if isAuthError(err) {
+			writeAuthError(w, err)
+		} else {
+			writeInvalidInput(w, err.Error())
+		}
+		return
+	}
 	cmd := commands.SubmitTask{ID: parsed.ID, Type: parsed.Type, GroupID: parsed.GroupID, DataSource: parsed.DataSource, Payload: parsed.Payload}
 	for _, iv := range locks {
 		cmd.Locks = append(cmd.Locks, iv.String())

@@ -133,6 +133,15 @@ func (t *taskAPI) submit(w http.ResponseWriter, r *http.Request) {
 		writeAuthError(w, err)
 		return
 	}
+	// READ on EXTERNAL for each input-source type, and the input policy.
+	if err := checkTaskInputs(r.Context(), task); err != nil {
+		if isAuthError(err) {
+			writeAuthError(w, err)
+		} else {
+			writeError(w, http.StatusBadRequest, err.Error())
+		}
+		return
+	}
 	cmd := commands.SubmitTask{ID: task.ID, Type: task.Type, GroupID: task.GroupID, DataSource: task.DataSource, Payload: task.Payload}
 	for _, iv := range locks {
 		cmd.Locks = append(cmd.Locks, iv.String())
