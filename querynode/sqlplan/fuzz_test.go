@@ -1,0 +1,50 @@
+package sqlplan
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"strata/bench/benchsql"
+)
+
+// The statement forms of sql's fuzz corpus (sql/fuzz_test.go), over the
+// test catalog's wiki, and the bench queries.
+var planSeeds = []string{
+	"SELECT page, added AS c FROM wiki WHERE added = 1 GROUP BY 1 ORDER BY 2 DESC LIMIT 5 OFFSET 1",
+	"INSERT INTO t SELECT TIME_PARSE(\"ts\") AS __time, * FROM TABLE(EXTERN('{}', '{}', '[]')) PARTITIONED BY DAY CLUSTERED BY a",
+	"EXPLAIN PLAN FOR WITH x AS (SELECT page FROM wiki) SELECT * FROM x UNION ALL (SELECT 2)",
+	"SELECT COUNT(*) FILTER (WHERE added > 1), COUNT(DISTINCT page), SUM(delta) OVER (PARTITION BY page ORDER BY __time ROWS 1 PRECEDING) FROM wiki",
+	"SELECT CASE WHEN page IS NULL THEN -1 ELSE added END, CAST(page AS DOUBLE), added NOT BETWEEN 1 AND 2, page NOT IN ('a', 'b'), page LIKE 'a%' ESCAPE '!' FROM wiki",
+	"SELECT TRIM(LEADING 'x' FROM page), POSITION('a' IN page), SUBSTRING(page FROM 1 FOR 2), EXTRACT(DAY FROM __time), TIMESTAMPDIFF(HOUR, __time, __time) FROM wiki",
+	"SELECT INTERVAL '1' DAY, ARRAY[1, 2], page[1], 'it''s', \"q\"\"x\" FROM wiki",
+	"SELECT * FROM wiki LEFT JOIN b ON a.x = b.x CROSS JOIN c, UNNEST(d) AS u (v)",
+	"SET x = 1; SELECT page FROM wiki;",
+	"SELECT COUNT(DISTINCT page) FROM wiki GROUP BY FLOOR(__time TO DAY)",
+	"SELECT channel, MAX(__time), __time + INTERVAL '1' DAY FROM (SELECT channel, __time FROM wiki) GROUP BY channel, __time HAVING SUM(1) > 0",
+}
+
+// FuzzPlan checks that no statement makes the planner panic, and that every
+// failure is a client error (*Error) — never an internal one.
+func FuzzPlan(f *testing.F) {
+	for _, s := range planSeeds {
+		f.Add(s, false)
+	}
+	for _, q := range benchsql.Queries {
+		f.Add(q.SQL, true)
+	}
+	f.Fuzz(func(t *testing.T, src string, exact bool) {
+		ctx := map[string]any{"useApproximateCountDistinct": !exact, "useApproximateTopN": !exact}
+		p, err := Plan(context.Background(), src, Request{Context: ctx, Parameters: []Param{{Type: "VARCHAR", Value: "x"}}}, testCatalog{})
+		if err != nil {
+			var pe *Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("%q: not a client error: %v", src, err)
+			}
+			return
+		}
+		if _, err := p.Rows([]byte(`[]`)); err != nil {
+			t.Fatalf("%q: reading an empty answer: %v", src, err)
+		}
+	})
+}
