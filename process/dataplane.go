@@ -284,7 +284,7 @@ func (proc *Process) startQuickstartDataPlane(p *props.Properties, logger hclog.
 			return err
 		}
 		srv, err := server.New(server.Options{Roles: []string{role.name}, Props: rp, Logger: logger.Named(role.name),
-			Historical: dp.historical, Broker: dp.broker})
+			Historical: dp.historical, Broker: dp.broker, Security: proc.sec})
 		if err != nil {
 			return err
 		}

@@ -122,7 +122,7 @@ func (proc *Process) startQuickstartMiddleManager(p *props.Properties, logger hc
 		return err
 	}
 	srv, err := server.New(server.Options{Roles: []string{server.RoleMiddleManager}, Props: mp, Logger: logger.Named("middleManager"),
-		Historical: dp.historical})
+		Historical: dp.historical, Security: proc.sec})
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,9 @@ type Process struct {
 	addrs   []string
 	errCh   chan error
 	stop    []func() // background duties, stopped by Close
+	// sec is the authenticator chain (nil: the API is open), shared by the
+	// quickstart's listeners.
+	sec *server.Security
 	// reloaders hold the HTTPS listeners' certificates.
 	reloaders []*tlsconf.Reloader
 }
@@ -190,6 +193,11 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 	}
 	if err := proc.listen(p, node.HTTPAddress, srv.Handler()); err != nil {
 		proc.Close()
+	if proc.sec, err = newSecurity(p, proc.Node, controlURLsOf(p), logger, &proc.stop); err != nil {
+		proc.Close()
+		return nil, err
+	}
+	opts.Security = proc.sec
 		return nil, err
 	}
 	dp.start(proc)
@@ -351,7 +359,7 @@ func StartQuickstart(p *props.Properties, logger hclog.Logger) (*Process, error)
 	rp.Set("svc.http.address", router.Address)
 	rp.Set("svc.http.advertisedUrl", "")
 	rp.Set("svc.tlsPort", "") // the coordinator's; this listener's follows the default rule
-	rsrv, err := server.New(server.Options{Roles: []string{server.RoleRouter}, Props: rp, Logger: logger.Named("router"), Proxy: routerProxy(p, nil)})
+	rsrv, err := server.New(server.Options{Roles: []string{server.RoleRouter}, Props: rp, Logger: logger.Named("router"), Proxy: routerProxy(p, nil), Security: proc.sec})
 	if err != nil {
 		proc.Close()
 		return nil, err

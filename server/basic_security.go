@@ -263,7 +263,7 @@ const maxSecurityWait = 5 * time.Minute
 // securityDBExport answers the whole database for a data node's copy. With
 // ?version=V it waits (up to ?waitMs, at most maxSecurityWait) until the
 // database is at another version, so that data nodes hear of each change as
-// it commits without polling; the answer is the current database either way.
+// it commits without polling, and answers 304 if it is not.
 func (s *Server) securityDBExport(w http.ResponseWriter, r *http.Request) {
 	db := s.securityDB()
 	q := r.URL.Query()
@@ -299,6 +299,10 @@ func (s *Server) securityDBExport(w http.ResponseWriter, r *http.Request) {
 				db = s.securityDB()
 			}
 		}
+	}
+	if q.Get("version") == strconv.FormatUint(db.Version, 10) {
+		w.WriteHeader(http.StatusNotModified)
+		return
 	}
 	writeJSONPlain(w, http.StatusOK, db)
 }

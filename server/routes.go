@@ -160,6 +160,31 @@ func (s *Server) endpoints() []Endpoint {
 		{Methods: get, Path: "/svc/coordinator/v1/rules/{dataSourceName}", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.dataSourceRules},
 		{Methods: post, Path: "/svc/coordinator/v1/rules/{dataSourceName}", Access: dsWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.setRules},
 
+		// Coordinator: Druid's basic-security API, users, credentials, roles
+		// and permissions in the Raft log (basic_security.go). Druid guards it
+		// with CONFIG "security": READ to look, WRITE to change.
+		{Methods: get, Path: authnBase + "/loadStatus", Access: securityRead, Roles: rolesCoordinator, Handler: s.securityLoadStatus},
+		{Methods: get, Path: authnDB + "/users", Access: securityRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.authnUsers},
+		{Methods: get, Path: authnDB + "/users/{userName}", Access: securityRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.authnUser},
+		{Methods: post, Path: authnDB + "/users/{userName}", Access: securityWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.createAuthnUser},
+		{Methods: del, Path: authnDB + "/users/{userName}", Access: securityWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.deleteAuthnUser},
+		{Methods: post, Path: authnDB + "/users/{userName}/credentials", Access: securityWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.setCredentials},
+		{Methods: get, Path: authzBase + "/loadStatus", Access: securityRead, Roles: rolesCoordinator, Handler: s.securityLoadStatus},
+		{Methods: get, Path: authzDB + "/users", Access: securityRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.authzUsers},
+		{Methods: get, Path: authzDB + "/users/{userName}", Access: securityRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.authzUser},
+		{Methods: post, Path: authzDB + "/users/{userName}", Access: securityWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.createAuthzUser},
+		{Methods: del, Path: authzDB + "/users/{userName}", Access: securityWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.deleteAuthzUser},
+		{Methods: post, Path: authzDB + "/users/{userName}/roles/{roleName}", Access: securityWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.assignRole},
+		{Methods: del, Path: authzDB + "/users/{userName}/roles/{roleName}", Access: securityWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.unassignRole},
+		{Methods: get, Path: authzDB + "/roles", Access: securityRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.listRoles},
+		{Methods: get, Path: authzDB + "/roles/{roleName}", Access: securityRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.role},
+		{Methods: post, Path: authzDB + "/roles/{roleName}", Access: securityWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.createRole},
+		{Methods: del, Path: authzDB + "/roles/{roleName}", Access: securityWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.deleteRole},
+		{Methods: get, Path: authzDB + "/roles/{roleName}/permissions", Access: securityRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.rolePermissions},
+		{Methods: post, Path: authzDB + "/roles/{roleName}/permissions", Access: securityWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.setRolePermissions},
+		// Internal: data nodes' copy of the database (basic.Remote).
+		{Methods: get, Path: SecurityDBPath, Access: internalOnly, Roles: rolesControl, Leader: LeaderRead, Handler: s.securityDBExport},
+
 		// Coordinator: the control plane's past (audit_state.go). Any control
 		// node answers from its own history, so replicas can be compared.
 		{Methods: get, Path: "/svc/coordinator/v1/audit/state", Access: stateRead, Roles: rolesCoordinator, Handler: s.auditState},
@@ -256,6 +281,11 @@ func (s *Server) endpoints() []Endpoint {
 		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}/metrics", Access: dsRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerColumns(false)},
 		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}/candidates", Access: dsRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.dataSourceCandidates},
 		{Methods: del, Path: "/svc/v2/{queryId}", Access: authenticated, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.cancelQuery},
+		// Druid SQL (sql.go): planned onto the native query path, which checks
+		// DATASOURCE READ on every datasource the statement reads.
+		{Methods: post, Path: "/svc/v2/sql", Access: inBody, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.sqlQuery},
+		{Methods: post, Path: "/svc/v2/sql/", Access: inBody, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.sqlQuery},
+		{Methods: del, Path: "/svc/v2/sql/{sqlQueryId}", Access: authenticated, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.cancelSQL},
 		{Methods: get, Path: "/svc/broker/v1/loadstatus", Access: stateRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerLoadStatus},
 		{Methods: get, Path: "/svc/broker/v1/readiness", Access: stateRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerReadiness},
 

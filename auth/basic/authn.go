@@ -11,11 +11,11 @@ import (
 )
 
 // Source gives the current DB. Refresh brings it up to date when it may be
-// stale (a data node's copy) and returns it; on a control node the FSM's DB
-// is always current and Refresh returns it as well.
+// stale (a data node's or a follower's copy) and returns it; limit asks for
+// the rate limit of refreshes anyone can cause (failed logins).
 type Source interface {
 	Current() *DB
-	Refresh(wait bool) *DB
+	Refresh(limit bool) *DB
 }
 
 // Authenticator is the basic authenticator: HTTP Basic credentials checked
@@ -117,10 +117,9 @@ type Authorizer struct {
 // NewAuthorizer returns the basic authorizer over src.
 func NewAuthorizer(src Source) *Authorizer { return &Authorizer{src: src} }
 
-// Authorize implements auth.Authorizer. A denial on a data node first asks
-// for a refresh without waiting for one (rate-limited): listings check many
-// resources, and a role granted on the leader a moment ago is seen by the
-// next check at the latest.
+// Authorize implements auth.Authorizer. A denial on a data node or a
+// follower first brings its copy up to date, so that a permission granted
+// and acknowledged a moment ago on the leader is seen.
 func (a *Authorizer) Authorize(id *auth.Identity, r auth.Resource, act auth.Action) bool {
 	if id == nil {
 		return false

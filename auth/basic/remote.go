@@ -58,33 +58,34 @@ type Remote struct {
 // Current implements Source: nil until the first fetch succeeded.
 func (r *Remote) Current() *DB { return r.cur.Load() }
 
-// Refresh implements Source. It fetches unless a fetch started after this
-// call did has finished already (its answer is fresh enough). With wait
-// false (an authorization check, of which a listing makes many) it neither
-// waits for a fetch in progress nor for MinGap, and returns what it has.
-func (r *Remote) Refresh(wait bool) *DB {
+// Refresh implements Source. It fetches unless a fetch that started after
+// this call did has finished meanwhile (its answer is fresh enough), so a
+// change acknowledged before the call is always seen. Concurrent calls share
+// fetches. With limit (failed logins, which anyone can send) fetches are at
+// least MinGap apart; without (a denied check of a known user) they are
+// not, and each costs a round trip that the leader answers with 304 when
+// nothing changed.
+func (r *Remote) Refresh(limit bool) *DB {
 	asked := time.Now()
-	if wait {
-		r.mu.Lock()
-	} else if !r.mu.TryLock() {
-		return r.Current()
-	}
+	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.lastStart.After(asked) {
 		return r.Current()
 	}
-	if gap := r.MinGap - time.Since(r.lastStart); gap > 0 {
-		if !wait {
-			return r.Current()
-		}
+	if gap := r.MinGap - time.Since(r.lastStart); limit && gap > 0 {
 		time.Sleep(gap)
 	}
 	r.lastStart = time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if db, err := r.fetch(ctx, nil, 0); err != nil {
+	var known *uint64
+	if db := r.Current(); db != nil {
+		v := db.Version
+		known = &v
+	}
+	if db, err := r.fetch(ctx, known, 0); err != nil {
 		r.logger().Warn("cannot fetch the user database from the control nodes", "error", err)
-	} else {
+	} else if db != nil {
 		r.set(db)
 	}
 	return r.Current()
@@ -116,7 +117,9 @@ func (r *Remote) Run(ctx context.Context) {
 			continue
 		}
 		backoff = 100 * time.Millisecond
-		r.set(db)
+		if db != nil {
+			r.set(db)
+		}
 	}
 }
 
@@ -134,7 +137,8 @@ func (r *Remote) set(db *DB) {
 }
 
 // fetch asks the control nodes in turn for the database; with known set,
-// the leader holds the answer up to wait until its version differs.
+// the leader holds the answer up to wait until its version differs, and a
+// nil DB means it did not (304).
 func (r *Remote) fetch(ctx context.Context, known *uint64, wait time.Duration) (*DB, error) {
 	q := url.Values{}
 	if known != nil {
@@ -168,6 +172,9 @@ func (r *Remote) fetchFrom(ctx context.Context, u string) (*DB, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified {
+		return nil, nil
+	}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return nil, fmt.Errorf("%s: %s: %s", u, resp.Status, b)
