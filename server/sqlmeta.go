@@ -1,0 +1,42 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"strata/querynode/sqlplan"
+	"strata/querynode/sysinfo"
+)
+
+// The SQL catalog's metadata schemas (INFORMATION_SCHEMA, sys) come from
+// sysinfo: the druid schema as this catalog resolves it, and the control
+// plane the broker reads from.
+func init() { metaTables = sqlMetaTable }
+
+func sqlMetaTable(ctx context.Context, s *Server, schema, name string) (*sqlplan.Table, error) {
+	if !sysinfo.Has(schema) || s.opts.Broker == nil {
+		return nil, nil
+	}
+	urls, client := s.opts.Broker.ControlPlane()
+	if client == nil {
+		client = http.DefaultClient
+	}
+	t := &sysinfo.Tables{Druid: druidSchema{&sqlCatalog{s}}, Control: sysinfo.HTTPControl(urls, client)}
+	return t.Table(ctx, schema, name)
+}
+
+// druidSchema lists the druid schema's tables with the columns the planner
+// sees, so INFORMATION_SCHEMA.COLUMNS and the planner agree.
+type druidSchema struct{ c *sqlCatalog }
+
+func (d druidSchema) DataSources(context.Context) ([]string, error) {
+	return d.c.s.opts.Broker.DataSources(), nil
+}
+
+func (d druidSchema) Columns(ctx context.Context, ds string) ([]sqlplan.Column, error) {
+	t, err := d.c.Table(ctx, "", ds)
+	if err != nil || t == nil {
+		return nil, err
+	}
+	return t.Columns, nil
+}

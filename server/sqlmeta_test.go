@@ -1,0 +1,51 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"strata/internal/eventually"
+	"strata/querynode/broker"
+)
+
+// The metadata tables through POST /svc/v2/sql on a real broker whose
+// control plane is a real coordinator: planned like any table, filtered and
+// aggregated by the engine.
+func TestSQLMetadataTables(t *testing.T) {
+	f := newDPFixture(t)
+	segs := publishWiki(f, "wiki")
+	h := f.startHistorical(t.TempDir(), nil)
+	h.node.Start()
+	b := startBroker(t, []string{h.url}, func(c *broker.Config) {
+		c.PastTimelines = &broker.HTTPPastTimelines{URLs: []string{f.coord}, Client: http.DefaultClient}
+	})
+	b.b.Start()
+	b.waitReplicas(t, "wiki", 4, 1)
+	var total int64
+	for _, s := range segs {
+		total += s.Size
+	}
+	sql := func(q string) (int, string) {
+		code, body, _ := sqlCall(t, b, `{"query":`+fmt.Sprintf("%q", q)+`,"resultFormat":"array"}`)
+		return code, body
+	}
+	// The coordinator's inventory polls the historical on its own period.
+	want := fmt.Sprintf(`[[4,%d]]`, total)
+	eventually.True(t, "sys.segments to show the served segments", func() bool {
+		_, body := sql(`SELECT COUNT(*) AS n, SUM("size") AS s FROM sys.segments WHERE datasource = 'wiki' AND is_available = 1`)
+		return body == want
+	})
+	// Without ORDER BY (a scan orders by time only) rows come in the
+	// table's order: COLUMNS lists a table's columns by ordinal position.
+	for q, want := range map[string]string{
+		`SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = 'druid'`:           `[["wiki"]]`,
+		`SELECT COLUMN_NAME, DATA_TYPE FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_NAME = 'wiki'`: `[["__time","TIMESTAMP"],["added","BIGINT"],["count","BIGINT"],["page","VARCHAR"]]`,
+		`SELECT COUNT(*) AS n FROM sys.server_segments WHERE segment_id LIKE 'wiki%'`:             `[[4]]`,
+		`SELECT SCHEMA_NAME FROM INFORMATION_SCHEMA.SCHEMATA GROUP BY SCHEMA_NAME`:                `[["INFORMATION_SCHEMA"],["druid"],["lookup"],["sys"]]`,
+	} {
+		if code, body := sql(q); code != 200 || body != want {
+			t.Errorf("%s: %d %s, want %s", q, code, body, want)
+		}
+	}
+}
