@@ -27,6 +27,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"strata/bench/benchsql"
 )
 
 var client = &http.Client{Timeout: 30 * time.Minute}
@@ -108,7 +110,11 @@ PARTITIONED BY DAY`, data)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\n%-5s %10s %12s %8s  %s\n", "query", "strata ms", "clickhouse ms", "ratio", "result check")
+	sqlOf := map[string]string{}
+	for _, q := range benchsql.Queries {
+		sqlOf[q.ID] = q.SQL
+	}
+	fmt.Printf("\n%-5s %10s %12s %8s %8s %9s  %s\n", "query", "strata ms", "clickhouse ms", "ratio", "sql ms", "sql/nat", "result check")
 	for _, q := range qs {
 		if _, err := query(q.Native); err != nil { // warm-up
 			fmt.Printf("%-5s failed: %v\n", q.ID, err)
@@ -138,10 +144,12 @@ PARTITIONED BY DAY`, data)
 				}
 			}
 		}
+		sqlMed, sqlCheck := sqlTiming(sqlOf[q.ID], runs, last)
+		check += sqlCheck
 		if chMs > 0 {
-			fmt.Printf("%-5s %10.1f %12.1f %8.2f  %s\n", q.ID, med, chMs, med/chMs, check)
+			fmt.Printf("%-5s %10.1f %12.1f %8.2f %8.1f %9.2f  %s\n", q.ID, med, chMs, med/chMs, sqlMed, sqlMed/med, check)
 		} else {
-			fmt.Printf("%-5s %10.1f %12s %8s  %s\n", q.ID, med, "n/a", "", check)
+			fmt.Printf("%-5s %10.1f %12s %8s %8.1f %9.2f  %s\n", q.ID, med, "n/a", "", sqlMed, sqlMed/med, check)
 		}
 	}
 	fmt.Printf("peak memory after queries: %.0f MB\n", float64(peakRSS(cmd.Process.Pid))/1e6)
@@ -374,6 +382,46 @@ func query(q json.RawMessage) ([]byte, error) {
 		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, b)
 	}
 	return b, err
+}
+
+// sqlTiming runs the query's Druid SQL form (bench/benchsql) through
+// POST /svc/v2/sql (warm-up, then the median of runs) and checks that it
+// answers as many rows as the native form did.
+func sqlTiming(sql string, runs int, native []byte) (float64, string) {
+	body, _ := json.Marshal(map[string]any{"query": sql, "resultFormat": "array"})
+	post := func() ([]byte, error) {
+		resp, err := client.Post("http://127.0.0.1:8082/svc/v2/sql", "application/json", bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, b)
+		}
+		return b, err
+	}
+	if _, err := post(); err != nil {
+		return math.NaN(), "; sql failed: " + err.Error()
+	}
+	var times []float64
+	var last []byte
+	for i := 0; i < runs; i++ {
+		t := time.Now()
+		b, err := post()
+		if err != nil {
+			return math.NaN(), "; sql failed: " + err.Error()
+		}
+		times = append(times, float64(time.Since(t).Microseconds())/1000)
+		last = b
+	}
+	sort.Float64s(times)
+	var rows [][]any
+	nat, err := resultRows(native)
+	if json.Unmarshal(last, &rows) != nil || err != nil || len(rows) != len(nat) {
+		return times[len(times)/2], fmt.Sprintf("; sql rows %d vs native %d", len(rows), len(nat))
+	}
+	return times[len(times)/2], "; sql rows agree"
 }
 
 // resultRows flattens a native result into its rows: timeseries results,

@@ -1,6 +1,7 @@
 package sqlplan
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -141,11 +142,7 @@ func (s *selectPlan) aggregate() (*built, error) {
 		}
 		having = map[string]any{"type": "filter", "filter": map[string]any{"type": "expression", "expression": v.src}}
 	}
-	type order struct {
-		native, typ string
-		desc        bool
-	}
-	var orders []order
+	var orders []sortKey
 	for _, o := range s.q.OrderBy {
 		e := resolveAlias(o.Expr, exprs, names)
 		if n, ok := e.(*sql.NumberLit); ok {
@@ -153,14 +150,14 @@ func (s *selectPlan) aggregate() (*built, error) {
 			if err != nil || i < 1 || int(i) > len(exprs) {
 				return nil, invalid("%s", sql.AtPos(n, "Ordinal out of range"))
 			}
-			orders = append(orders, order{out[i-1].native, out[i-1].typ, o.Desc})
+			orders = append(orders, sortKey{out[i-1].native, out[i-1].typ, o.Desc})
 			continue
 		}
 		v, err := pt.expr(e)
 		if err != nil {
 			return nil, err
 		}
-		orders = append(orders, order{a.postAgg(v), v.typ, o.Desc})
+		orders = append(orders, sortKey{a.postAgg(v), v.typ, o.Desc})
 	}
 	b := &built{native: native, out: out, limit: -1}
 	if len(a.vcolsOf()) > 0 {
@@ -251,6 +248,9 @@ func (s *selectPlan) aggregate() (*built, error) {
 	}
 	b.queryType = "groupBy"
 	native["queryType"] = "groupBy"
+	if rest, ok := a.granular(b, having, orders); ok {
+		orders = rest
+	}
 	native["dimensions"] = a.dims
 	if a.dims == nil {
 		native["dimensions"] = []any{}
@@ -744,4 +744,90 @@ func floorArg(e sql.Expr) (*sql.ColumnRef, bool) {
 	}
 	c, ok := arg.(*sql.ColumnRef)
 	return c, ok
+}
+
+// sortKey is one ORDER BY item of an aggregate query: the native name it
+// sorts on, its SQL type, and its direction.
+type sortKey struct {
+	native, typ string
+	desc        bool
+}
+
+// granular moves a groupBy's time-floor key into the query's granularity,
+// as the engine buckets time much faster than it groups a virtual column:
+// the row timestamp becomes the key. It applies at the top level only (a
+// subquery's rows carry no timestamp), when nothing but the ordering reads
+// the key and the ordering is the engine's: time first (the key first and
+// ascending, or not at all, then sortByDimsFirst puts it last). It returns
+// the ORDER BY items left for the limitSpec.
+func (a *aggPlan) granular(b *built, having any, orders []sortKey) ([]sortKey, bool) {
+	if a.p.nested > 0 || len(a.keys) < 2 {
+		return nil, false
+	}
+	ti := -1
+	for i, k := range a.keys {
+		if k.period != "" {
+			if ti >= 0 {
+				return nil, false
+			}
+			ti = i
+		}
+	}
+	if ti < 0 {
+		return nil, false
+	}
+	k := a.keys[ti]
+	ref := quoteIdent(k.native)
+	for _, pa := range a.postAggs {
+		if src, _ := pa.(map[string]any)["expression"].(string); strings.Contains(src, ref) {
+			return nil, false
+		}
+	}
+	if having != nil && strings.Contains(string(mustMarshal(having)), ref) {
+		return nil, false
+	}
+	rest := orders
+	dimsFirst := false
+	if len(orders) > 0 && orders[0].native == k.native {
+		if orders[0].desc {
+			return nil, false
+		}
+		rest = orders[1:]
+	} else if len(orders) > 0 {
+		dimsFirst = true
+	}
+	for _, o := range rest {
+		if o.native == k.native {
+			return nil, false
+		}
+	}
+	n := b.native
+	n["granularity"] = map[string]any{"type": "period", "period": k.period, "timeZone": a.p.tzName}
+	vcols := a.vcolsExcept(k.native)
+	if len(vcols) == 0 {
+		delete(n, "virtualColumns")
+	} else {
+		n["virtualColumns"] = vcols
+	}
+	var dims []any
+	for _, d := range a.dims {
+		if d.(map[string]any)["outputName"] != k.native {
+			dims = append(dims, d)
+		}
+	}
+	a.dims = dims
+	for i := range b.out {
+		if b.out[i].native == k.native {
+			b.out[i].native = ""
+		}
+	}
+	if dimsFirst {
+		b.ctx = map[string]any{"sortByDimsFirst": true}
+	}
+	return rest, true
+}
+
+func mustMarshal(v any) []byte {
+	out, _ := json.Marshal(v)
+	return out
 }

@@ -39,6 +39,9 @@ func TestBenchQueriesPlan(t *testing.T) {
 			t.Errorf("%s: %s, want %s\n%s", q.ID, p.b.queryType, want[q.ID], p.Native)
 		}
 		has(t, p.Native, `"intervals":["2024-01-01T00:00:00.000Z/2024-01-08T00:00:00.000Z"]`)
+		if q.ID == "Q10" { // the day key is the granularity, not a virtual column
+			has(t, p.Native, `"granularity":{"period":"P1D","timeZone":"UTC","type":"period"}`, `"dimensions":[{"dimension":"channel"`)
+		}
 	}
 }
 

@@ -36,6 +36,8 @@ type built struct {
 	native    map[string]any
 	queryType string
 	out       []outCol
+	// ctx holds context keys the plan needs (sortByDimsFirst).
+	ctx map[string]any
 	// limit and offset applied to the rows read (timeseries over all time
 	// answers one row the native query cannot limit).
 	limit, offset int64
@@ -56,6 +58,9 @@ type planner struct {
 	tzName    string
 	ctes      map[string]*sql.Query
 	resources map[string]bool
+	// nested counts the subqueries being planned (their rows carry no
+	// timestamp, so no key moves into the granularity there).
+	nested int
 }
 
 // Plan parses and plans src.
@@ -114,6 +119,9 @@ func Plan(ctx context.Context, src string, req Request, cat Catalog) (*Planned, 
 		if _, set := nctx["skipEmptyBuckets"]; !set && b.native["granularity"] != "all" {
 			nctx["skipEmptyBuckets"] = true
 		}
+	}
+	for k, v := range b.ctx {
+		nctx[k] = v
 	}
 	b.native["context"] = nctx
 	raw, err := json.Marshal(b.native)
@@ -240,7 +248,9 @@ func (p *planner) from(t sql.TableExpr) (any, []scopeCol, error) {
 }
 
 func (p *planner) subquery(q *sql.Query) (any, []scopeCol, error) {
+	p.nested++
 	b, err := p.query(q)
+	p.nested--
 	if err != nil {
 		return nil, nil, err
 	}

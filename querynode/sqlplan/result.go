@@ -61,6 +61,7 @@ func (p *Planned) Rows(result []byte) ([][]any, error) {
 	case "groupBy":
 		for _, r := range raw {
 			if ev, ok := r["event"].(map[string]any); ok {
+				ev[""] = r["timestamp"]
 				rows = append(rows, ev)
 			} else {
 				rows = append(rows, r)
