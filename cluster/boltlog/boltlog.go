@@ -102,40 +102,61 @@ func (s *Store) GetLog(index uint64, l *raft.Log) error {
 	})
 }
 
-// Scan calls fn with each entry from..to in order, read in one
-// transaction with one decoder; a missing entry is raft.ErrLogNotFound.
-// fn's *raft.Log is fresh each call and owns its slices (they are copied
-// out of the file). The range is a snapshot of the file as the scan
-// starts: a trim or an append while fn runs does not change what it sees.
+// Scan calls fn with each entry from..to in order; a missing entry is
+// raft.ErrLogNotFound. fn's *raft.Log is fresh each call and owns its
+// slices (they are copied out of the file). Entries are read scanBatch at a
+// time, each batch in one read transaction with one decoder, and fn runs
+// outside the transaction: a long replay never holds a read transaction
+// open for long, which would keep a Raft append that grows the file
+// waiting for bbolt's remap.
 func (s *Store) Scan(from, to uint64, fn func(*raft.Log) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		bk := tx.Bucket(bucketLogs)
-		if bk == nil {
-			return fmt.Errorf("log entry %d: %w", from, raft.ErrLogNotFound)
-		}
-		dec := codec.NewDecoderBytes(nil, &codec.MsgpackHandle{})
-		want := from
-		c := bk.Cursor()
-		for k, v := c.Seek(key(from)); k != nil && want <= to; k, v = c.Next() {
-			if len(k) != 8 || binary.BigEndian.Uint64(k) != want {
+	dec := codec.NewDecoderBytes(nil, &codec.MsgpackHandle{})
+	batch := make([]*raft.Log, 0, scanBatch)
+	for next := from; next <= to; {
+		last := min(to, next+scanBatch-1)
+		batch = batch[:0]
+		err := s.db.View(func(tx *bolt.Tx) error {
+			bk := tx.Bucket(bucketLogs)
+			if bk == nil {
+				return fmt.Errorf("log entry %d: %w", next, raft.ErrLogNotFound)
+			}
+			want := next
+			c := bk.Cursor()
+			for k, v := c.Seek(key(next)); k != nil && want <= last; k, v = c.Next() {
+				if len(k) != 8 || binary.BigEndian.Uint64(k) != want {
+					break
+				}
+				l := new(raft.Log)
+				dec.ResetBytes(v)
+				if err := dec.Decode(l); err != nil {
+					return fmt.Errorf("log entry %d: %w", want, err)
+				}
+				batch = append(batch, l)
+				want++
+			}
+			if want <= last {
 				return fmt.Errorf("log entry %d: %w", want, raft.ErrLogNotFound)
 			}
-			l := new(raft.Log)
-			dec.ResetBytes(v)
-			if err := dec.Decode(l); err != nil {
-				return fmt.Errorf("log entry %d: %w", want, err)
-			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, l := range batch {
 			if err := fn(l); err != nil {
 				return err
 			}
-			want++
 		}
-		if want <= to {
-			return fmt.Errorf("log entry %d: %w", want, raft.ErrLogNotFound)
+		if last == to {
+			break // to may be the largest index
 		}
-		return nil
-	})
+		next = last + 1
+	}
+	return nil
 }
+
+// scanBatch is how many entries Scan reads per read transaction.
+const scanBatch = 1024
 
 // StoreLog stores one entry.
 func (s *Store) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }

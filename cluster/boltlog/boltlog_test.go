@@ -3,7 +3,9 @@ package boltlog
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,5 +141,45 @@ func TestSameFileAsRaftBoltDB(t *testing.T) {
 		if err := s.Scan(r[0], r[1], func(*raft.Log) error { return nil }); !errors.Is(err, raft.ErrLogNotFound) {
 			t.Fatalf("Scan(%d, %d): %v", r[0], r[1], err)
 		}
+	}
+}
+
+// Scan reads a range longer than one batch in order, and stops at a gap
+// with raft.ErrLogNotFound after the entries before it.
+func TestScanAcrossBatches(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "raft.db"), nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 3*scanBatch + 7
+	var logs []*raft.Log
+	for i := uint64(1); i <= n; i++ {
+		logs = append(logs, &raft.Log{Index: i, Term: 1, Type: raft.LogCommand, Data: []byte{byte(i), byte(i >> 8)}})
+	}
+	if err := s.StoreLogs(logs); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][2]uint64{{1, n}, {scanBatch, scanBatch + 1}, {5, 5}, {2*scanBatch - 3, n}} {
+		next := r[0]
+		err := s.Scan(r[0], r[1], func(l *raft.Log) error {
+			if l.Index != next || !bytes.Equal(l.Data, []byte{byte(next), byte(next >> 8)}) {
+				t.Fatalf("Scan(%d, %d): entry %d where %d was due", r[0], r[1], l.Index, next)
+			}
+			next++
+			return nil
+		})
+		if err != nil || next != r[1]+1 {
+			t.Fatalf("Scan(%d, %d): %v, ended before %d", r[0], r[1], err, next)
+		}
+	}
+	gap := uint64(2*scanBatch + 10)
+	if err := s.DeleteRange(gap, gap); err != nil {
+		t.Fatal(err)
+	}
+	var seen uint64
+	err = s.Scan(1, n, func(l *raft.Log) error { seen = l.Index; return nil })
+	if !errors.Is(err, raft.ErrLogNotFound) || !strings.Contains(err.Error(), fmt.Sprint(gap)) || seen >= gap {
+		t.Fatalf("Scan over a gap at %d: %v after entry %d", gap, err, seen)
 	}
 }
