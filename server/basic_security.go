@@ -20,16 +20,9 @@ import (
 // user and role database (fsm/security.go). Reads are answered by the
 // leader from its FSM; changes are commands proposed by the leader. Unknown
 // users and roles are 404 with Druid's messages ("User [x] does not exist.").
-const (
-	authnBase = "/svc-ext/basic-security/authentication"
-	authzBase = "/svc-ext/basic-security/authorization"
-	authnDB   = authnBase + "/db/basic"
-	authzDB   = authzBase + "/db/basic"
-
-	// SecurityDBPath is the internal endpoint data nodes fetch the
-	// database from (basic.Remote): hashes and roles, never passwords.
-	SecurityDBPath = basic.DBPath
-)
+//
+// The internal endpoint basic.DBPath is where data nodes fetch the database
+// from (basic.Remote): hashes and roles, never passwords.
 
 func (s *Server) securityDB() *basic.DB {
 	var db *basic.DB
