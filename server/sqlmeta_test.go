@@ -48,4 +48,8 @@ func TestSQLMetadataTables(t *testing.T) {
 			t.Errorf("%s: %d %s, want %s", q, code, body, want)
 		}
 	}
+	code, body := sql(`SELECT ROUTINE_NAME FROM INFORMATION_SCHEMA.ROUTINES`)
+	if e := errorBody(t, body); code != 400 || e["category"] != "UNSUPPORTED" {
+		t.Errorf("ROUTINES: %d %s, want 400 UNSUPPORTED", code, body)
+	}
 }

@@ -10,6 +10,7 @@ package sysinfo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -49,7 +50,7 @@ type Routine struct {
 type Tables struct {
 	Druid    DruidSchema
 	Control  Control
-	Routines func() []Routine // the planner's functions; nil lists none
+	Routines func() []Routine // the planner's functions; nil: ROUTINES is unsupported
 }
 
 // column types of the tables' own columns.
@@ -136,6 +137,10 @@ func (t *Tables) Table(ctx context.Context, schema, name string) (*sqlplan.Table
 		return nil, nil
 	}
 	rows, err := def.rows(t, ctx)
+	var planErr *sqlplan.Error
+	if errors.As(err, &planErr) {
+		return nil, err // the client's: the planner reports its category
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s.%s: %w", schema, name, err)
 	}
@@ -281,7 +286,9 @@ func typeInfoOf(sqlType string) typeInfo {
 
 func (t *Tables) routines(context.Context) ([][]any, error) {
 	if t.Routines == nil {
-		return nil, nil
+		// An empty list would be a wrong answer: Druid lists every function.
+		return nil, &sqlplan.Error{Category: sqlplan.CategoryUnsupported,
+			Msg: "INFORMATION_SCHEMA.ROUTINES is not supported yet: the planner does not list its functions"}
 	}
 	var rows [][]any
 	for _, r := range t.Routines() {

@@ -3,6 +3,7 @@ package sysinfo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"strata/querynode/sqlplan"
@@ -39,8 +40,8 @@ func TestServerTypes(t *testing.T) {
 	}
 }
 
-// ROUTINES lists the functions it is given; a table without a control plane
-// fails instead of answering empty.
+// ROUTINES lists the functions it is given and is unsupported without them;
+// a table without a control plane fails instead of answering empty.
 func TestRoutinesAndNoControl(t *testing.T) {
 	tabs := &Tables{Routines: func() []Routine {
 		return []Routine{{Name: "ABS", Signatures: "'ABS(<NUMERIC>)'"}, {Name: "SUM", Aggregator: true}}
@@ -59,6 +60,10 @@ func TestRoutinesAndNoControl(t *testing.T) {
 	}
 	if tab.Columns[0] != (sqlplan.Column{Name: "ROUTINE_CATALOG", Type: "VARCHAR"}) || ds.ColumnTypes[0] != "STRING" {
 		t.Errorf("ROUTINES columns %v %v", tab.Columns, ds.ColumnTypes)
+	}
+	var planErr *sqlplan.Error
+	if _, err := (&Tables{}).Table(context.Background(), SchemaInfo, "ROUTINES"); !errors.As(err, &planErr) || planErr.Category != sqlplan.CategoryUnsupported {
+		t.Errorf("ROUTINES without a function list: %v, want an unsupported error", err)
 	}
 	for _, name := range []string{"segments", "servers", "server_segments", "tasks", "supervisors"} {
 		if _, err := tabs.Table(context.Background(), SchemaSys, name); err == nil {
