@@ -196,6 +196,16 @@ func TestSQLErrors(t *testing.T) {
 			t.Errorf("%s: %d %s, want %s", q, code, body, want)
 		}
 	}
+	// SELECT without FROM (clients' connection checks) reads one inline row.
+	for q, want := range map[string]string{
+		`SELECT 1`:                             `[{"EXPR$0":1}]`,
+		`SELECT 1 + 1 AS two, UPPER('x') AS x`: `[{"two":2,"x":"X"}]`,
+		`SELECT COUNT(*) AS n`:                 `[{"n":1}]`,
+	} {
+		if code, body, _ := sqlCall(t, b, `{"query":`+string(mustJSON(q))+`}`); code != 200 || body != want {
+			t.Errorf("%s: %d %s, want %s", q, code, body, want)
+		}
+	}
 	// SET statements set context keys: a 1 ms timeout over a slow historical is 504 (see TestSQLTimeoutAndCancel).
 	code, body, _ = sqlCall(t, b, `{"query":"SET sqlTimeZone = 'America/New_York'; SELECT FLOOR(__time TO DAY) AS d, COUNT(*) AS n FROM wiki GROUP BY 1","resultFormat":"array"}`)
 	if code != 200 || body != `[["2023-12-31T00:00:00.000-05:00",3],["2024-01-01T00:00:00.000-05:00",1],["2024-01-02T00:00:00.000-05:00",1]]` {

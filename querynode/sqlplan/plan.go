@@ -294,9 +294,6 @@ func (p *planner) query(q *sql.Query) (*built, error) {
 	case *sql.SetOp:
 		return nil, unsupported("%s", sql.AtPos(body, body.Op.String()+" is not supported"))
 	}
-	if sel.From == nil {
-		return nil, unsupported("%s", sql.AtPos(sel, "SELECT without FROM is not supported"))
-	}
 	if len(sel.Windows) > 0 {
 		return nil, unsupported("%s", sql.AtPos(sel, "WINDOW is not supported"))
 	}
@@ -305,8 +302,14 @@ func (p *planner) query(q *sql.Query) (*built, error) {
 	} else if sel2 != nil {
 		sel = sel2
 	}
-	ds, cols, err := p.from(sel.From)
-	if err != nil {
+	var ds any
+	var cols []scopeCol
+	var err error
+	if sel.From == nil {
+		// SELECT without FROM reads one row of nothing, as Calcite's VALUES
+		// does: a native inline data source of one row.
+		ds = map[string]any{"type": "inline", "columnNames": []string{"ZERO"}, "columnTypes": []string{"LONG"}, "rows": [][]any{{0}}}
+	} else if ds, cols, err = p.from(sel.From); err != nil {
 		return nil, err
 	}
 	limit, offset := int64(-1), int64(0)
