@@ -88,6 +88,10 @@ type Config struct {
 	// directory (local deep storage is a disk of the node's anyway).
 	ArchiveStorage deep.DeepStorage
 	ArchivePrefix  string
+	// RaftTLS, when set, carries Raft over TLS (see tlsStream): peers
+	// accepted only with a certificate RaftTLS.Server verifies, and
+	// dialled with RaftTLS.Client.
+	RaftTLS *RaftTLS
 
 	// wrapLog, set by tests only, wraps the bbolt log store (fault injection).
 	wrapLog func(raft.LogStore) raft.LogStore
@@ -184,7 +188,7 @@ func Start(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, fmt.Errorf("raft address %q: %w", cfg.RaftAddr, err)
 	}
-	trans, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 8, 5*time.Second, cfg.Logger.Named("transport"))
+	trans, err := newTransport(cfg, addr)
 	if err != nil {
 		store.Close()
 		return nil, fmt.Errorf("listen on raft address %s: %w", cfg.RaftAddr, err)

@@ -74,6 +74,17 @@ func NodeConfig(p *props.Properties, logger hclog.Logger) (cluster.Config, error
 	if err != nil {
 		return cfg, err
 	}
+	// With TLS on, Raft's port is TLS with client certificates too:
+	// otherwise anyone reaching it could append to the log.
+	tc, err := config.ParseTLS(p)
+	if err != nil {
+		return cfg, err
+	}
+	if srv, cl, err := tlsconf.Raft(tc, logger.Named("raft-tls")); err != nil {
+		return cfg, fmt.Errorf("raft TLS: %w", err)
+	} else if srv != nil {
+		cfg.RaftTLS = &cluster.RaftTLS{Server: srv, Client: cl}
+	}
 	if peers := rc.Peers; peers != "" {
 		ps, err := cluster.ParsePeers(peers)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -217,5 +218,61 @@ func TestTLSOnlyProcessReloadsItsCertificate(t *testing.T) {
 	bad.Set("svc.server.https.keyFile", "")
 	if _, err := StartServer(bad, hclog.NewNullLogger()); err == nil || !strings.Contains(err.Error(), "svc.server.https.keyFile") {
 		t.Errorf("TLS without a key: %v", err)
+	}
+}
+
+// Three control nodes with TLS on: Raft's port is TLS with client
+// certificates too, so the nodes elect a leader and replicate a write over
+// it, while a client without a certificate of the cluster's CA gets no
+// answer from that port.
+func TestRaftOverTLS(t *testing.T) {
+	ca := testcerts.New(t)
+	cert, key := ca.Issue(t, "node")
+	ports := freePorts(t, 6)
+	var peers []string
+	for i := 0; i < 3; i++ {
+		peers = append(peers, fmt.Sprintf("n%d=%s=https://%s", i+1, ports[2*i+1], ports[2*i]))
+	}
+	for i := 0; i < 3; i++ {
+		p := nodeProps(fmt.Sprintf("n%d", i+1), ports[2*i], ports[2*i+1], t.TempDir(), strings.Join(peers, ","))
+		p.Set("svc.enablePlaintextPort", "false")
+		p.Set("svc.enableTlsPort", "true")
+		p.Set("svc.server.https.certFile", cert)
+		p.Set("svc.server.https.keyFile", key)
+		p.Set("svc.client.https.trustStoreFile", ca.CAFile)
+		proc, err := StartServer(p, hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: io.Discard}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { proc.Close() })
+	}
+	client := httpsClient(t, ca.CAFile, "", "")
+	var code int
+	var body string
+	eventually.True(t, "a write acknowledged by an elected leader", func() bool {
+		// Any node: a follower redirects to the leader's https URL.
+		code, body, _ = call(client, "POST", "https://"+ports[0]+"/svc/coordinator/v1/config", `{"maxSegmentsToMove":42}`)
+		return code == 200
+	}, eventually.Within(30*time.Second), eventually.Showing(func() string { return fmt.Sprint(code, body) }))
+	for i := 0; i < 3; i++ {
+		eventually.True(t, fmt.Sprintf("node %d to have the write", i), func() bool {
+			code, body, _ = call(client, "GET", "https://"+ports[2*i]+"/svc/coordinator/v1/config", "")
+			return code == 200 && strings.Contains(body, `"maxSegmentsToMove":42`)
+		}, slow, eventually.Showing(func() string { return fmt.Sprint(code, body) }))
+	}
+	// Raft's port: a TLS client without a client certificate is refused
+	// (with TLS 1.3 the refusal arrives on the first read).
+	pool, _ := tlsconf.LoadCAs(ca.CAFile)
+	conn, err := tls.Dial("tcp", ports[1], &tls.Config{RootCAs: pool})
+	if err == nil {
+		conn.SetDeadline(time.Now().Add(5 * time.Second))
+		_, err = conn.Write([]byte{0})
+		if err == nil {
+			_, err = conn.Read(make([]byte, 1))
+		}
+		conn.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "certificate required") {
+		t.Errorf("Raft's port to a client without a certificate: %v", err)
 	}
 }

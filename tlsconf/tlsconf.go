@@ -158,3 +158,54 @@ func Client(t config.TLS, logger hclog.Logger) (*tls.Config, error) {
 	}
 	return cfg, nil
 }
+
+// Raft returns the TLS configurations of the Raft transport when TLS is on
+// (nil, nil, nil when off). Raft's port takes appends to the replicated
+// log, so both ends authenticate: the listener presents the node's
+// certificate (svc.server.https.*) and requires a client certificate
+// verified against svc.server.https.trustStoreFile; a dialling node
+// verifies the peer against svc.client.https.trustStoreFile and presents
+// svc.client.https.certFile, or the node's certificate when none is set
+// (it must then allow client authentication, as `strata certs` makes it).
+// Both trust stores default to the system's roots.
+func Raft(t config.TLS, logger hclog.Logger) (server, client *tls.Config, err error) {
+	if !t.Enabled {
+		return nil, nil, nil
+	}
+	node, err := NewReloader(t.CertFile, t.KeyFile, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	clientCAs, roots, err := pools(t.ClientCAFile, t.TrustStoreFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	server = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: node.GetCertificate,
+		ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: clientCAs}
+	client = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots, GetClientCertificate: node.GetClientCertificate}
+	if t.ClientCertFile != "" {
+		r, err := NewReloader(t.ClientCertFile, t.ClientKeyFile, logger)
+		if err != nil {
+			return nil, nil, fmt.Errorf("svc.client.https.certFile: %w", err)
+		}
+		client.GetClientCertificate = r.GetClientCertificate
+	}
+	return server, client, nil
+}
+
+// pools loads the given CA bundles; an empty path is the system's roots.
+func pools(paths ...string) (a, b *x509.CertPool, err error) {
+	out := make([]*x509.CertPool, len(paths))
+	for i, p := range paths {
+		if p == "" {
+			if out[i], err = x509.SystemCertPool(); err != nil {
+				return nil, nil, fmt.Errorf("the system's CA roots: %w", err)
+			}
+			continue
+		}
+		if out[i], err = LoadCAs(p); err != nil {
+			return nil, nil, err
+		}
+	}
+	return out[0], out[1], nil
+}
