@@ -97,7 +97,7 @@ func runServer(args []string) error {
 	}
 	logger := newLogger(p, "strata")
 	// Not quickstart's: it binds 127.0.0.1 and may run open.
-	if err := config.CheckExposure(p); err != nil {
+	if err := checkExposure(p); err != nil {
 		return startError(logger, err)
 	}
 	proc, err := process.StartServer(p, logger)
@@ -106,6 +106,10 @@ func runServer(args []string) error {
 	}
 	return waitForSignal(proc)
 }
+
+// checkExposure is config.CheckExposure (runServer's flag named config
+// hides the package).
+func checkExposure(p *props.Properties) error { return config.CheckExposure(p) }
 
 func runQuickstart(args []string) error {
 	fs := newFlagSet("quickstart", "quickstart [--data DIR] [--tls-dir DIR] [--config FILE] [--set svc.key=value]...")
