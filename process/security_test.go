@@ -72,13 +72,25 @@ func TestBasicSecurityAcrossNodes(t *testing.T) {
 		if body != "" {
 			ctype = "application/json"
 		}
-		code, _, resp := do(t, "POST", base+path, ctype, body, admin)
+		// The author is the authenticated user, whatever the header says.
+		hdr := map[string]string{"X-Svc-Author": "mallory"}
+		for k, v := range admin {
+			hdr[k] = v
+		}
+		code, _, resp := do(t, "POST", base+path, ctype, body, hdr)
 		if code != 200 {
 			t.Fatalf("POST %s: %d %s", path, code, resp)
 		}
 	}
 	post("/authentication/db/basic/users/analyst", "")
 	post("/authentication/db/basic/users/analyst/credentials", `{"password":"analyst-pw"}`)
+	c.procs[leader].Node.FSM().Read(func(s *fsm.State) {
+		for _, e := range s.Audit(fsm.AuditQuery{Type: fsm.AuditSecurity, Key: "analyst", Limit: 10}) {
+			if e.Audit.Author != "admin" {
+				t.Errorf("audit entry %d of analyst: author %q, want the authenticated admin", e.Index, e.Audit.Author)
+			}
+		}
+	})
 	// Logged in on every node at once (no role yet: 403, not 401).
 	for _, n := range nodes {
 		if got := status(n, analyst); got != 403 {

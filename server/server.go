@@ -21,6 +21,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/hashicorp/go-hclog"
 
+	"strata/auth"
 	"strata/cluster"
 	"strata/commands"
 	"strata/config"
@@ -338,12 +339,19 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 }
 
 // auditFrom collects the audit info of a change request.
+// With security on, the author is the authenticated user, so that the audit
+// cannot be told a made-up name; only the internal client (Strata's own
+// processes, acting for someone) may name the author in X-Svc-Author.
 func auditFrom(r *http.Request) commands.Audit {
-	return commands.Audit{
+	a := commands.Audit{
 		Author:  r.Header.Get("X-Svc-Author"),
 		Comment: r.Header.Get("X-Svc-Comment"),
 		IP:      clientIP(r),
 	}
+	if id := auth.IdentityFrom(r.Context()); id != nil && (!id.Internal || a.Author == "") {
+		a.Author = id.Name
+	}
+	return a
 }
 
 type clientIPKey struct{}
