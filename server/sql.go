@@ -162,10 +162,10 @@ func (s *Server) sqlQuery(w http.ResponseWriter, r *http.Request) {
 	w.Write(renderSQL(req, cols, rows))
 }
 
-// cancelSQL serves DELETE /svc/v2/sql/{sqlQueryId}: 202 when the query was
+// cancelSQL serves DELETE /svc/v2/sql/{queryId} (the sqlQueryId): 202 when the query was
 // running here, 404 when it is not known.
 func (s *Server) cancelSQL(w http.ResponseWriter, r *http.Request) {
-	id := mux.Vars(r)["sqlQueryId"]
+	id := mux.Vars(r)["queryId"]
 	c, ok := runningSQL.Load(sqlKey{s, id})
 	if !ok {
 		writeError(w, http.StatusNotFound, "SQL query ["+id+"] is not running")
