@@ -27,7 +27,9 @@ func (s staticSchema) DataSources(context.Context) ([]string, error) {
 	return out, nil
 }
 
-func (s staticSchema) Columns(_ context.Context, ds string) ([]sqlplan.Column, error) { return s[ds], nil }
+func (s staticSchema) Columns(_ context.Context, ds string) ([]sqlplan.Column, error) {
+	return s[ds], nil
+}
 
 // inlineTable decodes a metadata table's data source.
 type inlineTable struct {
