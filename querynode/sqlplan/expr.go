@@ -339,6 +339,8 @@ func (t *translator) expr(e sql.Expr) (ex, error) {
 		return ex{src: src + ")", typ: tVarchar}, nil
 	case *sql.FuncCall:
 		return t.call(x, x)
+	case *sql.TimestampArith:
+		return t.timestampArith(x)
 	}
 	return ex{}, unsupported("%s", sql.AtPos(e, "Expression '"+e.String()+"' is not supported"))
 }
@@ -714,4 +716,35 @@ func (p *planner) parseTimestamp(s string) (int64, error) {
 		return 0, err
 	}
 	return tm.UnixMilli(), nil
+}
+
+// fixedUnitMillis are the units TIMESTAMPDIFF counts by division.
+var fixedUnitMillis = map[sql.TimeUnit]int64{
+	sql.UnitMillisecond: 1, sql.UnitSecond: 1000, sql.UnitMinute: 60_000, sql.UnitHour: 3_600_000,
+	sql.UnitDay: 86_400_000, sql.UnitWeek: 7 * 86_400_000,
+}
+
+// timestampArith is TIMESTAMPADD(unit, n, ts) (a shift in the query's time
+// zone) and TIMESTAMPDIFF(unit, a, b) for units of fixed length.
+func (t *translator) timestampArith(x *sql.TimestampArith) (ex, error) {
+	a, err := t.expr(x.A)
+	if err != nil {
+		return ex{}, err
+	}
+	b, err := t.expr(x.B)
+	if err != nil {
+		return ex{}, err
+	}
+	if !x.Diff {
+		p := x.Unit.Period()
+		if p == "" {
+			return ex{}, unsupported("%s", sql.AtPos(x, "TIMESTAMPADD by "+x.Unit.String()+" is not supported"))
+		}
+		return ex{src: "timestamp_shift(" + b.src + ", '" + p + "', " + a.src + ", " + quoteString(t.p.tzName) + ")", typ: tTimestamp}, nil
+	}
+	ms, ok := fixedUnitMillis[x.Unit]
+	if !ok {
+		return ex{}, unsupported("%s", sql.AtPos(x, "TIMESTAMPDIFF in "+x.Unit.String()+" is not supported"))
+	}
+	return ex{src: "div((" + b.src + " - " + a.src + "), " + longLit(ms) + ")", typ: tBigint}, nil
 }
