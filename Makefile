@@ -46,8 +46,11 @@ bench-audit:
 
 # Data plane against ClickHouse on ../shared/bench (10M rows by default; ROWS=n to change).
 ROWS ?= 10000000
+# AUTH=false skips the second, authenticated run (the per-query overhead of basic authentication).
+AUTH ?= true
+
 bench-query: build
-	$(GO) run ./cmd/bench-dataplane --mode query --rows $(ROWS)
+	$(GO) run ./cmd/bench-dataplane --mode query --rows $(ROWS) --auth=$(AUTH)
 
 bench-ingest: build
 	$(GO) run ./cmd/bench-dataplane --mode ingest --rows $(ROWS)

@@ -40,14 +40,15 @@ func main() {
 	bin := flag.String("bin", "bin/strata", "strata binary")
 	kit := flag.String("kit", "../shared/bench", "benchmark kit directory")
 	anchor := flag.Bool("anchor", true, "run clickhouse-anchor.sh in the same run")
+	withAuth := flag.Bool("auth", false, "query mode: then restart the quickstart on the same data with basic authentication on and time every query again as an authenticated user, printing the overhead beside the open run")
 	flag.Parse()
-	if err := run(*mode, *rows, *runs, *bin, *kit, *anchor); err != nil {
+	if err := run(*mode, *rows, *runs, *bin, *kit, *anchor, *withAuth); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(mode string, rows, runs int, bin, kit string, anchor bool) error {
+func run(mode string, rows, runs int, bin, kit string, anchor, withAuth bool) error {
 	kit, _ = filepath.Abs(kit)
 	bin, _ = filepath.Abs(bin)
 	cache := filepath.Join("var", "bench")
@@ -73,16 +74,11 @@ func run(mode string, rows, runs int, bin, kit string, anchor bool) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	cmd := exec.Command(bin, "quickstart", "--data", dir, "--set", "svc.log.level=warn")
-	logf, _ := os.Create(filepath.Join(dir, "quickstart.log"))
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
+	cmd, err := startQuickstart(bin, dir)
+	if err != nil {
 		return err
 	}
 	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
-	if err := waitReady(); err != nil {
-		return err
-	}
 
 	sql := fmt.Sprintf(`INSERT INTO "wiki" SELECT TIME_PARSE("timestamp") AS __time, channel, page, "user", country, city, namespace, isRobot, isNew, added, deleted, delta, commentLength, price
 FROM TABLE(EXTERN('{"type":"local","files":[%q]}', '{"type":"json"}', '[{"name":"timestamp","type":"string"},{"name":"channel","type":"string"},{"name":"page","type":"string"},{"name":"user","type":"string"},{"name":"country","type":"string"},{"name":"city","type":"string"},{"name":"namespace","type":"string"},{"name":"isRobot","type":"string"},{"name":"isNew","type":"string"},{"name":"added","type":"long"},{"name":"deleted","type":"long"},{"name":"delta","type":"long"},{"name":"commentLength","type":"long"},{"name":"price","type":"double"}]'))
@@ -115,6 +111,7 @@ PARTITIONED BY DAY`, data)
 		sqlOf[q.ID] = q.SQL
 	}
 	fmt.Printf("\n%-5s %10s %12s %8s %8s %9s  %s\n", "query", "strata ms", "clickhouse ms", "ratio", "sql ms", "sql/nat", "result check")
+	open := map[string]float64{} // median ms per query, without authentication
 	for _, q := range qs {
 		if _, err := query(q.Native); err != nil { // warm-up
 			fmt.Printf("%-5s failed: %v\n", q.ID, err)
@@ -133,6 +130,7 @@ PARTITIONED BY DAY`, data)
 		}
 		sort.Float64s(times)
 		med := times[len(times)/2]
+		open[q.ID] = med
 		check, chMs := "no anchor", 0.0
 		if ch != nil {
 			if a, ok := ch.queries[q.ID]; ok {
@@ -153,7 +151,125 @@ PARTITIONED BY DAY`, data)
 		}
 	}
 	fmt.Printf("peak memory after queries: %.0f MB\n", float64(peakRSS(cmd.Process.Pid))/1e6)
+	if !withAuth {
+		return nil
+	}
+	// The same data behind authentication: the quickstart restarts on its
+	// directory with basic security on, and every query is timed again as
+	// the admin user, beside the open run. A short query run many times
+	// gives the per-query overhead itself, which the long queries' own
+	// variation would hide.
+	pingOpen, err := medianOf(pingRuns, func() error { _, err := query(pingQuery); return err })
+	if err != nil {
+		return fmt.Errorf("ping query: %w", err)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if cmd, err = startQuickstart(bin, dir, authSettings...); err != nil {
+		return err
+	}
+	if err := waitLoaded(); err != nil {
+		return err
+	}
+	fmt.Printf("\n%-5s %10s %10s %10s   (basic authentication, admin user; the same data after a restart)\n", "query", "open ms", "auth ms", "diff ms")
+	for _, q := range qs {
+		if _, err := query(q.Native); err != nil { // warm-up
+			fmt.Printf("%-5s failed: %v\n", q.ID, err)
+			continue
+		}
+		med, err := medianOf(runs, func() error { _, err := query(q.Native); return err })
+		if err != nil {
+			return fmt.Errorf("%s: %w", q.ID, err)
+		}
+		fmt.Printf("%-5s %10.1f %10.1f %+10.2f\n", q.ID, open[q.ID], med, med-open[q.ID])
+	}
+	pingAuth, err := medianOf(pingRuns, func() error { _, err := query(pingQuery); return err })
+	if err != nil {
+		return fmt.Errorf("ping query: %w", err)
+	}
+	fmt.Printf("per-query overhead of authentication: %+.3f ms (median of %d timeBoundary queries: %.3f ms authenticated, %.3f ms open; target <= 0.2 ms)\n",
+		pingAuth-pingOpen, pingRuns, pingAuth, pingOpen)
 	return nil
+}
+
+// The settings of the authenticated run (README, Security).
+const benchAdminPassword = "bench-admin-password"
+
+var authSettings = []string{
+	`svc.auth.authenticatorChain=["basic"]`, "svc.auth.authenticator.basic.type=basic",
+	"svc.auth.authenticator.basic.initialAdminPassword=" + benchAdminPassword,
+	"svc.auth.authenticator.basic.initialInternalClientPassword=bench-internal-password",
+	"svc.auth.authenticator.basic.authorizerName=basic", `svc.auth.authorizers=["basic"]`, "svc.auth.authorizer.basic.type=basic",
+	"svc.escalator.type=basic", "svc.escalator.internalClientPassword=bench-internal-password",
+}
+
+// pingQuery is the short query of the overhead measure, pingRuns times.
+var pingQuery = json.RawMessage(`{"queryType":"timeBoundary","dataSource":"wiki"}`)
+
+const pingRuns = 500
+
+// startQuickstart starts the quickstart on dir with extra settings and
+// waits until it is ready.
+func startQuickstart(bin, dir string, sets ...string) (*exec.Cmd, error) {
+	args := []string{"quickstart", "--data", dir, "--set", "svc.log.level=warn"}
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	cmd := exec.Command(bin, args...)
+	logf, _ := os.OpenFile(filepath.Join(dir, "quickstart.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	if len(sets) > 0 {
+		// The readiness checks below need credentials once security is on.
+		client.Transport = basicAuth{user: "admin", password: benchAdminPassword, next: http.DefaultTransport}
+	}
+	if err := waitReady(); err != nil {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		return nil, err
+	}
+	return cmd, nil
+}
+
+// waitLoaded waits until the restarted quickstart answers the ping query
+// with the data.
+func waitLoaded() error {
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		if b, err := query(pingQuery); err == nil && len(bytes.TrimSpace(b)) > 2 {
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("wiki not queryable 5 minutes after the restart")
+}
+
+// medianOf runs fn n times and returns the median duration in ms.
+func medianOf(n int, fn func() error) (float64, error) {
+	times := make([]float64, 0, n)
+	for i := 0; i < n; i++ {
+		t := time.Now()
+		if err := fn(); err != nil {
+			return 0, err
+		}
+		times = append(times, float64(time.Since(t).Nanoseconds())/1e6)
+	}
+	sort.Float64s(times)
+	return times[len(times)/2], nil
+}
+
+// basicAuth sends HTTP Basic credentials on every request.
+type basicAuth struct {
+	user, password string
+	next           http.RoundTripper
+}
+
+func (b basicAuth) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.SetBasicAuth(b.user, b.password)
+	return b.next.RoundTrip(r)
 }
 
 func generate(kit string, rows int, out string) error {
