@@ -61,3 +61,19 @@ func FuzzRead(f *testing.F) {
 		New().Read(strings.NewReader(s))
 	})
 }
+
+// The initial passwords are hidden even when svc.server.hiddenProperties
+// is replaced by a list that leaves them out.
+func TestVisibleHidesInitialPasswords(t *testing.T) {
+	p := Defaults()
+	p.Set("svc.server.hiddenProperties", `["x"]`)
+	p.Set("svc.auth.authenticator.basic.initialAdminPassword", "a")
+	p.Set("svc.auth.authenticator.basic.initialInternalClientPassword", "b")
+	p.Set("svc.escalator.internalClientPassword", "b")
+	v := p.Visible()
+	for _, k := range []string{"svc.auth.authenticator.basic.initialAdminPassword", "svc.auth.authenticator.basic.initialInternalClientPassword", "svc.escalator.internalClientPassword"} {
+		if _, ok := v[k]; ok {
+			t.Errorf("%s shown", k)
+		}
+	}
+}
