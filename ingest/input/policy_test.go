@@ -147,6 +147,13 @@ func TestLocalPolicyKeepsWhatIsAllowed(t *testing.T) {
 	if err != nil || got != "{\"n\":2}\n{\"n\":1}\n" {
 		t.Fatalf("files: %q, %v", got, err)
 	}
+	// A filter matches names, never paths: it cannot climb out.
+	for _, f := range []string{"../*/secret.json", "../*", "*/../../*"} {
+		got, err = readSource(t, fmt.Sprintf(`{"type":"local","baseDir":%q,"filter":%q}`, filepath.Join(allowed, "a"), f))
+		if strings.Contains(got, "hunter2") {
+			t.Fatalf("filter %s read the secret (%v)", f, err)
+		}
+	}
 	enc := filepath.Join(allowed, "%2e%2e", filepath.Base(outside), "secret.json")
 	got, err = readSource(t, fmt.Sprintf(`{"type":"local","files":[%q]}`, enc))
 	if err == nil || strings.Contains(got, "hunter2") {
