@@ -223,7 +223,7 @@ func (p *Policy) checkURI(ctx context.Context, raw string) error {
 func (p *Policy) checkAddr(host string, a netip.Addr) error {
 	if why := forbiddenAddr(a); why != "" {
 		return policyErrorf("http inputSource: %s is %s (%s); list the host in svc.ingestion.http.allowedHosts to allow it",
-			host, why, a)
+			host, why, a.Unmap())
 	}
 	return nil
 }
@@ -282,7 +282,7 @@ func (p *Policy) newClient() *http.Client {
 			}
 			if why := forbiddenAddr(ap.Addr()); why != "" {
 				return policyErrorf("http inputSource: connecting to %s, %s, is not allowed; list the host in svc.ingestion.http.allowedHosts to allow it",
-					ap.Addr(), why)
+					ap.Addr().Unmap(), why)
 			}
 			return nil
 		}}
