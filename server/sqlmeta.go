@@ -21,7 +21,15 @@ func sqlMetaTable(ctx context.Context, s *Server, schema, name string) (*sqlplan
 	if client == nil {
 		client = http.DefaultClient
 	}
-	t := &sysinfo.Tables{Druid: druidSchema{&sqlCatalog{s}}, Control: sysinfo.HTTPControl(urls, client)}
+	b := s.opts.Broker
+	t := &sysinfo.Tables{Druid: druidSchema{&sqlCatalog{s}}, Control: sysinfo.HTTPControl(urls, client),
+		Realtime: func() []sysinfo.RealtimeSegment {
+			var out []sysinfo.RealtimeSegment
+			for _, r := range b.RealtimeSegments() {
+				out = append(out, sysinfo.RealtimeSegment{Server: r.Server, Segment: r.Segment})
+			}
+			return out
+		}}
 	return t.Table(ctx, schema, name)
 }
 

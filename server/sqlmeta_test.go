@@ -3,10 +3,12 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"strata/internal/eventually"
 	"strata/querynode/broker"
+	"strata/querynode/historical"
 )
 
 // The metadata tables through POST /svc/v2/sql on a real broker whose
@@ -17,7 +19,13 @@ func TestSQLMetadataTables(t *testing.T) {
 	segs := publishWiki(f, "wiki")
 	h := f.startHistorical(t.TempDir(), nil)
 	h.node.Start()
-	b := startBroker(t, []string{h.url}, func(c *broker.Config) {
+	// A task's realtime segment, which only the broker knows of.
+	task, taskURL := startTaskServer(t)
+	rt, rtPath := f.segmentFile("wiki", "2013-09-04/2013-09-05", "realtime-task1", 0, 0, wikiRows("2013-09-04", 100))
+	if err := task.ServeLocal("task1", []historical.Served{{Segment: rt, Path: rtPath, Realtime: true}}); err != nil {
+		t.Fatal(err)
+	}
+	b := startBroker(t, []string{h.url, taskURL}, func(c *broker.Config) {
 		c.PastTimelines = &broker.HTTPPastTimelines{URLs: []string{f.coord}, Client: http.DefaultClient}
 	})
 	b.b.Start()
@@ -33,16 +41,18 @@ func TestSQLMetadataTables(t *testing.T) {
 	// The coordinator's inventory polls the historical on its own period.
 	want := fmt.Sprintf(`[[4,%d]]`, total)
 	eventually.True(t, "sys.segments to show the served segments", func() bool {
-		_, body := sql(`SELECT COUNT(*) AS n, SUM("size") AS s FROM sys.segments WHERE datasource = 'wiki' AND is_available = 1`)
+		_, body := sql(`SELECT COUNT(*) AS n, SUM("size") AS s FROM sys.segments WHERE datasource = 'wiki' AND is_available = 1 AND is_realtime = 0`)
 		return body == want
 	})
 	// Without ORDER BY (a scan orders by time only) rows come in the
 	// table's order: COLUMNS lists a table's columns by ordinal position.
 	for q, want := range map[string]string{
-		`SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = 'druid'`:           `[["wiki"]]`,
-		`SELECT COLUMN_NAME, DATA_TYPE FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_NAME = 'wiki'`: `[["__time","TIMESTAMP"],["added","BIGINT"],["count","BIGINT"],["page","VARCHAR"]]`,
-		`SELECT COUNT(*) AS n FROM sys.server_segments WHERE segment_id LIKE 'wiki%'`:             `[[4]]`,
-		`SELECT SCHEMA_NAME FROM INFORMATION_SCHEMA.SCHEMATA GROUP BY SCHEMA_NAME`:                `[["INFORMATION_SCHEMA"],["druid"],["lookup"],["sys"]]`,
+		`SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = 'druid'`:                                               `[["wiki"]]`,
+		`SELECT COLUMN_NAME, DATA_TYPE FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_NAME = 'wiki'`:                                     `[["__time","TIMESTAMP"],["added","BIGINT"],["count","BIGINT"],["page","VARCHAR"]]`,
+		`SELECT COUNT(*) AS n FROM sys.server_segments WHERE segment_id LIKE 'wiki%'`:                                                 `[[5]]`,
+		`SELECT segment_id, is_published, is_available, is_realtime, is_active, num_replicas FROM sys.segments WHERE is_realtime = 1`: fmt.Sprintf(`[[%q,0,1,1,1,1]]`, rt.ID().String()),
+		`SELECT server FROM sys.server_segments WHERE segment_id = '` + rt.ID().String() + `'`:                                        fmt.Sprintf(`[[%q]]`, strings.TrimPrefix(taskURL, "http://")),
+		`SELECT SCHEMA_NAME FROM INFORMATION_SCHEMA.SCHEMATA GROUP BY SCHEMA_NAME`:                                                    `[["INFORMATION_SCHEMA"],["druid"],["lookup"],["sys"]]`,
 	} {
 		if code, body := sql(q); code != 200 || body != want {
 			t.Errorf("%s: %d %s, want %s", q, code, body, want)

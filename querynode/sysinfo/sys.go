@@ -93,8 +93,7 @@ func (e *segmentEntry) UnmarshalJSON(b []byte) error {
 }
 
 // segments lists the published (used) segments with their replicas as the
-// historicals serve them. Realtime segments are not listed: no realtime
-// ingestion announces them to the coordinator.
+// historicals serve them, then the realtime segments the broker knows of.
 func (t *Tables) segments(ctx context.Context) ([][]any, error) {
 	var published []segmentEntry
 	if err := t.get(ctx, pathSegments, &published); err != nil {
@@ -134,8 +133,39 @@ func (t *Tables) segments(ctx context.Context) ([][]any, error) {
 			rawOrNil(e.ShardSpec), string(dims), string(mets), rawOrNil(e.LastCompaction), repl,
 		})
 	}
+	// Realtime segments: served, not published; one row each, its replicas
+	// counted.
+	var ids []string
+	realtime := map[string]*segmeta.DataSegment{}
+	for _, r := range t.realtime() {
+		id := r.Segment.ID().String()
+		if realtime[id] == nil {
+			ids = append(ids, id)
+			realtime[id] = r.Segment
+		}
+		replicas[id]++
+	}
+	for _, id := range ids {
+		seg := realtime[id]
+		dims, _ := json.Marshal(nonNil(seg.Dimensions))
+		mets, _ := json.Marshal(nonNil(seg.Metrics))
+		shard := seg.ShardSpec.AppendJSON(nil)
+		rows = append(rows, []any{
+			id, seg.DataSource, interval.FormatMillis(seg.Interval.Start), interval.FormatMillis(seg.Interval.End), seg.Size,
+			seg.Version, int64(seg.ShardSpec.PartitionNum), replicas[id], int64(0),
+			int64(1), int64(0), int64(1), int64(1), int64(0), // active, not published, available, realtime, not overshadowed
+			string(shard), string(dims), string(mets), nil, nil,
+		})
+	}
 	slices.SortFunc(rows, func(a, b []any) int { return strings.Compare(a[0].(string), b[0].(string)) })
 	return rows, nil
+}
+
+func (t *Tables) realtime() []RealtimeSegment {
+	if t.Realtime == nil {
+		return nil
+	}
+	return t.Realtime()
 }
 
 func (t *Tables) serverSegments(ctx context.Context) ([][]any, error) {
@@ -153,6 +183,9 @@ func (t *Tables) serverSegments(ctx context.Context) ([][]any, error) {
 		for _, id := range ids {
 			rows = append(rows, []any{s.Host, id})
 		}
+	}
+	for _, r := range t.realtime() {
+		rows = append(rows, []any{r.Server, r.Segment.ID().String()})
 	}
 	return rows, nil
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"strata/querynode/sqlplan"
+	"strata/segmeta"
 )
 
 // Schema names, as Druid spells them (identifiers are case-sensitive).
@@ -51,6 +52,15 @@ type Tables struct {
 	Druid    DruidSchema
 	Control  Control
 	Routines func() []Routine // the planner's functions; nil: ROUTINES is unsupported
+	// Realtime lists the realtime segments data servers announce (rows not
+	// published yet, which only brokers know); nil lists none.
+	Realtime func() []RealtimeSegment
+}
+
+// RealtimeSegment is a realtime segment and the server announcing it.
+type RealtimeSegment struct {
+	Server  string // host:port
+	Segment *segmeta.DataSegment
 }
 
 // column types of the tables' own columns.
