@@ -316,6 +316,10 @@ func describeSecurity() {
 		}
 		return description{summary: fmt.Sprintf("set the permissions of role %s: %s", c.Role, what)}
 	})
+	describe(func(c commands.RecordAuthFailures) description {
+		return description{summary: fmt.Sprintf("%d authentication failures from %d addresses (%d without credentials, %d wrong, %d throttled)",
+			c.Missing+c.Wrong+c.Throttled, len(c.ByAddress), c.Missing, c.Wrong, c.Throttled)}
+	})
 	describe(func(c commands.BootstrapSecurity) description {
 		var who []string
 		if c.Admin != nil {

@@ -82,6 +82,8 @@ func fullLog(t *testing.T) []*raft.Log {
 		// Security: the bootstrap, an analyst with a read-only role, a
 		// password change, and what the FSM refuses.
 		{cmd: commands.BootstrapSecurity{Admin: creds(1), InternalUser: "svc_system", Internal: creds(2)}},
+		{cmd: commands.RecordAuthFailures{StartMs: 1000, EndMs: 61000, Missing: 2, Wrong: 3, ByAddress: map[string]int{"10.0.0.9": 4, "10.0.0.7": 1}}},
+		{cmd: commands.RecordAuthFailures{StartMs: 61000, EndMs: 1000, Wrong: 1}, reject: true},
 		{cmd: commands.CreateUser{Name: "analyst"}},
 		{cmd: commands.CreateUser{Name: "analyst"}, reject: true},
 		{cmd: commands.SetCredentials{Name: "analyst", Credentials: *creds(3)}},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"strata/auth"
+	"strata/internal/eventually"
 	"strata/props"
 	"strata/storage/deep"
 )
@@ -439,5 +440,47 @@ func TestFailedLoginsRateLimited(t *testing.T) {
 	<-done
 	if got2.Wrong != 3 || got2.Throttled != 1 || got2.Missing != 1 || got2.ByAddress["127.0.0.1"] != 5 {
 		t.Errorf("report %+v, want 3 wrong, 1 throttled, 1 missing, all from 127.0.0.1", got2)
+	}
+}
+
+// TestAuthFailuresInTheAudit: a control node writes a window's failures to
+// the audit as one counted entry, whatever the number of requests.
+func TestAuthFailuresInTheAudit(t *testing.T) {
+	users := newTestUsers()
+	p := props.Defaults()
+	p.Set("svc.auth.authenticatorChain", `["test"]`)
+	p.Set("svc.auth.failureAuditPeriod", "200ms")
+	p.Set("svc.escalator.internalClientPassword", internalPassword)
+	_, _, base := singleServer(t, nil, RoleCoordinator, RoleOverlord)
+	o := base.opts
+	o.Props, o.Security = p, users.security()
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	for range 7 {
+		callWith(t, "GET", ts.URL+"/status", "", "", map[string]string{"Authorization": auth.BasicHeader("admin", "guess")})
+	}
+	entries := func() []string {
+		code, body, _ := callWith(t, "GET", ts.URL+"/svc/coordinator/v1/audit?type=security.authFailures", "", "", asInternal())
+		if code != 200 {
+			t.Fatalf("audit: %d %s", code, body)
+		}
+		var out struct {
+			Records []json.RawMessage `json:"records"`
+		}
+		json.Unmarshal([]byte(body), &out)
+		var s []string
+		for _, e := range out.Records {
+			s = append(s, string(e))
+		}
+		return s
+	}
+	eventually.True(t, "the failures in the audit", func() bool { return len(entries()) > 0 })
+	got := entries()
+	if len(got) != 1 || !strings.Contains(got[0], "7 authentication failures from 1 addresses") {
+		t.Errorf("audit entries %v, want one counting 7 failures", got)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"strata/auth"
+	"strata/cluster"
+	"strata/commands"
 	"strata/config"
 )
 
@@ -321,5 +323,18 @@ func (s *Server) ReportAuthFailures(ctx context.Context) {
 					"wrong", rep.Wrong, "throttled", rep.Throttled, "byAddress", rep.ByAddress)
 			}
 		}
+	}
+}
+
+// ProposeAuthFailures is the RecordFailures of a control node: the leader
+// proposes each window as one commands.RecordAuthFailures, whose audit entry
+// is the record (author "strata", the node's own failures). A follower
+// cannot propose: its report is logged instead.
+func ProposeAuthFailures(node *cluster.Node) func(FailureReport) error {
+	return func(r FailureReport) error {
+		cmd := commands.RecordAuthFailures{StartMs: r.Start.UnixMilli(), EndMs: r.End.UnixMilli(),
+			Missing: r.Missing, Wrong: r.Wrong, Throttled: r.Throttled, ByAddress: r.ByAddress}
+		_, err := node.Propose(cmd, commands.Audit{Author: "strata", Comment: "authentication failures on " + node.ID()}, 10*time.Second)
+		return err
 	}
 }

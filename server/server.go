@@ -165,6 +165,16 @@ func New(o Options) (*Server, error) {
 	if o.Security != nil {
 		s.recordFailures = o.Security.RecordFailures
 	}
+	if s.sec != nil && s.node != nil {
+		// A control node writes its failure counts to the audit until it
+		// stops; other processes run ReportAuthFailures themselves.
+		if s.recordFailures == nil {
+			s.recordFailures = ProposeAuthFailures(s.node)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-s.node.Done(); cancel() }()
+		go s.ReportAuthFailures(ctx)
+	}
 	s.discovery, s.announcer = o.Discovery, o.Announcer
 	if s.roles[RoleCoordinator] {
 		if s.deepStorage, err = ingest.DeepStorageConfig(o.Props); err != nil {
