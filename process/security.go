@@ -45,7 +45,7 @@ func newSecurity(p *props.Properties, node *cluster.Node, controlURLs []string, 
 		return nil, err
 	}
 	if len(ac.Authorizers) > 0 && !contains(ac.Authorizers, bc.AuthorizerName) {
-		return nil, fmt.Errorf("svc.auth.authenticator.basicauth.authorizerName=%s is not in svc.auth.authorizers %v", bc.AuthorizerName, ac.Authorizers)
+		return nil, fmt.Errorf("svc.auth.authenticator.basic.authorizerName=%s is not in svc.auth.authorizers %v", bc.AuthorizerName, ac.Authorizers)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	*stop = append(*stop, cancel)
@@ -131,7 +131,7 @@ func bootstrapSecurity(ctx context.Context, node *cluster.Node, bc config.BasicA
 		if !needed {
 			return
 		}
-		if _, err := node.Propose(cmd, commands.Audit{Author: "strata", Comment: "initial users (svc.auth.authenticator.basicauth.initial*Password)"}, 10*time.Second); err != nil {
+		if _, err := node.Propose(cmd, commands.Audit{Author: "strata", Comment: "initial users (svc.auth.authenticator.basic.initial*Password)"}, 10*time.Second); err != nil {
 			log.Warn("cannot create the initial users yet; retrying", "error", err)
 			continue
 		}
