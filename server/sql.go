@@ -142,18 +142,24 @@ func (s *Server) sqlQuery(w http.ResponseWriter, r *http.Request) {
 		cols = []sqlplan.Column{{Name: "PLAN", Type: "VARCHAR"}, {Name: "RESOURCES", Type: "VARCHAR"}, {Name: "ATTRIBUTES", Type: "VARCHAR"}}
 		rows = [][]any{row}
 	} else {
-		_, out, _, qerr := s.opts.Broker.QueryWithContext(ctx, planned.Native)
-		if qerr != nil {
-			if context.Cause(ctx) == errSQLCancelled {
-				s.log.Debug("SQL query cancelled", "sqlQueryId", id)
+		// One native query, or one per branch of a top-level UNION ALL, run
+		// in order, their rows concatenated.
+		for i, native := range planned.Natives {
+			_, out, _, qerr := s.opts.Broker.QueryWithContext(ctx, native)
+			if qerr != nil {
+				if context.Cause(ctx) == errSQLCancelled {
+					s.log.Debug("SQL query cancelled", "sqlQueryId", id)
+				}
+				writeRawJSON(w, qerr.Status, qerr.Body())
+				return
 			}
-			writeRawJSON(w, qerr.Status, qerr.Body())
-			return
-		}
-		if rows, err = planned.Rows(out); err != nil {
-			s.log.Error("reading a native answer as SQL rows failed", "sqlQueryId", id, "error", err)
-			writeRawJSON(w, http.StatusInternalServerError, broker.Legacy(broker.CodeUnknown, s.opts.Broker.Name(), "%s", err.Error()).Body())
-			return
+			part, err := planned.RowsOf(i, out)
+			if err != nil {
+				s.log.Error("reading a native answer as SQL rows failed", "sqlQueryId", id, "error", err)
+				writeRawJSON(w, http.StatusInternalServerError, broker.Legacy(broker.CodeUnknown, s.opts.Broker.Name(), "%s", err.Error()).Body())
+				return
+			}
+			rows = append(rows, part...)
 		}
 		cols = planned.Columns
 	}

@@ -202,6 +202,15 @@ func TestSQLErrors(t *testing.T) {
 			t.Errorf("%s: %d %s, want %s", q, code, body, want)
 		}
 	}
+	// A top-level UNION ALL runs one native query per branch, rows in order.
+	code, body, _ = sqlCall(t, b, `{"query":"SELECT 'x' AS k, COUNT(*) AS n FROM wiki UNION ALL SELECT page, SUM(added) FROM wiki WHERE page = 'b' GROUP BY page UNION ALL (SELECT 'z', 1)","resultFormat":"array"}`)
+	if code != 200 || body != `[["x",5],["b",10],["z",1]]` {
+		t.Errorf("UNION ALL: %d %s", code, body)
+	}
+	code, body, _ = sqlCall(t, b, `{"query":"EXPLAIN PLAN FOR SELECT page FROM wiki UNION ALL SELECT page FROM wiki","resultFormat":"array"}`)
+	if code != 200 || strings.Count(body, `queryType\":\"scan`) != 2 {
+		t.Errorf("EXPLAIN of UNION ALL: %d %s", code, body)
+	}
 	// SELECT without FROM (clients' connection checks) reads one inline row.
 	for q, want := range map[string]string{
 		`SELECT 1`:                             `[{"EXPR$0":1}]`,

@@ -15,7 +15,10 @@ import (
 // Planned is a planned statement: the native query to run and how to read
 // its answer as SQL rows.
 type Planned struct {
-	// Native is the native query JSON, context included.
+	// Natives are the native queries to run, context included, in order:
+	// one, or one per branch of a top-level UNION ALL (see RowsOf).
+	Natives []json.RawMessage
+	// Native is Natives[0].
 	Native json.RawMessage
 	// Columns are the result's SQL columns.
 	Columns []Column
@@ -27,8 +30,9 @@ type Planned struct {
 	// Resources are the datasources the query reads.
 	Resources []string
 
-	b  *built
-	tz *time.Location
+	b     *built
+	parts []*built
+	tz    *time.Location
 }
 
 // built is one planned query block.
@@ -102,41 +106,104 @@ func Plan(ctx context.Context, src string, req Request, cat Catalog) (*Planned, 
 	if !ok {
 		return nil, invalid("%s", sql.AtPos(st, "INSERT and REPLACE run as tasks: submit them to /druid/v2/sql/task"))
 	}
-	b, err := p.query(q)
+	parts, err := p.union(q)
 	if err != nil {
 		return nil, err
 	}
-	nctx := map[string]any{}
-	for k, v := range qctx {
-		nctx[k] = v
-	}
-	if id, ok := qctx["sqlQueryId"].(string); ok && id != "" {
-		if _, set := nctx["queryId"]; !set {
-			nctx["queryId"] = id
+	for _, b := range parts {
+		nctx := map[string]any{}
+		for k, v := range qctx {
+			nctx[k] = v
 		}
-	}
-	if b.queryType == "timeseries" {
-		if _, set := nctx["skipEmptyBuckets"]; !set && b.native["granularity"] != "all" {
-			nctx["skipEmptyBuckets"] = true
+		if id, ok := qctx["sqlQueryId"].(string); ok && id != "" {
+			if _, set := nctx["queryId"]; !set {
+				nctx["queryId"] = id
+			}
 		}
+		if b.queryType == "timeseries" {
+			if _, set := nctx["skipEmptyBuckets"]; !set && b.native["granularity"] != "all" {
+				nctx["skipEmptyBuckets"] = true
+			}
+		}
+		for k, v := range b.ctx {
+			nctx[k] = v
+		}
+		b.native["context"] = nctx
+		raw, err := json.Marshal(b.native)
+		if err != nil {
+			return nil, err
+		}
+		out.Natives = append(out.Natives, raw)
 	}
-	for k, v := range b.ctx {
-		nctx[k] = v
-	}
-	b.native["context"] = nctx
-	raw, err := json.Marshal(b.native)
-	if err != nil {
-		return nil, err
-	}
-	out.Native = raw
-	out.b = b
-	for _, c := range b.out {
+	out.Native = out.Natives[0]
+	out.parts = parts
+	out.b = parts[0]
+	for _, c := range out.b.out {
 		out.Columns = append(out.Columns, Column{Name: c.name, Type: c.typ})
 	}
 	for r := range p.resources {
 		out.Resources = append(out.Resources, r)
 	}
 	return out, nil
+}
+
+// union plans a top-level UNION ALL as one native query per branch, whose
+// rows the caller concatenates (Druid runs it the same way); any other
+// statement is one part.
+func (p *planner) union(q *sql.Query) ([]*built, error) {
+	op, isUnion := q.Body.(*sql.SetOp)
+	if !isUnion {
+		b, err := p.query(q)
+		if err != nil {
+			return nil, err
+		}
+		return []*built{b}, nil
+	}
+	if op.Op != sql.Union || !op.All {
+		return nil, unsupported("%s", sql.AtPos(op, op.Op.String()+" is not supported (only UNION ALL at the top level)"))
+	}
+	if len(q.OrderBy) > 0 || q.Limit != nil || q.Offset != nil {
+		return nil, unsupported("%s", sql.AtPos(q, "ORDER BY, LIMIT and OFFSET over UNION ALL are not supported"))
+	}
+	var branches []sql.QueryBody
+	var flatten func(b sql.QueryBody) error
+	flatten = func(b sql.QueryBody) error {
+		if o, ok := b.(*sql.SetOp); ok {
+			if o.Op != sql.Union || !o.All {
+				return unsupported("%s", sql.AtPos(o, o.Op.String()+" is not supported (only UNION ALL at the top level)"))
+			}
+			if err := flatten(o.Left); err != nil {
+				return err
+			}
+			return flatten(o.Right)
+		}
+		branches = append(branches, b)
+		return nil
+	}
+	if err := flatten(op); err != nil {
+		return nil, err
+	}
+	var parts []*built
+	for _, br := range branches {
+		bq, ok := br.(*sql.Query)
+		if !ok {
+			bq = &sql.Query{Body: br}
+		}
+		if len(q.With) > 0 {
+			with := *bq
+			with.With = append(append([]*sql.CTE{}, q.With...), bq.With...)
+			bq = &with
+		}
+		b, err := p.query(bq)
+		if err != nil {
+			return nil, err
+		}
+		if len(parts) > 0 && len(b.out) != len(parts[0].out) {
+			return nil, invalid("%s", sql.AtPos(br, "Column count mismatch in UNION ALL"))
+		}
+		parts = append(parts, b)
+	}
+	return parts, nil
 }
 
 // parseMessage renders a syntax error with Druid's position suffix.

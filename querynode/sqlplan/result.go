@@ -14,8 +14,12 @@ import (
 // column of Columns, typed as the SQL API renders them: TIMESTAMP as ISO
 // strings in the query's time zone, BIGINT as int64, DOUBLE/FLOAT as
 // float64, VARCHAR as string, BOOLEAN as bool, NULL as nil.
-func (p *Planned) Rows(result []byte) ([][]any, error) {
-	b := p.b
+func (p *Planned) Rows(result []byte) ([][]any, error) { return p.RowsOf(0, result) }
+
+// RowsOf is Rows for the answer to Natives[i]; the rows of a UNION ALL are
+// those of every part in order, typed as the first part's columns.
+func (p *Planned) RowsOf(i int, result []byte) ([][]any, error) {
+	b := p.parts[i]
 	dec := json.NewDecoder(bytes.NewReader(result))
 	dec.UseNumber()
 	var raw []map[string]any
@@ -92,7 +96,7 @@ func (p *Planned) Rows(result []byte) ([][]any, error) {
 	for i, r := range rows {
 		row := make([]any, len(b.out))
 		for j, c := range b.out {
-			v, err := p.value(r[c.native], c.typ)
+			v, err := p.value(r[c.native], p.b.out[j].typ)
 			if err != nil {
 				return nil, fmt.Errorf("column %s: %w", c.name, err)
 			}
@@ -198,23 +202,24 @@ func (p *Planned) stringifyArrays() bool {
 // ExplainRow is EXPLAIN PLAN FOR's one row: PLAN (the native queries with
 // their signatures, as Druid's JSON), RESOURCES and ATTRIBUTES.
 func (p *Planned) ExplainRow() ([]any, error) {
-	var q any
-	if err := json.Unmarshal(p.Native, &q); err != nil {
-		return nil, err
-	}
-	sig := make([]map[string]string, len(p.b.out))
-	for i, c := range p.b.out {
-		name := c.native
-		if name == "" { // a timeseries' time: the row's timestamp
-			name = "__time"
+	var entries []any
+	for i, raw := range p.Natives {
+		var q any
+		if err := json.Unmarshal(raw, &q); err != nil {
+			return nil, err
 		}
-		sig[i] = map[string]string{"name": name, "type": nativeType(c.typ)}
+		b := p.parts[i]
+		sig := make([]map[string]string, len(b.out))
+		for j, c := range b.out {
+			name := c.native
+			if name == "" { // a timeseries' time: the row's timestamp
+				name = "__time"
+			}
+			sig[j] = map[string]string{"name": name, "type": nativeType(c.typ)}
+		}
+		entries = append(entries, map[string]any{"query": q, "signature": sig, "columnMappings": columnMappings(b)})
 	}
-	cols := make([]map[string]string, len(p.Columns))
-	for i, c := range p.Columns {
-		cols[i] = map[string]string{"name": c.Name, "type": c.Type}
-	}
-	plan, err := json.Marshal([]any{map[string]any{"query": q, "signature": sig, "columnMappings": columnMappings(p)}})
+	plan, err := json.Marshal(entries)
 	if err != nil {
 		return nil, err
 	}
@@ -233,9 +238,9 @@ func (p *Planned) ExplainRow() ([]any, error) {
 	return []any{string(plan), string(resources), string(attrs)}, nil
 }
 
-func columnMappings(p *Planned) []map[string]string {
-	out := make([]map[string]string, len(p.b.out))
-	for i, c := range p.b.out {
+func columnMappings(b *built) []map[string]string {
+	out := make([]map[string]string, len(b.out))
+	for i, c := range b.out {
 		q := c.native
 		if q == "" {
 			q = "__time"
