@@ -3,12 +3,14 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
+	"strata/auth"
 	"strata/internal/eventually"
 	"strata/interval"
 	"strata/querynode/sqlplan"
@@ -29,6 +31,13 @@ func (s staticSchema) DataSources(context.Context) ([]string, error) {
 
 func (s staticSchema) Columns(_ context.Context, ds string) ([]sqlplan.Column, error) {
 	return s[ds], nil
+}
+
+// metaGrants is an authorizer allowing exactly the listed "TYPE:name/ACTION".
+type metaGrants map[string]bool
+
+func (g metaGrants) Authorize(_ *auth.Identity, r auth.Resource, a auth.Action) bool {
+	return g[r.String()+"/"+string(a)]
 }
 
 // inlineTable decodes a metadata table's data source.
@@ -186,6 +195,33 @@ func TestMetadataTablesOverACluster(t *testing.T) {
 	}
 	if want := []string{"1 __time TIMESTAMP NO 93", "2 page VARCHAR YES 12", "3 added BIGINT YES -5"}; !slices.Equal(wiki, want) {
 		t.Errorf("COLUMNS of wiki: %v, want %v", wiki, want)
+	}
+
+	// With security on, a caller sees the rows of the datasources it may
+	// read, and the servers only with STATE READ (Druid's rules).
+	other := auth.WithIdentity(auth.WithAuthorizer(context.Background(), metaGrants{"DATASOURCE:other/READ": true}), &auth.Identity{Name: "u"})
+	for _, name := range []string{"segments", "tasks", "supervisors"} {
+		if tab, err := tables.Table(other, "sys", name); err != nil || !strings.Contains(string(tab.DataSource), `"rows":[]`) {
+			t.Errorf("sys.%s without READ on wiki: %v %v", name, tab, err)
+		}
+	}
+	for _, name := range []string{"servers", "server_segments"} {
+		if _, err := tables.Table(other, "sys", name); !errors.Is(err, auth.ErrForbidden) {
+			t.Errorf("sys.%s without STATE READ: %v, want forbidden", name, err)
+		}
+	}
+	if tab, err := tables.Table(other, "INFORMATION_SCHEMA", "TABLES"); err != nil || strings.Contains(string(tab.DataSource), `"wiki"`) {
+		t.Errorf("TABLES without READ on wiki lists it: %v %v", tab, err)
+	}
+	reader := auth.WithIdentity(auth.WithAuthorizer(context.Background(), metaGrants{"DATASOURCE:wiki/READ": true, "STATE:STATE/READ": true}), &auth.Identity{Name: "r"})
+	if _, it := metaTable(t, tables, "sys", "segments"); len(it.Rows) != 4 {
+		t.Errorf("sys.segments with security off: %d rows", len(it.Rows))
+	}
+	if tab, err := tables.Table(reader, "sys", "segments"); err != nil || strings.Count(string(tab.DataSource), `"wiki_`) != 4 {
+		t.Errorf("sys.segments with READ on wiki: %v %v", tab, err)
+	}
+	if _, err := tables.Table(reader, "sys", "servers"); err != nil {
+		t.Errorf("sys.servers with STATE READ: %v", err)
 	}
 
 	if tab, err := tables.Table(context.Background(), "sys", "nope"); tab != nil || err != nil {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"strata/auth"
 	"strata/interval"
 	"strata/segmeta"
 )
@@ -112,6 +113,9 @@ func (t *Tables) segments(ctx context.Context) ([][]any, error) {
 	rows := make([][]any, 0, len(published))
 	for _, e := range published {
 		seg := &e.Segment
+		if !readable(ctx, seg.DataSource) {
+			continue
+		}
 		id := seg.ID().String()
 		n := replicas[id]
 		over := boolLong(e.Overshadowed)
@@ -138,6 +142,9 @@ func (t *Tables) segments(ctx context.Context) ([][]any, error) {
 	var ids []string
 	realtime := map[string]*segmeta.DataSegment{}
 	for _, r := range t.realtime() {
+		if !readable(ctx, r.Segment.DataSource) {
+			continue
+		}
 		id := r.Segment.ID().String()
 		if realtime[id] == nil {
 			ids = append(ids, id)
@@ -169,6 +176,9 @@ func (t *Tables) realtime() []RealtimeSegment {
 }
 
 func (t *Tables) serverSegments(ctx context.Context) ([][]any, error) {
+	if err := auth.Check(ctx, stateResource, auth.Read); err != nil {
+		return nil, err
+	}
 	servers, err := t.serverEntries(ctx)
 	if err != nil {
 		return nil, err
@@ -193,6 +203,9 @@ func (t *Tables) serverSegments(ctx context.Context) ([][]any, error) {
 // servers lists every process /servers knows: the historicals of the
 // inventory and the processes discovery knows.
 func (t *Tables) servers(ctx context.Context) ([][]any, error) {
+	if err := auth.Check(ctx, stateResource, auth.Read); err != nil {
+		return nil, err
+	}
 	servers, err := t.serverEntries(ctx)
 	if err != nil {
 		return nil, err
@@ -293,6 +306,9 @@ func (t *Tables) tasks(ctx context.Context) ([][]any, error) {
 	}
 	rows := make([][]any, 0, len(list))
 	for _, e := range list {
+		if !readable(ctx, e.DataSource) {
+			continue
+		}
 		var duration, location, host, errMsg any
 		if e.Duration != nil {
 			duration = *e.Duration
@@ -329,10 +345,22 @@ func (t *Tables) supervisors(ctx context.Context) ([][]any, error) {
 	}
 	rows := make([][]any, 0, len(list))
 	for _, e := range list {
+		if !readable(ctx, e.ID) { // a supervisor's id is its datasource, as Druid authorizes it
+			continue
+		}
 		rows = append(rows, []any{e.ID, e.State, e.DetailedState, boolLong(e.Healthy), strOrNil(e.Type), strOrNil(e.Source),
 			boolLong(e.Suspended), strOrNil(e.SpecString)})
 	}
 	return rows, nil
+}
+
+// Druid's authorization of the sys tables: rows about a datasource (segments,
+// tasks, supervisors) are shown to callers who may READ it; the servers and
+// what they serve need STATE READ. With security off everything is allowed.
+var stateResource = auth.Resource{Type: auth.State, Name: "STATE"}
+
+func readable(ctx context.Context, dataSource string) bool {
+	return auth.Allowed(ctx, auth.Resource{Type: auth.Datasource, Name: dataSource}, auth.Read)
 }
 
 func boolLong(b bool) int64 {

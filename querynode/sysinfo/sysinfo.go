@@ -208,6 +208,9 @@ func (t *Tables) allTables(ctx context.Context, withColumns bool) ([]tableEntry,
 		names = slices.Clone(names)
 		slices.Sort(names)
 		for _, n := range names {
+			if !readable(ctx, n) { // listed only to callers who may read it
+				continue
+			}
 			e := tableEntry{schema: SchemaDruid, name: n, typ: "TABLE"}
 			if withColumns {
 				if e.columns, err = t.Druid.Columns(ctx, n); err != nil {
