@@ -612,6 +612,10 @@ func (o *Overlord) ShutdownFor(id, reason string, audit commands.Audit) (bool, e
 	return res.WasActive, nil
 }
 
+// groupReportsBack bounds the ended tasks a groupTasks action looks at: the
+// replicas of a running sequence were submitted among the newest.
+const groupReportsBack = 200
+
 // Act performs a task action for a task running on the asking worker.
 func (o *Overlord) Act(req middlemanager.ActionRequest) (any, error) {
 	if _, err := o.leadContext(); err != nil {
@@ -672,14 +676,32 @@ func (o *Overlord) Act(req middlemanager.ActionRequest) (any, error) {
 		return json.RawMessage(meta), nil
 	case middlemanager.ActionGroupTasks:
 		active := []string{}
+		// The reports of the group's other tasks, running or recently
+		// ended: stream replicas agree on where to stop reading from the
+		// positions they report (a lost replica's last one included).
+		reports := map[string]json.RawMessage{}
 		o.node.FSM().Read(func(s *fsm.State) {
 			for _, r := range s.ActiveTasks() {
-				if r.GroupID == rec.GroupID && r.ID != rec.ID && r.RunnerStatus == commands.RunnerRunning {
+				if r.GroupID != rec.GroupID || r.ID == rec.ID {
+					continue
+				}
+				if r.RunnerStatus == commands.RunnerRunning {
 					active = append(active, r.ID)
 				}
+				if r.Report != "" {
+					reports[r.ID] = json.RawMessage(r.Report)
+				}
 			}
+			seen := 0
+			s.EachCompleteTask(func(r *fsm.TaskRecord) bool {
+				if r.GroupID == rec.GroupID && r.Report != "" {
+					reports[r.ID] = json.RawMessage(r.Report)
+				}
+				seen++
+				return seen < groupReportsBack
+			})
 		})
-		return map[string][]string{"active": active}, nil
+		return map[string]any{"active": active, "reports": reports}, nil
 	}
 	return nil, fsm.Invalid("unknown task action %q (known: %s, %s, %s, %s, %s)", a.Type,
 		middlemanager.ActionLockAcquire, middlemanager.ActionLockRelease, middlemanager.ActionKillSegments,

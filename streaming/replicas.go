@@ -3,6 +3,8 @@ package streaming
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -26,10 +28,19 @@ import (
 // publish's compare-and-swap on the stored offsets lets the first one in and
 // refuses the others, so exactly one publishes.
 //
+// The replicas stop reading together and end at the same offsets, so that
+// they hold the same rows when one publishes (Druid's supervisor pauses them
+// and sets their end offsets; here they settle it among themselves through
+// the overlord). The first to stop (its taskDuration is over, or it is
+// stopped) reports its position marked stopped; the others see that within
+// replicaCheckPeriod and stop too; each then waits until none of them still
+// reads and reads up to the furthest position any reported (agreeEnd,
+// readTo). Whichever publishes thus covers every record any replica read
+// and served, and a broker that read a replica ahead of the publisher loses
+// no row at the hand-off.
+//
 // Replica 0 publishes when it is done; a higher one that is done waits while
-// a lower one still runs and publishes only when none does. Brokers read the
-// lowest replica's rows, so the rows they read are the rows published, with
-// no tail of records read past the publisher's end. A replica stopped early
+// a lower one still runs and publishes only when none does. A replica stopped early
 // (the supervisor suspends) while a lower one runs leaves the publish to it;
 // one whose middle manager stops leaves it to any other replica still
 // running.
@@ -61,6 +72,10 @@ func (k *kafkaTask) watchReplicas(ctx context.Context, env middlemanager.Env, st
 		stop()
 		return lost.Load
 	}
+	if k.siblingStopped(ctx, env) {
+		stop()
+		return lost.Load
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -73,6 +88,10 @@ func (k *kafkaTask) watchReplicas(ctx context.Context, env middlemanager.Env, st
 			}
 			if ok, _ := k.superseded(ctx, env); ok {
 				lost.Store(true)
+				stop()
+				return
+			}
+			if k.siblingStopped(ctx, env) {
 				stop()
 				return
 			}
@@ -134,17 +153,119 @@ func (k *kafkaTask) awaitLowerReplicas(ctx context.Context, env middlemanager.En
 	}
 }
 
+// replicaGroup is what the overlord says of the other tasks of a task's
+// group: those running, and the reports of those running or recently ended.
+type replicaGroup struct {
+	Active  []string                   `json:"active"`
+	Reports map[string]json.RawMessage `json:"reports"`
+}
+
+func (k *kafkaTask) group(ctx context.Context, env middlemanager.Env) (replicaGroup, error) {
+	var g replicaGroup
+	raw, err := env.Act(ctx, middlemanager.Action{Type: middlemanager.ActionGroupTasks})
+	if err != nil {
+		return g, err
+	}
+	err = json.Unmarshal(raw, &g)
+	return g, err
+}
+
+// positions are the last reported positions of the other replicas of the
+// task's sequence, by task id.
+func (k *kafkaTask) positions(g replicaGroup) map[string]Progress {
+	out := map[string]Progress{}
+	for id, rep := range g.Reports {
+		if _, ok := replicaIndex(k.seq, id); !ok {
+			continue
+		}
+		if p, ok := ParseProgress(string(rep)); ok && p.Stream == k.topic {
+			out[id] = p
+		}
+	}
+	return out
+}
+
+// siblingStopped reports whether another replica of the sequence stopped
+// reading: this one then stops too (Druid's supervisor pauses all replicas
+// of a group when one's duration is over), so that they settle on one end.
+func (k *kafkaTask) siblingStopped(ctx context.Context, env middlemanager.Env) bool {
+	g, err := k.group(ctx, env)
+	if err != nil {
+		return false
+	}
+	for _, p := range k.positions(g) {
+		if p.Stopped {
+			return true
+		}
+	}
+	return false
+}
+
+// agreeTimeout bounds how long a replica that stopped reading waits for the
+// others of its sequence to stop: past it, one that does not answer is
+// taken at its last reported position.
+var agreeTimeout = time.Minute
+
+// agreeEnd is where the replicas of the task's sequence end reading, given
+// that this one stopped at own: it says so, waits until no other replica
+// of the sequence still reads (each stops once it sees one stopped), and
+// returns, partition by partition, the furthest position any replica
+// reached (a lost one's last report included). Every replica then reads up
+// to it, so whichever publishes covers every record any replica read and
+// served: answers that read a replica ahead of the publisher do not lose
+// rows at the hand-off. A task without replicas ends where it stopped.
+func (k *kafkaTask) agreeEnd(ctx context.Context, env middlemanager.Env, prog *progressReporter, own Offsets, n int64) (Offsets, error) {
+	if k.seq == "" || k.replicas == 1 {
+		return own, nil
+	}
+	if err := prog.stopped(ctx, own, n); err != nil {
+		return own, fmt.Errorf("reporting where reading stopped: %w", err)
+	}
+	deadline := time.Now().Add(agreeTimeout)
+	waiting := false
+	for {
+		g, err := k.group(ctx, env)
+		if err != nil {
+			return own, fmt.Errorf("reading the positions of the other replicas: %w", err)
+		}
+		pos := k.positions(g)
+		reading := false
+		for _, id := range g.Active {
+			if _, ok := replicaIndex(k.seq, id); ok && !pos[id].Stopped {
+				reading = true
+			}
+		}
+		if !reading || time.Now().After(deadline) {
+			if reading {
+				env.Logf("Other replicas of sequence %s still read after %s: taking their last reported positions", k.seq, agreeTimeout)
+			}
+			end := Offsets{Stream: own.Stream, Partitions: maps.Clone(own.Partitions)}
+			for _, p := range pos {
+				for part, off := range progressOffsets(p) {
+					if cur, ok := end.Partitions[part]; ok && off > cur {
+						end.Partitions[part] = off
+					}
+				}
+			}
+			return end, nil
+		}
+		if !waiting {
+			env.Logf("Waiting for the other replicas of sequence %s to stop reading", k.seq)
+			waiting = true
+		}
+		select {
+		case <-ctx.Done():
+			return own, ctx.Err()
+		case <-time.After(replicaCheckPeriod):
+		}
+	}
+}
+
 // replicaRuns reports whether another replica of the task's sequence with a
 // number below below runs.
 func (k *kafkaTask) replicaRuns(ctx context.Context, env middlemanager.Env, below int) (bool, error) {
-	raw, err := env.Act(ctx, middlemanager.Action{Type: middlemanager.ActionGroupTasks})
+	group, err := k.group(ctx, env)
 	if err != nil {
-		return false, err
-	}
-	var group struct {
-		Active []string `json:"active"`
-	}
-	if err := json.Unmarshal(raw, &group); err != nil {
 		return false, err
 	}
 	for _, id := range group.Active {

@@ -1,9 +1,13 @@
 package streaming
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"strata/internal/eventually"
 )
@@ -114,5 +118,37 @@ func TestSupervisorAdoptsReplicas(t *testing.T) {
 	_, rep := status(t, m2, "wiki")
 	if len(c.stops()) != 0 || len(rep.PublishingTasks) != 2 || len(rep.ActiveTasks) != 2 {
 		t.Fatalf("stopped %v; report %+v", c.stops(), rep)
+	}
+}
+
+// A replica that stopped behind the furthest one reads the records between
+// them, and only those, onto its spool: each partition up to (not
+// including) the furthest offset, a partition already there untouched.
+func TestReadToTheFurthestReplica(t *testing.T) {
+	_, addr := supCluster(t, 2, "t")
+	produce(t, addr, "t", 10, 0, 1)
+	spool := filepath.Join(t.TempDir(), "records")
+	if err := os.WriteFile(spool, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k := &kafkaTask{topic: "t", bootstrap: []string{addr}}
+	from := Offsets{Stream: "t", Partitions: map[int32]int64{0: 4, 1: 7}}
+	to := Offsets{Stream: "t", Partitions: map[int32]int64{0: 9, 1: 7}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	next, n, err := k.readTo(ctx, spool, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 5 || next.Partitions[0] != 9 || next.Partitions[1] != 7 {
+		t.Fatalf("read %d records, next %v; want 5 and 0:9 1:7", n, next.Partitions)
+	}
+	b, err := os.ReadFile(spool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 6 || lines[0] != "{}" || !strings.Contains(lines[1], `"p4"`) || !strings.Contains(lines[5], `"p8"`) {
+		t.Fatalf("spool %q", lines)
 	}
 }

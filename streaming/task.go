@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -246,12 +247,24 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 	yielded := k.watchReplicas(readCtx, env, stopReading)
 	end, read, err := k.read(readCtx, spool, env.Logf, prog.update, rt)
 	stopReading()
+	lost := yielded()
 	rt.stop() // the hydrants stay served until the publish settles
 	// Reading stopped; what was read is published even when ctx was cancelled.
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
 	defer cancel()
-	if yielded() || (err == nil && k.awaitLowerReplicas(pctx, env, ctx.Err() != nil, middlemanager.Stopping(ctx))) {
-		return k.yield(pctx, c, env, t.ID, rt)
+	if !lost && err == nil {
+		// Replicas end where the furthest of them stopped.
+		var to Offsets
+		if to, err = k.agreeEnd(pctx, env, prog, end, read); err == nil && !reached(end, to) {
+			var more int64
+			end, more, err = k.readTo(pctx, spool, end, to)
+			read += more
+			env.Logf("Read up to the furthest replica (%d more records); next offsets %s", more, end.MetadataJSON())
+		}
+	}
+	if lost || (err == nil && k.awaitLowerReplicas(pctx, env, ctx.Err() != nil, middlemanager.Stopping(ctx))) {
+		rep, err := k.yield(pctx, c, env, t.ID, rt)
+		return withPosition(rep, (&progressReporter{taskID: t.ID}).report(end, read, nativebatch.RowStats{}, nil, true)), err
 	}
 	if err != nil {
 		rt.withdraw()
@@ -263,7 +276,8 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 		os.RemoveAll(p.held)
 		if ingest.IsPublishConflict(err) && k.seq != "" && k.replicas != 1 {
 			if lost, _ := k.superseded(pctx, env); lost {
-				return k.yield(pctx, c, env, t.ID, rt)
+				rep, err := k.yield(pctx, c, env, t.ID, rt)
+				return withPosition(rep, (&progressReporter{taskID: t.ID}).report(end, read, nativebatch.RowStats{}, nil, true)), err
 			}
 		}
 		rt.withdraw()
@@ -371,6 +385,93 @@ func (k *kafkaTask) read(ctx context.Context, spool string, logf func(string, ..
 	}
 	logf("Stopped reading after %d records; next offsets %s", n, next.MetadataJSON())
 	return next, n, nil
+}
+
+// withPosition adds to the final report of a replica that yields where it
+// stopped reading (the kafkaProgress of pos): the final report replaces the
+// live one, and the other replicas of its sequence may still be settling
+// where to end (agreeEnd).
+func withPosition(rep, pos middlemanager.Report) middlemanager.Report {
+	var m map[string]json.RawMessage
+	var p map[string]json.RawMessage
+	if json.Unmarshal(rep, &m) != nil || json.Unmarshal(pos, &p) != nil || m == nil {
+		return rep
+	}
+	m[ProgressReportType] = p[ProgressReportType]
+	b, err := json.Marshal(m)
+	if err != nil {
+		return rep
+	}
+	return b
+}
+
+// reached reports whether next is at or past to in every partition of to.
+func reached(next, to Offsets) bool {
+	for p, off := range to.Partitions {
+		if next.Partitions[p] < off {
+			return false
+		}
+	}
+	return true
+}
+
+// readTo appends to the spool the records from offsets from up to (not
+// including) offsets to, which another replica of the sequence read: they
+// exist, so reading ends once every partition reaches its end (or ctx ends).
+func (k *kafkaTask) readTo(ctx context.Context, spool string, from, to Offsets) (Offsets, int64, error) {
+	next := Offsets{Stream: from.Stream, Partitions: maps.Clone(from.Partitions)}
+	assign := map[int32]kgo.Offset{}
+	for p, off := range to.Partitions {
+		if next.Partitions[p] < off {
+			assign[p] = kgo.NewOffset().At(next.Partitions[p])
+		}
+	}
+	f, err := os.OpenFile(spool, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return next, 0, err
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<16)
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(k.bootstrap...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{k.topic: assign}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
+	)
+	if err != nil {
+		return next, 0, fmt.Errorf("kafka client: %w", err)
+	}
+	defer cl.Close()
+	var n int64
+	for !reached(next, to) {
+		fetches := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return next, n, fmt.Errorf("reading up to the furthest replica's offsets %s: %w", to.MetadataJSON(), ctx.Err())
+		}
+		var ferr error
+		fetches.EachError(func(topic string, p int32, err error) {
+			if ferr == nil {
+				ferr = fmt.Errorf("reading %s partition %d: %w", topic, p, err)
+			}
+		})
+		if ferr != nil {
+			return next, n, ferr
+		}
+		fetches.EachRecord(func(r *kgo.Record) {
+			if r.Offset < next.Partitions[r.Partition] || r.Offset >= to.Partitions[r.Partition] {
+				return // read already, or past the end
+			}
+			next.Partitions[r.Partition] = r.Offset + 1
+			n++
+			if len(r.Value) > 0 {
+				w.Write(r.Value)
+				if r.Value[len(r.Value)-1] != '\n' {
+					w.WriteByte('\n')
+				}
+			}
+		})
+	}
+	return next, n, w.Flush()
 }
 
 // publisher builds and publishes what one task read.
@@ -693,6 +794,10 @@ type Progress struct {
 	// the task serves no rows before publishing.
 	RowStats    *nativebatch.RowStats `json:"rowStats,omitempty"`
 	ParseErrors []ParseError          `json:"parseErrors,omitempty"`
+	// Stopped is set once the task stopped reading at CurrentOffsets: the
+	// replicas of a sequence wait for each other's and all read up to the
+	// furthest (replicas.go).
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // ParseProgress reads the kafkaProgress payload of a task report; ok is false
@@ -732,21 +837,35 @@ func (p *progressReporter) update(ctx context.Context, next Offsets, n int64) {
 		return
 	}
 	p.last, p.sent, p.sentRows = time.Now(), n, stats
+	// Best effort: a lost report only makes the lag look larger until the next.
+	if err := p.env.PublishReport(ctx, p.report(next, n, stats, errs, false)); err != nil && ctx.Err() == nil {
+		p.env.Logf("Publishing progress: %v", err)
+	}
+}
+
+// stopped publishes at once that the task stopped reading at next.
+func (p *progressReporter) stopped(ctx context.Context, next Offsets, n int64) error {
+	var stats nativebatch.RowStats
+	var errs []ParseError
+	if p.rows != nil {
+		stats, errs = p.rows()
+	}
+	return p.env.PublishReport(ctx, p.report(next, n, stats, errs, true))
+}
+
+func (p *progressReporter) report(next Offsets, n int64, stats nativebatch.RowStats, errs []ParseError, stopped bool) middlemanager.Report {
 	cur := make(map[string]int64, len(next.Partitions))
 	for part, off := range next.Partitions {
 		cur[strconv.Itoa(int(part))] = off
 	}
-	pr := Progress{Stream: next.Stream, CurrentOffsets: cur, RecordsRead: n, ParseErrors: errs}
+	pr := Progress{Stream: next.Stream, CurrentOffsets: cur, RecordsRead: n, ParseErrors: errs, Stopped: stopped}
 	if p.rows != nil {
 		pr.RowStats = &stats
 	}
 	b, _ := json.Marshal(map[string]any{ProgressReportType: map[string]any{
 		"type": ProgressReportType, "taskId": p.taskID, "payload": pr,
 	}})
-	// Best effort: a lost report only makes the lag look larger until the next.
-	if err := p.env.PublishReport(ctx, middlemanager.Report(b)); err != nil && ctx.Err() == nil {
-		p.env.Logf("Publishing progress: %v", err)
-	}
+	return middlemanager.Report(b)
 }
 
 func orNone(s *string) string {

@@ -93,10 +93,32 @@ func newEnvServing(t testing.TB, serving bool) *env {
 	t.Cleanup(func() { ts.Close(); n.Shutdown() })
 	eventually.True(t, "a leader", n.IsLeader)
 
+	mm := startWorker(t, ts.URL, serving)
+
+	c := &ingest.Cluster{Coordinators: []string{ts.URL}, Broker: ts.URL, Storage: store, HTTP: &http.Client{Timeout: time.Minute}}
+	streaming.SetCluster(c)
+
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	prod, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(prod.Close)
+	return &env{url: ts.URL, node: n, mm: mm, c: c, kafka: kc, prod: prod}
+}
+
+// startWorker starts a middle manager (HTTP server included) working for
+// the overlord at overlordURL; with serving set it serves its tasks' rows.
+func startWorker(t testing.TB, overlordURL string, serving bool) *middlemanager.Worker {
+	t.Helper()
 	wts := httptest.NewUnstartedServer(nil)
 	host := wts.Listener.Addr().String()
 	cfg := middlemanager.Config{Host: host, Capacity: 2, Version: "1", DataDir: t.TempDir(),
-		Overlords: []string{ts.URL}, HeartbeatPeriod: 50 * time.Millisecond, HandoffTimeout: time.Millisecond}
+		Overlords: []string{overlordURL}, HeartbeatPeriod: 50 * time.Millisecond, HandoffTimeout: time.Millisecond}
 	if serving {
 		local, err := historical.New(historical.Config{Name: host, LocalOnly: true})
 		if err != nil {
@@ -120,21 +142,7 @@ func newEnvServing(t testing.TB, serving bool) *env {
 	wts.Start()
 	mm.Start()
 	t.Cleanup(func() { mm.Stop(); wts.Close(); middlemanager.Detach(wp) })
-
-	c := &ingest.Cluster{Coordinators: []string{ts.URL}, Broker: ts.URL, Storage: store, HTTP: &http.Client{Timeout: time.Minute}}
-	streaming.SetCluster(c)
-
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
-	prod, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(prod.Close)
-	return &env{url: ts.URL, node: n, mm: mm, c: c, kafka: kc, prod: prod}
+	return mm
 }
 
 func (e *env) produce(t testing.TB, partition int32, values ...string) {
