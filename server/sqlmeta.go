@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
+	"strata/auth"
+	"strata/querynode/broker"
 	"strata/querynode/sqlplan"
 	"strata/querynode/sysinfo"
 )
@@ -30,7 +33,11 @@ func sqlMetaTable(ctx context.Context, s *Server, schema, name string) (*sqlplan
 			}
 			return out
 		}}
-	return t.Table(ctx, schema, name)
+	tab, err := t.Table(ctx, schema, name)
+	if errors.Is(err, auth.ErrForbidden) || errors.Is(err, auth.ErrUnauthenticated) {
+		return nil, broker.AccessError(err) // 403 or 401, as a query of a table it may not read
+	}
+	return tab, err
 }
 
 // druidSchema lists the druid schema's tables with the columns the planner

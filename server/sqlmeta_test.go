@@ -1,11 +1,14 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
+	"strata/auth"
 	"strata/internal/eventually"
 	"strata/querynode/broker"
 	"strata/querynode/historical"
@@ -61,5 +64,24 @@ func TestSQLMetadataTables(t *testing.T) {
 	code, body := sql(`SELECT ROUTINE_NAME FROM INFORMATION_SCHEMA.ROUTINES`)
 	if e := errorBody(t, body); code != 400 || e["category"] != "UNSUPPORTED" {
 		t.Errorf("ROUTINES: %d %s, want 400 UNSUPPORTED", code, body)
+	}
+}
+
+// A metadata table the caller may not read fails as a table query does: 403
+// with Druid's forbidden error, which the SQL API writes as it is.
+func TestSQLMetadataTablesForbidden(t *testing.T) {
+	b := startBroker(t, nil, nil)
+	s, err := New(Options{Roles: []string{RoleBroker}, Broker: b.b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := auth.WithIdentity(auth.WithAuthorizer(context.Background(), metaGrants{}), &auth.Identity{Name: "u"})
+	_, err = sqlMetaTable(ctx, s, "sys", "servers")
+	var be *broker.Error
+	if !errors.As(err, &be) || be.Status != http.StatusForbidden || !strings.Contains(string(be.Body()), "STATE:STATE") {
+		t.Fatalf("sys.servers without STATE READ: %v", err)
+	}
+	if tab, err := sqlMetaTable(ctx, s, "druid", "wiki"); tab != nil || err != nil {
+		t.Errorf("druid schema through the metadata hook: %v %v", tab, err)
 	}
 }

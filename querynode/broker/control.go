@@ -40,3 +40,8 @@ func (b *Broker) RealtimeSegments() []ServedRealtime {
 	}
 	return out
 }
+
+// AccessError is the broker's answer to a refused authorization (403 with
+// Druid's forbidden error, 401 without an identity), for callers outside the
+// query path that check permissions themselves (the SQL metadata tables).
+func AccessError(err error) *Error { return accessError(err) }
