@@ -83,10 +83,10 @@ EXTEND (ts VARCHAR, page VARCHAR) PARTITIONED BY DAY`, sqlQuote(src))
 
 func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// grants is an authorizer allowing exactly the listed resource actions.
-type grants map[string]bool
+// inputGrants is an authorizer allowing exactly the listed resource actions.
+type inputGrants map[string]bool
 
-func (g grants) Authorize(_ *auth.Identity, r auth.Resource, a auth.Action) bool {
+func (g inputGrants) Authorize(_ *auth.Identity, r auth.Resource, a auth.Action) bool {
 	return g[r.String()+"/"+string(a)]
 }
 
@@ -109,18 +109,18 @@ UNION ALL SELECT * FROM TABLE(EXTERN('{"type":"http","uris":["https://example.co
 PARTITIONED BY ALL`, filepath.Join(dir, "a.json"))
 	task := sqlTask(q)
 	id := &auth.Identity{Name: "analyst", Authenticator: "basic"}
-	ctxWith := func(g grants) context.Context {
+	ctxWith := func(g inputGrants) context.Context {
 		return auth.WithIdentity(auth.WithAuthorizer(context.Background(), g), id)
 	}
 	for _, c := range []struct {
-		g       grants
+		g       inputGrants
 		missing string
 	}{
-		{grants{}, "EXTERNAL:local"},
-		{grants{"EXTERNAL:local/READ": true}, "EXTERNAL:http"},
-		{grants{"EXTERNAL:http/READ": true}, "EXTERNAL:local"},
-		{grants{"EXTERNAL:local/WRITE": true, "EXTERNAL:http/WRITE": true}, "EXTERNAL:local"},
-		{grants{"EXTERNAL:local/READ": true, "EXTERNAL:http/READ": true}, ""},
+		{inputGrants{}, "EXTERNAL:local"},
+		{inputGrants{"EXTERNAL:local/READ": true}, "EXTERNAL:http"},
+		{inputGrants{"EXTERNAL:http/READ": true}, "EXTERNAL:local"},
+		{inputGrants{"EXTERNAL:local/WRITE": true, "EXTERNAL:http/WRITE": true}, "EXTERNAL:local"},
+		{inputGrants{"EXTERNAL:local/READ": true, "EXTERNAL:http/READ": true}, ""},
 	} {
 		err := checkTaskInputs(ctxWith(c.g), task)
 		var fe *auth.ForbiddenError
@@ -132,7 +132,7 @@ PARTITIONED BY ALL`, filepath.Join(dir, "a.json"))
 		}
 	}
 	// No identity with security on: 401, not a pass.
-	if err := checkTaskInputs(auth.WithAuthorizer(context.Background(), grants{}), task); !errors.Is(err, auth.ErrUnauthenticated) {
+	if err := checkTaskInputs(auth.WithAuthorizer(context.Background(), inputGrants{}), task); !errors.Is(err, auth.ErrUnauthenticated) {
 		t.Errorf("without an identity: %v", err)
 	}
 	// Native batch: the same rule for its one input source.
@@ -143,10 +143,42 @@ PARTITIONED BY ALL`, filepath.Join(dir, "a.json"))
 		t.Fatal(err)
 	}
 	var fe *auth.ForbiddenError
-	if err := checkTaskInputs(ctxWith(grants{}), nt); !errors.As(err, &fe) || fe.Resource.String() != "EXTERNAL:inline" {
+	if err := checkTaskInputs(ctxWith(inputGrants{}), nt); !errors.As(err, &fe) || fe.Resource.String() != "EXTERNAL:inline" {
 		t.Errorf("native inline without EXTERNAL READ: %v", err)
 	}
-	if err := checkTaskInputs(ctxWith(grants{"EXTERNAL:inline/READ": true}), nt); err != nil {
+	if err := checkTaskInputs(ctxWith(inputGrants{"EXTERNAL:inline/READ": true}), nt); err != nil {
 		t.Errorf("native inline with EXTERNAL READ: %v", err)
+	}
+}
+
+// TestSQLIngestionPermissionsOverHTTP: through a secured control node, SQL
+// ingestion needs WRITE on the target and READ on EXTERNAL for each
+// input-source type; native batch READ on EXTERNAL for its source's type;
+// each refusal is a 403 naming the missing permission.
+func TestSQLIngestionPermissionsOverHTTP(t *testing.T) {
+	users := newTestUsers()
+	users.perms["loader"] = []auth.Permission{perm(auth.Datasource, "wiki", auth.Write), perm(auth.External, "inline", auth.Read)}
+	users.perms["noext"] = []auth.Permission{perm(auth.Datasource, "wiki", auth.Write), perm(auth.External, "http", auth.Read)}
+	users.perms["readonly"] = []auth.Permission{perm(auth.Datasource, "wiki", auth.Read), perm(auth.External, ".*", auth.Read)}
+	c := startSecureCluster(t, users)
+	q, _ := json.Marshal(map[string]string{"query": `INSERT INTO wiki SELECT TIME_PARSE(ts) AS __time, page
+FROM TABLE(EXTERN('{"type":"inline","data":"{}"}', '{"type":"json"}')) EXTEND (ts VARCHAR, page VARCHAR) PARTITIONED BY DAY`})
+	native := `{"type":"index","spec":{"dataSchema":{"dataSource":"wiki","timestampSpec":{"column":"ts"},"dimensionsSpec":{"dimensions":[]},
+"granularitySpec":{"segmentGranularity":"day"}},"ioConfig":{"type":"index","inputSource":{"type":"inline","data":"{}"},"inputFormat":{"type":"json"}}}}`
+	for _, tc := range []struct {
+		user, path, body string
+		code             int
+		missing          string
+	}{
+		{"loader", "/svc/v2/sql/task", string(q), 200, ""},
+		{"noext", "/svc/v2/sql/task", string(q), 403, `"resource":"EXTERNAL:inline"`},
+		{"readonly", "/svc/v2/sql/task", string(q), 403, `"action":"WRITE","resource":"DATASOURCE:wiki"`},
+		{"loader", "/svc/indexer/v1/task", native, 200, ""},
+		{"noext", "/svc/indexer/v1/task", native, 403, `"resource":"EXTERNAL:inline"`},
+	} {
+		code, got, _ := callWith(t, "POST", c.control+tc.path, "application/json", tc.body, as(tc.user))
+		if code != tc.code || (tc.missing != "" && !strings.Contains(got, tc.missing)) {
+			t.Errorf("%s as %s: %d %s, want %d naming %s", tc.path, tc.user, code, got, tc.code, tc.missing)
+		}
 	}
 }
