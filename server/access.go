@@ -99,7 +99,15 @@ var (
 	supervisorWrite = Access{Kind: OnResource, Type: auth.Datasource, Names: supervisorDataSource, Action: auth.Write}
 	segmentWrite    = Access{Kind: OnResource, Type: auth.Datasource, Names: segmentDataSource, Action: auth.Write}
 	allSupervisors  = Access{Kind: OnResource, Type: auth.Datasource, Names: supervisorDataSources, Action: auth.Write}
+	// Cancelling a running query: WRITE on every table it reads (Druid's).
+	queryWrite = Access{Kind: OnResource, Type: auth.Datasource, Names: runningQueryDataSources, Action: auth.Write}
 )
+
+// runningQueryDataSources is what the running queries {queryId} read (nil
+// when none runs: the handler's 202, as for an unknown id).
+func runningQueryDataSources(s *Server, r *http.Request) []string {
+	return s.opts.Broker.RunningTables(mux.Vars(r)["queryId"])
+}
 
 // taskDataSource is the datasource of the task {taskId}.
 func taskDataSource(s *Server, r *http.Request) []string {

@@ -281,7 +281,10 @@ func TestRouteAccessWalk(t *testing.T) {
 				allowed("the internal client", asInternal())
 			case OnResource:
 				need := fmt.Sprintf("%s-%s", e.Access.Type, e.Access.Action)
-				forbidden("allbut-"+need, as("allbut-"+need))
+				// No query runs here: TestCancelNeedsWriteOnTheQuerysTables.
+				if e.Path != "/svc/v2/{queryId}" {
+					forbidden("allbut-"+need, as("allbut-"+need))
+				}
 				allowed("only-"+need, as("only-"+need))
 				allowed("the internal client", asInternal())
 			case Authenticated, Filtered, InBody:
@@ -482,5 +485,60 @@ func TestAuthFailuresInTheAudit(t *testing.T) {
 	got := entries()
 	if len(got) != 1 || !strings.Contains(got[0], "7 authentication failures from 1 addresses") {
 		t.Errorf("audit entries %v, want one counting 7 failures", got)
+	}
+}
+
+// TestCancelNeedsWriteOnTheQuerysTables: cancelling a running query needs
+// WRITE on every table it reads, as Druid's cancel does.
+func TestCancelNeedsWriteOnTheQuerysTables(t *testing.T) {
+	users := newTestUsers()
+	f := newDPFixture(t)
+	f.publish(f.segment("wiki", "2020-01-01/2020-01-02", "v1", 0, 1, []dpRow{{"2020-01-01T01:00:00Z", "a", 1}}))
+	release := make(chan struct{})
+	var once sync.Once
+	defer once.Do(func() { close(release) })
+	h := f.startHistorical(t.TempDir(), func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/svc-internal/v1/query" {
+				<-release // the query runs until the test lets it end
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	h.node.Start()
+	b := startBroker(t, []string{h.url}, nil)
+	b.b.Start()
+	b.waitSegments(t, "wiki", 1)
+	p := props.Defaults()
+	p.Set("svc.auth.authenticatorChain", `["test"]`)
+	s, err := New(Options{Roles: []string{RoleBroker}, Broker: b.b, Props: p, Security: users.security()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	done := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", ts.URL+"/svc/v2/", strings.NewReader(`{"queryType":"timeseries","dataSource":"wiki","intervals":["2020/2021"],"granularity":"all","context":{"queryId":"slow"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", as("admin")["Authorization"])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- 0
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	eventually.True(t, "the query to run", func() bool { return b.b.RunningTables("slow") != nil })
+	if code, got, _ := callWith(t, "DELETE", ts.URL+"/svc/v2/slow", "", "", as("allbut-DATASOURCE-WRITE")); code != 403 || !strings.Contains(got, `"resource":"DATASOURCE:wiki"`) {
+		t.Errorf("cancel without WRITE on wiki: %d %s, want 403", code, got)
+	}
+	if code, got, _ := callWith(t, "DELETE", ts.URL+"/svc/v2/slow", "", "", as("only-DATASOURCE-WRITE")); code != 202 {
+		t.Errorf("cancel with WRITE: %d %s, want 202", code, got)
+	}
+	once.Do(func() { close(release) })
+	if code := <-done; code == 200 {
+		t.Errorf("the cancelled query answered 200")
 	}
 }

@@ -280,7 +280,7 @@ func (s *Server) endpoints() []Endpoint {
 		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}/dimensions", Access: dsRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerColumns(true)},
 		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}/metrics", Access: dsRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerColumns(false)},
 		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}/candidates", Access: dsRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.dataSourceCandidates},
-		{Methods: del, Path: "/svc/v2/{queryId}", Access: authenticated, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.cancelQuery},
+		{Methods: del, Path: "/svc/v2/{queryId}", Access: queryWrite, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.cancelQuery},
 		// Druid SQL (sql.go): planned onto the native query path, which checks
 		// DATASOURCE READ on every datasource the statement reads.
 		{Methods: post, Path: "/svc/v2/sql", Access: inBody, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.sqlQuery},

@@ -89,6 +89,7 @@ type Broker struct {
 
 type runningQuery struct {
 	cancel context.CancelCauseFunc
+	tables []string // what it reads: cancelling it needs WRITE on them (Druid's)
 }
 
 // New validates cfg.
@@ -196,8 +197,28 @@ func (b *Broker) Cancel(id string) {
 	}
 }
 
-func (b *Broker) register(id string, cancel context.CancelCauseFunc) func() {
-	rq := &runningQuery{cancel: cancel}
+// RunningTables returns the tables the running queries with the id read,
+// each once, or nil when none runs: DELETE /svc/v2/{id} needs WRITE on
+// them, as Druid's cancel does.
+func (b *Broker) RunningTables(id string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, rq := range b.running[id] {
+		for _, t := range rq.tables {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	if out == nil && len(b.running[id]) > 0 {
+		out = []string{} // running, reading no table (inline data)
+	}
+	return out
+}
+
+func (b *Broker) register(id string, tables []string, cancel context.CancelCauseFunc) func() {
+	rq := &runningQuery{cancel: cancel, tables: tables}
 	b.mu.Lock()
 	b.running[id] = append(b.running[id], rq)
 	b.mu.Unlock()

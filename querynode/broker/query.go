@@ -60,7 +60,7 @@ func (b *Broker) QueryWithContext(ctx context.Context, body []byte) (string, []b
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	defer b.register(id, cancel)()
+	defer b.register(id, q.Tables(), cancel)()
 	if timeout > 0 {
 		var cancelT context.CancelFunc
 		ctx, cancelT = context.WithTimeoutCause(ctx, timeout, errTimeout)
