@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"strata/auth"
 	"strata/querynode/broker"
 	"strata/querynode/sqlplan"
 )
@@ -121,6 +122,8 @@ func (s *Server) sqlQuery(w http.ResponseWriter, r *http.Request) {
 		var pe *sqlplan.Error
 		var qe *broker.Error
 		switch {
+		case errors.Is(err, auth.ErrForbidden) || errors.Is(err, auth.ErrUnauthenticated):
+			writeAuthError(w, err)
 		case errors.As(err, &pe):
 			sqlError(w, pe.Category, pe.Msg)
 		case errors.As(err, &qe):

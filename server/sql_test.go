@@ -3,11 +3,13 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"strata/auth"
 	"strata/internal/eventually"
 )
 
@@ -300,5 +302,33 @@ func TestSQLExplain(t *testing.T) {
 	q, _ := json.Marshal(plan[0].Query)
 	if code, body, _ := b.query(t, string(q)); code != 200 || !strings.Contains(body, `"d0":"a"`) {
 		t.Fatalf("running the plan: %d %s", code, body)
+	}
+}
+
+// denyAll allows nothing.
+type denyAll struct{}
+
+func (denyAll) Authorize(*auth.Identity, auth.Resource, auth.Action) bool { return false }
+
+// EXPLAIN runs no native query, and the catalog may answer a datasource's
+// columns from its cache: the catalog itself checks DATASOURCE READ.
+func TestSQLChecksDatasourceReadBeforePlanning(t *testing.T) {
+	b := sqlCluster(t, nil)
+	if code, body, _ := sqlCall(t, b, `{"query":"SELECT COUNT(*) FROM wiki"}`); code != 200 { // caches wiki's columns
+		t.Fatalf("warm-up: %d %s", code, body)
+	}
+	s, err := New(Options{Roles: []string{RoleBroker}, Broker: b.b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"EXPLAIN PLAN FOR SELECT page FROM wiki", "SELECT page FROM wiki"} {
+		req := httptest.NewRequest("POST", "/svc/v2/sql", strings.NewReader(`{"query":`+string(mustJSON(q))+`}`))
+		req.Header.Set("Content-Type", "application/json")
+		ctx := auth.WithIdentity(auth.WithAuthorizer(req.Context(), denyAll{}), &auth.Identity{Name: "mallory"})
+		rec := httptest.NewRecorder()
+		s.sqlQuery(rec, req.WithContext(ctx))
+		if rec.Code != 403 || !strings.Contains(rec.Body.String(), `"resource":"DATASOURCE:wiki"`) {
+			t.Errorf("%s as a user without READ on wiki: %d %s", q, rec.Code, rec.Body.String())
+		}
 	}
 }

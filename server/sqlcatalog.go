@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"strata/auth"
 	"strata/interval"
 	"strata/querynode/broker"
 	"strata/querynode/sqlplan"
@@ -39,6 +40,11 @@ func (c *sqlCatalog) Table(ctx context.Context, schema, name string) (*sqlplan.T
 	}
 	if schema != "" && schema != "druid" {
 		return nil, nil
+	}
+	// DATASOURCE READ before the columns: they may come from the cache,
+	// and EXPLAIN runs no native query the broker would check.
+	if err := auth.Check(ctx, auth.Resource{Type: auth.Datasource, Name: name}, auth.Read); err != nil {
+		return nil, err
 	}
 	b := c.s.opts.Broker
 	if !slices.Contains(b.DataSources(), name) {
