@@ -13,10 +13,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -119,6 +121,8 @@ func (r *sqlRunner) run(files []*iqFile) *sqlTally {
 		byDataset[f.Dataset] = append(byDataset[f.Dataset], f)
 	}
 	total := newTally()
+	byFolder := map[string]*sqlTally{} // per QA folder, the targets
+	filesIn := map[string]int{}
 	for _, ds := range order {
 		ingestErr := r.ingest(ds)
 		if ingestErr != nil {
@@ -132,9 +136,24 @@ func (r *sqlRunner) run(files []*iqFile) *sqlTally {
 			}
 			fmt.Fprintln(r.out)
 			total.add(t)
+			folder := folderOf(f.Path)
+			if byFolder[folder] == nil {
+				byFolder[folder] = newTally()
+			}
+			byFolder[folder].add(t)
+			filesIn[folder]++
 		}
 	}
-	fmt.Fprintf(r.out, "\ndruid-sql: %d files, %d statements: %d passed (%d results, %d expected errors of which %d as unsupported), %d failed",
+	fmt.Fprintln(r.out)
+	for _, folder := range slices.Sorted(maps.Keys(byFolder)) {
+		t := byFolder[folder]
+		fmt.Fprintf(r.out, "druid-sql %s: %d files, %d/%d passed", folder, filesIn[folder], t.passed(), t.statements)
+		if s := t.failures(); s != "" {
+			fmt.Fprintf(r.out, " (%s)", s)
+		}
+		fmt.Fprintln(r.out)
+	}
+	fmt.Fprintf(r.out, "druid-sql: %d files, %d statements: %d passed (%d results, %d expected errors of which %d as unsupported), %d failed",
 		len(files), total.statements, total.passed(), total.passedRows, total.passedErrors, total.passedUnsupported, total.statements-total.passed())
 	if s := total.failures(); s != "" {
 		fmt.Fprintf(r.out, " (%s)", s)
@@ -243,6 +262,14 @@ func (r *sqlRunner) runStatement(st iqStatement) (reason, detail string) {
 
 func isUnsupported(de druidError) bool {
 	return strings.EqualFold(de.Category, "UNSUPPORTED") || strings.Contains(strings.ToLower(de.ErrorCode), "unsupported")
+}
+
+// folderOf is a case file's QA folder ("(top level)" for the one at the top).
+func folderOf(path string) string {
+	if i := strings.IndexByte(path, '/'); i > 0 {
+		return path[:i]
+	}
+	return "(top level)"
 }
 
 func oneLine(s string) string {
