@@ -1,12 +1,12 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"strata/auth"
@@ -58,9 +58,10 @@ const realm = "strata"
 // security is the server's side of Security: the chain, the failed-login
 // limiter and the failure counts.
 type security struct {
-	chain   []Authn
-	limiter *loginLimiter
-	counts  *failureCounts
+	chain     []Authn
+	limiter   *loginLimiter
+	counts    *failureCounts
+	reporting atomic.Bool // a reportFailures runs
 }
 
 func newSecurity(sec *Security, c config.Auth) *security {
@@ -93,7 +94,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 	ip := clientIP(r)
 	now := time.Now()
 	if !sec.limiter.allowed(ip, now) {
-		sec.counts.add(ip, failThrottled)
+		s.noteFailure(ip, failThrottled)
 		writeSecurityError(w, http.StatusTooManyRequests, "tooManyFailedLogins", "CAPACITY_EXCEEDED",
 			fmt.Sprintf("too many failed logins from %s; retry after %s", ip, sec.limiter.window))
 		return nil, false
@@ -121,9 +122,9 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 	}
 	if presented {
 		sec.limiter.fail(ip, now)
-		sec.counts.add(ip, failWrong)
+		s.noteFailure(ip, failWrong)
 	} else {
-		sec.counts.add(ip, failMissing)
+		s.noteFailure(ip, failMissing)
 	}
 	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Basic realm=%q, charset="UTF-8"`, realm))
 	writeSecurityError(w, http.StatusUnauthorized, "unauthorized", "UNAUTHORIZED", "Unauthorized")
@@ -281,6 +282,13 @@ func (f *failureCounts) add(ip string, k failKind) {
 	f.cur.ByAddress[ip]++
 }
 
+// pending reports whether failures wait for the next report.
+func (f *failureCounts) pending() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cur.Total() > 0
+}
+
 // take returns the window's counts ending at now and starts a new window.
 func (f *failureCounts) take(now time.Time) FailureReport {
 	f.mu.Lock()
@@ -292,36 +300,43 @@ func (f *failureCounts) take(now time.Time) FailureReport {
 	return out
 }
 
-// ReportAuthFailures writes the authentication failure counts once per
-// svc.auth.failureAuditPeriod until ctx ends: one audit entry (through
-// Security.RecordFailures) per window with failures, never one per request.
-// Without security it returns at once. The process runs it beside the
-// server.
-func (s *Server) ReportAuthFailures(ctx context.Context) {
-	if s.sec == nil {
-		return
+// noteFailure counts an authentication failure and makes sure a reporter
+// runs: it is started by the first failure and ends after a window without
+// any, so every process (control or data) reports without a goroutine of
+// its own while nobody fails.
+func (s *Server) noteFailure(ip string, k failKind) {
+	s.sec.counts.add(ip, k)
+	if s.sec.reporting.CompareAndSwap(false, true) {
+		go s.reportFailures()
 	}
-	record := s.recordFailures
+}
+
+// reportFailures writes the failure counts once per
+// svc.auth.failureAuditPeriod: one audit entry (Security.RecordFailures;
+// on a control node a RecordAuthFailures command) per window with failures,
+// never one per request; without a recorder, one log line per window.
+func (s *Server) reportFailures() {
 	t := time.NewTicker(s.authCfg.FailureAuditPeriod)
 	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
+	for now := range t.C {
+		rep := s.sec.counts.take(now)
+		if rep.Total() == 0 {
+			s.sec.reporting.Store(false)
+			// A failure counted after take that saw the reporter still
+			// running: take it over, or it would wait for the next one.
+			if s.sec.counts.pending() && s.sec.reporting.CompareAndSwap(false, true) {
+				continue
+			}
 			return
-		case now := <-t.C:
-			rep := s.sec.counts.take(now)
-			if rep.Total() == 0 {
-				continue
-			}
-			if record == nil {
-				s.log.Warn("authentication failures", "start", rep.Start, "end", rep.End, "missing", rep.Missing,
-					"wrong", rep.Wrong, "throttled", rep.Throttled, "byAddress", rep.ByAddress)
-				continue
-			}
-			if err := record(rep); err != nil {
-				s.log.Warn("cannot record authentication failures in the audit", "error", err, "missing", rep.Missing,
-					"wrong", rep.Wrong, "throttled", rep.Throttled, "byAddress", rep.ByAddress)
-			}
+		}
+		if s.recordFailures == nil {
+			s.log.Warn("authentication failures", "start", rep.Start, "end", rep.End, "missing", rep.Missing,
+				"wrong", rep.Wrong, "throttled", rep.Throttled, "byAddress", rep.ByAddress)
+			continue
+		}
+		if err := s.recordFailures(rep); err != nil {
+			s.log.Warn("cannot record authentication failures in the audit", "error", err, "missing", rep.Missing,
+				"wrong", rep.Wrong, "throttled", rep.Throttled, "byAddress", rep.ByAddress)
 		}
 	}
 }

@@ -165,15 +165,10 @@ func New(o Options) (*Server, error) {
 	if o.Security != nil {
 		s.recordFailures = o.Security.RecordFailures
 	}
-	if s.sec != nil && s.node != nil {
-		// A control node writes its failure counts to the audit until it
-		// stops; other processes run ReportAuthFailures themselves.
-		if s.recordFailures == nil {
-			s.recordFailures = ProposeAuthFailures(s.node)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() { <-s.node.Done(); cancel() }()
-		go s.ReportAuthFailures(ctx)
+	if s.sec != nil && s.node != nil && s.recordFailures == nil {
+		// A control node writes its failure counts to the audit; other
+		// processes log them.
+		s.recordFailures = ProposeAuthFailures(s.node)
 	}
 	s.discovery, s.announcer = o.Discovery, o.Announcer
 	if s.roles[RoleCoordinator] {
