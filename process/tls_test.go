@@ -276,3 +276,38 @@ func TestRaftOverTLS(t *testing.T) {
 		t.Errorf("Raft's port to a client without a certificate: %v", err)
 	}
 }
+
+// Plain HTTP kept beside HTTPS (svc.tlsPort): both answer, and the process
+// advertises its https URL, so the other processes call it over TLS.
+func TestPlaintextBesideTLS(t *testing.T) {
+	ca := testcerts.New(t)
+	cert, key := ca.Issue(t, "node")
+	ports := freePorts(t, 3)
+	_, tlsPort, _ := strings.Cut(ports[2], ":")
+	p := props.Defaults()
+	p.Set("svc.node.roles", "coordinator,overlord")
+	p.Set("svc.http.address", ports[0])
+	p.Set("svc.raft.address", ports[1])
+	p.Set("svc.data.dir", t.TempDir())
+	p.Set("svc.enableTlsPort", "true")
+	p.Set("svc.tlsPort", tlsPort)
+	p.Set("svc.server.https.certFile", cert)
+	p.Set("svc.server.https.keyFile", key)
+	p.Set("svc.client.https.trustStoreFile", ca.CAFile)
+	proc, err := StartServer(p, hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: io.Discard}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proc.Close() })
+	if got := AdvertisedURL(p); got != "https://"+ports[2] {
+		t.Errorf("advertised %s, want https://%s", got, ports[2])
+	}
+	for _, c := range []struct {
+		client *http.Client
+		url    string
+	}{{&http.Client{Timeout: 5 * time.Second}, "http://" + ports[0]}, {httpsClient(t, ca.CAFile, "", ""), "https://" + ports[2]}} {
+		if code, body, err := call(c.client, "GET", c.url+"/status/health", ""); err != nil || code != 200 || body != "true" {
+			t.Errorf("%s: %d %q %v", c.url, code, body, err)
+		}
+	}
+}
