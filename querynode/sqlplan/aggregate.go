@@ -78,21 +78,34 @@ func (s *selectPlan) aggregate() (*built, error) {
 		}
 		groupExprs = exprs
 	}
+	// ROLLUP(...) and CUBE(...) list keys and the subtotals to compute over
+	// them (the native subtotalsSpec); the plain keys are in every subtotal.
+	var grouping *sql.FuncCall
+	var plainKeys, setKeys []string
 	for _, g := range groupExprs {
-		g = resolveAlias(g, exprs, names)
-		if n, ok := g.(*sql.NumberLit); ok {
-			i, err := n.Int64()
-			if err != nil || i < 1 || int(i) > len(exprs) {
-				return nil, invalid("%s", sql.AtPos(n, "Ordinal out of range"))
+		if f, ok := g.(*sql.FuncCall); ok && !f.Name.Quoted && (strings.EqualFold(f.Name.Name, "ROLLUP") || strings.EqualFold(f.Name.Name, "CUBE")) {
+			if grouping != nil || len(f.Args) == 0 || len(f.Args) > 8 {
+				return nil, unsupported("%s", sql.AtPos(f, "Only one ROLLUP or CUBE of at most 8 keys per GROUP BY is supported"))
 			}
-			g = exprs[i-1]
-		}
-		if _, dup := a.post[g.String()]; dup {
+			grouping = f
+			for _, arg := range f.Args {
+				name, err := a.groupKey(arg, exprs, names)
+				if err != nil {
+					return nil, err
+				}
+				setKeys = append(setKeys, name)
+			}
 			continue
 		}
-		if err := a.addKey(g); err != nil {
+		name, err := a.groupKey(g, exprs, names)
+		if err != nil {
 			return nil, err
 		}
+		plainKeys = append(plainKeys, name)
+	}
+	var subtotals [][]string
+	if grouping != nil {
+		subtotals = subtotalSets(strings.ToUpper(grouping.Name.Name), plainKeys, setKeys)
 	}
 	// Aggregates anywhere in the select list, HAVING and ORDER BY.
 	var calls []*sql.FuncCall
@@ -170,12 +183,12 @@ func (s *selectPlan) aggregate() (*built, error) {
 		native["postAggregations"] = a.postAggs
 	}
 	// timeBoundary: MIN/MAX(__time) alone over a table with no filter.
-	if len(a.keys) == 0 && having == nil && s.sel.Where == nil && a.timeBoundary(b) {
+	if subtotals == nil && len(a.keys) == 0 && having == nil && s.sel.Where == nil && a.timeBoundary(b) {
 		b.limit, b.offset = s.limit, s.offset
 		return b, nil
 	}
 	// timeseries: no keys, or one key flooring __time ordered by itself.
-	if having == nil && (len(a.keys) == 0 || (len(a.keys) == 1 && a.keys[0].period != "" && s.offset == 0)) {
+	if subtotals == nil && having == nil && (len(a.keys) == 0 || (len(a.keys) == 1 && a.keys[0].period != "" && s.offset == 0)) {
 		ok := true
 		desc := false
 		if len(a.keys) == 1 {
@@ -220,7 +233,7 @@ func (s *selectPlan) aggregate() (*built, error) {
 		}
 	}
 	// topN: one string key, ordered by one aggregate, with a limit.
-	if having == nil && len(a.keys) == 1 && a.keys[0].period == "" && a.keys[0].typ == tVarchar &&
+	if subtotals == nil && having == nil && len(a.keys) == 1 && a.keys[0].period == "" && a.keys[0].typ == tVarchar &&
 		len(orders) == 1 && s.limit >= 0 && s.offset == 0 && s.p.ctxBool("useApproximateTopN", true) {
 		k := a.keys[0]
 		o := orders[0]
@@ -248,7 +261,9 @@ func (s *selectPlan) aggregate() (*built, error) {
 	}
 	b.queryType = "groupBy"
 	native["queryType"] = "groupBy"
-	if rest, ok := a.granular(b, having, orders); ok {
+	if subtotals != nil {
+		native["subtotalsSpec"] = subtotals
+	} else if rest, ok := a.granular(b, having, orders); ok {
 		orders = rest
 	}
 	native["dimensions"] = a.dims
@@ -829,5 +844,55 @@ func (a *aggPlan) granular(b *built, having any, orders []sortKey) ([]sortKey, b
 
 func mustMarshal(v any) []byte {
 	out, _ := json.Marshal(v)
+	return out
+}
+
+// groupKey adds one GROUP BY item (an ordinal, a select alias or an
+// expression) as a key and returns its output name.
+func (a *aggPlan) groupKey(g sql.Expr, exprs []sql.Expr, names []string) (string, error) {
+	g = resolveAlias(g, exprs, names)
+	if n, ok := g.(*sql.NumberLit); ok {
+		i, err := n.Int64()
+		if err != nil || i < 1 || int(i) > len(exprs) {
+			return "", invalid("%s", sql.AtPos(n, "Ordinal out of range"))
+		}
+		g = exprs[i-1]
+	}
+	if c, dup := a.post[g.String()]; dup {
+		return c.native, nil
+	}
+	if err := a.addKey(g); err != nil {
+		return "", err
+	}
+	return a.keys[len(a.keys)-1].native, nil
+}
+
+// subtotalSets lists the key sets of ROLLUP(set) (every prefix, longest
+// first) or CUBE(set) (every subset, larger first, in key order), each
+// with the plain keys.
+func subtotalSets(kind string, plain, set []string) [][]string {
+	var out [][]string
+	with := func(keys []string) []string {
+		return append(append([]string{}, plain...), keys...)
+	}
+	if kind == "ROLLUP" {
+		for n := len(set); n >= 0; n-- {
+			out = append(out, with(set[:n]))
+		}
+		return out
+	}
+	for size := len(set); size >= 0; size-- {
+		for mask := (1 << len(set)) - 1; mask >= 0; mask-- {
+			var keys []string
+			for i := range set {
+				if mask&(1<<(len(set)-1-i)) != 0 {
+					keys = append(keys, set[i])
+				}
+			}
+			if len(keys) == size {
+				out = append(out, with(keys))
+			}
+		}
+	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -154,5 +155,20 @@ func TestRowsFromNative(t *testing.T) {
 	}
 	if len(rows) != 2 || rows[0][0] != "2016-06-27T00:00:00.000Z" || rows[0][1] != "A" || rows[1][1] != nil {
 		t.Fatalf("rows %v", rows)
+	}
+}
+
+func TestSubtotalSets(t *testing.T) {
+	got := subtotalSets("ROLLUP", []string{"p"}, []string{"a", "b"})
+	if fmt.Sprint(got) != "[[p a b] [p a] [p]]" {
+		t.Errorf("ROLLUP: %v", got)
+	}
+	got = subtotalSets("CUBE", nil, []string{"a", "b"})
+	if fmt.Sprint(got) != "[[a b] [a] [b] []]" {
+		t.Errorf("CUBE: %v", got)
+	}
+	_, m := plan(t, `SELECT channel, page, COUNT(*) FROM wiki GROUP BY ROLLUP(channel, page)`, nil)
+	if m["queryType"] != "groupBy" || fmt.Sprint(m["subtotalsSpec"]) != "[[d0 d1] [d0] []]" {
+		t.Errorf("ROLLUP query: %v %v", m["queryType"], m["subtotalsSpec"])
 	}
 }
