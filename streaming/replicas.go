@@ -214,11 +214,15 @@ var agreeTimeout = time.Minute
 // to it, so whichever publishes covers every record any replica read and
 // served: answers that read a replica ahead of the publisher do not lose
 // rows at the hand-off. A task without replicas ends where it stopped.
-func (k *kafkaTask) agreeEnd(ctx context.Context, env middlemanager.Env, prog *progressReporter, own Offsets, n int64) (Offsets, error) {
+//
+// A replica whose worker stops (leaving) does not make the others stop: it
+// reports its position unmarked, for them to read past, and waits for no
+// one (it publishes only when no other replica runs).
+func (k *kafkaTask) agreeEnd(ctx context.Context, env middlemanager.Env, prog *progressReporter, own Offsets, n int64, leaving bool) (Offsets, error) {
 	if k.seq == "" || k.replicas == 1 {
 		return own, nil
 	}
-	if err := prog.stopped(ctx, own, n); err != nil {
+	if err := prog.position(ctx, own, n, !leaving); err != nil {
 		return own, fmt.Errorf("reporting where reading stopped: %w", err)
 	}
 	deadline := time.Now().Add(agreeTimeout)
@@ -235,8 +239,8 @@ func (k *kafkaTask) agreeEnd(ctx context.Context, env middlemanager.Env, prog *p
 				reading = true
 			}
 		}
-		if !reading || time.Now().After(deadline) {
-			if reading {
+		if !reading || leaving || time.Now().After(deadline) {
+			if reading && !leaving {
 				env.Logf("Other replicas of sequence %s still read after %s: taking their last reported positions", k.seq, agreeTimeout)
 			}
 			end := Offsets{Stream: own.Stream, Partitions: maps.Clone(own.Partitions)}

@@ -255,7 +255,7 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 	if !lost && err == nil {
 		// Replicas end where the furthest of them stopped.
 		var to Offsets
-		if to, err = k.agreeEnd(pctx, env, prog, end, read); err == nil && !reached(end, to) {
+		if to, err = k.agreeEnd(pctx, env, prog, end, read, middlemanager.Stopping(ctx)); err == nil && !reached(end, to) {
 			var more int64
 			end, more, err = k.readTo(pctx, spool, end, to)
 			read += more
@@ -264,7 +264,7 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 	}
 	if lost || (err == nil && k.awaitLowerReplicas(pctx, env, ctx.Err() != nil, middlemanager.Stopping(ctx))) {
 		rep, err := k.yield(pctx, c, env, t.ID, rt)
-		return withPosition(rep, (&progressReporter{taskID: t.ID}).report(end, read, nativebatch.RowStats{}, nil, true)), err
+		return withPosition(rep, (&progressReporter{taskID: t.ID}).report(end, read, nativebatch.RowStats{}, nil, false)), err
 	}
 	if err != nil {
 		rt.withdraw()
@@ -277,7 +277,7 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 		if ingest.IsPublishConflict(err) && k.seq != "" && k.replicas != 1 {
 			if lost, _ := k.superseded(pctx, env); lost {
 				rep, err := k.yield(pctx, c, env, t.ID, rt)
-				return withPosition(rep, (&progressReporter{taskID: t.ID}).report(end, read, nativebatch.RowStats{}, nil, true)), err
+				return withPosition(rep, (&progressReporter{taskID: t.ID}).report(end, read, nativebatch.RowStats{}, nil, false)), err
 			}
 		}
 		rt.withdraw()
@@ -388,7 +388,8 @@ func (k *kafkaTask) read(ctx context.Context, spool string, logf func(string, ..
 }
 
 // withPosition adds to the final report of a replica that yields where it
-// stopped reading (the kafkaProgress of pos): the final report replaces the
+// stopped reading (the kafkaProgress of pos, not marked stopped: a replica
+// that leaves does not make the others stop): the final report replaces the
 // live one, and the other replicas of its sequence may still be settling
 // where to end (agreeEnd).
 func withPosition(rep, pos middlemanager.Report) middlemanager.Report {
@@ -843,14 +844,15 @@ func (p *progressReporter) update(ctx context.Context, next Offsets, n int64) {
 	}
 }
 
-// stopped publishes at once that the task stopped reading at next.
-func (p *progressReporter) stopped(ctx context.Context, next Offsets, n int64) error {
+// position publishes at once the task's position next, marked stopped when
+// it stopped reading there.
+func (p *progressReporter) position(ctx context.Context, next Offsets, n int64, stopped bool) error {
 	var stats nativebatch.RowStats
 	var errs []ParseError
 	if p.rows != nil {
 		stats, errs = p.rows()
 	}
-	return p.env.PublishReport(ctx, p.report(next, n, stats, errs, true))
+	return p.env.PublishReport(ctx, p.report(next, n, stats, errs, stopped))
 }
 
 func (p *progressReporter) report(next Offsets, n int64, stats nativebatch.RowStats, errs []ParseError, stopped bool) middlemanager.Report {
