@@ -438,7 +438,6 @@ func (a *aggPlan) addAggregate(c *sql.FuncCall) error {
 		return nil
 	}
 	var agg map[string]any
-	var extra []any // aggregators beyond agg (AVG's count)
 	typ := tBigint
 	if c.Distinct && fname != "COUNT" {
 		return unsupported("%s", sql.AtPos(c, fname+"(DISTINCT) is not supported"))
@@ -507,15 +506,22 @@ func (a *aggPlan) addAggregate(c *sql.FuncCall) error {
 			pre = "double"
 		}
 		sum["type"] = pre + "Sum"
-		cnt := map[string]any{"type": "filtered", "name": name + ":count", "filter": map[string]any{"type": "expression", "expression": "notnull(" + v.src + ")"},
+		var notNull any = map[string]any{"type": "expression", "expression": "notnull(" + v.src + ")"}
+		var sumAgg any = sum
+		if c.Filter != nil {
+			f, err := a.filter(c.Filter, a.base)
+			if err != nil {
+				return err
+			}
+			sumAgg = map[string]any{"type": "filtered", "name": name + ":sum", "filter": f, "aggregator": sum}
+			notNull = map[string]any{"type": "and", "fields": []any{f, notNull}}
+		}
+		cnt := map[string]any{"type": "filtered", "name": name + ":count", "filter": notNull,
 			"aggregator": map[string]any{"type": "count", "name": name + ":count"}}
-		a.aggs = append(a.aggs, sum, cnt)
+		a.aggs = append(a.aggs, sumAgg, cnt)
 		a.postAggs = append(a.postAggs, map[string]any{"type": "arithmetic", "name": name, "fn": "quotient",
 			"fields": []any{map[string]any{"type": "fieldAccess", "fieldName": name + ":sum"}, map[string]any{"type": "fieldAccess", "fieldName": name + ":count"}}})
 		a.post[c.String()] = scopeCol{name: c.String(), native: name, typ: tDouble}
-		if c.Filter != nil {
-			return unsupported("%s", sql.AtPos(c, "AVG with FILTER is not supported"))
-		}
 		return nil
 	case "APPROX_COUNT_DISTINCT", "APPROX_COUNT_DISTINCT_BUILTIN", "APPROX_COUNT_DISTINCT_DS_HLL", "APPROX_COUNT_DISTINCT_DS_THETA":
 		if err := nargs(1, 2); err != nil {
@@ -597,7 +603,6 @@ func (a *aggPlan) addAggregate(c *sql.FuncCall) error {
 		agg = map[string]any{"type": "filtered", "name": name, "filter": f, "aggregator": agg}
 	}
 	a.aggs = append(a.aggs, agg)
-	a.aggs = append(a.aggs, extra...)
 	a.post[c.String()] = scopeCol{name: c.String(), native: name, typ: typ}
 	return nil
 }
