@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"strata/tlsconf"
 )
 
 // Host is where one server process runs: its own network namespace and
@@ -170,6 +173,9 @@ type Proc struct {
 	cmd   *exec.Cmd
 	done  chan struct{}
 	pause bool
+
+	// scheme is "https" in a cluster over TLS (Cluster.UseTLS).
+	scheme string
 }
 
 // Set adds a key=value property to the process's command line (effective
@@ -181,7 +187,12 @@ func (p *Proc) Set(kv string) {
 }
 
 // URL is the process's base URL.
-func (p *Proc) URL() string { return "http://" + p.HTTP }
+func (p *Proc) URL() string {
+	if p.scheme != "" {
+		return p.scheme + "://" + p.HTTP
+	}
+	return "http://" + p.HTTP
+}
 
 // Start starts the process (again), appending to its log.
 func (p *Proc) Start() error {
@@ -290,6 +301,23 @@ type Cluster struct {
 	// Props are extra svc.* settings for every process.
 	Props []string
 	HTTP  *httpClient
+	// scheme of the processes added from now on ("" is http).
+	scheme string
+}
+
+// UseTLS makes the processes added from now on serve HTTPS only with the
+// given certificate and key and verify each other against caFile (Raft
+// included), and the harness's client trust caFile.
+func (c *Cluster) UseTLS(caFile, certFile, keyFile string) error {
+	pool, err := tlsconf.LoadCAs(caFile)
+	if err != nil {
+		return err
+	}
+	c.HTTP.hc.Transport.(*http.Transport).TLSClientConfig = &tls.Config{RootCAs: pool}
+	c.scheme = "https"
+	c.Props = append(c.Props, "svc.enablePlaintextPort=false", "svc.enableTlsPort=true",
+		"svc.server.https.certFile="+certFile, "svc.server.https.keyFile="+keyFile, "svc.client.https.trustStoreFile="+caFile)
+	return nil
 }
 
 // NewCluster makes an empty cluster under dir.
@@ -330,7 +358,7 @@ func (c *Cluster) addProc(name, roles string, httpPort int, extra []string) (*Pr
 		return nil, err
 	}
 	p := &Proc{Name: name, Roles: roles, Host: h, HTTP: fmt.Sprintf("%s:%d", h.Addr, port), Data: filepath.Join(c.Dir, name),
-		net: c.Net, log: filepath.Join(c.Dir, name+".log")}
+		scheme: c.scheme, net: c.Net, log: filepath.Join(c.Dir, name+".log")}
 	p.args = []string{c.Bin, "server", "--id", name, "--roles", roles, "--http", p.HTTP, "--data", p.Data,
 		"--set", "svc.storage.storageDirectory=" + c.Deep, "--set", "svc.log.level=info",
 		// The harness writes the files it ingests under its directory: let
