@@ -67,7 +67,8 @@ func perm(t auth.ResourceType, name string, a auth.Action) auth.Permission {
 // permission on every name) and "allbut-T-A" (every other permission).
 func newTestUsers() *testUsers {
 	u := &testUsers{perms: map[string][]auth.Permission{"plain": nil,
-		"wikireader": {perm(auth.Datasource, "wiki", auth.Read)}}}
+		"wikireader": {perm(auth.Datasource, "wiki", auth.Read)},
+		"statewiki":  {perm(auth.Datasource, "wiki", auth.Read), perm(auth.State, ".*", auth.Read)}}}
 	var all []auth.Permission
 	for _, typ := range auth.ResourceTypes {
 		for _, a := range []auth.Action{auth.Read, auth.Write} {
@@ -111,6 +112,7 @@ type secureCluster struct {
 	fixture                     *dpFixture
 	taskID                      string
 	segmentID                   string
+	historicalName              string
 }
 
 func startSecureCluster(t *testing.T, users *testUsers) *secureCluster {
@@ -161,7 +163,7 @@ func startSecureCluster(t *testing.T, users *testUsers) *secureCluster {
 	// neither 401 nor 403).
 	o := base.opts
 	o.Roles = []string{RoleCoordinator, RoleOverlord, RoleMiddleManager}
-	c := &secureCluster{fixture: f, segmentID: seg.ID().String()}
+	c := &secureCluster{fixture: f, segmentID: seg.ID().String(), historicalName: strings.TrimPrefix(h.url, "http://")}
 	c.control = serve(o)
 	c.historical = serve(Options{Roles: []string{RoleHistorical}, Historical: h.node})
 	c.broker = serve(Options{Roles: []string{RoleBroker}, Broker: b.b})
@@ -374,6 +376,16 @@ func TestListingsShowOnlyReadable(t *testing.T) {
 	}
 	if tasks := list(c.control+"/svc/indexer/v1/tasks", "admin"); !strings.Contains(tasks, "secret-task") {
 		t.Errorf("tasks as admin: %s", tasks)
+	}
+	// A server's segments: STATE READ shows the server, and of its
+	// segments those the user may read.
+	serverSegs := c.control + "/svc/coordinator/v1/servers/" + c.historicalName + "/segments"
+	eventually.True(t, "the inventory to hold both datasources", func() bool {
+		code, got, _ := callWith(t, "GET", serverSegs, "", "", as("admin"))
+		return code == 200 && strings.Contains(got, "secret_") && strings.Contains(got, "wiki_")
+	})
+	if got := list(serverSegs, "statewiki"); !strings.Contains(got, "wiki_") || strings.Contains(got, "secret") {
+		t.Errorf("server segments as statewiki: %s", got)
 	}
 	// A task of a datasource the user may not write is refused before it exists.
 	code, got, _ := callWith(t, "POST", c.control+"/svc/indexer/v1/task", "application/json",

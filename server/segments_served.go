@@ -703,7 +703,9 @@ func (s *Server) serverSegments(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	segs := sortedSegments(srv.Segments)
+	// STATE READ lets the caller see the server (Druid's); of its segments
+	// only those of datasources it may read.
+	segs := slices.DeleteFunc(sortedSegments(srv.Segments), func(seg *segmeta.DataSegment) bool { return !readable(r, seg.DataSource) })
 	if flag(r, "full") {
 		writeRawJSON(w, http.StatusOK, appendSegments(nil, segs))
 		return
@@ -719,7 +721,7 @@ func (s *Server) serverSegment(w http.ResponseWriter, r *http.Request) {
 	}
 	id := mux.Vars(r)["segmentId"]
 	for sid, seg := range srv.Segments {
-		if sid.String() == id {
+		if sid.String() == id && readable(r, seg.DataSource) {
 			writeRawJSON(w, http.StatusOK, seg.AppendJSON(nil))
 			return
 		}
