@@ -112,3 +112,48 @@ func TestReplicaPublishCoversEveryReplicasRecords(t *testing.T) {
 		t.Errorf("%d rows published for offsets up to %d", rows, published)
 	}
 }
+
+// A replica whose middle manager stops leaves the publish to the others
+// without making them stop: the one left reads on.
+func TestReplicaLeavingDoesNotStopTheOthers(t *testing.T) {
+	defer streaming.SetProgressPeriod(20 * time.Millisecond)()
+	e := newEnv(t)
+	mm2 := startWorker(t, e.url, false)
+	for i := range 10 {
+		e.produce(t, 0, row(1, 1, "a", i))
+	}
+	seq := "index_kafka_k_g0_s2"
+	id0, p0 := e.replicaPayload(seq, 0, map[int32]int64{0: 0}, "PT1H")
+	id1, p1 := e.replicaPayload(seq, 1, map[int32]int64{0: 0}, "PT1H")
+	e.submit(t, p0)
+	e.submit(t, p1)
+	reports := func(id string) string {
+		_, body := e.do(t, "GET", "/svc/indexer/v1/task/"+url.PathEscape(id)+"/reports", "")
+		return body
+	}
+	for _, id := range []string{id0, id1} {
+		eventually.True(t, id+" to read 10 records", func() bool { return strings.Contains(reports(id), `"recordsRead":10`) })
+	}
+	mm2.Stop()
+	status := func(id string) string {
+		_, body := e.do(t, "GET", "/svc/indexer/v1/task/"+url.PathEscape(id)+"/status", "")
+		return body
+	}
+	var survivor string
+	eventually.True(t, "the replica of the stopped worker to end", func() bool {
+		for i, id := range []string{id0, id1} {
+			if s := status(id); strings.Contains(s, `"SUCCESS"`) || strings.Contains(s, `"FAILED"`) {
+				survivor = []string{id1, id0}[i]
+				return true
+			}
+		}
+		return false
+	})
+	for i := range 5 {
+		e.produce(t, 0, row(1, 1, "b", i))
+	}
+	eventually.True(t, survivor+" to read on", func() bool { return strings.Contains(reports(survivor), `"recordsRead":15`) })
+	if r := reports(survivor); strings.Contains(r, `"stopped":true`) {
+		t.Fatalf("%s stopped reading: %s", survivor, r)
+	}
+}
