@@ -387,6 +387,9 @@ func TestListingsShowOnlyReadable(t *testing.T) {
 	if got := list(serverSegs, "statewiki"); !strings.Contains(got, "wiki_") || strings.Contains(got, "secret") {
 		t.Errorf("server segments as statewiki: %s", got)
 	}
+	if got := list(c.control+"/svc/coordinator/v1/intervals?full", "wikireader"); !strings.Contains(got, `"wiki"`) || strings.Contains(got, "secret") {
+		t.Errorf("intervals as wikireader: %s", got)
+	}
 	// A task of a datasource the user may not write is refused before it exists.
 	code, got, _ := callWith(t, "POST", c.control+"/svc/indexer/v1/task", "application/json",
 		`{"type":"noop","id":"sneaky","dataSource":"secret"}`, as("wikireader"))

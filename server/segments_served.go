@@ -849,6 +849,7 @@ func appendIntervalStats(dst []byte, stats []dsIntervalStats, perDataSource bool
 
 func (s *Server) allIntervals(w http.ResponseWriter, r *http.Request) {
 	names, segs := s.servedByDataSource()
+	names, segs = readableOnly(r, names, segs)
 	stats := intervalStatsOf(names, segs, func(interval.Interval) bool { return true })
 	writeRawJSON(w, http.StatusOK, appendIntervalStats(nil, stats, true))
 }
@@ -861,6 +862,7 @@ func (s *Server) intervalStats(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	names, segs := s.servedByDataSource()
+	names, segs = readableOnly(r, names, segs)
 	stats := intervalStatsOf(names, segs, iv.Contains)
 	switch {
 	case flag(r, "full"):
