@@ -384,8 +384,10 @@ func TestListingsShowOnlyReadable(t *testing.T) {
 		code, got, _ := callWith(t, "GET", serverSegs, "", "", as("admin"))
 		return code == 200 && strings.Contains(got, "secret_") && strings.Contains(got, "wiki_")
 	})
-	if got := list(serverSegs, "statewiki"); !strings.Contains(got, "wiki_") || strings.Contains(got, "secret") {
-		t.Errorf("server segments as statewiki: %s", got)
+	for _, url := range []string{serverSegs, c.control + "/svc/coordinator/v1/servers?full", c.control + "/svc/coordinator/v1/servers/" + c.historicalName + "?full"} {
+		if got := list(url, "statewiki"); !strings.Contains(got, "wiki_") || strings.Contains(got, "secret") {
+			t.Errorf("%s as statewiki: %s", url, got)
+		}
 	}
 	if got := list(c.control+"/svc/coordinator/v1/intervals?full", "wikireader"); !strings.Contains(got, `"wiki"`) || strings.Contains(got, "secret") {
 		t.Errorf("intervals as wikireader: %s", got)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"strata/auth"
 	"strata/coordinator"
 	"strata/discovery"
 	"strata/fsm"
@@ -631,10 +632,10 @@ func (s *Server) serverList(w http.ResponseWriter, r *http.Request) {
 		m, known := byHost[srv.Meta.Host]
 		switch {
 		case (simple || full) && known:
-			b = appendServer(b, srv, full)
+			b = appendServer(b, readableServer(r, srv), full)
 			b = appendRoleState(b[:len(b)-1], m)
 		case simple || full:
-			b = appendServer(b, srv, full)
+			b = appendServer(b, readableServer(r, srv), full)
 		default:
 			b = javacompat.AppendJSONString(b, srv.Meta.Name)
 		}
@@ -682,7 +683,7 @@ func (s *Server) oneServer(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, srv := range s.servers() {
 		if srv.Meta.Name == name {
-			b := appendServer(nil, srv, full)
+			b := appendServer(nil, readableServer(r, srv), full)
 			if member != nil {
 				b = appendRoleState(b[:len(b)-1], *member)
 			}
@@ -731,6 +732,22 @@ func (s *Server) serverSegment(w http.ResponseWriter, r *http.Request) {
 
 // appendServer renders a server as Druid's ServersResource does: host, tier,
 // type, priority, currSize, maxSize, and with full its segments by id.
+// readableServer is srv with only the segments of datasources the caller
+// may read (all with security off).
+func readableServer(r *http.Request, srv coordinator.Server) coordinator.Server {
+	if !auth.Enabled(r.Context()) {
+		return srv
+	}
+	segs := make(map[segmeta.ID]*segmeta.DataSegment, len(srv.Segments))
+	for id, seg := range srv.Segments {
+		if readable(r, seg.DataSource) {
+			segs[id] = seg
+		}
+	}
+	srv.Segments = segs
+	return srv
+}
+
 func appendServer(b []byte, srv coordinator.Server, full bool) []byte {
 	m := srv.Meta
 	b = append(b, `{"host":`...)
