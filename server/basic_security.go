@@ -258,6 +258,13 @@ const maxSecurityWait = 5 * time.Minute
 // database is at another version, so that data nodes hear of each change as
 // it commits without polling, and answers 304 if it is not.
 func (s *Server) securityDBExport(w http.ResponseWriter, r *http.Request) {
+	// The route is the internal client's (guard) when security is on; with
+	// it off, /svc-internal/ is guarded by the escalator's password alone,
+	// and without one the password hashes would be anyone's.
+	if !auth.Enabled(r.Context()) && !s.internal.Enabled() {
+		writeError(w, http.StatusForbidden, "the user database is served to the internal client only: set svc.escalator.internalClientPassword")
+		return
+	}
 	db := s.securityDB()
 	q := r.URL.Query()
 	if vs := q.Get("version"); vs != "" {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,8 +13,10 @@ import (
 
 	"strata/auth/basic"
 	"strata/cluster"
+	"strata/escalator"
 	"strata/fsm"
 	"strata/internal/eventually"
+	"strata/props"
 )
 
 // The basic-security API without an authenticator configured (the API is
@@ -111,7 +114,35 @@ func snapshotTables(t *testing.T, node *cluster.Node) []byte {
 // current one until it changes (304 when it does not), and basic.Remote's
 // long poll picks a change up as it commits.
 func TestSecurityDBExportAndRemote(t *testing.T) {
-	ts, node := single(t, nil)
+	// Without an internal password (and no authenticator) the export, which
+	// holds password hashes, is not served to anyone.
+	open, _ := single(t, nil)
+	expect(t, "GET", open.URL+basic.DBPath, "", "", 403, `{"error":"the user database is served to the internal client only: set svc.escalator.internalClientPassword"}`)
+
+	p := props.Defaults()
+	p.Set("svc.escalator.internalClientPassword", "internal-pw")
+	ts, node := single(t, p)
+	internal := escalator.Credentials{Username: "svc_system", Password: "internal-pw"}.Client(nil)
+	call := func(t *testing.T, method, url, ctype, body string) (int, string, http.Header) {
+		t.Helper()
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
+		resp, err := internal.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header
+	}
+	expect := func(t *testing.T, method, url, ctype, body string, code int, want string) {
+		t.Helper()
+		if c, got, _ := call(t, method, url, ctype, body); c != code || got != want {
+			t.Fatalf("%s %s: %d %s, want %d %s", method, url, c, got, code, want)
+		}
+	}
 	expect(t, "POST", ts.URL+"/svc-ext/basic-security/authentication/db/basic/users/alice", "", "", 200, ``)
 	var v uint64
 	node.FSM().Read(func(s *fsm.State) { v = s.SecurityDB().Version })
@@ -124,7 +155,7 @@ func TestSecurityDBExportAndRemote(t *testing.T) {
 	}
 	expect(t, "GET", ts.URL+basic.DBPath+"?version=x", "", "", 400, `{"error":"version must be a non-negative integer, got \"x\""}`)
 
-	r := &basic.Remote{URLs: func() []string { return []string{ts.URL} }, Client: http.DefaultClient, PollWait: time.Minute, MinGap: time.Millisecond}
+	r := &basic.Remote{URLs: func() []string { return []string{ts.URL} }, Client: internal, PollWait: time.Minute, MinGap: time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
