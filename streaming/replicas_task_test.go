@@ -148,7 +148,7 @@ func TestReplicaLeavingDoesNotStopTheOthers(t *testing.T) {
 			}
 		}
 		return false
-	})
+	}, eventually.Within(time.Minute)) // a stopped worker's task may end only when its heartbeats lapse
 	for i := range 5 {
 		e.produce(t, 0, row(1, 1, "b", i))
 	}
