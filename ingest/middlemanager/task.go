@@ -208,8 +208,10 @@ const (
 	// stream task learns from it that a replica published its records.
 	ActionDataSourceMetadata = "dataSourceMetadata"
 	// ActionGroupTasks lists the other tasks of the task's group running on
-	// a worker → {"active": [ids]}: a stream replica learns whether one that
-	// publishes before it still runs.
+	// a worker, and the reports of those active or recently ended →
+	// {"active": [ids], "reports": {id: report}}: a stream replica learns
+	// whether one that publishes before it still runs, and where the others
+	// stopped reading.
 	ActionGroupTasks = "groupTasks"
 )
 
