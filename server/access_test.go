@@ -561,3 +561,25 @@ func TestCancelNeedsWriteOnTheQuerysTables(t *testing.T) {
 		t.Errorf("the cancelled query answered 200")
 	}
 }
+
+// TestBodyResourcesChecked: a supervisor spec needs WRITE on its
+// datasource, and a SQL task READ on every table it reads.
+func TestBodyResourcesChecked(t *testing.T) {
+	users := newTestUsers()
+	c := startSecureCluster(t, users)
+	for _, x := range []struct {
+		path, body, user string
+		code             int
+	}{
+		{"/svc/indexer/v1/supervisor", kafkaSpec("secret", "t", 1, true), "wikireader", 403},
+		{"/svc/indexer/v1/supervisor", kafkaSpec("secret", "t", 1, true), "only-DATASOURCE-WRITE", 200},
+		{"/svc/v2/sql/task", `{"query":"INSERT INTO copy SELECT * FROM secret PARTITIONED BY DAY"}`, "allbut-DATASOURCE-READ", 403},
+		{"/svc/v2/sql/task", `{"query":"INSERT INTO copy SELECT * FROM nothere PARTITIONED BY DAY"}`, "allbut-DATASOURCE-READ", 403}, // not told whether it exists
+		{"/svc/v2/sql/task", `{"query":"INSERT INTO copy SELECT * FROM secret PARTITIONED BY DAY"}`, "admin", 200},
+	} {
+		code, got, _ := callWith(t, "POST", c.control+x.path, "application/json", x.body, as(x.user))
+		if code != x.code {
+			t.Errorf("%s %s as %s: %d %s, want %d", x.path, x.body, x.user, code, got, x.code)
+		}
+	}
+}
