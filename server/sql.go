@@ -117,7 +117,15 @@ func (s *Server) sqlQuery(w http.ResponseWriter, r *http.Request) {
 	}
 	defer runningSQL.Delete(key)
 
-	planned, err := sqlplan.Plan(ctx, req.Query, sqlplan.Request{Context: qctx, Parameters: req.Parameters}, &sqlCatalog{s: s})
+	// IN (subquery) runs its subquery on the same native path first.
+	run := func(ctx context.Context, native []byte) ([]byte, error) {
+		_, out, _, qerr := s.opts.Broker.QueryWithContext(ctx, native)
+		if qerr != nil {
+			return nil, qerr
+		}
+		return out, nil
+	}
+	planned, err := sqlplan.Plan(ctx, req.Query, sqlplan.Request{Context: qctx, Parameters: req.Parameters, Run: run}, &sqlCatalog{s: s})
 	if err != nil {
 		var pe *sqlplan.Error
 		var qe *broker.Error

@@ -219,6 +219,18 @@ func TestSQLErrors(t *testing.T) {
 	if code != 200 || strings.Count(body, `queryType\":\"scan`) != 2 {
 		t.Errorf("EXPLAIN of UNION ALL: %d %s", code, body)
 	}
+	// IN (subquery) runs the subquery first and filters on its values.
+	for q, want := range map[string]string{
+		`SELECT page, COUNT(*) AS n FROM wiki WHERE page IN (SELECT page FROM wiki WHERE added >= 1000) GROUP BY page`: `[["a",3],["c",1]]`,
+		`SELECT COUNT(*) AS n FROM wiki WHERE page NOT IN (SELECT page FROM wiki GROUP BY page HAVING COUNT(*) > 1)`:   `[[2]]`,
+		`SELECT COUNT(*) AS n FROM wiki WHERE added IN (SELECT MAX(added) FROM wiki)`:                                  `[[1]]`,
+		`SELECT COUNT(*) AS n FROM wiki WHERE page IN (SELECT page FROM wiki WHERE page = 'none')`:                     `[[0]]`,
+	} {
+		code, body, _ = sqlCall(t, b, `{"query":`+string(mustJSON(q))+`,"resultFormat":"array"}`)
+		if code != 200 || body != want {
+			t.Errorf("%s: %d %s, want %s", q, code, body, want)
+		}
+	}
 	// SELECT without FROM (clients' connection checks) reads one inline row.
 	for q, want := range map[string]string{
 		`SELECT 1`:                             `[{"EXPR$0":1}]`,

@@ -1,6 +1,7 @@
 package sqlplan
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
@@ -247,19 +248,23 @@ func (t *translator) expr(e sql.Expr) (ex, error) {
 		}
 		return ex{src: src, typ: tBoolean}, nil
 	case *sql.InExpr:
-		if x.Query != nil {
-			return ex{}, unsupported("%s", sql.AtPos(x, "IN (subquery) is not supported"))
-		}
 		a, err := t.expr(x.X)
 		if err != nil {
 			return ex{}, err
 		}
-		parts := make([]string, len(x.List))
-		for i, v := range x.List {
-			b, err := t.expr(v)
-			if err != nil {
-				return ex{}, err
+		vals, err := t.inValues(x)
+		if err != nil {
+			return ex{}, err
+		}
+		if len(vals) == 0 {
+			// IN of nothing is false, NOT IN of nothing true.
+			if x.Not {
+				return ex{src: "1", typ: tBoolean}, nil
 			}
+			return ex{src: "0", typ: tBoolean}, nil
+		}
+		parts := make([]string, len(vals))
+		for i, b := range vals {
 			parts[i] = "(" + a.src + " == " + b.src + ")"
 		}
 		src := "(" + strings.Join(parts, " || ") + ")"
@@ -747,4 +752,90 @@ func (t *translator) timestampArith(x *sql.TimestampArith) (ex, error) {
 		return ex{}, unsupported("%s", sql.AtPos(x, "TIMESTAMPDIFF in "+x.Unit.String()+" is not supported"))
 	}
 	return ex{src: "div((" + b.src + " - " + a.src + "), " + longLit(ms) + ")", typ: tBigint}, nil
+}
+
+// inValues are the values of an IN list, or the rows of an IN subquery,
+// which runs first (Request.Run) as its own native query: the outer query
+// filters on its values as it would on a list. A NULL among them is kept,
+// so NOT IN with a NULL matches nothing, as SQL's three-valued logic says.
+func (t *translator) inValues(x *sql.InExpr) ([]ex, error) {
+	if x.Query == nil {
+		vals := make([]ex, len(x.List))
+		for i, v := range x.List {
+			b, err := t.expr(v)
+			if err != nil {
+				return nil, err
+			}
+			vals[i] = b
+		}
+		return vals, nil
+	}
+	if t.p.req.Run == nil {
+		return nil, unsupported("%s", sql.AtPos(x, "IN (subquery) is not supported here"))
+	}
+	key := x.Query.String()
+	if v, ok := t.p.inCache[key]; ok {
+		return v, nil
+	}
+	t.p.nested++
+	b, err := t.p.query(x.Query)
+	t.p.nested--
+	if err != nil {
+		return nil, err
+	}
+	if len(b.out) != 1 {
+		return nil, invalid("%s", sql.AtPos(x, "IN (subquery) needs a subquery of one column"))
+	}
+	nctx := map[string]any{}
+	for k, v := range t.p.qctx {
+		nctx[k] = v
+	}
+	b.native["context"] = nctx
+	raw, err := json.Marshal(b.native)
+	if err != nil {
+		return nil, err
+	}
+	ans, err := t.p.req.Run(t.p.ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	pl := &Planned{b: b, parts: []*built{b}, tz: t.p.tz, Context: t.p.qctx}
+	rows, err := pl.Rows(ans)
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]ex, 0, len(rows))
+	for _, r := range rows {
+		switch v := r[0].(type) {
+		case nil:
+			vals = append(vals, ex{src: "null", typ: b.out[0].typ, isLit: true})
+		case string:
+			if b.out[0].typ == tTimestamp {
+				ms, err := time.Parse(time.RFC3339Nano, v)
+				if err != nil {
+					return nil, err
+				}
+				vals = append(vals, ex{src: longLit(ms.UnixMilli()), typ: tTimestamp, lit: ms.UnixMilli(), isLit: true})
+				continue
+			}
+			vals = append(vals, ex{src: quoteString(v), typ: tVarchar, lit: v, isLit: true})
+		case int64:
+			vals = append(vals, ex{src: longLit(v), typ: tBigint, lit: v, isLit: true})
+		case float64:
+			vals = append(vals, ex{src: doubleLit(v), typ: tDouble, lit: v, isLit: true})
+		case bool:
+			n := int64(0)
+			if v {
+				n = 1
+			}
+			vals = append(vals, ex{src: longLit(n), typ: tBigint, lit: n, isLit: true})
+		default:
+			return nil, unsupported("%s", sql.AtPos(x, "IN (subquery) over this column type is not supported"))
+		}
+	}
+	if t.p.inCache == nil {
+		t.p.inCache = map[string][]ex{}
+	}
+	t.p.inCache[key] = vals
+	return vals, nil
 }

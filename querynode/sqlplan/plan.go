@@ -65,6 +65,8 @@ type planner struct {
 	// nested counts the subqueries being planned (their rows carry no
 	// timestamp, so no key moves into the granularity there).
 	nested int
+	// inCache holds the values of IN subqueries already run, by their SQL.
+	inCache map[string][]ex
 }
 
 // Plan parses and plans src.
@@ -698,19 +700,19 @@ func (s *selectPlan) filter(e sql.Expr, t *translator) (any, error) {
 			}
 		}
 	case *sql.InExpr:
-		if !x.Not && x.Query == nil {
+		if !x.Not {
 			v, err := t.expr(x.X)
 			if err != nil {
 				return nil, err
 			}
 			if v.col != "" && v.typ == tVarchar {
-				var vals []any
+				list, err := t.inValues(x)
+				if err != nil {
+					return nil, err
+				}
+				vals := []any{}
 				ok := true
-				for _, it := range x.List {
-					lv, err := t.expr(it)
-					if err != nil {
-						return nil, err
-					}
+				for _, lv := range list {
 					str, isStr := lv.lit.(string)
 					if !lv.isLit || !isStr {
 						ok = false
@@ -718,7 +720,7 @@ func (s *selectPlan) filter(e sql.Expr, t *translator) (any, error) {
 					}
 					vals = append(vals, str)
 				}
-				if ok {
+				if ok && len(vals) > 0 {
 					return map[string]any{"type": "in", "dimension": v.col, "values": vals}, nil
 				}
 			}

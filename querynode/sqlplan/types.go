@@ -47,6 +47,10 @@ type Request struct {
 	// Context is the query context; SET statements are merged into a copy.
 	Context    map[string]any
 	Parameters []Param
+	// Run, when set, runs a native query and returns its JSON answer: the
+	// planner runs "x IN (subquery)" subqueries first and puts their values
+	// in the filter. Without it such statements are unsupported.
+	Run func(ctx context.Context, native []byte) ([]byte, error)
 }
 
 // Error categories, as Druid's error JSON names them.
