@@ -231,6 +231,10 @@ func TestSQLErrors(t *testing.T) {
 			t.Errorf("%s: %d %s, want %s", q, code, body, want)
 		}
 	}
+	code, body, _ = sqlCall(t, b, `{"query":"SELECT COUNT(*) FROM wiki WHERE page IN (SELECT page FROM wiki)","context":{"maxSubqueryRows":2}}`)
+	if code != 400 || !strings.Contains(body, "maxSubqueryRows") {
+		t.Errorf("IN (subquery) over maxSubqueryRows: %d %s", code, body)
+	}
 	// SELECT without FROM (clients' connection checks) reads one inline row.
 	for q, want := range map[string]string{
 		`SELECT 1`:                             `[{"EXPR$0":1}]`,

@@ -2,6 +2,7 @@ package sqlplan
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -803,6 +804,18 @@ func (t *translator) inValues(x *sql.InExpr) ([]ex, error) {
 	rows, err := pl.Rows(ans)
 	if err != nil {
 		return nil, err
+	}
+	// The values become the outer query's filter: cap them as Druid caps
+	// a subquery's rows (maxSubqueryRows, default 100000).
+	limit := int64(100000)
+	switch v := t.p.qctx["maxSubqueryRows"].(type) {
+	case float64:
+		limit = int64(v)
+	case int64:
+		limit = v
+	}
+	if int64(len(rows)) > limit {
+		return nil, invalid("%s", sql.AtPos(x, fmt.Sprintf("Resource limit exceeded: IN (subquery) returned more than %d rows (maxSubqueryRows)", limit)))
 	}
 	vals := make([]ex, 0, len(rows))
 	for _, r := range rows {
