@@ -193,6 +193,11 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 	}
 	opts := server.Options{Roles: roles, Node: proc.Node, Props: p, Logger: logger.Named("http"), Proxy: proxy,
 		Historical: dp.historical, Broker: dp.broker, Announcer: ann}
+	if proc.sec, err = newSecurity(p, proc.Node, controlURLsOf(p), logger, &proc.stop); err != nil {
+		proc.Close()
+		return nil, err
+	}
+	opts.Security = proc.sec
 	if proc.Node != nil {
 		opts = withControlRuntime(opts, logger)
 		proc.startRegistry(&opts, dc, logger)
@@ -204,11 +209,6 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 	}
 	if err := proc.listen(p, node.HTTPAddress, srv.Handler()); err != nil {
 		proc.Close()
-	if proc.sec, err = newSecurity(p, proc.Node, controlURLsOf(p), logger, &proc.stop); err != nil {
-		proc.Close()
-		return nil, err
-	}
-	opts.Security = proc.sec
 		return nil, err
 	}
 	dp.start(proc)
