@@ -224,6 +224,8 @@ func TestSQLErrors(t *testing.T) {
 		`SELECT page, COUNT(*) AS n FROM wiki WHERE page IN (SELECT page FROM wiki WHERE added >= 1000) GROUP BY page`: `[["a",3],["c",1]]`,
 		`SELECT COUNT(*) AS n FROM wiki WHERE page NOT IN (SELECT page FROM wiki GROUP BY page HAVING COUNT(*) > 1)`:   `[[2]]`,
 		`SELECT COUNT(*) AS n FROM wiki WHERE added IN (SELECT MAX(added) FROM wiki)`:                                  `[[1]]`,
+		`SELECT page, added FROM wiki WHERE added = (SELECT MAX(added) FROM wiki)`:                                     `[["a",10000]]`,
+		`SELECT COUNT(*) AS n FROM wiki WHERE added > (SELECT AVG(added) FROM wiki WHERE page = 'none')`:               `[[0]]`,
 		`SELECT COUNT(*) AS n FROM wiki WHERE page IN (SELECT page FROM wiki WHERE page = 'none')`:                     `[[0]]`,
 	} {
 		code, body, _ = sqlCall(t, b, `{"query":`+string(mustJSON(q))+`,"resultFormat":"array"}`)

@@ -347,6 +347,20 @@ func (t *translator) expr(e sql.Expr) (ex, error) {
 		return t.call(x, x)
 	case *sql.TimestampArith:
 		return t.timestampArith(x)
+	case *sql.SubqueryExpr:
+		// A scalar subquery runs first, like an IN subquery: its one value
+		// (NULL for no row) is a literal of the outer query.
+		vals, err := t.inValues(&sql.InExpr{X: x, Query: x.Query})
+		if err != nil {
+			return ex{}, err
+		}
+		switch len(vals) {
+		case 0:
+			return ex{src: "null", typ: tVarchar, isLit: true}, nil
+		case 1:
+			return vals[0], nil
+		}
+		return ex{}, invalid("%s", sql.AtPos(x, "A scalar subquery returned more than one row"))
 	}
 	return ex{}, unsupported("%s", sql.AtPos(e, "Expression '"+e.String()+"' is not supported"))
 }
@@ -772,7 +786,7 @@ func (t *translator) inValues(x *sql.InExpr) ([]ex, error) {
 		return vals, nil
 	}
 	if t.p.req.Run == nil {
-		return nil, unsupported("%s", sql.AtPos(x, "IN (subquery) is not supported here"))
+		return nil, unsupported("%s", sql.AtPos(x, "Subqueries in expressions are not supported here"))
 	}
 	key := x.Query.String()
 	if v, ok := t.p.inCache[key]; ok {
@@ -785,7 +799,7 @@ func (t *translator) inValues(x *sql.InExpr) ([]ex, error) {
 		return nil, err
 	}
 	if len(b.out) != 1 {
-		return nil, invalid("%s", sql.AtPos(x, "IN (subquery) needs a subquery of one column"))
+		return nil, invalid("%s", sql.AtPos(x, "A subquery in an expression must return one column"))
 	}
 	nctx := map[string]any{}
 	for k, v := range t.p.qctx {
