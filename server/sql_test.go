@@ -233,6 +233,11 @@ func TestSQLErrors(t *testing.T) {
 			t.Errorf("%s: %d %s, want %s", q, code, body, want)
 		}
 	}
+	// A correlated subquery is refused, never answered as if uncorrelated.
+	code, body, _ = sqlCall(t, b, `{"query":"SELECT page FROM wiki w WHERE added = (SELECT MAX(added) FROM wiki w2 WHERE w2.page = w.page)"}`)
+	if code != 400 || !strings.Contains(body, "correlated subqueries are not supported") {
+		t.Errorf("correlated subquery: %d %s", code, body)
+	}
 	code, body, _ = sqlCall(t, b, `{"query":"SELECT COUNT(*) FROM wiki WHERE page IN (SELECT page FROM wiki)","context":{"maxSubqueryRows":2}}`)
 	if code != 400 || !strings.Contains(body, "maxSubqueryRows") {
 		t.Errorf("IN (subquery) over maxSubqueryRows: %d %s", code, body)

@@ -65,7 +65,7 @@ type key struct {
 }
 
 func (s *selectPlan) aggregate() (*built, error) {
-	a := &aggPlan{selectPlan: s, base: &translator{p: s.p, cols: s.cols}, post: map[string]scopeCol{}}
+	a := &aggPlan{selectPlan: s, base: &translator{p: s.p, cols: s.cols, quals: s.quals}, post: map[string]scopeCol{}}
 	exprs, names, err := s.items()
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func (s *selectPlan) aggregate() (*built, error) {
 			return nil, err
 		}
 	}
-	pt := &translator{p: s.p, cols: s.cols, post: a.post}
+	pt := &translator{p: s.p, cols: s.cols, quals: s.quals, post: a.post}
 	var out []outCol
 	for i, e := range exprs {
 		v, err := pt.expr(e)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +76,10 @@ type ex struct {
 type translator struct {
 	p    *planner
 	cols []scopeCol
+	// quals are the names a column reference may be qualified with: one
+	// naming anything else (an outer query's table, in a correlated
+	// subquery) must not resolve to a column of this one.
+	quals []string
 	// post, when set, names expressions already computed (group keys and
 	// aggregates, by their SQL text): an aggregate query's select list,
 	// HAVING and ORDER BY are expressions over those.
@@ -123,6 +128,12 @@ func doubleLit(f float64) string {
 
 func (t *translator) resolve(ref *sql.ColumnRef) (scopeCol, error) {
 	name := ref.Column().Name
+	if len(ref.Parts) > 1 {
+		q := ref.Parts[len(ref.Parts)-2].Name
+		if !slices.Contains(t.quals, q) {
+			return scopeCol{}, invalid("%s", sql.AtPos(ref, "Table '"+q+"' not found for column '"+name+"' (correlated subqueries are not supported)"))
+		}
+	}
 	var found *scopeCol
 	for i := range t.cols {
 		if t.cols[i].name == name {

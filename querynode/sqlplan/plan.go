@@ -392,7 +392,7 @@ func (p *planner) query(q *sql.Query) (*built, error) {
 			return nil, err
 		}
 	}
-	s := &selectPlan{p: p, sel: sel, q: q, ds: ds, cols: cols, limit: limit, offset: offset}
+	s := &selectPlan{p: p, sel: sel, q: q, ds: ds, cols: cols, quals: tableQuals(sel.From), limit: limit, offset: offset}
 	if sel.Distinct || len(sel.GroupBy) > 0 || sel.Having != nil || hasAggregate(sel, q) {
 		return s.aggregate()
 	}
@@ -419,6 +419,7 @@ type selectPlan struct {
 	q             *sql.Query
 	ds            any
 	cols          []scopeCol
+	quals         []string // the names a column may be qualified with
 	limit, offset int64
 	vcols         []any
 	nv            int
@@ -462,7 +463,7 @@ func (s *selectPlan) items() ([]sql.Expr, []string, error) {
 }
 
 func (s *selectPlan) scan() (*built, error) {
-	t := &translator{p: s.p, cols: s.cols}
+	t := &translator{p: s.p, cols: s.cols, quals: s.quals}
 	exprs, names, err := s.items()
 	if err != nil {
 		return nil, err
@@ -777,4 +778,21 @@ func matchValue(typ string, v ex) (string, any) {
 		return "DOUBLE", l
 	}
 	return "STRING", v.lit
+}
+
+// tableQuals are the names that qualify the columns of a FROM item: its
+// alias, or else its (last) name.
+func tableQuals(t sql.TableExpr) []string {
+	switch x := t.(type) {
+	case *sql.TableRef:
+		if x.Alias != nil {
+			return []string{x.Alias.Name}
+		}
+		return []string{x.Name[len(x.Name)-1].Name}
+	case *sql.DerivedTable:
+		if x.Alias != nil {
+			return []string{x.Alias.Name}
+		}
+	}
+	return nil
 }

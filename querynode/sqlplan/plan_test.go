@@ -104,6 +104,7 @@ func TestPlanErrors(t *testing.T) {
 		{`SELECT page, COUNT(*) FROM wiki GROUP BY channel`, CategoryInvalidInput, "not being grouped"},
 		{`SELECT STDDEV(added) FROM wiki`, CategoryUnsupported, "not supported"},
 		{`SELECT page FROM wiki WHERE page = ?`, CategoryInvalidInput, "No value bound for parameter"},
+		{`SELECT w.page FROM wiki AS x`, CategoryInvalidInput, "Table 'w' not found for column 'page'"},
 	} {
 		_, err := Plan(context.Background(), c.sql, Request{}, testCatalog{})
 		var pe *Error
