@@ -77,11 +77,18 @@ func newSecurity(p *props.Properties, node *cluster.Node, controlURLs []string, 
 		go r.Run(ctx)
 		src = r
 	}
-	return &server.Security{Chain: []server.Authn{{
+	sec := &server.Security{Chain: []server.Authn{{
 		Name:          basicName,
 		Authenticator: basicauth.NewAuthenticator(basicName, bc.InternalClientUsername, src),
 		Authorizer:    basicauth.NewAuthorizer(src),
-	}}}, nil
+	}}}
+	if node == nil {
+		// Only the leader can propose the audit entry: a data node sends
+		// its windows there (a control node proposes its own, server.New).
+		sec.RecordFailures = server.ForwardAuthFailures(escalator.NodeClient(p, 10*time.Second),
+			func() []string { return controlURLs }, config.ParseNode(p).URL())
+	}
+	return sec, nil
 }
 
 // controlURLsOf is where a data process finds the control nodes: the first

@@ -2,6 +2,7 @@ package process
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -183,5 +184,72 @@ func TestBasicSecurityAcrossNodes(t *testing.T) {
 		if entries == 0 {
 			t.Fatalf("node %d: scanned no entries", i)
 		}
+	}
+}
+
+// TestBrokerAuthFailuresInTheAudit: a data node's authentication failures
+// reach the leader's audit as one counted entry per window, naming the
+// node, as a control node's own do (issue 18: counted, not one per request).
+func TestBrokerAuthFailuresInTheAudit(t *testing.T) {
+	auth := map[string]string{
+		"svc.auth.authenticatorChain":                                `["basic"]`,
+		"svc.auth.authorizers":                                       `["basic"]`,
+		"svc.auth.authenticator.basic.initialAdminPassword":          "admin-pw",
+		"svc.auth.authenticator.basic.initialInternalClientPassword": "internal-pw",
+		"svc.escalator.internalClientPassword":                       "internal-pw",
+		"svc.auth.failureAuditPeriod":                                "1s",
+	}
+	c := startCluster(t, 1, auth)
+	leader := c.leader()
+	eventually.True(t, "the leader to create the initial users", func() bool {
+		var ok bool
+		c.procs[leader].Node.FSM().Read(func(s *fsm.State) { ok = s.SecurityDB().Users["admin"] != nil })
+		return ok
+	}, slow)
+	ports := freePorts(t, 1)
+	brokerProps := map[string]string{"svc.broker.coordinatorUrls": c.url(leader)}
+	for k, v := range auth {
+		brokerProps[k] = v
+	}
+	startRole(t, "broker", ports[0], brokerProps)
+	broker := "http://" + ports[0]
+	for range 4 {
+		if code, _, _ := do(t, "GET", broker+"/status", "", "", basicAuth("admin", "guess")); code != 401 {
+			t.Fatalf("a wrong password on the broker got %d, want 401", code)
+		}
+	}
+	// One entry per window of the broker's: the four failures may straddle
+	// two windows, so the entries are summed.
+	type record struct {
+		Type, Author, Comment string
+		Command               struct{ Missing, Wrong, Throttled int }
+	}
+	entries := func() []record {
+		code, _, body := do(t, "GET", c.url(leader)+"/svc/coordinator/v1/audit?type=security.authFailures", "", "", basicAuth("admin", "admin-pw"))
+		if code != 200 {
+			t.Fatalf("audit: %d %s", code, body)
+		}
+		var out struct{ Records []record }
+		if err := json.Unmarshal([]byte(body), &out); err != nil {
+			t.Fatalf("audit: %v: %s", err, body)
+		}
+		return out.Records
+	}
+	wrong := func() (n int) {
+		for _, e := range entries() {
+			n += e.Command.Wrong
+		}
+		return n
+	}
+	eventually.True(t, "the broker's failures in the leader's audit", func() bool { return wrong() >= 4 }, slow)
+	got := entries()
+	for _, e := range got {
+		if e.Type != "security.authFailures" || e.Author != "strata" || e.Comment != "authentication failures on "+broker ||
+			e.Command.Missing != 0 || e.Command.Throttled != 0 {
+			t.Errorf("audit entry %+v, want the broker's wrong passwords, naming %s", e, broker)
+		}
+	}
+	if n := wrong(); n != 4 || len(got) > 2 {
+		t.Errorf("audit entries %+v count %d wrong passwords, want the broker's 4 in one or two windows", got, n)
 	}
 }

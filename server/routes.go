@@ -184,6 +184,9 @@ func (s *Server) endpoints() []Endpoint {
 		{Methods: post, Path: "/svc-ext/basic-security/authorization/db/basic/roles/{roleName}/permissions", Access: securityWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.setRolePermissions},
 		// Internal: data nodes' copy of the database (basic.Remote).
 		{Methods: get, Path: "/svc-internal/v1/security/db", Access: internalOnly, Roles: rolesControl, Leader: LeaderRead, Handler: s.securityDBExport},
+		// Internal: data nodes' windows of authentication failures, which
+		// the leader records in the audit (authfailures_forward.go).
+		{Methods: post, Path: "/svc-internal/v1/security/authFailures", Access: internalOnly, Roles: rolesControl, Leader: LeaderOnly, Handler: s.recordForwardedFailures},
 
 		// Coordinator: the control plane's past (audit_state.go). Any control
 		// node answers from its own history, so replicas can be compared.

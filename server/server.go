@@ -166,8 +166,9 @@ func New(o Options) (*Server, error) {
 		s.recordFailures = o.Security.RecordFailures
 	}
 	if s.sec != nil && s.node != nil && s.recordFailures == nil {
-		// A control node writes its failure counts to the audit; other
-		// processes log them.
+		// A control node writes its failure counts to the audit; data
+		// nodes send theirs to the leader (ForwardAuthFailures, set by
+		// process/), and a server without a recorder logs them.
 		s.recordFailures = ProposeAuthFailures(s.node)
 	}
 	s.discovery, s.announcer = o.Discovery, o.Announcer
@@ -440,7 +441,13 @@ func parseTrustedProxies(list []string) ([]*net.IPNet, error) {
 // propose replicates a command and maps its outcome to HTTP: apply errors become
 // 4xx, loss of leadership a redirect or 503. It returns false after answering.
 func (s *Server) propose(w http.ResponseWriter, r *http.Request, cmd commands.Command) (any, bool) {
-	v, err := s.node.Propose(cmd, auditFrom(r), s.proposeT)
+	return s.proposeAudited(w, r, cmd, auditFrom(r))
+}
+
+// proposeAudited is propose with an audit record other than the request's
+// own (the leader recording for another node).
+func (s *Server) proposeAudited(w http.ResponseWriter, r *http.Request, cmd commands.Command, a commands.Audit) (any, bool) {
+	v, err := s.node.Propose(cmd, a, s.proposeT)
 	if err == nil {
 		return v, true
 	}
