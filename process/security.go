@@ -82,11 +82,25 @@ func newSecurity(p *props.Properties, node *cluster.Node, controlURLs []string, 
 		Authenticator: basicauth.NewAuthenticator(basicName, bc.InternalClientUsername, src),
 		Authorizer:    basicauth.NewAuthorizer(src),
 	}}}
+	// Only the leader can propose the audit entry of a window of
+	// authentication failures: every other node sends its windows there.
+	client := escalator.NodeClient(p, 10*time.Second)
 	if node == nil {
-		// Only the leader can propose the audit entry: a data node sends
-		// its windows there (a control node proposes its own, server.New).
-		sec.RecordFailures = server.ForwardAuthFailures(escalator.NodeClient(p, 10*time.Second),
-			func() []string { return controlURLs }, config.ParseNode(p).URL())
+		sec.RecordFailures = server.ForwardAuthFailures(client, func() []string { return controlURLs }, config.ParseNode(p).URL())
+	} else {
+		propose := server.ProposeAuthFailures(node)
+		forward := server.ForwardAuthFailures(client, func() []string {
+			if u := node.LeaderURL(); u != "" && u != node.HTTPURL() {
+				return []string{u}
+			}
+			return nil
+		}, node.ID())
+		sec.RecordFailures = func(r server.FailureReport) error {
+			if node.IsLeader() {
+				return propose(r)
+			}
+			return forward(r)
+		}
 	}
 	return sec, nil
 }

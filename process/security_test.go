@@ -253,3 +253,46 @@ func TestBrokerAuthFailuresInTheAudit(t *testing.T) {
 		t.Errorf("audit entries %+v count %d wrong passwords, want the broker's 4 in one or two windows", got, n)
 	}
 }
+
+// TestFollowerAuthFailuresInTheAudit: a control node that does not lead
+// cannot propose, so it sends its windows to the leader like a data node.
+func TestFollowerAuthFailuresInTheAudit(t *testing.T) {
+	auth := map[string]string{
+		"svc.auth.authenticatorChain":                                `["basic"]`,
+		"svc.auth.authorizers":                                       `["basic"]`,
+		"svc.auth.authenticator.basic.initialAdminPassword":          "admin-pw",
+		"svc.auth.authenticator.basic.initialInternalClientPassword": "internal-pw",
+		"svc.escalator.internalClientPassword":                       "internal-pw",
+		"svc.auth.failureAuditPeriod":                                "1s",
+	}
+	c := startCluster(t, 3, auth)
+	leader := c.leader()
+	follower := (leader + 1) % 3
+	eventually.True(t, "the initial users on the follower", func() bool {
+		var ok bool
+		c.procs[follower].Node.FSM().Read(func(s *fsm.State) { ok = s.SecurityDB().Users["admin"] != nil })
+		return ok
+	}, slow)
+	for range 3 {
+		if code, _, _ := do(t, "GET", c.url(follower)+"/status", "", "", basicAuth("admin", "guess")); code != 401 {
+			t.Fatalf("a wrong password on the follower got %d, want 401", code)
+		}
+	}
+	wrong := func() (n int) {
+		c.procs[leader].Node.FSM().Read(func(s *fsm.State) {
+			for _, e := range s.Audit(fsm.AuditQuery{Type: fsm.AuditAuthFailures, Limit: 100}) {
+				if e.Audit.Comment != "authentication failures on "+c.procs[follower].Node.ID() {
+					t.Errorf("audit entry %+v does not name the follower %s", e.Audit, c.procs[follower].Node.ID())
+				}
+				var cmd struct{ Wrong int }
+				json.Unmarshal([]byte(e.Payload), &cmd)
+				n += cmd.Wrong
+			}
+		})
+		return n
+	}
+	eventually.True(t, "the follower's failures in the leader's audit", func() bool { return wrong() >= 3 }, slow)
+	if n := wrong(); n != 3 {
+		t.Errorf("the audit counts %d wrong passwords, want the follower's 3", n)
+	}
+}

@@ -344,7 +344,8 @@ func (s *Server) reportFailures() {
 // ProposeAuthFailures is the RecordFailures of a control node: the leader
 // proposes each window as one commands.RecordAuthFailures, whose audit entry
 // is the record (author "strata", the node's own failures). A follower
-// cannot propose: its report is logged instead.
+// cannot propose: process/ sends its windows to the leader
+// (ForwardAuthFailures) instead.
 func ProposeAuthFailures(node *cluster.Node) func(FailureReport) error {
 	return func(r FailureReport) error {
 		cmd := commands.RecordAuthFailures{StartMs: r.Start.UnixMilli(), EndMs: r.End.UnixMilli(),
