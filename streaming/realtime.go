@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,6 +67,11 @@ type realtime struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	last   time.Time // start of the last build (read loop only)
+	// beforeServe, when set, runs before rows are served with the offsets
+	// up to which the served hydrants hold the stream's records; an error
+	// serves nothing new. Replicas report that position first, so that one
+	// lost while serving them is known to have read them (agreeEnd).
+	beforeServe func(ctx context.Context, at Offsets) error
 
 	// Shared by the read loop and the build in flight.
 	mu        sync.Mutex
@@ -144,7 +150,7 @@ func wholeSpool(f input.Format) bool {
 // maybeBuild starts a build of the spool up to byte hi when the period has
 // passed, no build is in flight and there are new records. flush makes the
 // spool's bytes up to hi readable; its error ends reading.
-func (r *realtime) maybeBuild(hi int64, flush func() error) error {
+func (r *realtime) maybeBuild(hi int64, at Offsets, flush func() error) error {
 	if r == nil || time.Since(r.last) < r.period {
 		return nil
 	}
@@ -164,19 +170,21 @@ func (r *realtime) maybeBuild(hi int64, flush func() error) error {
 		return err
 	}
 	r.last = time.Now()
+	at.Partitions = maps.Clone(at.Partitions) // the read loop moves on
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		r.build(hi)
+		r.build(hi, at)
 	}()
 	return nil
 }
 
-// build makes the spool bytes up to hi queryable: the records past the
-// served hydrants, merged with the trailing hydrants plan picks. While busy,
-// only this goroutine changes the hydrants; the lock guards what the read
-// loop reads, and stop waits for this goroutine before a hand-off.
-func (r *realtime) build(hi int64) {
+// build makes the spool bytes up to hi (the records before offsets at)
+// queryable: the records past the served hydrants, merged with the trailing
+// hydrants plan picks. While busy, only this goroutine changes the hydrants;
+// the lock guards what the read loop reads, and stop waits for this
+// goroutine before a hand-off.
+func (r *realtime) build(hi int64, at Offsets) {
 	first, lo, level := r.plan(hi)
 	var rebuilt int64 // unparseable rows of the hydrants this build merges
 	for _, old := range r.hydrants[first:] {
@@ -188,7 +196,12 @@ func (r *realtime) build(hi int64) {
 	}
 	next := append(slices.Clip(r.hydrants[:first]), h)
 	if err == nil && (len(h.segs) > 0 || first < len(r.hydrants)) {
-		err = r.env.Serve(servedSet(next))
+		if r.beforeServe != nil {
+			err = r.beforeServe(r.ctx, at)
+		}
+		if err == nil {
+			err = r.env.Serve(servedSet(next))
+		}
 	}
 	if err != nil {
 		if h != nil {

@@ -199,7 +199,7 @@ func TestHydrantsCoverTheSpool(t *testing.T) {
 			want++
 			wantSum += int64(n)
 		}
-		r.build(sp.add(t, recs...))
+		r.build(sp.add(t, recs...), Offsets{})
 		set, _ := env.current()
 		rows, sum := contentsOf(t, set, "task1")
 		if rows != want || sum != wantSum {
@@ -290,7 +290,7 @@ func TestHydrantFailureIsRetried(t *testing.T) {
 	if err := os.Rename(spool, spool+".away"); err != nil {
 		t.Fatal(err)
 	}
-	r.build(hi) // the spool cannot be read
+	r.build(hi, Offsets{}) // the spool cannot be read
 	// Only the probe (Serve(nil)) was served.
 	if set, n := env.current(); n != 1 || set != nil || r.covered != 0 || len(r.hydrants) != 0 {
 		t.Fatalf("a failed build served %d sets", n)
@@ -301,7 +301,7 @@ func TestHydrantFailureIsRetried(t *testing.T) {
 
 	env.serveErr = errors.New("worker busy")
 	hi = sp.add(t, rec(1, 3, 4))
-	r.build(hi) // built, but the worker refuses it
+	r.build(hi, Offsets{}) // built, but the worker refuses it
 	if _, n := env.current(); n != 1 || r.covered != 0 {
 		t.Fatal("a refused hydrant counts as served")
 	}
@@ -310,7 +310,7 @@ func TestHydrantFailureIsRetried(t *testing.T) {
 	}
 
 	hi = sp.add(t, rec(1, 4, 8))
-	r.build(hi)
+	r.build(hi, Offsets{})
 	set, _ := env.current()
 	if rows, sum := contentsOf(t, set, "task2"); rows != 4 || sum != 15 {
 		t.Fatalf("after retry: %d rows, sum %d; want 4 rows, sum 15", rows, sum)
@@ -355,7 +355,7 @@ func TestNoRealtimeBuilder(t *testing.T) {
 	if r != nil {
 		t.Fatal("a builder without serving")
 	}
-	if err := r.maybeBuild(100, func() error { return errors.New("flushed") }); err != nil {
+	if err := r.maybeBuild(100, Offsets{}, func() error { return errors.New("flushed") }); err != nil {
 		t.Fatal(err)
 	}
 	r.stop()
@@ -448,7 +448,7 @@ func TestReadServesHydrants(t *testing.T) {
 	// a build asked for afterwards (period passed, new bytes) does not start.
 	r.last = time.Time{}
 	flushed := false
-	if err := r.maybeBuild(1<<40, func() error { flushed = true; return nil }); err != nil || flushed {
+	if err := r.maybeBuild(1<<40, Offsets{}, func() error { flushed = true; return nil }); err != nil || flushed {
 		t.Fatalf("a build started after stop (err %v)", err)
 	}
 	if _, n2 := env.current(); n2 != n {
@@ -476,11 +476,91 @@ func BenchmarkHydrantBuild(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		r.hydrants, r.covered = nil, 0 // the same records again, as new ones
-		r.build(int64(sb.Len()))
+		r.build(int64(sb.Len()), Offsets{})
 		if len(r.hydrants) != 1 || r.lastErr != "" {
 			b.Fatalf("build: %s", r.lastErr)
 		}
 		removeFiles(r.hydrants[0].segs)
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// orderedServing is fakeServing that also records, at every serve, the
+// last position reported before it (realtime.beforeServe).
+type orderedServing struct {
+	fakeServing
+	reported int64   // guarded by fakeServing.mu
+	atServe  []int64 // the position reported when each set was served
+}
+
+func (o *orderedServing) Serve(segs []middlemanager.Served) error {
+	o.mu.Lock()
+	o.atServe = append(o.atServe, o.reported)
+	o.mu.Unlock()
+	return o.fakeServing.Serve(segs)
+}
+
+// A replica reports the position of the records it is about to serve
+// before it serves them: one lost right after serving them has said it
+// read them, and the replicas left read up to there (agreeEnd).
+func TestReplicaReportsBeforeServing(t *testing.T) {
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	prod, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	k := testTask(t, strings.Join(kc.ListenAddrs(), ","), `{"type":"json"}`, 20)
+	k.taskDuration = 20 * time.Second
+	dir := t.TempDir()
+	spool := filepath.Join(dir, "records")
+	env := &orderedServing{}
+	r := newRealtime(k, "task4", spool, filepath.Join(dir, "rt"), env)
+	r.beforeServe = func(_ context.Context, at Offsets) error {
+		env.mu.Lock()
+		defer env.mu.Unlock()
+		env.reported = at.Partitions[0]
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := k.read(ctx, spool, func(string, ...any) {}, nil, r)
+		done <- err
+	}()
+	var total int64
+	for batch := range 3 {
+		var recs []*kgo.Record
+		for range 40 * (batch + 1) {
+			recs = append(recs, &kgo.Record{Topic: "t", Value: []byte(rec(1, 0, int(total)))})
+			total++
+		}
+		if err := prod.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		eventually.True(t, fmt.Sprintf("%d rows served", total), func() bool {
+			set, _ := env.current()
+			rows, _ := contentsOf(t, set, "task4")
+			return rows == total
+		})
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	r.stop()
+	env.mu.Lock()
+	sets, atServe := env.sets, env.atServe
+	env.mu.Unlock()
+	for i, set := range sets {
+		if rows, _ := contentsOf(t, set, "task4"); rows > atServe[i] {
+			t.Fatalf("serve %d: %d rows served, position reported before it %d", i, rows, atServe[i])
+		}
+	}
+	r.withdraw()
 }

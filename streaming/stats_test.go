@@ -23,7 +23,7 @@ func TestHydrantRowStatsAndParseErrors(t *testing.T) {
 	for round := 1; round <= 6; round++ { // six builds: one merge of four
 		recs := []string{rec(1, round, round*10), rec(2, round, round*10+1), `{"ts":"not a time","n":1}`}
 		good, bad = good+2, bad+1
-		r.build(sp.add(t, recs...))
+		r.build(sp.add(t, recs...), Offsets{})
 		stats, errs := r.rowProgress()
 		if stats.Processed != good || stats.Unparseable != bad {
 			t.Fatalf("round %d: %+v, want %d processed and %d unparseable", round, stats, good, bad)
@@ -46,7 +46,7 @@ func TestHydrantRowStatsAndParseErrors(t *testing.T) {
 	k3.maxSavedParseExceptions = 2
 	sp3, spool3 := newSpool(t)
 	r3 := newRealtime(k3, "task3", spool3, filepath.Join(t.TempDir(), "rt"), &fakeServing{})
-	r3.build(sp3.add(t, `{"ts":"first"}`, `{"ts":"second"}`, `{"ts":"third"}`))
+	r3.build(sp3.add(t, `{"ts":"first"}`, `{"ts":"second"}`, `{"ts":"third"}`), Offsets{})
 	if _, errs := r3.rowProgress(); len(errs) != 2 || !strings.Contains(errs[1].Details[0], "third") {
 		t.Fatalf("capped: %+v", errs)
 	}
@@ -55,7 +55,7 @@ func TestHydrantRowStatsAndParseErrors(t *testing.T) {
 	k2 := testTask(t, "127.0.0.1:1", `{"type":"json"}`, 1000)
 	sp2, spool2 := newSpool(t)
 	r2 := newRealtime(k2, "task2", spool2, filepath.Join(t.TempDir(), "rt"), &fakeServing{})
-	r2.build(sp2.add(t, `{"ts":"x"}`))
+	r2.build(sp2.add(t, `{"ts":"x"}`), Offsets{})
 	if stats, errs := r2.rowProgress(); stats.Unparseable != 1 || len(errs) != 0 {
 		t.Fatalf("default: %+v, %d saved", stats, len(errs))
 	}

@@ -240,6 +240,9 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 	rt := newRealtime(k, t.ID, spool, filepath.Join(env.Dir(), "realtime"), env)
 	if rt != nil {
 		prog.rows = rt.rowProgress
+		if k.seq != "" && k.replicas != 1 {
+			rt.beforeServe = prog.served
+		}
 	}
 	// A replica of the sequence may publish first: reading then stops.
 	readCtx, stopReading := context.WithCancel(ctx)
@@ -371,7 +374,7 @@ func (k *kafkaTask) read(ctx context.Context, spool string, logf func(string, ..
 			}
 		})
 		if werr == nil {
-			werr = rt.maybeBuild(written, w.Flush)
+			werr = rt.maybeBuild(written, next, w.Flush)
 		}
 		if werr != nil {
 			return next, n, werr
@@ -817,6 +820,10 @@ func ParseProgress(report string) (Progress, bool) {
 // progressReporter publishes a reading task's position at most every period
 // and only when it moved: a report is one replicated command.
 type progressReporter struct {
+	// mu orders the reports: the read loop's and the realtime builder's
+	// (served) must reach the overlord in the order they were made, so the
+	// last one stored is never behind rows already served.
+	mu     sync.Mutex
 	env    middlemanager.Env
 	taskID string
 	period time.Duration
@@ -829,6 +836,8 @@ type progressReporter struct {
 }
 
 func (p *progressReporter) update(ctx context.Context, next Offsets, n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	var stats nativebatch.RowStats
 	var errs []ParseError
 	if p.rows != nil {
@@ -847,12 +856,28 @@ func (p *progressReporter) update(ctx context.Context, next Offsets, n int64) {
 // position publishes at once the task's position next, marked stopped when
 // it stopped reading there.
 func (p *progressReporter) position(ctx context.Context, next Offsets, n int64, stopped bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	var stats nativebatch.RowStats
 	var errs []ParseError
 	if p.rows != nil {
 		stats, errs = p.rows()
 	}
 	return p.env.PublishReport(ctx, p.report(next, n, stats, errs, stopped))
+}
+
+// served publishes at once the position up to which the task is about to
+// serve rows (realtime.beforeServe).
+func (p *progressReporter) served(ctx context.Context, at Offsets) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var stats nativebatch.RowStats
+	var errs []ParseError
+	if p.rows != nil {
+		stats, errs = p.rows()
+	}
+	p.last = time.Now()
+	return p.env.PublishReport(ctx, p.report(at, p.sent, stats, errs, false))
 }
 
 func (p *progressReporter) report(next Offsets, n int64, stats nativebatch.RowStats, errs []ParseError, stopped bool) middlemanager.Report {
