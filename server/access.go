@@ -101,6 +101,9 @@ var (
 	allSupervisors  = Access{Kind: OnResource, Type: auth.Datasource, Names: supervisorDataSources, Action: auth.Write}
 	// Cancelling a running query: WRITE on every table it reads (Druid's).
 	queryWrite = Access{Kind: OnResource, Type: auth.Datasource, Names: runningQueryDataSources, Action: auth.Write}
+	// sqlWrite: cancelling a SQL query needs WRITE on what it reads, as a
+	// native query's cancel does.
+	sqlWrite = Access{Kind: OnResource, Type: auth.Datasource, Names: runningSQLDataSources, Action: auth.Write}
 )
 
 // runningQueryDataSources is what the running queries {queryId} read (nil

@@ -282,8 +282,9 @@ func TestRouteAccessWalk(t *testing.T) {
 				allowed("the internal client", asInternal())
 			case OnResource:
 				need := fmt.Sprintf("%s-%s", e.Access.Type, e.Access.Action)
-				// No query runs here: TestCancelNeedsWriteOnTheQuerysTables.
-				if e.Path != "/svc/v2/{queryId}" {
+				// No query runs here: TestCancelNeedsWriteOnTheQuerysTables and
+				// TestSQLCancelNeedsWriteOnTheQuerysTables.
+				if e.Path != "/svc/v2/{queryId}" && e.Path != "/svc/v2/sql/{queryId}" {
 					forbidden("allbut-"+need, as("allbut-"+need))
 				}
 				allowed("only-"+need, as("only-"+need))

@@ -288,7 +288,7 @@ func (s *Server) endpoints() []Endpoint {
 		// DATASOURCE READ on every datasource the statement reads.
 		{Methods: post, Path: "/svc/v2/sql", Access: inBody, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.sqlQuery},
 		{Methods: post, Path: "/svc/v2/sql/", Access: inBody, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.sqlQuery},
-		{Methods: del, Path: "/svc/v2/sql/{queryId}", Access: authenticated, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.cancelSQL},
+		{Methods: del, Path: "/svc/v2/sql/{queryId}", Access: sqlWrite, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.cancelSQL},
 		{Methods: get, Path: "/svc/broker/v1/loadstatus", Access: stateRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerLoadStatus},
 		{Methods: get, Path: "/svc/broker/v1/readiness", Access: stateRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerReadiness},
 

@@ -45,7 +45,47 @@ var sqlFormats = map[string]string{
 
 // runningSQL is the SQL queries running on each server by sqlQueryId, for
 // DELETE /druid/v2/sql/{sqlQueryId}.
-var runningSQL sync.Map // sqlKey → context.CancelCauseFunc
+var runningSQL sync.Map // sqlKey → *runningSQLQuery
+
+// runningSQLQuery is one running SQL query: how to cancel it, and what a
+// canceller must be allowed (Druid: WRITE on every datasource it reads).
+type runningSQLQuery struct {
+	cancel context.CancelCauseFunc
+	owner  *auth.Identity // the submitter (nil with security off)
+
+	mu      sync.Mutex
+	tables  []string // the datasources it reads, once planned
+	planned bool
+}
+
+func (q *runningSQLQuery) setTables(tables []string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.tables, q.planned = append([]string{}, tables...), true
+}
+
+// datasources returns what the query reads and whether planning has said.
+func (q *runningSQLQuery) datasources() ([]string, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.tables, q.planned
+}
+
+// runningSQLDataSources is what the running SQL query {queryId} reads: the
+// route's access declaration needs WRITE on each. nil when it is not running
+// here (the handler's 404) or still being planned (the handler then lets
+// only its submitter cancel it).
+func runningSQLDataSources(s *Server, r *http.Request) []string {
+	v, ok := runningSQL.Load(sqlKey{s, mux.Vars(r)["queryId"]})
+	if !ok {
+		return nil
+	}
+	tables, _ := v.(*runningSQLQuery).datasources()
+	if len(tables) == 0 {
+		return nil
+	}
+	return tables
+}
 
 type sqlKey struct {
 	s  *Server
@@ -111,7 +151,8 @@ func (s *Server) sqlQuery(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	key := sqlKey{s, id}
-	if _, dup := runningSQL.LoadOrStore(key, cancel); dup {
+	running := &runningSQLQuery{cancel: cancel, owner: auth.IdentityFrom(r.Context())}
+	if _, dup := runningSQL.LoadOrStore(key, running); dup {
 		sqlError(w, sqlplan.CategoryInvalidInput, "A SQL query with sqlQueryId ["+id+"] is already running")
 		return
 	}
@@ -142,6 +183,7 @@ func (s *Server) sqlQuery(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	running.setTables(planned.Resources)
 	var cols []sqlplan.Column
 	var rows [][]any
 	if planned.Explain {
@@ -183,12 +225,21 @@ func (s *Server) sqlQuery(w http.ResponseWriter, r *http.Request) {
 // running here, 404 when it is not known.
 func (s *Server) cancelSQL(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["queryId"]
-	c, ok := runningSQL.Load(sqlKey{s, id})
+	v, ok := runningSQL.Load(sqlKey{s, id})
 	if !ok {
 		writeError(w, http.StatusNotFound, "SQL query ["+id+"] is not running")
 		return
 	}
-	c.(context.CancelCauseFunc)(errSQLCancelled)
+	q := v.(*runningSQLQuery)
+	// The route's declaration checked WRITE on what the query reads. Before
+	// planning has named that, only the submitter may cancel it.
+	if tables, planned := q.datasources(); (!planned || len(tables) == 0) && auth.Enabled(r.Context()) {
+		if me := auth.IdentityFrom(r.Context()); me == nil || q.owner == nil || (me.Name != q.owner.Name && !me.Internal) {
+			writeSecurityError(w, http.StatusForbidden, "forbidden", "FORBIDDEN", "Unauthorized: only its submitter may cancel a SQL query that reads no datasource or is still being planned")
+			return
+		}
+	}
+	q.cancel(errSQLCancelled)
 	writeEmpty(w, http.StatusAccepted)
 }
 
