@@ -364,7 +364,11 @@ func (c *Cluster) addProc(name, roles string, httpPort int, extra []string) (*Pr
 		// The harness writes the files it ingests under its directory: let
 		// local input sources read there (the default is the data
 		// directory's ingest/ folder only).
-		"--set", "svc.ingestion.local.allowedBaseDirs=" + c.Dir}
+		"--set", "svc.ingestion.local.allowedBaseDirs=" + c.Dir,
+		// Each process listens on its namespace's own (non-loopback)
+		// address; the faults under test are not about security, so the
+		// open API is allowed there deliberately.
+		"--set", "svc.auth.allowInsecure=true"}
 	for _, kv := range append(append([]string(nil), c.Props...), extra...) {
 		p.args = append(p.args, "--set", kv)
 	}
