@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -282,8 +284,7 @@ func TestRouteAccessWalk(t *testing.T) {
 				allowed("the internal client", asInternal())
 			case OnResource:
 				need := fmt.Sprintf("%s-%s", e.Access.Type, e.Access.Action)
-				// No query runs here: TestCancelNeedsWriteOnTheQuerysTables and
-				// TestSQLCancelNeedsWriteOnTheQuerysTables.
+				// No query runs here: TestCancelNeedsWriteOnTheQuerysTables.
 				if e.Path != "/svc/v2/{queryId}" && e.Path != "/svc/v2/sql/{queryId}" {
 					forbidden("allbut-"+need, as("allbut-"+need))
 				}
@@ -508,58 +509,74 @@ func TestAuthFailuresInTheAudit(t *testing.T) {
 	}
 }
 
-// TestCancelNeedsWriteOnTheQuerysTables: cancelling a running query needs
-// WRITE on every table it reads, as Druid's cancel does.
+// TestCancelNeedsWriteOnTheQuerysTables: cancelling a running query, native
+// or SQL, needs WRITE on every table it reads, as Druid's cancel does
+// (before, any signed-in user could cancel anyone's SQL query).
 func TestCancelNeedsWriteOnTheQuerysTables(t *testing.T) {
-	users := newTestUsers()
-	f := newDPFixture(t)
-	f.publish(f.segment("wiki", "2020-01-01/2020-01-02", "v1", 0, 1, []dpRow{{"2020-01-01T01:00:00Z", "a", 1}}))
-	release := make(chan struct{})
-	var once sync.Once
-	defer once.Do(func() { close(release) })
-	h := f.startHistorical(t.TempDir(), func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/svc-internal/v1/query" {
-				<-release // the query runs until the test lets it end
+	for _, c := range []struct{ name, path, body, id string }{
+		{"native", "/svc/v2/", `{"queryType":"timeseries","dataSource":"wiki","intervals":["2020/2021"],"granularity":"all","context":{"queryId":"slow"}}`, "slow"},
+		{"SQL", "/svc/v2/sql", `{"query":"SELECT COUNT(*) FROM wiki","context":{"sqlQueryId":"slowsql"}}`, "slowsql"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			users := newTestUsers()
+			f := newDPFixture(t)
+			f.publish(f.segment("wiki", "2020-01-01/2020-01-02", "v1", 0, 1, []dpRow{{"2020-01-01T01:00:00Z", "a", 1}}))
+			release := make(chan struct{})
+			var once sync.Once
+			defer once.Do(func() { close(release) })
+			h := f.startHistorical(t.TempDir(), func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/svc-internal/v1/query" {
+						// SQL planning reads the columns (a segmentMetadata
+						// query); the query itself runs until the test lets
+						// it end.
+						body, _ := io.ReadAll(r.Body)
+						r.Body = io.NopCloser(bytes.NewReader(body))
+						if !bytes.Contains(body, []byte("segmentMetadata")) {
+							<-release
+						}
+					}
+					next.ServeHTTP(w, r)
+				})
+			})
+			h.node.Start()
+			b := startBroker(t, []string{h.url}, nil)
+			b.b.Start()
+			b.waitSegments(t, "wiki", 1)
+			p := props.Defaults()
+			p.Set("svc.auth.authenticatorChain", `["test"]`)
+			s, err := New(Options{Roles: []string{RoleBroker}, Broker: b.b, Props: p, Security: users.security()})
+			if err != nil {
+				t.Fatal(err)
 			}
-			next.ServeHTTP(w, r)
+			ts := httptest.NewServer(s.Handler())
+			defer ts.Close()
+			done := make(chan int, 1)
+			go func() {
+				req, _ := http.NewRequest("POST", ts.URL+c.path, strings.NewReader(c.body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", as("admin")["Authorization"])
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					done <- 0
+					return
+				}
+				resp.Body.Close()
+				done <- resp.StatusCode
+			}()
+			eventually.True(t, "the query to run", func() bool { return b.b.RunningTables(c.id) != nil })
+			cancel := ts.URL + strings.TrimSuffix(c.path, "/") + "/" + c.id
+			if code, got, _ := callWith(t, "DELETE", cancel, "", "", as("allbut-DATASOURCE-WRITE")); code != 403 || !strings.Contains(got, `"resource":"DATASOURCE:wiki"`) {
+				t.Errorf("cancel without WRITE on wiki: %d %s, want 403", code, got)
+			}
+			if code, got, _ := callWith(t, "DELETE", cancel, "", "", as("only-DATASOURCE-WRITE")); code != 202 {
+				t.Errorf("cancel with WRITE: %d %s, want 202", code, got)
+			}
+			once.Do(func() { close(release) })
+			if code := <-done; code == 200 {
+				t.Errorf("the cancelled query answered 200")
+			}
 		})
-	})
-	h.node.Start()
-	b := startBroker(t, []string{h.url}, nil)
-	b.b.Start()
-	b.waitSegments(t, "wiki", 1)
-	p := props.Defaults()
-	p.Set("svc.auth.authenticatorChain", `["test"]`)
-	s, err := New(Options{Roles: []string{RoleBroker}, Broker: b.b, Props: p, Security: users.security()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	defer ts.Close()
-	done := make(chan int, 1)
-	go func() {
-		req, _ := http.NewRequest("POST", ts.URL+"/svc/v2/", strings.NewReader(`{"queryType":"timeseries","dataSource":"wiki","intervals":["2020/2021"],"granularity":"all","context":{"queryId":"slow"}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", as("admin")["Authorization"])
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			done <- 0
-			return
-		}
-		resp.Body.Close()
-		done <- resp.StatusCode
-	}()
-	eventually.True(t, "the query to run", func() bool { return b.b.RunningTables("slow") != nil })
-	if code, got, _ := callWith(t, "DELETE", ts.URL+"/svc/v2/slow", "", "", as("allbut-DATASOURCE-WRITE")); code != 403 || !strings.Contains(got, `"resource":"DATASOURCE:wiki"`) {
-		t.Errorf("cancel without WRITE on wiki: %d %s, want 403", code, got)
-	}
-	if code, got, _ := callWith(t, "DELETE", ts.URL+"/svc/v2/slow", "", "", as("only-DATASOURCE-WRITE")); code != 202 {
-		t.Errorf("cancel with WRITE: %d %s, want 202", code, got)
-	}
-	once.Do(func() { close(release) })
-	if code := <-done; code == 200 {
-		t.Errorf("the cancelled query answered 200")
 	}
 }
 
