@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -288,4 +290,29 @@ func TestActWithoutOverlord(t *testing.T) {
 	if _, err := (Env{}).Act(ctx, Action{}); err == nil {
 		t.Fatal("Env without actions")
 	}
+}
+
+// TestTaskTheOverlordEndedStops: a task whose RUNNING status the leader
+// refuses as already complete (409) stops at once. The chaos suite saw a
+// middle manager restarted during an assignment run a task the overlord had
+// failed, beside the task started in its place: its rows were counted twice.
+func TestTaskTheOverlordEndedStops(t *testing.T) {
+	ov := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == PathTaskStatus {
+			w.WriteHeader(http.StatusConflict)
+			w.Write([]byte(`{"error":"task t1 is already complete (FAILED)"}`))
+			return
+		}
+		w.Write([]byte(`{}`))
+	}))
+	defer ov.Close()
+	w, err := New(Config{Host: "127.0.0.1:9", Capacity: 1, DataDir: t.TempDir(), Overlords: []string{ov.URL}, HeartbeatPeriod: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	if err := w.Run(noop("t1", 600000)); err != nil {
+		t.Fatal(err)
+	}
+	eventually.True(t, "the task the overlord ended to stop", func() bool { return len(w.TaskIDs()) == 0 })
 }

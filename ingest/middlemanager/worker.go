@@ -359,6 +359,13 @@ func (w *Worker) deliver(st StatusReport) {
 	if status != http.StatusOK {
 		w.log.Info("overlord refused task status", "task", st.ID, "status", st.Status, "answer", status, "body", string(body))
 	}
+	// 409: the leader has already ended the task (for example failed it when
+	// this worker restarted, while an assignment was still in flight). A copy
+	// that went on running would serve rows the task the supervisor started
+	// in its place serves too, so it stops at once.
+	if status == http.StatusConflict && st.Status == commands.TaskRunning {
+		w.Shutdown(st.ID, "the overlord has already ended this task: "+string(bytes.TrimSpace(body)))
+	}
 	if st.Status != commands.TaskRunning {
 		w.mu.Lock()
 		delete(w.unacked, st.ID)
