@@ -101,7 +101,7 @@ func (s *rowSchema) rows(p *Partial, idx []int) ([]*resultRow, error) {
 					return nil, err
 				}
 			}
-			if !finalize && a.IsSketch() {
+			if a.IsSketch() && (!finalize || keepsSketch(s.aggs[k])) {
 				if r.raw == nil {
 					r.raw = make([]Value, len(p.Aggs))
 				}
@@ -116,6 +116,18 @@ func (s *rowSchema) rows(p *Partial, idx []int) ([]*resultRow, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// keepsSketch reports whether a sketch aggregator answers its sketch even
+// in a finalized result: Druid's shouldFinalize false (DS_HLL, DS_THETA and
+// DS_QUANTILES_SKETCH plan so). Its post-aggregators still read the sketch.
+func keepsSketch(a *query.Aggregator) bool {
+	b := a.Base()
+	switch b.Type {
+	case "HLLSketchBuild", "HLLSketchMerge", "thetaSketch", "quantilesDoublesSketch", "quantilesDoublesSketchMerge":
+		return !b.ShouldFinalize
+	}
+	return false
 }
 
 func (s *rowSchema) computePost(r *resultRow) error {
