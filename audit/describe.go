@@ -3,6 +3,7 @@ package audit
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -271,6 +272,7 @@ func init() {
 		return description{summary: fmt.Sprintf("%s worker %s", verb, c.Host)}
 	})
 	describeSecurity()
+	describeLookups()
 }
 
 // describeSecurity registers the basic-security commands' describers. The
@@ -358,4 +360,25 @@ func describePublish(c commands.PublishSegments) description {
 	}
 	d.command = shown{PublishSegments: c, Segments: segs}
 	return d
+}
+
+func describeLookups() {
+	describe(func(c commands.UpdateLookups) description {
+		if len(c.Tiers) == 0 {
+			return description{summary: "initialise the lookup configuration"}
+		}
+		var names []string
+		for _, tier := range slices.Sorted(maps.Keys(c.Tiers)) {
+			for _, name := range slices.Sorted(maps.Keys(c.Tiers[tier])) {
+				names = append(names, tier+"/"+name)
+			}
+		}
+		return description{summary: "set lookups " + quoteList(names, 5)}
+	})
+	describe(func(c commands.DeleteLookup) description {
+		return description{summary: fmt.Sprintf("delete lookup %s from tier %s", c.Lookup, c.Tier)}
+	})
+	describe(func(c commands.DeleteLookupTier) description {
+		return description{summary: "delete lookup tier " + c.Tier + " and its lookups"}
+	})
 }

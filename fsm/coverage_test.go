@@ -104,6 +104,21 @@ func fullLog(t *testing.T) []*raft.Log {
 		{cmd: commands.CreateAuthzUser{Name: "leaver"}},
 		{cmd: commands.DeleteAuthzUser{Name: "leaver"}},
 		{cmd: commands.DeleteAuthzUser{Name: "leaver"}, reject: true},
+		// Lookups: refused before the configuration is initialised, then
+		// created, replaced by a higher version, deleted.
+		{cmd: commands.UpdateLookups{Tiers: lookupTiers("__default", "country", `{"version":"v1","lookupExtractorFactory":{"type":"map","map":{"US":"United States","FR":"France"}}}`)}, reject: true},
+		{cmd: commands.UpdateLookups{}},
+		{cmd: commands.UpdateLookups{Tiers: lookupTiers("__default", "country", `{"version":"v1","lookupExtractorFactory":{"type":"map","map":{"US":"United States","FR":"France"}}}`)}},
+		{cmd: commands.UpdateLookups{Tiers: lookupTiers("__default", "country", `{"version":"v1","lookupExtractorFactory":{"type":"map","map":{"US":"USA"}}}`)}, reject: true}, // same version
+		{cmd: commands.UpdateLookups{Tiers: lookupTiers("hot", "site", `{"version":"v1","lookupExtractorFactory":{"type":"cachedNamespace"}}`)}, reject: true},
+		{cmd: commands.UpdateLookups{Tiers: lookupTiers("__default", "country", `{"version":"v2","lookupExtractorFactory":{"type":"map","map":{"US":"USA","DE":"Germany"},"isOneToOne":true}}`)}},
+		{cmd: commands.UpdateLookups{Tiers: lookupTiers("hot", "site", `{"version":"a","lookupExtractorFactory":{"type":"map","map":{"1":"one"}}}`)}},
+		{cmd: commands.UpdateLookups{Tiers: lookupTiers("hot", "gone", `{"version":"a","lookupExtractorFactory":{"type":"map","map":{}}}`)}},
+		{cmd: commands.DeleteLookup{Tier: "hot", Lookup: "gone"}},
+		{cmd: commands.DeleteLookup{Tier: "hot", Lookup: "gone"}, reject: true},
+		{cmd: commands.UpdateLookups{Tiers: lookupTiers("cold", "x", `{"version":"a","lookupExtractorFactory":{"type":"map","map":{}}}`)}},
+		{cmd: commands.DeleteLookupTier{Tier: "cold"}},
+		{cmd: commands.DeleteLookupTier{Tier: "cold"}, reject: true},
 	}
 	out := make([]*raft.Log, 0, len(steps))
 	probe := New(nil) // checks each step's outcome as the log is built
@@ -121,6 +136,11 @@ func fullLog(t *testing.T) []*raft.Log {
 		out = append(out, l)
 	}
 	return out
+}
+
+// lookupTiers is an UpdateLookups body holding one lookup.
+func lookupTiers(tier, name, container string) map[string]map[string]json.RawMessage {
+	return map[string]map[string]json.RawMessage{tier: {name: json.RawMessage(container)}}
 }
 
 // The log of TestDeterminism really holds every registered command type.
@@ -174,6 +194,7 @@ var stateTables = map[string][]string{
 	"rules":             {"rules"},
 	"servers":           {"servers"},
 	"security":          {"security_users", "security_roles", "security_authz_users", "security_version"},
+	"lookups":           {"lookups"},
 }
 
 // Fields of State that the snapshot header carries instead of a table.

@@ -20,6 +20,7 @@ type State struct {
 	rules             rulesTable            // retention rules per datasource (rules.go)
 	servers           serversTable          // discovery membership (servers.go)
 	security          securityTable         // users, credentials, roles, permissions (security.go)
+	lookups           lookupsTable          // lookup definitions per tier (lookups.go)
 }
 
 func newState() *State {
