@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -126,8 +127,9 @@ func Build(ctx context.Context, s *Spec, opts BuildOptions) ([]*segmeta.DataSegm
 		return nil, stats, fmt.Errorf("list input: %w", err)
 	}
 	dims := s.Dimensions
-	if s.Discover {
-		if dims, err = discover(ctx, s, splits); err != nil {
+	var inputKinds map[string]input.Kind
+	if s.Discover || len(s.Auto) > 0 {
+		if dims, inputKinds, err = discover(ctx, s, splits); err != nil {
 			return nil, stats, err
 		}
 		logf("Discovered dimensions %v", dimNames(dims))
@@ -148,7 +150,7 @@ func Build(ctx context.Context, s *Spec, opts BuildOptions) ([]*segmeta.DataSegm
 	}
 	for i := range n {
 		// Transforms bind the row being evaluated: each worker needs its own.
-		lay, err := newLayout(s, dims)
+		lay, err := newLayout(s, dims, inputKinds)
 		if err != nil {
 			return nil, stats, err
 		}
@@ -476,7 +478,10 @@ func metricInputKind(typ string) input.Kind {
 	return input.KindString
 }
 
-func newLayout(s *Spec, dims []segment.Dimension) (*layout, error) {
+// newLayout lays out the input fields, transforms and segment fields of a
+// build; inputKinds (nil: none) are the discovered kinds transforms read
+// their input fields as, strings otherwise.
+func newLayout(s *Spec, dims []segment.Dimension, inputKinds map[string]input.Kind) (*layout, error) {
 	l := &layout{view: map[string]int{}, timeSlot: -1, dims: dims}
 	inSlot := map[string]int{}
 	// want records the read kind of each input field; a field wanted with
@@ -497,7 +502,11 @@ func newLayout(s *Spec, dims []segment.Dimension) (*layout, error) {
 	for _, tr := range s.Transforms {
 		trNames[tr.Name] = true
 		for _, c := range tr.Expr.RequiredColumns() {
-			want(c, input.KindString)
+			k, ok := inputKinds[c]
+			if !ok {
+				k = input.KindString
+			}
+			want(c, k)
 		}
 	}
 	for _, d := range dims {
@@ -587,50 +596,63 @@ var discoverFormat = func() input.Format {
 	return f
 }()
 
-// discover lists the dimensions of a schemaless spec: every input field in
-// first-seen order, then every transform, except the timestamp column, the
-// exclusions, the metrics and the fields the metrics read. Classic discovery
-// stores strings; typed discovery (useSchemaDiscovery) keeps whole numbers as
-// longs and other numbers as doubles.
-func discover(ctx context.Context, s *Spec, splits []input.Split) ([]segment.Dimension, error) {
-	skip := map[string]bool{s.TimestampColumn: true, "__time": true}
-	for k := range s.Exclusions {
-		skip[k] = true
+// fieldKinds records which kinds of value an input field held.
+type fieldKinds struct {
+	long, double, str, boolean bool
+	array, nested              bool // a list of scalars; an object or a list holding objects or lists
+}
+
+// typed is the column kind type-aware discovery and the auto dimension type
+// give a field: any string makes it a STRING, any fraction a DOUBLE, whole
+// numbers and booleans (1/0) a LONG, only nulls a STRING. Arrays and nested
+// data would be ARRAY and COMPLEX<json> columns, which Strata does not store
+// yet: they are an error naming the column, never a column of another type.
+func (f fieldKinds) typed(name string) (segment.Kind, error) {
+	switch {
+	case f.nested:
+		return 0, fmt.Errorf("column %q holds nested JSON data: typed (auto) COMPLEX<json> columns are not supported yet; "+
+			"list it in dimensionExclusions, declare it as a string dimension or lift its fields with a flattenSpec", name)
+	case f.array:
+		return 0, fmt.Errorf("column %q holds JSON arrays: typed (auto) ARRAY columns are not supported yet; "+
+			"declare it as a string dimension to store a multi-value string", name)
+	case f.str:
+		return segment.KindString, nil
+	case f.double:
+		return segment.KindDouble, nil
+	case f.long || f.boolean:
+		return segment.KindLong, nil
 	}
-	for _, m := range s.Metrics {
-		skip[m.Name] = true
-		if m.FieldName != "" {
-			skip[m.FieldName] = true
-		}
-	}
+	return segment.KindString, nil
+}
+
+// discover decides the dimensions Build writes: the declared ones, each of
+// type auto typed by its values, then, when s.Discover is set, every other
+// input field and transform except the timestamp column, the exclusions,
+// the metrics and the fields the metrics read. Fields come in the order the
+// reader lists them (a record's keys by name, new keys of later records
+// after). Classic discovery stores strings and multi-value strings and
+// leaves out fields that only ever hold nested data, as Druid's string-based
+// discovery does; typed discovery (useSchemaDiscovery) types them as the
+// auto type does. It also returns the discovered kind of each input field,
+// which transforms read their inputs as.
+func discover(ctx context.Context, s *Spec, splits []input.Split) ([]segment.Dimension, map[string]input.Kind, error) {
 	var order []string
-	kinds := map[string]segment.Kind{}
-	note := func(name string, k segment.Kind) {
-		if skip[name] {
-			return
-		}
-		old, seen := kinds[name]
+	kinds := map[string]*fieldKinds{}
+	note := func(name string, set func(*fieldKinds)) {
+		k, seen := kinds[name]
 		if !seen {
+			k = &fieldKinds{}
+			kinds[name] = k
 			order = append(order, name)
-			kinds[name] = k
-			return
 		}
-		if old != k && old != 0 && k != 0 {
-			if (old == segment.KindLong && k == segment.KindDouble) || (old == segment.KindDouble && k == segment.KindLong) {
-				kinds[name] = segment.KindDouble
-			} else {
-				kinds[name] = segment.KindString
-			}
-		} else if old == 0 {
-			kinds[name] = k
-		}
+		set(k)
 	}
 	if s.Format.Type() == "json" {
 		row := make([]expr.Value, 1)
 		for _, sp := range splits {
 			fr, err := input.Open(ctx, sp, discoverFormat, []input.Column{{Name: "doc"}}, nil)
 			if err != nil {
-				return nil, fmt.Errorf("open %s: %w", sp.URI, err)
+				return nil, nil, fmt.Errorf("open %s: %w", sp.URI, err)
 			}
 			for {
 				err := fr.Next(row)
@@ -652,7 +674,7 @@ func discover(ctx context.Context, s *Spec, splits []input.Split) ([]segment.Dim
 				for _, f := range fields {
 					if m, ok := f.(map[string]any); ok {
 						if n, ok := m["name"].(string); ok {
-							note(n, 0)
+							note(n, func(*fieldKinds) {})
 						}
 					}
 				}
@@ -669,33 +691,114 @@ func discover(ctx context.Context, s *Spec, splits []input.Split) ([]segment.Dim
 				}
 			}
 		}
-		if len(cols) == 0 {
-			return nil, fmt.Errorf("schemaless ingestion of %s input needs inputFormat.columns", s.Format.Type())
+		if len(cols) == 0 && s.Discover {
+			return nil, nil, fmt.Errorf("schemaless ingestion of %s input needs inputFormat.columns", s.Format.Type())
 		}
+		// Delimited values are text: typed, they are strings.
 		for _, c := range cols {
-			note(c, segment.KindString)
+			note(c, func(k *fieldKinds) { k.str = true })
 		}
 	}
-	for _, tr := range s.Transforms {
-		note(tr.Name, segment.KindString)
-	}
-	dims := make([]segment.Dimension, 0, len(order))
+
+	// The kinds input fields are read as, then those of the transforms in
+	// order (a transform may read an earlier one), from their expressions.
+	inputKinds := map[string]input.Kind{}
+	exprTypes := map[string]expr.Type{}
 	for _, n := range order {
+		if k, err := kinds[n].typed(n); err == nil {
+			inputKinds[n] = readKind(k)
+			exprTypes[n] = map[segment.Kind]expr.Type{segment.KindLong: expr.TypeLong, segment.KindDouble: expr.TypeDouble}[k]
+			if exprTypes[n] == expr.TypeUnknown {
+				exprTypes[n] = expr.TypeString
+			}
+		}
+	}
+	trKinds := map[string]fieldKinds{}
+	for _, tr := range s.Transforms {
+		var k fieldKinds
+		switch t := tr.Expr.OutputType(func(n string) (expr.Type, bool) { ty, ok := exprTypes[n]; return ty, ok }); {
+		case t == expr.TypeLong:
+			k.long = true
+		case t == expr.TypeDouble:
+			k.double = true
+		case t.IsArray():
+			k.array = true
+		default:
+			k.str = true
+		}
+		trKinds[tr.Name] = k
+		if tk, err := k.typed(tr.Name); err == nil {
+			exprTypes[tr.Name] = map[segment.Kind]expr.Type{segment.KindLong: expr.TypeLong, segment.KindDouble: expr.TypeDouble, segment.KindString: expr.TypeString}[tk]
+		}
+	}
+	kindOf := func(name string) fieldKinds {
+		if k, ok := trKinds[name]; ok {
+			return k
+		}
+		if k, ok := kinds[name]; ok {
+			return *k
+		}
+		return fieldKinds{}
+	}
+
+	var dims []segment.Dimension
+	declared := map[string]bool{}
+	for _, d := range s.Dimensions {
+		declared[d.Name] = true
+		if s.Auto[d.Name] {
+			k, err := kindOf(d.Name).typed(d.Name)
+			if err != nil {
+				return nil, nil, err
+			}
+			d.Kind, d.MultiValue = k, k == segment.KindString
+		}
+		dims = append(dims, d)
+	}
+	if !s.Discover {
+		return dims, inputKinds, nil
+	}
+	skip := map[string]bool{s.TimestampColumn: true, "__time": true}
+	for k := range s.Exclusions {
+		skip[k] = true
+	}
+	for _, m := range s.Metrics {
+		skip[m.Name] = true
+		if m.FieldName != "" {
+			skip[m.FieldName] = true
+		}
+	}
+	names := slices.Clone(order)
+	for _, tr := range s.Transforms {
+		if _, isField := kinds[tr.Name]; !isField {
+			names = append(names, tr.Name)
+		}
+	}
+	for _, n := range names {
+		if skip[n] || declared[n] {
+			continue
+		}
+		fk := kindOf(n)
 		d := segment.Dimension{Name: n, Kind: segment.KindString, MultiValue: true}
-		if k := kinds[n]; s.TypedDiscovery && (k == segment.KindLong || k == segment.KindDouble) {
-			d.Kind, d.MultiValue = k, false
+		if s.TypedDiscovery {
+			k, err := fk.typed(n)
+			if err != nil {
+				return nil, nil, err
+			}
+			d.Kind, d.MultiValue = k, k == segment.KindString
+		} else if fk.nested && !fk.long && !fk.double && !fk.str && !fk.boolean && !fk.array {
+			continue // only ever nested data: string discovery leaves it out
 		}
 		dims = append(dims, d)
 	}
 	if len(dims) == 0 {
-		return nil, fmt.Errorf("schemaless ingestion found no dimensions in the input")
+		return nil, nil, fmt.Errorf("schemaless ingestion found no dimensions in the input")
 	}
-	return dims, nil
+	return dims, inputKinds, nil
 }
 
-// objectKeys calls note for each top-level key of a JSON object with the
-// kind of its value (0 for null, objects and booleans count as strings).
-func objectKeys(doc string, note func(string, segment.Kind)) error {
+// objectKeys calls note for each top-level key of a JSON object with what
+// its value shows of the field's kind.
+func objectKeys(doc string, note func(string, func(*fieldKinds))) error {
 	dec := json.NewDecoder(bytes.NewReader([]byte(doc)))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -713,15 +816,34 @@ func objectKeys(doc string, note func(string, segment.Kind)) error {
 		}
 		switch x := v.(type) {
 		case nil:
-			note(key, 0)
+			note(key, func(*fieldKinds) {})
 		case json.Number:
 			if _, err := x.Int64(); err == nil && !strings.ContainsAny(string(x), ".eE") {
-				note(key, segment.KindLong)
+				note(key, func(k *fieldKinds) { k.long = true })
 			} else {
-				note(key, segment.KindDouble)
+				note(key, func(k *fieldKinds) { k.double = true })
 			}
+		case bool:
+			note(key, func(k *fieldKinds) { k.boolean = true })
+		case string:
+			note(key, func(k *fieldKinds) { k.str = true })
+		case []any:
+			nested := false
+			for _, e := range x {
+				switch e.(type) {
+				case []any, map[string]any:
+					nested = true
+				}
+			}
+			note(key, func(k *fieldKinds) {
+				if nested {
+					k.nested = true
+				} else {
+					k.array = true
+				}
+			})
 		default:
-			note(key, segment.KindString)
+			note(key, func(k *fieldKinds) { k.nested = true })
 		}
 	}
 	return nil

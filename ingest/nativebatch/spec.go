@@ -34,14 +34,20 @@ type Spec struct {
 	TimestampParse   func(v any) (int64, error)
 	TimestampMissing *int64 // missingValue: the time of rows without one
 
-	// Dimensions lists the dimensions in order; empty with Discover set means
-	// every input field not excluded becomes one (schemaless ingestion).
+	// Dimensions lists the declared dimensions in order. With Discover set,
+	// every other input field not excluded becomes one after them
+	// (schemaless ingestion: an empty list, useSchemaDiscovery or
+	// includeAllDimensions).
 	Dimensions []segment.Dimension
 	Discover   bool
-	// TypedDiscovery (useSchemaDiscovery) stores discovered numbers as
-	// numeric columns; classic schemaless ingestion stores every field as a string.
+	// TypedDiscovery (useSchemaDiscovery) types discovered columns by their
+	// values, as the auto dimension type does; classic schemaless ingestion
+	// stores every field as a string.
 	TypedDiscovery bool
-	Exclusions     map[string]bool
+	// Auto names the declared dimensions of type auto, whose Kind Build
+	// sets from the values read.
+	Auto       map[string]bool
+	Exclusions map[string]bool
 
 	Metrics []segment.Metric
 
@@ -95,6 +101,7 @@ type rawDataSchema struct {
 		Dimensions          []json.RawMessage `json:"dimensions"`
 		DimensionExclusions []string          `json:"dimensionExclusions"`
 		UseSchemaDiscovery  bool              `json:"useSchemaDiscovery"`
+		IncludeAll          bool              `json:"includeAllDimensions"`
 		SpatialDimensions   []json.RawMessage `json:"spatialDimensions"`
 	} `json:"dimensionsSpec"`
 	MetricsSpec     []json.RawMessage `json:"metricsSpec"`
@@ -282,10 +289,17 @@ func (s *Spec) parseDataSchema(d *rawDataSchema) error {
 			s.Exclusions[e] = true
 		}
 		s.TypedDiscovery = ds.UseSchemaDiscovery
+		s.Discover = ds.UseSchemaDiscovery || ds.IncludeAll
 		for i, raw := range ds.Dimensions {
-			dim, err := parseDimension(raw)
+			dim, auto, err := parseDimension(raw)
 			if err != nil {
 				return fmt.Errorf("dimensionsSpec.dimensions[%d]: %v", i, err)
+			}
+			if auto {
+				if s.Auto == nil {
+					s.Auto = map[string]bool{}
+				}
+				s.Auto[dim.Name] = true
 			}
 			if dim.Name == "__time" {
 				return fmt.Errorf("dimensionsSpec: __time cannot be a dimension")
@@ -300,7 +314,7 @@ func (s *Spec) parseDataSchema(d *rawDataSchema) error {
 			s.Dimensions = append(s.Dimensions, dim)
 		}
 	}
-	s.Discover = len(s.Dimensions) == 0
+	s.Discover = s.Discover || len(s.Dimensions) == 0
 
 	// granularitySpec
 	s.SegmentGranularity = granularity.Day
@@ -375,13 +389,15 @@ func (s *Spec) parseDataSchema(d *rawDataSchema) error {
 	return nil
 }
 
-func parseDimension(raw json.RawMessage) (segment.Dimension, error) {
+// parseDimension reads one dimensionsSpec entry; auto reports the auto
+// type, whose kind the values decide (a string until then).
+func parseDimension(raw json.RawMessage) (d segment.Dimension, auto bool, err error) {
 	var name string
 	if err := json.Unmarshal(raw, &name); err == nil {
 		if name == "" {
-			return segment.Dimension{}, fmt.Errorf("empty dimension name")
+			return segment.Dimension{}, false, fmt.Errorf("empty dimension name")
 		}
-		return segment.Dimension{Name: name, Kind: segment.KindString, MultiValue: true}, nil
+		return segment.Dimension{Name: name, Kind: segment.KindString, MultiValue: true}, false, nil
 	}
 	var o struct {
 		Type               string `json:"type"`
@@ -389,12 +405,12 @@ func parseDimension(raw json.RawMessage) (segment.Dimension, error) {
 		MultiValueHandling string `json:"multiValueHandling"`
 	}
 	if err := json.Unmarshal(raw, &o); err != nil {
-		return segment.Dimension{}, fmt.Errorf("a dimension is a name or an object: %v", err)
+		return segment.Dimension{}, false, fmt.Errorf("a dimension is a name or an object: %v", err)
 	}
 	if o.Name == "" {
-		return segment.Dimension{}, fmt.Errorf("dimension without a name")
+		return segment.Dimension{}, false, fmt.Errorf("dimension without a name")
 	}
-	d := segment.Dimension{Name: o.Name}
+	d = segment.Dimension{Name: o.Name}
 	switch strings.ToLower(o.Type) {
 	case "", "string":
 		d.Kind, d.MultiValue = segment.KindString, true
@@ -404,15 +420,17 @@ func parseDimension(raw json.RawMessage) (segment.Dimension, error) {
 		d.Kind = segment.KindDouble
 	case "float":
 		d.Kind = segment.KindFloat
+	case "auto":
+		d.Kind, auto = segment.KindString, true
 	default:
-		return d, fmt.Errorf("dimension %q: unsupported type %q (string, long, float, double)", o.Name, o.Type)
+		return d, false, fmt.Errorf("dimension %q: unsupported type %q (string, long, float, double, auto)", o.Name, o.Type)
 	}
 	switch strings.ToUpper(o.MultiValueHandling) {
 	case "", "SORTED_ARRAY", "SORTED_SET", "ARRAY":
 	default:
-		return d, fmt.Errorf("dimension %q: unknown multiValueHandling %q", o.Name, o.MultiValueHandling)
+		return d, false, fmt.Errorf("dimension %q: unknown multiValueHandling %q", o.Name, o.MultiValueHandling)
 	}
-	return d, nil
+	return d, auto, nil
 }
 
 func (s *Spec) parseIOConfig(io *rawIOConfig) error {
