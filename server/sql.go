@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/gorilla/mux"
@@ -353,6 +354,9 @@ func druidType(sqlType string) string {
 		return "FLOAT"
 	case "VARCHAR":
 		return "STRING"
+	}
+	if strings.HasPrefix(sqlType, "COMPLEX<") {
+		return sqlType // a sketch's native type is its complex type
 	}
 	return "COMPLEX"
 }

@@ -134,7 +134,7 @@ func (s *selectPlan) aggregate() (*built, error) {
 			return nil, err
 		}
 	}
-	pt := &translator{p: s.p, cols: s.cols, quals: s.quals, post: a.post}
+	pt := &translator{p: s.p, cols: s.cols, quals: s.quals, post: a.post, agg: a}
 	var out []outCol
 	for i, e := range exprs {
 		v, err := pt.expr(e)
@@ -397,7 +397,11 @@ func (a *aggPlan) postAgg(v ex) string {
 	}
 	name := "p" + strconv.Itoa(a.np)
 	a.np++
-	a.postAggs = append(a.postAggs, map[string]any{"type": "expression", "name": name, "expression": v.src, "outputType": nativeType(v.typ)})
+	pa := map[string]any{"type": "expression", "name": name, "expression": v.src, "outputType": nativeType(v.typ)}
+	if isArrayType(v.typ) {
+		delete(pa, "outputType") // the expression's own array type
+	}
+	a.postAggs = append(a.postAggs, pa)
 	return name
 }
 
@@ -439,6 +443,9 @@ func (a *aggPlan) addAggregate(c *sql.FuncCall) error {
 	}
 	var agg map[string]any
 	typ := tBigint
+	if arrayAggNames[fname] {
+		return a.addArrayAgg(c, name, fname)
+	}
 	if c.Distinct && fname != "COUNT" {
 		return unsupported("%s", sql.AtPos(c, fname+"(DISTINCT) is not supported"))
 	}
@@ -593,6 +600,9 @@ func (a *aggPlan) addAggregate(c *sql.FuncCall) error {
 		}
 		typ = v.typ
 	default:
+		if b := aggBuilders[fname]; b != nil {
+			return b(a, c, name)
+		}
 		return unsupported("%s", sql.AtPos(c, "Aggregation '"+fname+"' is not supported"))
 	}
 	if c.Filter != nil {

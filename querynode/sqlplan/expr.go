@@ -27,6 +27,9 @@ func numeric(t string) bool { return t == tBigint || t == tDouble || t == tFloat
 
 // nativeType is the native column type a SQL type is carried as.
 func nativeType(t string) string {
+	if isArrayType(t) {
+		return arrayNativeType(t)
+	}
 	switch t {
 	case tBigint, tTimestamp, tBoolean:
 		return "LONG"
@@ -84,6 +87,9 @@ type translator struct {
 	// aggregates, by their SQL text): an aggregate query's select list,
 	// HAVING and ORDER BY are expressions over those.
 	post map[string]scopeCol
+	// agg, in an aggregate query's post scope, takes the native
+	// post-aggregators functions over aggregates plan to (postFns).
+	agg *aggPlan
 }
 
 func quoteString(s string) string {
@@ -372,6 +378,9 @@ func (t *translator) expr(e sql.Expr) (ex, error) {
 			return vals[0], nil
 		}
 		return ex{}, invalid("%s", sql.AtPos(x, "A scalar subquery returned more than one row"))
+	}
+	if v, ok, err := t.arrayExpr(e); ok {
+		return v, err
 	}
 	return ex{}, unsupported("%s", sql.AtPos(e, "Expression '"+e.String()+"' is not supported"))
 }
@@ -695,6 +704,12 @@ func (t *translator) call(x *sql.FuncCall, at sql.Node) (ex, error) {
 			return ex{}, unsupported("%s", sql.AtPos(at, "DATE_TRUNC needs a literal unit (SECOND … YEAR)"))
 		}
 		return ex{src: "timestamp_floor(" + args[1].src + ", '" + p + "', null, " + tz + ")", typ: tTimestamp}, nil
+	}
+	if pf := postFns[name]; pf != nil {
+		return pf(t, x, args)
+	}
+	if v, ok, err := t.arrayCall(name, args, at); ok {
+		return v, err
 	}
 	f, ok := scalarFns[name]
 	if !ok {

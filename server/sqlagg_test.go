@@ -1,0 +1,171 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// aggCase is a SQL statement, the native query written by hand that should
+// answer it, and the SQL rows (array format) both must give.
+type aggCase struct{ sql, native, want string }
+
+// checkAgainstNative runs each case through SQL and its native query on a
+// real broker and historical: the SQL rows must be want, and every scalar
+// of want must be in the native answer.
+func checkAgainstNative(t *testing.T, b *dpBroker, cases []aggCase) {
+	t.Helper()
+	for _, c := range cases {
+		code, body, _ := sqlCall(t, b, `{"resultFormat":"array","query":`+strings.TrimSpace(string(mustJSON(c.sql)))+`}`)
+		if code != 200 || body != c.want {
+			t.Errorf("%s:\n got %d %s\nwant %s", c.sql, code, body, c.want)
+		}
+		ncode, nbody, _ := b.query(t, c.native)
+		if ncode != 200 {
+			t.Errorf("native %s: %d %s", c.native, ncode, nbody)
+			continue
+		}
+		var rows any
+		if err := json.Unmarshal([]byte(c.want), &rows); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range scalars(rows) {
+			if !strings.Contains(nbody, s) {
+				t.Errorf("native %s:\n answer %s lacks %s of the SQL rows %s", c.native, nbody, s, c.want)
+			}
+		}
+	}
+}
+
+// scalars lists the JSON texts of the scalars of v (arrays flattened),
+// numbers without a trailing ".0".
+func scalars(v any) []string {
+	switch x := v.(type) {
+	case []any:
+		var out []string
+		for _, e := range x {
+			out = append(out, scalars(e)...)
+		}
+		return out
+	case nil:
+		return nil
+	}
+	return []string{strings.TrimSuffix(string(mustJSON(v)), ".0")}
+}
+
+// The quantiles sketch functions, planned onto quantilesDoublesSketch and
+// its post-aggregators. wiki's added values are 1, 10, 100, 1000, 10000
+// (pages a, b, a, c, a): few enough that the sketch holds them exactly. Ranks
+// count the values at or below (DataSketches' inclusive default).
+func TestSQLQuantilesSketches(t *testing.T) {
+	b := sqlCluster(t, nil)
+	const ts = `"queryType":"timeseries","dataSource":"wiki","granularity":"all","intervals":["2024/2025"]`
+	checkAgainstNative(t, b, []aggCase{
+		{`SELECT APPROX_QUANTILE_DS(added, 0.5) AS med, APPROX_QUANTILE_DS(added, 0.9, 256) AS p90 FROM wiki`,
+			`{` + ts + `,"aggregations":[{"type":"quantilesDoublesSketch","name":"s","fieldName":"added"}],"postAggregations":[
+				{"type":"quantilesDoublesSketchToQuantile","name":"med","field":{"type":"fieldAccess","fieldName":"s"},"fraction":0.5},
+				{"type":"quantilesDoublesSketchToQuantile","name":"p90","field":{"type":"fieldAccess","fieldName":"s"},"fraction":0.9}]}`,
+			`[[100,10000]]`},
+		{`SELECT page, APPROX_QUANTILE_DS(added, 0) AS lo FROM wiki GROUP BY page ORDER BY page`,
+			`{"queryType":"groupBy","dataSource":"wiki","granularity":"all","intervals":["2024/2025"],"dimensions":["page"],
+				"aggregations":[{"type":"quantilesDoublesSketch","name":"s","fieldName":"added"}],"postAggregations":[
+				{"type":"quantilesDoublesSketchToQuantile","name":"lo","field":{"type":"fieldAccess","fieldName":"s"},"fraction":0}]}`,
+			`[["a",1],["b",10],["c",1000]]`},
+		// APPROX_QUANTILE (Druid's approximate histogram) is planned onto the same sketch.
+		{`SELECT APPROX_QUANTILE(added, 0.5) AS med FROM wiki WHERE page = 'a'`,
+			`{` + ts + `,"filter":{"type":"selector","dimension":"page","value":"a"},"aggregations":[{"type":"quantilesDoublesSketch","name":"s","fieldName":"added"}],
+				"postAggregations":[{"type":"quantilesDoublesSketchToQuantile","name":"med","field":{"type":"fieldAccess","fieldName":"s"},"fraction":0.5}]}`,
+			`[[100]]`},
+		{`SELECT DS_GET_QUANTILE(DS_QUANTILES_SKETCH(added), 0.25) AS q, DS_GET_QUANTILES(DS_QUANTILES_SKETCH(added), 0, 1) AS qs,
+				DS_RANK(DS_QUANTILES_SKETCH(added), 100) AS r, DS_CDF(DS_QUANTILES_SKETCH(added), 50, 5000) AS cdf FROM wiki`,
+			`{` + ts + `,"aggregations":[{"type":"quantilesDoublesSketch","name":"s","fieldName":"added"}],"postAggregations":[
+				{"type":"quantilesDoublesSketchToQuantile","name":"q","field":{"type":"fieldAccess","fieldName":"s"},"fraction":0.25},
+				{"type":"quantilesDoublesSketchToQuantiles","name":"qs","field":{"type":"fieldAccess","fieldName":"s"},"fractions":[0,1]},
+				{"type":"quantilesDoublesSketchToRank","name":"r","field":{"type":"fieldAccess","fieldName":"s"},"value":100},
+				{"type":"quantilesDoublesSketchToCDF","name":"cdf","field":{"type":"fieldAccess","fieldName":"s"},"splitPoints":[50,5000]}]}`,
+			`[[10,[1.0,10000.0],0.6,[0.4,0.8,1.0]]]`},
+		// A FILTER clause filters the sketch the quantile is read from.
+		{`SELECT APPROX_QUANTILE_DS(added, 1) FILTER (WHERE page <> 'a') AS hi FROM wiki`,
+			`{` + ts + `,"aggregations":[{"type":"filtered","filter":{"type":"not","field":{"type":"selector","dimension":"page","value":"a"}},
+				"aggregator":{"type":"quantilesDoublesSketch","name":"s","fieldName":"added"}}],
+				"postAggregations":[{"type":"quantilesDoublesSketchToQuantile","name":"hi","field":{"type":"fieldAccess","fieldName":"s"},"fraction":1}]}`,
+			`[[1000]]`},
+	})
+	// The sketch itself and its summary come back as the native ones do.
+	code, body, _ := sqlCall(t, b, `{"resultFormat":"array","header":true,"typesHeader":true,"sqlTypesHeader":true,
+		"query":"SELECT DS_QUANTILES_SKETCH(added) AS s, DS_QUANTILE_SUMMARY(DS_QUANTILES_SKETCH(added)) AS summary FROM wiki"}`)
+	_, nbody, _ := b.query(t, `{`+ts+`,"aggregations":[{"type":"quantilesDoublesSketch","name":"s","fieldName":"added","shouldFinalize":false}],
+		"postAggregations":[{"type":"quantilesDoublesSketchToString","name":"summary","field":{"type":"fieldAccess","fieldName":"s"}}]}`)
+	var rows [][]any
+	var native []struct{ Result map[string]any }
+	if code != 200 || json.Unmarshal([]byte(body), &rows) != nil || json.Unmarshal([]byte(nbody), &native) != nil || len(rows) != 4 || len(native) != 1 {
+		t.Fatalf("sketch: %d %s; native %s", code, body, nbody)
+	}
+	for i, want := range [][]any{{"COMPLEX<quantilesDoublesSketch>", "STRING"}, {"COMPLEX<quantilesDoublesSketch>", "VARCHAR"}} {
+		if rows[i+1][0] != want[0] || rows[i+1][1] != want[1] {
+			t.Errorf("types header %d: %v, want %v", i+1, rows[i+1], want)
+		}
+	}
+	if rows[3][0] != native[0].Result["s"] || rows[3][1] != native[0].Result["summary"] || !strings.Contains(rows[3][1].(string), "N") {
+		t.Errorf("sketch row %v, native %v", rows[3], native[0].Result)
+	}
+}
+
+// DS_HLL and DS_THETA answer sketches; the estimate functions read them.
+func TestSQLHLLAndThetaSketches(t *testing.T) {
+	b := sqlCluster(t, nil)
+	const ts = `"queryType":"timeseries","dataSource":"wiki","granularity":"all","intervals":["2024/2025"]`
+	checkAgainstNative(t, b, []aggCase{
+		{`SELECT HLL_SKETCH_ESTIMATE(DS_HLL(page)) AS h, HLL_SKETCH_ESTIMATE(DS_HLL(page, 10, 'HLL_8'), TRUE) AS hr,
+				THETA_SKETCH_ESTIMATE(DS_THETA(page)) AS th FROM wiki`,
+			`{` + ts + `,"aggregations":[{"type":"HLLSketchBuild","name":"h0","fieldName":"page"},{"type":"HLLSketchBuild","name":"h1","fieldName":"page","lgK":10,"tgtHllType":"HLL_8"},
+				{"type":"thetaSketch","name":"t0","fieldName":"page"}],"postAggregations":[
+				{"type":"HLLSketchEstimate","name":"h","field":{"type":"fieldAccess","fieldName":"h0"}},
+				{"type":"HLLSketchEstimate","name":"hr","field":{"type":"fieldAccess","fieldName":"h1"},"round":true},
+				{"type":"thetaSketchEstimate","name":"th","field":{"type":"fieldAccess","fieldName":"t0"}}]}`,
+			`[[3,3,3]]`},
+		{`SELECT FLOOR(__time TO DAY) AS d, THETA_SKETCH_ESTIMATE(DS_THETA(page, 32)) AS n FROM wiki GROUP BY 1`,
+			`{"queryType":"timeseries","dataSource":"wiki","granularity":"day","intervals":["2024/2025"],"aggregations":[{"type":"thetaSketch","name":"t0","fieldName":"page","size":32}],
+				"postAggregations":[{"type":"thetaSketchEstimate","name":"n","field":{"type":"fieldAccess","fieldName":"t0"}}]}`,
+			`[["2024-01-01T00:00:00.000Z",2],["2024-01-02T00:00:00.000Z",2]]`},
+	})
+	code, body, _ := sqlCall(t, b, `{"resultFormat":"array","query":"SELECT DS_HLL(page) AS h, DS_THETA(page) AS th FROM wiki"}`)
+	_, nbody, _ := b.query(t, `{`+ts+`,"aggregations":[{"type":"HLLSketchBuild","name":"h","fieldName":"page","shouldFinalize":false},
+		{"type":"thetaSketch","name":"th","fieldName":"page","shouldFinalize":false}]}`)
+	var rows [][]any
+	var native []struct{ Result map[string]any }
+	if code != 200 || json.Unmarshal([]byte(body), &rows) != nil || json.Unmarshal([]byte(nbody), &native) != nil || len(rows) != 1 || len(native) != 1 {
+		t.Fatalf("sketches: %d %s; native %s", code, body, nbody)
+	}
+	if s, _ := rows[0][0].(string); s == "" || rows[0][0] != native[0].Result["h"] || rows[0][1] != native[0].Result["th"] {
+		t.Errorf("sketch row %v, native %v", rows[0], native[0].Result)
+	}
+}
+
+// Bad sketch arguments are the client's error (400), never a 5xx.
+func TestSQLSketchErrors(t *testing.T) {
+	b := sqlCluster(t, nil)
+	for _, q := range []string{
+		`SELECT APPROX_QUANTILE_DS(added, 1.5) FROM wiki`,
+		`SELECT APPROX_QUANTILE_DS(added, -0.1) FROM wiki`,
+		`SELECT APPROX_QUANTILE_DS(added, page) FROM wiki GROUP BY page`,
+		`SELECT APPROX_QUANTILE_DS(page, 0.5) FROM wiki`,
+		`SELECT APPROX_QUANTILE_DS(added, 0.5, 100) FROM wiki`,
+		`SELECT APPROX_QUANTILE_DS(added) FROM wiki`,
+		`SELECT DS_QUANTILES_SKETCH(added, 3) FROM wiki`,
+		`SELECT DS_GET_QUANTILE(SUM(added), 0.5) FROM wiki`,
+		`SELECT DS_GET_QUANTILE(DS_QUANTILES_SKETCH(added), 2) FROM wiki`,
+		`SELECT DS_CDF(DS_QUANTILES_SKETCH(added), 5, 1) FROM wiki`,
+		`SELECT HLL_SKETCH_ESTIMATE(DS_THETA(page)) FROM wiki`,
+		`SELECT DS_HLL(page, 30) FROM wiki`,
+		`SELECT DS_HLL(page, 12, 'HLL_5') FROM wiki`,
+		`SELECT DS_THETA(page, 1000) FROM wiki`,
+		// FILTER belongs on the aggregate, not on the function reading it.
+		`SELECT THETA_SKETCH_ESTIMATE(DS_THETA(page)) FILTER (WHERE added > 1) FROM wiki`,
+	} {
+		code, body, _ := sqlCall(t, b, `{"query":`+string(mustJSON(q))+`}`)
+		if code != 400 || !strings.Contains(body, `"errorMessage"`) {
+			t.Errorf("%s: %d %s, want 400 with Druid's error JSON", q, code, body)
+		}
+	}
+}
