@@ -165,7 +165,7 @@ type Expression struct {
 // CompileExpression compiles a native expression, reporting syntax errors
 // as invalid input.
 func CompileExpression(src string) (*Expression, error) {
-	e, err := expr.Compile(src)
+	e, err := expr.CompileWith(src, exprOptions)
 	if err != nil {
 		return nil, Invalidf("Invalid expression [%s]: %v", src, err)
 	}

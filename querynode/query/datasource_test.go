@@ -78,7 +78,8 @@ func TestParseDataSourceErrors(t *testing.T) {
 		{`{"queryType":"scan",` + iv + `,"dataSource":{"type":"query","query":{"queryType":"nope"}}}`, InvalidInput, "Could not resolve type id 'nope'"},
 		{`{"queryType":"scan",` + iv + `,"dataSource":{"type":"query","query":{"queryType":"timeBoundary","dataSource":"w"}}}`, Unsupported, "timeBoundary query cannot be used as a subquery"},
 		{`{"queryType":"dataSourceMetadata","dataSource":{"type":"query","query":` + gb + `}}`, Unsupported, "type [query]"},
-		{`{"queryType":"scan",` + iv + `,"dataSource":{"type":"lookup","lookup":"x"}}`, Unsupported, "[lookup]"},
+		{`{"queryType":"scan",` + iv + `,"dataSource":{"type":"lookup","lookup":"x"}}`, InvalidInput, "Lookup [x] not found"},
+		{`{"queryType":"segmentMetadata","dataSource":{"type":"lookup","lookup":"x"}}`, Unsupported, "type [lookup]"},
 		{`{"queryType":"scan",` + iv + `,"dataSource":{"type":"join"}}`, Unsupported, "[join]"},
 		{`{"queryType":"scan",` + iv + `,"dataSource":"w","context":{"maxSubqueryRows":"lots"}}`, InvalidInput, "maxSubqueryRows"},
 	}

@@ -306,7 +306,9 @@ func ParseExtractionFn(raw json.RawMessage) (*ExtractionFn, error) {
 		}
 		f = lf
 	case "registeredLookup":
-		return nil, Errorf(Unsupported, "registered lookups are not supported by this engine")
+		if f, err = parseRegisteredLookupFn(o, "lookup"); err != nil {
+			return nil, err
+		}
 	case "cascade":
 		a, _, err := o.array("extractionFns")
 		if err != nil {
@@ -363,7 +365,7 @@ func parseLookupFn(o obj) (*ExtractionFn, error) {
 	raw := o.raw("lookup")
 	if raw == nil {
 		if o.has("name") {
-			return nil, Errorf(Unsupported, "registered lookups are not supported by this engine")
+			return parseRegisteredLookupFn(o, "name")
 		}
 		return nil, Invalidf("lookup needs a [lookup]")
 	}
@@ -391,19 +393,27 @@ func parseLookupFn(o obj) (*ExtractionFn, error) {
 			f.lookup[k] = *v
 		}
 	}
-	if f.retainMissing, err = o.boolean("retainMissingValue", false); err != nil {
-		return nil, err
-	}
-	if f.replaceWith, err = o.nullableStr("replaceMissingValueWith"); err != nil {
-		return nil, err
-	}
-	if f.retainMissing && f.replaceWith != nil && *f.replaceWith != "" {
-		return nil, Invalidf("Cannot specify a [replaceMissingValueWith] and set [retainMissingValue] to true")
-	}
-	if f.injective, err = o.boolean("injective", false); err != nil {
+	if err := f.parseLookupOptions(o, false); err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+// parseLookupOptions reads the missing-value options and injective flag
+// that inline and registered lookups share.
+func (f *ExtractionFn) parseLookupOptions(o obj, injective bool) error {
+	var err error
+	if f.retainMissing, err = o.boolean("retainMissingValue", false); err != nil {
+		return err
+	}
+	if f.replaceWith, err = o.nullableStr("replaceMissingValueWith"); err != nil {
+		return err
+	}
+	if f.retainMissing && f.replaceWith != nil && *f.replaceWith != "" {
+		return Invalidf("Cannot specify a [replaceMissingValueWith] and set [retainMissingValue] to true")
+	}
+	f.injective, err = o.boolean("injective", injective)
+	return err
 }
 
 // Apply transforms one string value; null in, null out unless the

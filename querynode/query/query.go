@@ -281,7 +281,9 @@ func (q *Query) parseDataSource(raw json.RawMessage, depth int) error {
 		return q.parseInline(o)
 	case "query":
 		return q.parseQueryDataSource(o, depth)
-	case "lookup", "join", "unnest", "frame", "restrict", "filtered":
+	case "lookup":
+		return q.parseLookupDataSource(o)
+	case "join", "unnest", "frame", "restrict", "filtered":
 		return Errorf(Unsupported, "dataSource type [%s] is not supported by this engine", t)
 	default:
 		return Invalidf("Could not resolve type id '%s' as a subtype of [DataSource]", t)

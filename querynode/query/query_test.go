@@ -82,7 +82,7 @@ func TestParseErrors(t *testing.T) {
 		{`{"queryType":"scan","dataSource":"w","intervals":["2024/2025"],"resultFormat":"valueVector"}`, InvalidInput, "valueVector"},
 		{`{"queryType":"scan","dataSource":"w","intervals":["2024/2025"],"order":"ascending","columns":["a"]}`, InvalidInput, "__time"},
 		{`{"queryType":"search","dataSource":"w","intervals":["2024/2025"]}`, InvalidInput, "query"},
-		{`{"queryType":"timeseries","dataSource":{"type":"lookup","lookup":"l"},"intervals":["2024/2025"],"granularity":"all"}`, Unsupported, "lookup"},
+		{`{"queryType":"timeseries","dataSource":{"type":"lookup","lookup":"l"},"intervals":["2024/2025"],"granularity":"all"}`, InvalidInput, "Lookup [l] not found"},
 		{`{"queryType":"timeseries","dataSource":"w","intervals":["2024/2025"],"granularity":"all","context":{"timeout":"soon"}}`, InvalidInput, "Query context parse failed"},
 	}
 	for _, c := range cases {
