@@ -1,7 +1,6 @@
 package sqlplan
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -20,71 +19,13 @@ func (p *Planned) Rows(result []byte) ([][]any, error) { return p.RowsOf(0, resu
 // those of every part in order, typed as the first part's columns.
 func (p *Planned) RowsOf(i int, result []byte) ([][]any, error) {
 	b := p.parts[i]
-	dec := json.NewDecoder(bytes.NewReader(result))
-	dec.UseNumber()
-	var raw []map[string]any
-	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("reading the native result: %w", err)
+	names := make([]string, len(b.out))
+	for j, c := range b.out {
+		names[j] = c.native
 	}
-	// Each native row as a map from native name to value; "" is the row's
-	// timestamp.
-	var rows []map[string]any
-	switch b.queryType {
-	case "scan":
-		for _, batch := range raw {
-			cols, _ := batch["columns"].([]any)
-			events, _ := batch["events"].([]any)
-			for _, e := range events {
-				vals, _ := e.([]any)
-				m := make(map[string]any, len(cols))
-				for i, c := range cols {
-					if i < len(vals) {
-						m[fmt.Sprint(c)] = vals[i]
-					}
-				}
-				rows = append(rows, m)
-			}
-		}
-	case "timeseries":
-		for _, r := range raw {
-			m, _ := r["result"].(map[string]any)
-			if m == nil {
-				m = map[string]any{}
-			}
-			m[""] = r["timestamp"]
-			rows = append(rows, m)
-		}
-	case "topN":
-		for _, r := range raw {
-			list, _ := r["result"].([]any)
-			for _, e := range list {
-				m, _ := e.(map[string]any)
-				rows = append(rows, m)
-			}
-		}
-	case "groupBy":
-		for _, r := range raw {
-			if ev, ok := r["event"].(map[string]any); ok {
-				ev[""] = r["timestamp"]
-				rows = append(rows, ev)
-			} else {
-				rows = append(rows, r)
-			}
-		}
-	case "timeBoundary":
-		for _, r := range raw {
-			m := map[string]any{}
-			if res, ok := r["result"].(map[string]any); ok {
-				for k, v := range res {
-					m["result."+k] = v
-				}
-			}
-			rows = append(rows, m)
-		}
-		if len(rows) == 0 {
-			// An empty table: MIN/MAX over no rows is one row of NULLs.
-			rows = append(rows, map[string]any{})
-		}
+	rows, err := nativeRows(b.queryType, result, names)
+	if err != nil {
+		return nil, err
 	}
 	if b.offset > 0 {
 		rows = rows[min(int64(len(rows)), b.offset):]
@@ -92,24 +33,24 @@ func (p *Planned) RowsOf(i int, result []byte) ([][]any, error) {
 	if b.limit >= 0 && int64(len(rows)) > b.limit {
 		rows = rows[:b.limit]
 	}
-	out := make([][]any, len(rows))
-	for i, r := range rows {
-		row := make([]any, len(b.out))
+	for _, row := range rows {
 		for j, c := range b.out {
-			v, err := p.value(r[c.native], p.b.out[j].typ)
+			v, err := p.value(row[j], p.b.out[j].typ)
 			if err != nil {
 				return nil, fmt.Errorf("column %s: %w", c.name, err)
 			}
 			row[j] = v
 		}
-		out[i] = row
 	}
-	return out, nil
+	return rows, nil
 }
 
 func (p *Planned) value(v any, typ string) (any, error) {
 	if v == nil {
 		return nil, nil
+	}
+	if isArrayType(typ) {
+		return p.arrayValue(v)
 	}
 	switch typ {
 	case tTimestamp:
@@ -122,6 +63,9 @@ func (p *Planned) value(v any, typ string) (any, error) {
 			}
 			ms = int64(f)
 		case string:
+			if p.tz == time.UTC && isUTCMillis(x) {
+				return v, nil // already as it would be printed
+			}
 			t, err := time.Parse(time.RFC3339Nano, x)
 			if err != nil {
 				return x, nil
