@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"strata/auth"
-	"strata/interval"
 	"strata/querynode/broker"
 	"strata/querynode/sqlplan"
 )
@@ -50,9 +49,8 @@ func (c *sqlCatalog) Table(ctx context.Context, schema, name string) (*sqlplan.T
 	if !slices.Contains(b.DataSources(), name) {
 		return nil, nil
 	}
-	all := interval.Eternity
-	names := b.DataSourceColumns(name, &all)
-	key := typesKey{b, name, strings.Join(names.Dimensions, ",") + "|" + strings.Join(names.Metrics, ",")}
+	order := b.ColumnOrder(name)
+	key := typesKey{b, name, strings.Join(order, ",")}
 	ds, _ := json.Marshal(map[string]string{"type": "table", "name": name})
 	if cols, ok := columnTypes.Load(key); ok {
 		return &sqlplan.Table{Columns: cols.([]sqlplan.Column), DataSource: ds}, nil
@@ -71,7 +69,9 @@ func (c *sqlCatalog) Table(ctx context.Context, schema, name string) (*sqlplan.T
 	if err := json.Unmarshal(out, &res); err != nil {
 		return nil, fmt.Errorf("reading the segment metadata of %s: %w", name, err)
 	}
-	// __time first, then the others by name, as Druid's SQL tables list them.
+	// __time first, then the segments' columns in Druid's order (see
+	// broker.OrderColumns); a column only segment metadata knows (of a
+	// segment not in the timeline yet) after them, by name.
 	cols := []sqlplan.Column{{Name: "__time", Type: "TIMESTAMP"}}
 	types := map[string]string{}
 	for _, r := range res {
@@ -79,6 +79,12 @@ func (c *sqlCatalog) Table(ctx context.Context, schema, name string) (*sqlplan.T
 			if n != "__time" {
 				types[n] = t.Type
 			}
+		}
+	}
+	for _, n := range order {
+		if t, ok := types[n]; ok {
+			cols = append(cols, sqlplan.Column{Name: n, Type: sqlType(t)})
+			delete(types, n)
 		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(types)) {

@@ -51,7 +51,7 @@ func TestSQLMetadataTables(t *testing.T) {
 	// table's order: COLUMNS lists a table's columns by ordinal position.
 	for q, want := range map[string]string{
 		`SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = 'druid'`:                                               `[["wiki"]]`,
-		`SELECT COLUMN_NAME, DATA_TYPE FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_NAME = 'wiki'`:                                     `[["__time","TIMESTAMP"],["added","BIGINT"],["count","BIGINT"],["page","VARCHAR"]]`,
+		`SELECT COLUMN_NAME, DATA_TYPE FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_NAME = 'wiki'`:                                     `[["__time","TIMESTAMP"],["page","VARCHAR"],["added","BIGINT"],["count","BIGINT"]]`,
 		`SELECT COUNT(*) AS n FROM sys.server_segments WHERE segment_id LIKE 'wiki%'`:                                                 `[[5]]`,
 		`SELECT segment_id, is_published, is_available, is_realtime, is_active, num_replicas FROM sys.segments WHERE is_realtime = 1`: fmt.Sprintf(`[[%q,0,1,1,1,1]]`, rt.ID().String()),
 		`SELECT server FROM sys.server_segments WHERE segment_id = '` + rt.ID().String() + `'`:                                        fmt.Sprintf(`[[%q]]`, strings.TrimPrefix(taskURL, "http://")),

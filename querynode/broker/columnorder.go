@@ -1,0 +1,61 @@
+package broker
+
+import (
+	"slices"
+	"strings"
+
+	"strata/interval"
+	"strata/segmeta"
+)
+
+// ColumnOrder lists the columns of ds's visible segments in the order Druid's
+// SQL layer gives a table's columns (SELECT *, INFORMATION_SCHEMA.COLUMNS'
+// ORDINAL_POSITION): __time is not included; see OrderColumns.
+func (b *Broker) ColumnOrder(ds string) []string {
+	var segs []*segmeta.DataSegment
+	v := b.view
+	v.mu.RLock()
+	if tl := v.index.Timeline(ds); tl != nil {
+		tl.LookupFunc(interval.Eternity, func(h segmeta.Holder) bool {
+			segs = append(segs, h.Segments...)
+			return true
+		})
+	}
+	v.mu.RUnlock()
+	return OrderColumns(segs)
+}
+
+// OrderColumns is the column order of a table made of segs, as Druid's
+// segment metadata cache builds a table's row signature: segment by segment,
+// the newest interval first, each segment's columns in its own order (its
+// dimensions as ingested, then its metrics by name, the order Druid's segment
+// merger writes them), a column taking its place where it first appears.
+func OrderColumns(segs []*segmeta.DataSegment) []string {
+	segs = slices.Clone(segs)
+	slices.SortStableFunc(segs, func(a, b *segmeta.DataSegment) int {
+		if a.Interval.Start != b.Interval.Start {
+			if a.Interval.Start > b.Interval.Start {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.ID().String(), b.ID().String())
+	})
+	seen := map[string]bool{"__time": true}
+	var out []string
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, s := range segs {
+		for _, d := range s.Dimensions {
+			add(d)
+		}
+		for _, m := range slices.Sorted(slices.Values(s.Metrics)) {
+			add(m)
+		}
+	}
+	return out
+}
