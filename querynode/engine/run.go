@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -77,6 +78,9 @@ func (e *Engine) Execute(ctx context.Context, q *query.Query, segs []*Segment) (
 // end the whole process, so it becomes the query's error instead.
 func (e *Engine) runSegmentSafely(ctx context.Context, q *query.Query, seg *Segment) (p *Partial, err error) {
 	defer recoverInto(&err)
+	if q.HasJoins() {
+		return e.runJoinedSegment(ctx, q, seg)
+	}
 	return e.RunSegment(ctx, q, seg)
 }
 
@@ -136,7 +140,8 @@ func (e *Engine) Run(ctx context.Context, q *query.Query, segs []*Segment) (*Par
 			return nil, query.AsError(err)
 		}
 	}
-	return e.Merge(q, parts)
+	// A segment whose join left no row has no partial.
+	return e.Merge(q, slices.DeleteFunc(parts, func(p *Partial) bool { return p == nil }))
 }
 
 // RunSegment executes q on one segment, returning its partial result.

@@ -40,6 +40,12 @@ type tableCol struct {
 // row is at the epoch, as Druid reads such rows. A table without rows gives
 // a nil Segment: the engine then renders the empty result.
 func TableSegment(t *query.InlineTable) (*Segment, error) {
+	return tableSegment(t, InlineSegmentID, segment.Interval{Start: interval.Eternity.Start, End: interval.Eternity.End})
+}
+
+// tableSegment is TableSegment with the segment's id and interval: the join
+// stage gives a joined segment those of the left segment it was made from.
+func tableSegment(t *query.InlineTable, id string, iv segment.Interval) (*Segment, error) {
 	if len(t.Rows) == 0 {
 		return nil, nil
 	}
@@ -78,14 +84,15 @@ func TableSegment(t *query.InlineTable) (*Segment, error) {
 			times[r] = ms
 		}
 	}
-	// The segment covers all time, as Druid's inline segments do: results
-	// over all time are stamped with the query's start, not the first row's.
+	// A table's segment covers all time, as Druid's inline segments do:
+	// results over all time are stamped with the query's start, not the
+	// first row's. A joined segment covers its left segment's interval.
 	for _, ms := range times {
 		if ms < interval.Eternity.Start || ms >= interval.Eternity.End {
 			return nil, query.Invalidf("row time %d is out of range", ms)
 		}
 	}
-	spec.Interval = segment.Interval{Start: interval.Eternity.Start, End: interval.Eternity.End}
+	spec.Interval = iv
 	w, err := segment.NewWriter(spec)
 	if err != nil {
 		return nil, query.Errorf(query.Internal, "cannot materialize the table: %v", err)
@@ -109,7 +116,7 @@ func TableSegment(t *query.InlineTable) (*Segment, error) {
 	if err != nil {
 		return nil, query.Errorf(query.Internal, "cannot open the materialized table: %v", err)
 	}
-	return NewSegment(InlineSegmentID, s), nil
+	return NewSegment(id, s), nil
 }
 
 // OverTable returns q as it is to run over TableSegment(t): a scan of all

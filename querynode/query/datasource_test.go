@@ -80,7 +80,8 @@ func TestParseDataSourceErrors(t *testing.T) {
 		{`{"queryType":"dataSourceMetadata","dataSource":{"type":"query","query":` + gb + `}}`, Unsupported, "type [query]"},
 		{`{"queryType":"scan",` + iv + `,"dataSource":{"type":"lookup","lookup":"x"}}`, InvalidInput, "Lookup [x] not found"},
 		{`{"queryType":"segmentMetadata","dataSource":{"type":"lookup","lookup":"x"}}`, Unsupported, "type [lookup]"},
-		{`{"queryType":"scan",` + iv + `,"dataSource":{"type":"join"}}`, Unsupported, "[join]"},
+		{`{"queryType":"scan",` + iv + `,"dataSource":{"type":"join"}}`, InvalidInput, "join dataSource: missing required property [left]"},
+		{`{"queryType":"segmentMetadata","dataSource":{"type":"join"}}`, Unsupported, "segmentMetadata queries over a dataSource of type [join]"},
 		{`{"queryType":"scan",` + iv + `,"dataSource":"w","context":{"maxSubqueryRows":"lots"}}`, InvalidInput, "maxSubqueryRows"},
 	}
 	for _, c := range cases {

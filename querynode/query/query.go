@@ -50,6 +50,9 @@ type Query struct {
 	Inline       *InlineTable
 	SubQuery     *Query
 	SubQueryJSON json.RawMessage
+	// Joins are the clauses of a join data source, applied in order to the
+	// base data source above (join.go).
+	Joins []*Join
 	// Intervals are the query intervals, sorted and condensed (overlapping
 	// and abutting intervals merged), as Druid does. Segments, when the
 	// intervals were given as {"type":"segments"}, lists the descriptors.
@@ -281,9 +284,11 @@ func (q *Query) parseDataSource(raw json.RawMessage, depth int) error {
 		return q.parseInline(o)
 	case "query":
 		return q.parseQueryDataSource(o, depth)
+	case "join":
+		return q.parseJoin(o, depth)
 	case "lookup":
 		return q.parseLookupDataSource(o)
-	case "join", "unnest", "frame", "restrict", "filtered":
+	case "unnest", "frame", "restrict", "filtered":
 		return Errorf(Unsupported, "dataSource type [%s] is not supported by this engine", t)
 	default:
 		return Invalidf("Could not resolve type id '%s' as a subtype of [DataSource]", t)
