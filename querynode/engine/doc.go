@@ -42,6 +42,17 @@
 //     grouper (groupBy, topN) assigns each row its group from dictionary
 //     ids; the search sink counts values; scan collects row numbers.
 //
+// A query on a join data source (query.Join) runs one more stage first,
+// the join stage (join.go): a segment of the left side is read within the
+// query intervals, its rows hash-joined with each clause's right side (rows
+// the broker shipped with the query; each right side's hash table is built
+// once per query), and the joined rows materialized as an in-memory segment
+// with the left segment's id and interval, over which the pipeline above
+// runs unchanged. Left columns keep their names, right columns carry the
+// clause's prefix. The stage materializes rather than streams because a
+// join changes the rows a batch addresses: a batch is positions in one
+// segment's blocks, which joined rows do not have.
+//
 // Interfaces are called once per block; every per-row loop is a tight
 // loop over a block's arrays. A new query type composes these stages in
 // its segment plan and adds a merge and a finalize to queryTypeOf.
