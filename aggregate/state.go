@@ -8,6 +8,7 @@ import (
 	"github.com/apache/datasketches-go/theta"
 
 	"strata/aggregate/quantiles"
+	"strata/expr"
 )
 
 // Value kinds of aggregator states (the intermediate value an aggregator
@@ -51,6 +52,9 @@ type Spec struct {
 	Size int
 	// Quantiles: k (quantiles.DefaultK).
 	K int
+	// Population makes a variance the population one (else the sample
+	// one, Druid's default estimator).
+	Population bool
 	// MaxStringBytes cuts string first/last values (Druid's default is
 	// 1024; 0 keeps nothing, so string first/last specs must set it).
 	MaxStringBytes int
@@ -62,6 +66,14 @@ type Spec struct {
 	// Druid's storage and SQL float aggregators do; without it (native
 	// queries) a float sum is rounded to float32 only when finalized.
 	Float32 bool
+	// Arrays (KindArray): the element type (ElemLong, ElemDouble,
+	// ElemString; "" takes the first value's), the largest serialized size
+	// (DefaultMaxSizeBytes when zero), and an expression over the array,
+	// bound to FinalizeIdentifier, that makes the finalized value.
+	Elem               string
+	MaxSizeBytes       int
+	Finalize           *expr.Expr
+	FinalizeIdentifier string
 }
 
 func (s *Spec) lgK() int {
@@ -132,6 +144,14 @@ type State struct {
 	Theta []*theta.Union
 	// Quant holds quantiles sketches (nil = empty).
 	Quant []*quantiles.Sketch
+	// M2 holds a variance's sums of squared differences from the mean
+	// (its counts are in Longs, its sums in Doubles).
+	M2 []float64
+	// Arrs holds the arrays of KindArray, Sizes their serialized sizes
+	// less the header, and Elem their element type.
+	Arrs  [][]any
+	Sizes []int
+	Elem  string
 
 	spec *Spec
 	// thetaUpd holds the update sketches raw values go to, folded into
@@ -142,7 +162,7 @@ type State struct {
 
 // New returns the state of n groups, each at the aggregator's identity.
 func New(spec *Spec, n int) *State {
-	s := &State{Kind: spec.Kind, Op: spec.Op, spec: spec}
+	s := &State{Kind: spec.Kind, Op: spec.Op, spec: spec, Elem: spec.Elem}
 	s.Grow(n)
 	return s
 }
@@ -155,7 +175,7 @@ func (s *State) Spec() *Spec { return s.spec }
 func (s *State) Bind(spec *Spec) { s.spec = spec }
 
 // Empty returns a state of no groups with the kind and spec of s.
-func (s *State) Empty() *State { return &State{Kind: s.Kind, Op: s.Op, spec: s.spec} }
+func (s *State) Empty() *State { return &State{Kind: s.Kind, Op: s.Op, spec: s.spec, Elem: s.Elem} }
 
 // Len is the number of groups of a non-sketch state.
 func (s *State) Len() int { return len(s.Null) }
@@ -185,6 +205,8 @@ func (s *State) Grow(n int) {
 		return
 	}
 	switch s.Kind {
+	case KindVariance:
+		s.Longs, s.Doubles, s.M2 = fill(s.Longs, n, 0), fill(s.Doubles, n, 0), fill(s.M2, n, 0)
 	case KindHLL:
 		s.HLL = append(s.HLL, make([]hll.Union, n)...)
 	case KindTheta:
@@ -211,6 +233,9 @@ func (s *State) Grow(n int) {
 		s.Doubles = fill(s.Doubles, n, id)
 	case KindString:
 		s.Strs = append(s.Strs, make([]string, n)...)
+	case KindArray:
+		s.Arrs = append(s.Arrs, make([][]any, n)...)
+		s.Sizes = append(s.Sizes, make([]int, n)...)
 	}
 	if s.pair() {
 		t := int64(math.MaxInt64)
@@ -247,6 +272,9 @@ func (s *State) HasValue(i int) bool {
 // Combine folds group si of src into group di of s.
 func (s *State) Combine(di int, src *State, si int) error {
 	switch s.Kind {
+	case KindVariance:
+		s.combineVariance(di, src, si)
+		return nil
 	case KindHLL:
 		if src.HLL[si] == nil {
 			return nil
@@ -282,6 +310,8 @@ func (s *State) Combine(di int, src *State, si int) error {
 			return err
 		}
 		return sk.Merge(src.Quant[si])
+	case KindArray:
+		return s.combineArray(di, src, si)
 	}
 	if !src.HasValue(si) {
 		return nil
@@ -367,6 +397,8 @@ const (
 	ResultString
 	// ResultSketch is a serialized sketch (an intermediate value).
 	ResultSketch
+	// ResultArray is an array (KindArray): Arr, of Druid type ArrType.
+	ResultArray
 )
 
 // Result is one group's value: finalized, or a sketch's serialized form.
@@ -376,12 +408,17 @@ type Result struct {
 	Double float64 // also a float's value, widened
 	Str    string
 	Sketch []byte
+	// Arr holds int64, float64, string or nil elements.
+	Arr     []any
+	ArrType string
 }
 
 // Result returns the value of group i; finalize turns sketches into
 // estimates (else they are returned serialized).
 func (s *State) Result(i int, finalize bool) (Result, error) {
 	switch s.Kind {
+	case KindVariance:
+		return s.varianceResult(i), nil
 	case KindHLL:
 		if !finalize {
 			b, err := s.hllBytes(i)
@@ -443,6 +480,8 @@ func (s *State) Result(i int, finalize bool) (Result, error) {
 		}
 		b, err := sk.MarshalBinary()
 		return Result{Kind: ResultSketch, Sketch: b}, err
+	case KindArray:
+		return s.arrayResult(i)
 	}
 	if s.Null[i] {
 		return Result{}, nil
@@ -511,6 +550,9 @@ func (s *State) Gather(idx []int) *State {
 		if s.Times != nil {
 			out.Times = append(out.Times, s.Times[i])
 		}
+		if s.M2 != nil {
+			out.M2 = append(out.M2, s.M2[i])
+		}
 		if s.HLL != nil {
 			out.HLL = append(out.HLL, s.HLL[i])
 		}
@@ -519,6 +561,10 @@ func (s *State) Gather(idx []int) *State {
 		}
 		if s.Quant != nil {
 			out.Quant = append(out.Quant, s.Quant[i])
+		}
+		if s.Arrs != nil {
+			out.Arrs = append(out.Arrs, s.Arrs[i])
+			out.Sizes = append(out.Sizes, s.Sizes[i])
 		}
 	}
 	return out
@@ -532,9 +578,12 @@ func (s *State) Truncate(n int) {
 	s.Doubles = s.Doubles[:cut(len(s.Doubles))]
 	s.Strs = s.Strs[:cut(len(s.Strs))]
 	s.Times = s.Times[:cut(len(s.Times))]
+	s.M2 = s.M2[:cut(len(s.M2))]
 	s.HLL = s.HLL[:cut(len(s.HLL))]
 	s.Theta = s.Theta[:cut(len(s.Theta))]
 	s.Quant = s.Quant[:cut(len(s.Quant))]
+	s.Arrs = s.Arrs[:cut(len(s.Arrs))]
+	s.Sizes = s.Sizes[:cut(len(s.Sizes))]
 	s.thetaUpd = s.thetaUpd[:cut(len(s.thetaUpd))]
 	s.hllUpd = s.hllUpd[:cut(len(s.hllUpd))]
 }
@@ -545,7 +594,9 @@ func (s *State) Slice(n, lo, hi int) *State {
 	out := s.Empty()
 	out.Longs, out.Doubles, out.Strs = sliceRows(s.Longs, n, lo, hi), sliceRows(s.Doubles, n, lo, hi), sliceRows(s.Strs, n, lo, hi)
 	out.Null, out.Times = sliceRows(s.Null, n, lo, hi), sliceRows(s.Times, n, lo, hi)
+	out.M2 = sliceRows(s.M2, n, lo, hi)
 	out.HLL, out.Theta, out.Quant = sliceRows(s.HLL, n, lo, hi), sliceRows(s.Theta, n, lo, hi), sliceRows(s.Quant, n, lo, hi)
+	out.Arrs, out.Sizes = sliceRows(s.Arrs, n, lo, hi), sliceRows(s.Sizes, n, lo, hi)
 	return out
 }
 
@@ -564,6 +615,7 @@ func (s *State) Reset() {
 	clear(s.HLL)
 	clear(s.Theta)
 	clear(s.Quant)
+	clear(s.Arrs)
 	clear(s.thetaUpd)
 	clear(s.hllUpd)
 	s.Truncate(0)

@@ -21,10 +21,14 @@ type stateJSON struct {
 	Op      string      `json:"op,omitempty"`
 	Longs   WireLongs   `json:"longs,omitempty"`
 	Doubles Floats      `json:"doubles,omitempty"`
+	M2      Floats      `json:"m2,omitempty"`
 	Strs    WireStrings `json:"strs,omitempty"`
 	Null    WireBools   `json:"null"`
 	Times   WireLongs   `json:"times,omitempty"`
 	Sketch  [][]byte    `json:"sketches,omitempty"`
+	// Elem and Arrs: KindArray's element type and arrays.
+	Elem string          `json:"elem,omitempty"`
+	Arrs json.RawMessage `json:"arrs,omitempty"`
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -45,6 +49,9 @@ func (s *State) MarshalJSON() ([]byte, error) {
 		if err == nil {
 			b, err = AppendField(b, "doubles", j.Doubles)
 		}
+		if err == nil && s.Kind == KindVariance {
+			b, err = AppendField(b, "m2", Floats(s.M2), true)
+		}
 		if err == nil {
 			b, err = AppendField(b, "strs", j.Strs)
 		}
@@ -53,6 +60,11 @@ func (s *State) MarshalJSON() ([]byte, error) {
 		}
 		if err == nil {
 			b, err = AppendField(b, "times", j.Times)
+		}
+		if err == nil && s.Kind == KindArray {
+			b = append(b, `,"elem":`...)
+			b = javacompat.AppendJSONString(b, s.Elem)
+			b, err = AppendField(b, "arrs", wireArrays(s.Arrs), true)
 		}
 		return append(b, '}'), err
 	}
@@ -91,6 +103,11 @@ func (s *State) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("aggregator state: column lengths differ")
 	}
 	switch s.Kind {
+	case KindVariance:
+		s.M2 = j.M2
+		if err := s.checkVariance(n); err != nil {
+			return err
+		}
 	case KindHLL:
 		s.HLL = make([]hll.Union, n)
 		for i, b := range j.Sketch {
@@ -153,6 +170,27 @@ func (s *State) UnmarshalJSON(data []byte) error {
 		if len(s.Strs) != n {
 			s.Strs = make([]string, n)
 		}
+	case KindArray:
+		switch j.Elem {
+		case ElemLong, ElemDouble, ElemString, "":
+		default:
+			return fmt.Errorf("aggregator state: unknown array element type %q", j.Elem)
+		}
+		s.Elem = j.Elem
+		arrs, err := decodeArrays(j.Arrs, j.Elem)
+		if err != nil {
+			return err
+		}
+		if len(arrs) != n {
+			return fmt.Errorf("aggregator state: missing arrays")
+		}
+		s.Arrs, s.Sizes = arrs, make([]int, n)
+		for i, a := range arrs {
+			s.Sizes[i] = arraySize(a) - 5
+			if a != nil && j.Null[i] {
+				return fmt.Errorf("aggregator state: a null group holds an array")
+			}
+		}
 	default:
 		return fmt.Errorf("aggregator state: unknown kind %q", s.Kind)
 	}
@@ -170,10 +208,12 @@ func (s *State) UnmarshalJSON(data []byte) error {
 // own, whose columns the operation indexes.
 func validOp(kind, op string) bool {
 	switch kind {
-	case KindHLL, KindTheta, KindQuantiles:
+	case KindHLL, KindTheta, KindQuantiles, KindVariance:
 		return op == ""
 	case KindString:
 		return op == OpMin || op == OpMax || op == OpFirst || op == OpLast || op == OpAny
+	case KindArray:
+		return op == OpArrayAppend || op == OpArraySet
 	case KindLong:
 		return op == OpCount || op == OpSum || op == OpMin || op == OpMax || op == OpFirst || op == OpLast || op == OpAny
 	}

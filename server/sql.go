@@ -345,6 +345,16 @@ func writeLines(b *bytes.Buffer, lines [][]byte, asLines bool) {
 
 // druidType is the native type a SQL type's values have (typesHeader).
 func druidType(sqlType string) string {
+	if elem, ok := strings.CutSuffix(sqlType, " ARRAY"); ok {
+		// An SQL array ("BIGINT ARRAY") is an expression array.
+		switch elem {
+		case "BIGINT", "TIMESTAMP", "BOOLEAN":
+			return "ARRAY<LONG>"
+		case "DOUBLE", "FLOAT":
+			return "ARRAY<DOUBLE>"
+		}
+		return "ARRAY<STRING>"
+	}
 	switch sqlType {
 	case "TIMESTAMP", "BIGINT", "BOOLEAN":
 		return "LONG"

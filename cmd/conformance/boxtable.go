@@ -194,7 +194,13 @@ func renderCell(v json.RawMessage, typ, sqlType string) (string, error) {
 		if json.Unmarshal(v, &s) == nil { // sqlStringifyArrays: the array as JSON text
 			v = json.RawMessage(s)
 		}
-		return renderArray(v, strings.TrimSuffix(strings.TrimPrefix(typ, "ARRAY<"), ">"))
+		elem := strings.TrimSuffix(strings.TrimPrefix(typ, "ARRAY<"), ">")
+		if strings.HasPrefix(strings.ToUpper(sqlType), "TIMESTAMP") {
+			// JDBC prints a TIMESTAMP ARRAY's elements as timestamps
+			// without milliseconds (Avatica's unixTimestampToString).
+			elem = "TIMESTAMP"
+		}
+		return renderArray(v, elem)
 	}
 	switch v[0] {
 	case '{', '[':
@@ -263,6 +269,12 @@ func renderArray(v json.RawMessage, elemType string) (string, error) {
 			var b bytes.Buffer
 			json.Compact(&b, e)
 			parts[i] = b.String()
+		case elemType == "TIMESTAMP":
+			s, err := renderTime(e, "2006-01-02 15:04:05")
+			if err != nil {
+				return "", err
+			}
+			parts[i] = s
 		default:
 			s, err := renderScalar(e, elemType)
 			if err != nil {

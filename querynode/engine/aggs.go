@@ -24,6 +24,12 @@ func aggSpec(a *query.Aggregator) *aggregate.Spec {
 	if b.Type == "count" {
 		s.Op = aggregate.OpCount
 	}
+	if ag := b.Array; ag != nil {
+		s.Elem, s.MaxSizeBytes = ag.Elem, ag.MaxSizeBytes
+		if ag.Finalize != nil {
+			s.Finalize, s.FinalizeIdentifier = ag.Finalize.Expr, ag.FinalizeIdentifier()
+		}
+	}
 	return s
 }
 
@@ -63,6 +69,8 @@ func aggValue(s *AggState, i int, finalize bool) (Value, error) {
 		return Str(r.Str), nil
 	case aggregate.ResultSketch:
 		return Value{K: KObject, S: b64(r.Sketch)}, nil
+	case aggregate.ResultArray:
+		return arrayValue(r.Arr), nil
 	}
 	return Null, nil
 }
@@ -125,6 +133,8 @@ func (rc *columns) newSegAgg(filt *filterEval, a *query.Aggregator, st *AggState
 		return rc.newSketchAgg(a, st)
 	case st.Kind == query.KindQuantiles:
 		return rc.newQuantilesAgg(a, st)
+	case st.Kind == query.KindArray:
+		return rc.newArrayAgg(a, st)
 	}
 	return nil, query.Errorf(query.Unsupported, "aggregator type [%s] is not supported", a.Type)
 }

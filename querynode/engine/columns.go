@@ -624,6 +624,8 @@ func valueToExpr(v Value) expr.Value {
 		return expr.Double(v.D)
 	case KString:
 		return expr.String(v.S)
+	case KArray:
+		return arrayToExpr(v.S)
 	}
 	return expr.Null
 }
@@ -639,6 +641,9 @@ func exprToValue(v expr.Value) Value {
 		return Double(v.Double())
 	case expr.TypeString:
 		return Str(v.Str())
+	}
+	if v.Type().IsArray() {
+		return exprArrayValue(v)
 	}
 	s, ok := v.AsString()
 	if !ok {

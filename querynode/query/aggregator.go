@@ -36,6 +36,8 @@ type Aggregator struct {
 	// filtered
 	Filter *Filter
 	Inner  *Aggregator
+	// expression (the ARRAY_AGG and STRING_AGG forms)
+	Array *ArrayAgg
 }
 
 // Value kinds of aggregator results before finalization.
@@ -70,6 +72,8 @@ func (a *Aggregator) ValueKind() string {
 		return KindTheta
 	case "quantilesDoublesSketch", "quantilesDoublesSketchMerge":
 		return KindQuantiles
+	case "expression":
+		return KindArray
 	}
 	switch {
 	case strings.HasPrefix(b.Type, "long"):
@@ -88,6 +92,12 @@ func (a *Aggregator) ValueKind() string {
 // any; "" for the others.
 func (a *Aggregator) Op() string {
 	t := a.Base().Type
+	if t == "expression" {
+		if a.Base().Array.Distinct {
+			return "arraySet"
+		}
+		return "arrayAppend"
+	}
 	for _, p := range []string{"long", "double", "float", "string"} {
 		if strings.HasPrefix(t, p) {
 			return strings.ToLower(t[len(p):])
@@ -276,9 +286,13 @@ func ParseAggregator(raw json.RawMessage) (*Aggregator, error) {
 		if a.Name, err = o.strDefault("name", a.Inner.Name); err != nil {
 			return nil, err
 		}
+	case t == "expression":
+		if err := parseArrayAgg(o, a); err != nil {
+			return nil, err
+		}
 	case t == "javascript":
 		return nil, Errorf(Unsupported, "JavaScript is disabled")
-	case t == "doubleMean" || t == "expression" || t == "grouping" || strings.HasPrefix(t, "quantiles") ||
+	case t == "doubleMean" || t == "grouping" || strings.HasPrefix(t, "quantiles") ||
 		t == "approxHistogram" || t == "approxHistogramFold" || strings.HasPrefix(t, "KllDoublesSketch"):
 		return nil, Errorf(Unsupported, "aggregator type [%s] is not supported by this engine", t)
 	default:

@@ -397,7 +397,11 @@ func (a *aggPlan) postAgg(v ex) string {
 	}
 	name := "p" + strconv.Itoa(a.np)
 	a.np++
-	a.postAggs = append(a.postAggs, map[string]any{"type": "expression", "name": name, "expression": v.src, "outputType": nativeType(v.typ)})
+	pa := map[string]any{"type": "expression", "name": name, "expression": v.src, "outputType": nativeType(v.typ)}
+	if isArrayType(v.typ) {
+		delete(pa, "outputType") // the expression's own array type
+	}
+	a.postAggs = append(a.postAggs, pa)
 	return name
 }
 
@@ -439,6 +443,9 @@ func (a *aggPlan) addAggregate(c *sql.FuncCall) error {
 	}
 	var agg map[string]any
 	typ := tBigint
+	if arrayAggNames[fname] {
+		return a.addArrayAgg(c, name, fname)
+	}
 	if c.Distinct && fname != "COUNT" {
 		return unsupported("%s", sql.AtPos(c, fname+"(DISTINCT) is not supported"))
 	}

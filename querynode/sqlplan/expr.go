@@ -27,6 +27,9 @@ func numeric(t string) bool { return t == tBigint || t == tDouble || t == tFloat
 
 // nativeType is the native column type a SQL type is carried as.
 func nativeType(t string) string {
+	if isArrayType(t) {
+		return arrayNativeType(t)
+	}
 	switch t {
 	case tBigint, tTimestamp, tBoolean:
 		return "LONG"
@@ -376,6 +379,9 @@ func (t *translator) expr(e sql.Expr) (ex, error) {
 		}
 		return ex{}, invalid("%s", sql.AtPos(x, "A scalar subquery returned more than one row"))
 	}
+	if v, ok, err := t.arrayExpr(e); ok {
+		return v, err
+	}
 	return ex{}, unsupported("%s", sql.AtPos(e, "Expression '"+e.String()+"' is not supported"))
 }
 
@@ -701,6 +707,9 @@ func (t *translator) call(x *sql.FuncCall, at sql.Node) (ex, error) {
 	}
 	if pf := postFns[name]; pf != nil {
 		return pf(t, x, args)
+	}
+	if v, ok, err := t.arrayCall(name, args, at); ok {
+		return v, err
 	}
 	f, ok := scalarFns[name]
 	if !ok {

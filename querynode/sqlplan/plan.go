@@ -45,6 +45,8 @@ type built struct {
 	// limit and offset applied to the rows read (timeseries over all time
 	// answers one row the native query cannot limit).
 	limit, offset int64
+	// sort is a scan's ORDER BY done on the broker (order.go).
+	sort *brokerSort
 }
 
 // outCol is one output column: SQL name and type, and where its value is
@@ -371,6 +373,9 @@ func (p *planner) query(q *sql.Query) (*built, error) {
 	} else if sel2 != nil {
 		sel = sel2
 	}
+	if m := mergeArraySubquery(q, sel); m != nil {
+		sel = m
+	}
 	var ds any
 	var cols []scopeCol
 	var err error
@@ -393,7 +398,7 @@ func (p *planner) query(q *sql.Query) (*built, error) {
 		}
 	}
 	s := &selectPlan{p: p, sel: sel, q: q, ds: ds, cols: cols, quals: tableQuals(sel.From), limit: limit, offset: offset}
-	if sel.Distinct || len(sel.GroupBy) > 0 || sel.Having != nil || hasAggregate(sel, q) {
+	if sel.Distinct || len(sel.GroupBy) > 0 || sel.Having != nil || hasAggregate(sel, q) || (sel.From == nil && hasArrayLit(sel)) {
 		return s.aggregate()
 	}
 	return s.scan()
@@ -428,7 +433,11 @@ type selectPlan struct {
 func (s *selectPlan) virtual(e ex) string {
 	name := "v" + strconv.Itoa(s.nv)
 	s.nv++
-	s.vcols = append(s.vcols, map[string]any{"type": "expression", "name": name, "expression": e.src, "outputType": nativeType(e.typ)})
+	vc := map[string]any{"type": "expression", "name": name, "expression": e.src, "outputType": nativeType(e.typ)}
+	if isArrayType(e.typ) {
+		delete(vc, "outputType") // the expression's own array type
+	}
+	s.vcols = append(s.vcols, vc)
 	return name
 }
 
@@ -491,22 +500,14 @@ func (s *selectPlan) scan() (*built, error) {
 	if err := s.where(native, t); err != nil {
 		return nil, err
 	}
-	for i, o := range s.q.OrderBy {
-		v, err := t.expr(o.Expr)
-		if err == nil && v.col == "__time" && i == 0 && len(s.q.OrderBy) == 1 {
-			if o.Desc {
-				native["order"] = "descending"
-			} else {
-				native["order"] = "ascending"
-			}
-			continue
-		}
-		return nil, unsupported("%s", sql.AtPos(o, "SQL query requires ordering a table by non-time column ["+o.Expr.String()+"], which is not supported"))
+	sorted, err := s.scanOrder(native, b, t, exprs, names)
+	if err != nil {
+		return nil, err
 	}
-	if s.limit >= 0 {
+	if s.limit >= 0 && !sorted {
 		native["limit"] = s.limit
 	}
-	if s.offset > 0 {
+	if s.offset > 0 && !sorted {
 		native["offset"] = s.offset
 	}
 	if len(s.vcols) > 0 {

@@ -1,0 +1,59 @@
+package sqlplan
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestPlanArrayAggregates(t *testing.T) {
+	for _, c := range []struct {
+		sql   string
+		types []string
+		parts []string
+	}{
+		{`SELECT ARRAY_AGG(added) AS a FROM wiki`, []string{"BIGINT ARRAY"}, []string{
+			`"type":"expression"`, `"fold":"array_append(\"__acc\", \"added\")"`, `"combine":"array_concat(\"__acc\", \"a0\")"`,
+			`"initialValue":"ARRAY\u003cLONG\u003e[]"`, `"maxSizeBytes":1024`}},
+		{`SELECT ARRAY_AGG(DISTINCT page, 4096) FROM wiki`, []string{"VARCHAR ARRAY"}, []string{
+			`"fold":"array_set_add(\"__acc\", \"page\")"`, `"combine":"array_set_add_all(\"__acc\", \"a0\")"`, `"maxSizeBytes":4096`}},
+		{`SELECT ARRAY_AGG(__time) FROM wiki`, []string{"TIMESTAMP ARRAY"}, nil},
+		{`SELECT STRING_AGG(page, '|') FILTER (WHERE added > 1) FROM wiki`, []string{"VARCHAR"}, []string{
+			`"finalize":"if(array_length(o) == 0, null, array_to_string(o, '|'))"`, `{"field":{"column":"page","type":"null"},"type":"not"}`, `"type":"and"`}},
+		{`SELECT ARRAY_LENGTH(ARRAY_AGG(added)), ARRAY_CONTAINS(ARRAY_AGG(page), ARRAY['a', 'b']) FROM wiki`, []string{"BIGINT", "BOOLEAN"}, []string{
+			`array_length(\"a0\")`, `array_contains(\"a1\", array('a', 'b'))`}},
+		{`SELECT ARRAY_AGG(UPPER(page)) FROM wiki`, []string{"VARCHAR ARRAY"}, []string{`"fields":["v0"]`, `"expression":"upper(\"page\")"`}},
+		{`SELECT ARRAY[1, 2] AS col`, []string{"BIGINT ARRAY"}, []string{`"expression":"array(1, 2)"`, `"queryType":"timeseries"`}},
+		// A projection and a filter over an ARRAY_AGG subquery fold into it.
+		{`SELECT STRLEN(ARRAY_TO_STRING(col, '|')) AS n FROM (SELECT ARRAY_AGG(added) AS col FROM wiki)`, []string{"BIGINT"}, []string{
+			`strlen(array_to_string(\"a0\", '|'))`}},
+		{`SELECT COUNT(*) c FROM (SELECT ARRAY_AGG(added) AS col FROM wiki) WHERE NOT ARRAY_CONTAINS(col, 99) OR col IS NULL`, []string{"BIGINT"}, []string{
+			`"having":{"filter":{"expression":"((!array_contains(\"a0\", 99)) || isnull(\"a0\"))"`}},
+	} {
+		p, _ := plan(t, c.sql, nil)
+		for i, typ := range c.types {
+			if p.Columns[i].Type != typ {
+				t.Errorf("%s: column %d is %s, want %s", c.sql, i, p.Columns[i].Type, typ)
+			}
+		}
+		has(t, p.Native, c.parts...)
+	}
+}
+
+func TestPlanArrayAggregateErrors(t *testing.T) {
+	for _, c := range []struct{ sql, category, msg string }{
+		{`SELECT STRING_AGG('x', '|')`, CategoryUnsupported, "STRING_AGG of a constant"},
+		{`SELECT ARRAY_AGG(1, 100000)`, CategoryUnsupported, "with a size limit"},
+		{`SELECT ARRAY_AGG(page, 'big') FROM wiki`, CategoryInvalidInput, "maxSizeBytes"},
+		{`SELECT STRING_AGG(page) FROM wiki`, CategoryInvalidInput, "Invalid number of arguments"},
+		{`SELECT STRING_AGG(page, channel) FROM wiki`, CategoryUnsupported, "literal separator"},
+		{`SELECT ARRAY_AGG(page), added FROM wiki`, CategoryInvalidInput, "is not being grouped"},
+	} {
+		_, err := Plan(context.Background(), c.sql, Request{}, testCatalog{})
+		var pe *Error
+		if !errors.As(err, &pe) || pe.Category != c.category || !strings.Contains(pe.Msg, c.msg) {
+			t.Errorf("%s: got %v, want %s containing %q", c.sql, err, c.category, c.msg)
+		}
+	}
+}
