@@ -184,6 +184,9 @@ func fold[T number](acc []T, null []bool, op string, vals []T, r Rows) {
 // numeric kind), or a sketch.
 func (s *State) AddLong(g int32, v int64) error {
 	switch s.Kind {
+	case KindVariance:
+		s.addVariance(g, float64(v))
+		return nil
 	case KindLong:
 		s.foldLong(g, v)
 		return nil
@@ -215,6 +218,9 @@ func (s *State) AddLong(g int32, v int64) error {
 // numeric kind), or a sketch.
 func (s *State) AddDouble(g int32, v float64) error {
 	switch s.Kind {
+	case KindVariance:
+		s.addVariance(g, v)
+		return nil
 	case KindLong:
 		s.foldLong(g, int64(v))
 		return nil
