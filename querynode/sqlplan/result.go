@@ -27,11 +27,6 @@ func (p *Planned) RowsOf(i int, result []byte) ([][]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.sort != nil {
-		if err := b.sort.apply(rows); err != nil {
-			return nil, err
-		}
-	}
 	if b.offset > 0 {
 		rows = rows[min(int64(len(rows)), b.offset):]
 	}
