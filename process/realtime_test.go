@@ -36,27 +36,42 @@ func newRealtimePipeline(t *testing.T) *realtimePipeline {
 // count asks a broker for the rows and the sum of n; safe off the test's
 // goroutine.
 func count(broker string) (rows, sum int64, err error) {
+	rows, sum, _, err = countFlagged(broker)
+	return rows, sum, err
+}
+
+// countFlagged is count, also telling whether the broker flagged the answer
+// as read from a Kafka replica behind what its earlier answers read (the
+// response context's realtimeBehind).
+func countFlagged(broker string) (rows, sum int64, behind bool, err error) {
 	resp, err := http.Post(broker+"/svc/v2/", "application/json", strings.NewReader(`{"queryType":"timeseries","dataSource":"events",
 	  "intervals":["2024-01-01/2024-01-02"],"granularity":"all",
 	  "aggregations":[{"type":"longSum","name":"rows","fieldName":"count"},{"type":"longSum","name":"sum","fieldName":"n"}]}`))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		return 0, 0, fmt.Errorf("%s: %s", resp.Status, body)
+		return 0, 0, false, fmt.Errorf("%s: %s", resp.Status, body)
 	}
 	var res []struct {
 		Result struct{ Rows, Sum int64 } `json:"result"`
 	}
 	if err := json.Unmarshal(body, &res); err != nil {
-		return 0, 0, fmt.Errorf("%v: %s", err, body)
+		return 0, 0, false, fmt.Errorf("%v: %s", err, body)
 	}
+	var rc struct {
+		RealtimeBehind []json.RawMessage `json:"realtimeBehind"`
+	}
+	if err := json.Unmarshal([]byte(resp.Header.Get("X-Druid-Response-Context")), &rc); err != nil {
+		return 0, 0, false, fmt.Errorf("response context %q: %v", resp.Header.Get("X-Druid-Response-Context"), err)
+	}
+	behind = len(rc.RealtimeBehind) > 0
 	if len(res) == 0 {
-		return 0, 0, nil
+		return 0, 0, behind, nil
 	}
-	return res[0].Result.Rows, res[0].Result.Sum, nil
+	return res[0].Result.Rows, res[0].Result.Sum, behind, nil
 }
 
 // announced is what the middle manager serves: published and realtime segments.
@@ -85,6 +100,9 @@ type checker struct {
 	bad     string
 	queries int
 	dips    []string // answers below the one before: rows lost for a moment
+	// flagged are answers below the one before that the broker flagged as
+	// read from a replica behind (realtimeBehind): fewer rows, but said so.
+	flagged []string
 	last    int64
 	stop    chan struct{}
 	done    chan struct{}
@@ -98,7 +116,7 @@ func (c *checker) run(broker string) {
 			return
 		case <-time.After(15 * time.Millisecond):
 		}
-		rows, sum, err := count(broker)
+		rows, sum, behind, err := countFlagged(broker)
 		c.mu.Lock()
 		c.queries++
 		switch {
@@ -107,10 +125,19 @@ func (c *checker) run(broker string) {
 		case rows > c.sent || (rows == c.sent && sum != c.sent*(c.sent-1)/2):
 			c.bad = fmt.Sprintf("%d rows with sum %d for %d records sent: duplicates", rows, sum, c.sent)
 		}
-		if rows < c.last {
+		switch {
+		case behind:
+			// A flagged answer is compared with, and leaves, the last
+			// unflagged one: the next must not be below that either.
+			if rows < c.last {
+				c.flagged = append(c.flagged, fmt.Sprintf("%d→%d", c.last, rows))
+			}
+		case rows < c.last:
 			c.dips = append(c.dips, fmt.Sprintf("%d→%d", c.last, rows))
+			c.last = rows
+		default:
+			c.last = rows
 		}
-		c.last = rows
 		c.mu.Unlock()
 		if c.bad != "" {
 			return

@@ -62,6 +62,12 @@ type Announcement struct {
 	// task) to the sequence the task reads: the replicas of a Kafka task
 	// group share it, and a broker reads one replica's segments of it.
 	Sequences map[string]string `json:"sequences,omitempty"`
+	// Offsets maps the version of realtime segments of a sequence to the
+	// stream position its rows reach: per partition, the next offset to
+	// read (every record before it is in the segments). A broker reads the
+	// replica that has read furthest, and notices when the one it falls
+	// back on is behind what it answered before.
+	Offsets map[string]map[int32]int64 `json:"offsets,omitempty"`
 }
 
 // SegmentRef names one segment of a sub-query and the part of it to read:

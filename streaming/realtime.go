@@ -200,7 +200,7 @@ func (r *realtime) build(hi int64, at Offsets) {
 			err = r.beforeServe(r.ctx, at)
 		}
 		if err == nil {
-			err = r.env.Serve(servedSet(next))
+			err = r.env.Serve(atOffsets(servedSet(next), at))
 		}
 	}
 	if err != nil {
@@ -326,6 +326,18 @@ func servedSet(hs []*hydrant) []middlemanager.Served {
 		out = append(out, h.segs...)
 	}
 	return out
+}
+
+// atOffsets marks the served set with the position its rows reach, which
+// the worker announces with it: a broker then reads the replica of a
+// sequence that has read furthest (querynode/broker/replicas.go). Every
+// hydrant is marked anew, the older ones included: the set as a whole
+// holds the records before at.
+func atOffsets(segs []middlemanager.Served, at Offsets) []middlemanager.Served {
+	for i := range segs {
+		segs[i].Offsets = at.Partitions
+	}
+	return segs
 }
 
 func removeFiles(segs []middlemanager.Served) {

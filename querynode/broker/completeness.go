@@ -31,6 +31,9 @@ type ResponseContext struct {
 	// MissingSegments are segments no replica had when asked (only with
 	// returnPartialResults; the answer lacks their rows).
 	MissingSegments []SegmentDescriptor
+	// RealtimeBehind are the Kafka sequences whose realtime rows the answer
+	// read from a replica behind what earlier answers read (catchup.go).
+	RealtimeBehind []RealtimeBehind
 }
 
 // SegmentDescriptor names a segment as Druid's SegmentDescriptor does: the
@@ -52,6 +55,7 @@ type responseContextJSON struct {
 	UncoveredIntervals           []string            `json:"uncoveredIntervals,omitempty"`
 	UncoveredIntervalsOverflowed *bool               `json:"uncoveredIntervalsOverflowed,omitempty"`
 	MissingSegments              []SegmentDescriptor `json:"missingSegments,omitempty"`
+	RealtimeBehind               []RealtimeBehind    `json:"realtimeBehind,omitempty"`
 	Truncated                    bool                `json:"truncated,omitempty"`
 }
 
@@ -63,7 +67,7 @@ func (rc *ResponseContext) Header() string {
 	if rc == nil {
 		return "{}"
 	}
-	h := responseContextJSON{MissingSegments: rc.MissingSegments}
+	h := responseContextJSON{MissingSegments: rc.MissingSegments, RealtimeBehind: rc.RealtimeBehind}
 	for _, iv := range rc.UncoveredIntervals {
 		h.UncoveredIntervals = append(h.UncoveredIntervals, iv.String())
 	}

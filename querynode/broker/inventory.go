@@ -21,9 +21,10 @@ type server struct {
 	meta       protocol.ServerMetadata
 	version    string
 	segs       map[segmeta.ID]*segmeta.DataSegment
-	realtime   []*segmeta.DataSegment // rows not yet published, outside the timeline
-	sequences  map[string]string      // realtime version → sequence (protocol.Announcement.Sequences)
-	tried      bool                   // polled at least once
+	realtime   []*segmeta.DataSegment     // rows not yet published, outside the timeline
+	sequences  map[string]string          // realtime version → sequence (protocol.Announcement.Sequences)
+	offsets    map[string]map[int32]int64 // realtime version → stream position (protocol.Announcement.Offsets)
+	tried      bool                       // polled at least once
 	lastLogged string
 }
 
@@ -49,11 +50,16 @@ type view struct {
 
 	entries map[segmeta.ID]*entry
 	index   *segmeta.Index
-	rt      replicaChoice // which replica's realtime rows queries read (replicas.go)
+	rt      replicaChoice  // which replica's realtime rows queries read (replicas.go)
+	shown   shownPositions // how far queries read each sequence (catchup.go)
+
+	// changed is closed, and replaced, whenever apply changes the view: a
+	// query waiting for a replica to catch up wakes on it (catchup.go).
+	changed chan struct{}
 }
 
 func newView(urls []string) *view {
-	v := &view{entries: map[segmeta.ID]*entry{}, index: segmeta.NewIndex()}
+	v := &view{entries: map[segmeta.ID]*entry{}, index: segmeta.NewIndex(), changed: make(chan struct{})}
 	for _, u := range urls {
 		u = strings.TrimRight(u, "/")
 		host := strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://")
@@ -90,14 +96,14 @@ func (v *view) apply(s *server, ann *protocol.Announcement, pollErr error) {
 	var next map[segmeta.ID]*segmeta.DataSegment
 	if pollErr != nil {
 		s.version, s.realtime = "", nil
-		s.sequences = nil
+		s.sequences, s.offsets = nil, nil
 	} else {
 		s.meta = ann.Server
 		if ann.Unchanged {
 			return
 		}
 		s.version, s.realtime = ann.Version, ann.Realtime
-		s.sequences = ann.Sequences
+		s.sequences, s.offsets = ann.Sequences, ann.Offsets
 		next = make(map[segmeta.ID]*segmeta.DataSegment, len(ann.Segments))
 		for _, seg := range ann.Segments {
 			if seg != nil {
@@ -145,6 +151,8 @@ func (v *view) apply(s *server, ann *protocol.Announcement, pollErr error) {
 		}
 	}
 	v.settleReplicas(time.Now(), added)
+	close(v.changed)
+	v.changed = make(chan struct{})
 }
 
 // unit is one piece of work of a query: a segment and the part of it that
@@ -158,7 +166,10 @@ type unit struct {
 	// instead, so it is skipped rather than retried.
 	realtime bool
 	seq      string      // the realtime rows' sequence, when replicas read it (replicas.go)
-	standby  []rtStandby // the sequence's other replicas, read if this unit's server fails
+	standby  []rtStandby // the sequence's other replicas, furthest first, read if this unit's server fails
+	// pos is the stream position the replica read reaches (nil: not
+	// announced), for the sequence's units.
+	pos map[int32]int64
 }
 
 // resolve finds the visible segments of the query in the timeline. Union
@@ -248,7 +259,7 @@ func (v *view) appendRealtime(out []unit, ds string, ivs []interval.Interval) []
 				standby, listed = v.standby(ds, overlaps), true
 			}
 			out = append(out, unit{ref: protocol.SegmentRef{ID: seg.ID().String(), Interval: seg.Interval.String()},
-				servers: []*server{s}, realtime: true, seq: seq, standby: standby[seq]})
+				servers: []*server{s}, realtime: true, seq: seq, standby: standby[seq], pos: s.offsets[seg.Version]})
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -106,30 +107,57 @@ func (b *Broker) execute(ctx context.Context, q *nativeQuery, body []byte, rows 
 	// [] for most queries, but one row of empty aggregates for a timeseries
 	// or an ungrouped groupBy over all time, as Druid answers.
 	f := factsOf(q)
-	units := b.view.resolve(f)
-	if err := b.checkCoverage(f, c); err != nil {
-		return nil, err
+	// A replicated sequence read behind earlier answers is waited for and
+	// read again, within the query's catch-up budget (catchup.go).
+	cu := b.newCatchUp(ctx, q)
+	defer cu.release()
+	rc := c.rc
+	for {
+		c.rc = rc
+		changed := b.view.changes()
+		units := b.view.resolve(f)
+		reads := readPositions(units)
+		if behind := b.view.shown.behind(reads); len(behind) > 0 && cu.wait(ctx, changed, behind) {
+			continue
+		}
+		if err := b.checkCoverage(f, c); err != nil {
+			return nil, err
+		}
+		var parts []*partial
+		var final []byte
+		var lost []lostSegment
+		var err error
+		fellBack := map[string]map[int32]int64{} // sequences read from another replica after a failure
+		if len(units) > 0 {
+			parts, final, lost, err = b.scatter(ctx, q, body, units, scatterOpts{finalize: true, fellBack: fellBack})
+		}
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if reads == nil {
+			reads = fellBack
+		}
+		maps.Copy(reads, fellBack)
+		behind := b.view.shown.behind(reads)
+		if len(behind) > 0 && len(fellBack) > 0 && cu.wait(ctx, changed, behind) {
+			continue
+		}
+		if err := b.settleLost(lost, c); err != nil {
+			return nil, err
+		}
+		b.view.shown.record(time.Now(), reads)
+		c.rc.RealtimeBehind = behind
+		if len(behind) > 0 {
+			b.log.Debug("query answered from a replica behind earlier answers (realtimeBehind)", "queryId", f.id, "sequences", len(behind), "records", behind[0].Records)
+		}
+		if final != nil {
+			return final, nil
+		}
+		return b.merger.mergeAndRender(q, parts)
 	}
-	var parts []*partial
-	var final []byte
-	var lost []lostSegment
-	var err error
-	if len(units) > 0 {
-		parts, final, lost, err = b.scatter(ctx, q, body, units, scatterOpts{finalize: true})
-	}
-	if err == nil {
-		err = ctx.Err()
-	}
-	if err == nil {
-		err = b.settleLost(lost, c)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if final != nil {
-		return final, nil
-	}
-	return b.merger.mergeAndRender(q, parts)
 }
 
 // timeoutOf applies the server default and limit to the context timeout.
@@ -287,6 +315,7 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 			gone := replicaGone(units, r)
 			if len(gone) > 0 {
 				_, added := replicaFailover(units, gone, r.srv, down)
+				opts.fellBackOn(added)
 				for _, u := range added {
 					units = append(units, u)
 					tried, why, missing = append(tried, nil), append(why, ""), append(missing, false)
@@ -324,6 +353,7 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 				why[i] = te.Error()
 			}
 			retry, added := replicaFailover(units, r.units, r.srv, down)
+			opts.fellBackOn(added)
 			for _, u := range added {
 				units = append(units, u)
 				tried, why, missing = append(tried, nil), append(why, ""), append(missing, false)
@@ -348,6 +378,17 @@ type scatterOpts struct {
 	// lost, like those every server reported missing, instead of failing the
 	// query: an asOf query reads them from deep storage.
 	lostOnFailure bool
+	// fellBack, when set, receives the position of each replicated
+	// sequence read from another replica after its replica failed.
+	fellBack map[string]map[int32]int64
+}
+
+func (o scatterOpts) fellBackOn(added []unit) {
+	for _, u := range added {
+		if o.fellBack != nil && u.seq != "" {
+			o.fellBack[u.seq] = u.pos
+		}
+	}
 }
 
 // unavailable is the error of a unit no server could read.

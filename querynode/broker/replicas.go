@@ -19,17 +19,21 @@ import (
 // runs each sequence of a task group as several tasks on different middle
 // managers, reading the same records; each task serves realtime segments of
 // its own (their version names the task) and its worker announces them with
-// the sequence's name (protocol.Announcement.Sequences). A query reads the
+// the sequence's name (protocol.Announcement.Sequences) and the stream
+// position its rows reach (protocol.Announcement.Offsets). A query reads the
 // segments of one replica per sequence: never two (each row would count
 // twice) and never part of each (a mix of two positions in the stream). The
-// replica of the lowest replica number (in the task id, so in the version) is
-// preferred, as it is the one that publishes first (streaming/replicas.go):
-// the rows read are then the rows published. The choice otherwise sticks
-// while the chosen replica is announced, so that answers do not jump back
-// between replicas at different positions: it moves to a lower replica only
-// once that one serves as many bytes. When the chosen replica's server fails
-// during a query, the query reads another replica instead, and when it stops
-// being announced, the next replica is chosen.
+// replica that has read furthest is chosen, so that an answer holds as many
+// of the stream's records as any replica serves; among replicas as far, the
+// one of the lowest replica number (in the task id, so in the version), as
+// it is the one that publishes first (streaming/replicas.go). The choice
+// sticks while the chosen replica is announced and no other has read
+// further, so that answers do not jump between replicas at one position.
+// (Without positions, from an older middle manager, a lower replica takes
+// over once it serves as many bytes.) When the chosen replica's server fails
+// during a query, the query reads the furthest other replica instead, and
+// when it stops being announced, the furthest other is chosen; catchup.go
+// deals with one that is behind what earlier answers showed.
 //
 // A sequence is handed off once a segment one of its tasks published is in
 // the broker's view (from any server: the file of a published segment is
@@ -55,16 +59,19 @@ type rtReplica struct {
 	version string
 }
 
-// rtStandby is a replica not read, with the query's segments of it.
+// rtStandby is a replica not read, with the query's segments of it and the
+// stream position they reach (nil: not announced).
 type rtStandby struct {
 	rtReplica
 	refs []protocol.SegmentRef
+	pos  map[int32]int64
 }
 
 // settleReplicas updates the choices after an announcement changed (v.mu
 // held for writing), given the published segments it added: a new or
-// orphaned sequence gets the replica of the lowest number (replicaNumber); a
-// choice stays while its replica is announced, unless a lower one caught up.
+// orphaned sequence gets the replica that has read furthest, of the lowest
+// number (replicaNumber) among equals; a choice stays while its replica is
+// announced, unless another overtook it.
 func (v *view) settleReplicas(now time.Time, added []*segmeta.DataSegment) {
 	c := &v.rt
 	if c.chosen == nil {
@@ -97,14 +104,61 @@ func (v *view) settleReplicas(now time.Time, added []*segmeta.DataSegment) {
 	}
 	for seq, list := range cands {
 		best := slices.MinFunc(list, func(a, b rtReplica) int {
-			return cmp.Or(cmp.Compare(replicaNumber(a.version, seq), replicaNumber(b.version, seq)),
+			return cmp.Or(-comparePositions(a.position(), b.position()),
+				cmp.Compare(replicaNumber(a.version, seq), replicaNumber(b.version, seq)),
 				strings.Compare(a.version, b.version), strings.Compare(a.srv.url, b.srv.url))
 		})
-		if cur, ok := c.chosen[seq]; ok && slices.Contains(list, cur) && (best == cur || best.bytes() < cur.bytes()) {
+		if cur, ok := c.chosen[seq]; ok && slices.Contains(list, cur) && !overtakes(best, cur) {
 			continue
 		}
 		c.chosen[seq] = best
 	}
+	v.shown.forget(now, cands, c.handed)
+}
+
+// overtakes tells whether best is to be read in place of the chosen cur:
+// it has read further; without positions, it serves as many bytes (best is
+// then the lower replica).
+func overtakes(best, cur rtReplica) bool {
+	if best == cur {
+		return false
+	}
+	bp, cp := best.position(), cur.position()
+	if bp != nil && cp != nil {
+		return comparePositions(bp, cp) > 0
+	}
+	return best.bytes() >= cur.bytes()
+}
+
+// position is how far the replica's served rows reach in the stream (nil:
+// not announced).
+func (r rtReplica) position() map[int32]int64 { return r.srv.offsets[r.version] }
+
+// records is how many records of the stream a position covers past offset
+// 0 of each partition: replicas of a sequence read the same partitions from
+// the same offsets, so the one with more has read further.
+func records(pos map[int32]int64) int64 {
+	var n int64
+	for _, off := range pos {
+		n += off
+	}
+	return n
+}
+
+// comparePositions orders two positions by the records they cover; an
+// unknown position (nil) is before any known one.
+func comparePositions(a, b map[int32]int64) int {
+	if a == nil || b == nil {
+		return cmp.Compare(boolInt(a != nil), boolInt(b != nil))
+	}
+	return cmp.Compare(records(a), records(b))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // replicaNumber is the replica number in the version of a realtime segment
@@ -192,20 +246,25 @@ func (v *view) standby(ds string, overlaps func(*segmeta.DataSegment) bool) map[
 			list := out[seq]
 			i := slices.IndexFunc(list, func(r rtStandby) bool { return r.srv == s && r.version == seg.Version })
 			if i < 0 {
-				list = append(list, rtStandby{rtReplica: rtReplica{srv: s, version: seg.Version}})
+				list = append(list, rtStandby{rtReplica: rtReplica{srv: s, version: seg.Version}, pos: s.offsets[seg.Version]})
 				i = len(list) - 1
 			}
 			list[i].refs = append(list[i].refs, protocol.SegmentRef{ID: seg.ID().String(), Interval: seg.Interval.String()})
 			out[seq] = list
 		}
 	}
+	// A failover reads the furthest replica left.
+	for _, list := range out {
+		slices.SortStableFunc(list, func(a, b rtStandby) int { return -comparePositions(a.pos, b.pos) })
+	}
 	return out
 }
 
 // replicaFailover handles the units of a server that failed to answer: the
 // realtime units of a replicated sequence are replaced by the units of one
-// standby replica on a server not known down (all of that replica's: a
-// query never mixes replicas); the others are to be retried as before.
+// standby replica on a server not known down, the furthest (all of that
+// replica's: a query never mixes replicas); the others are to be retried as
+// before.
 func replicaFailover(units []unit, failed []int, srv *server, down map[*server]bool) (retry []int, added []unit) {
 	down[srv] = true
 	switched := map[string]bool{} // sequence → whether a standby took over
@@ -222,7 +281,7 @@ func replicaFailover(units []unit, failed []int, srv *server, down map[*server]b
 					continue
 				}
 				for _, ref := range sb.refs {
-					added = append(added, unit{ref: ref, servers: []*server{sb.srv}, realtime: true, seq: u.seq, standby: u.standby})
+					added = append(added, unit{ref: ref, servers: []*server{sb.srv}, realtime: true, seq: u.seq, standby: u.standby, pos: sb.pos})
 				}
 				ok = true
 				break

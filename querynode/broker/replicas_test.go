@@ -1,9 +1,12 @@
 package broker
 
 import (
+	"context"
 	"math"
 	"slices"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"strata/interval"
 	"strata/protocol"
@@ -126,4 +129,151 @@ func TestReplicaNumber(t *testing.T) {
 			t.Errorf("replicaNumber(%q) = %d, want %d", version, got, want)
 		}
 	}
+}
+
+// rtPosAnn announces realtime segments of one task of seq with the stream
+// position they reach.
+func rtPosAnn(version, seq string, pos map[int32]int64, rt ...*segmeta.DataSegment) *protocol.Announcement {
+	a := rtAnn(version, map[string]string{rt[0].Version: seq}, nil, rt...)
+	a.Offsets = map[string]map[int32]int64{rt[0].Version: pos}
+	return a
+}
+
+// The replica that has read furthest is read, whatever its number; the
+// choice sticks while another is only as far, and moves when one is
+// further. A failover reads the furthest standby.
+func TestReplicaChoiceFollowsOffsets(t *testing.T) {
+	v := newView([]string{"http://a:1", "http://b:2", "http://c:3"})
+	a, b, c := v.servers[0], v.servers[1], v.servers[2]
+	const seq = "index_kafka_ds_g0_0123456789abcdef"
+	ra := seg(t, "ds", "2020-01-01T00/2020-01-01T01", "realtime-"+seq+"_0_aaaa", 0, 0)
+	rb := seg(t, "ds", "2020-01-01T00/2020-01-01T01", "realtime-"+seq+"_1_bbbb", 0, 0)
+	rc := seg(t, "ds", "2020-01-01T00/2020-01-01T01", "realtime-"+seq+"_2_cccc", 0, 0)
+	read := func() unit {
+		t.Helper()
+		units := v.resolve(queryFacts{dataSources: []string{"ds"}, intervals: []interval.Interval{day(t)}})
+		if len(units) != 1 {
+			t.Fatalf("read %d units, want one replica's", len(units))
+		}
+		return units[0]
+	}
+	v.apply(a, rtPosAnn("a1", seq, map[int32]int64{0: 4, 1: 0}, ra), nil)
+	v.apply(b, rtPosAnn("b1", seq, map[int32]int64{0: 6, 1: 2}, rb), nil)
+	v.apply(c, rtPosAnn("c1", seq, map[int32]int64{0: 5}, rc), nil)
+	if u := read(); u.ref.ID != rb.ID().String() || records(u.pos) != 8 {
+		t.Fatalf("read %s at %v, want replica 1 (8 records read, replica 0 has 4)", u.ref.ID, u.pos)
+	}
+	// The standbys, furthest first.
+	if u := read(); len(u.standby) != 2 || u.standby[0].srv != c || u.standby[1].srv != a {
+		t.Fatalf("standby order: %+v", u.standby)
+	}
+	_, added := replicaFailover([]unit{read()}, []int{0}, b, map[*server]bool{})
+	if len(added) != 1 || added[0].servers[0] != c || records(added[0].pos) != 5 {
+		t.Fatalf("failover read %+v, want c's (5 records)", added)
+	}
+	v.apply(a, rtPosAnn("a2", seq, map[int32]int64{0: 8}, ra), nil)
+	if u := read(); u.ref.ID != rb.ID().String() {
+		t.Fatalf("a replica as far took over: read %s", u.ref.ID)
+	}
+	v.apply(a, rtPosAnn("a3", seq, map[int32]int64{0: 9}, ra), nil)
+	if u := read(); u.ref.ID != ra.ID().String() {
+		t.Fatalf("a replica further did not take over: read %s", u.ref.ID)
+	}
+	v.apply(a, nil, errGone)
+	if u := read(); u.ref.ID != rb.ID().String() {
+		t.Fatalf("after a is gone read %s, want the furthest left (b)", u.ref.ID)
+	}
+}
+
+// What answers showed of a sequence: a read behind it is listed with the
+// gap, the furthest position stays, a wait given up is remembered until a
+// read catches up, and a handed-off sequence is forgotten.
+func TestShownPositions(t *testing.T) {
+	var p shownPositions
+	now := time.Unix(0, 0)
+	p.record(now, map[string]map[int32]int64{"s": {0: 10, 1: 5}, "t": nil})
+	if got := p.behind(map[string]map[int32]int64{"s": {0: 15}, "u": {0: 1}}); got != nil {
+		t.Fatalf("behind %+v, want nothing (a read as far, an unknown sequence)", got)
+	}
+	got := p.behind(map[string]map[int32]int64{"s": {0: 9, 1: 2}})
+	if len(got) != 1 || got[0].Sequence != "s" || got[0].Records != 4 || got[0].ShownOffsets[0] != 10 || got[0].ReadOffsets[1] != 2 {
+		t.Fatalf("behind %+v", got)
+	}
+	p.record(now, map[string]map[int32]int64{"s": {0: 9, 1: 2}}) // an answer flagged behind
+	if again := p.behind(map[string]map[int32]int64{"s": {0: 9, 1: 2}}); len(again) != 1 || again[0].Records != 4 {
+		t.Fatalf("a read behind lowered what was shown: %+v", again)
+	}
+	if p.waitedFor(got) {
+		t.Fatal("waited for before any wait")
+	}
+	p.giveUp(got)
+	if !p.waitedFor(got) {
+		t.Fatal("a given-up wait is not remembered")
+	}
+	p.record(now, map[string]map[int32]int64{"s": {0: 12, 1: 5}})
+	if p.waitedFor(got) {
+		t.Fatal("still given up after a read caught up")
+	}
+	p.forget(now.Add(time.Minute), map[string][]rtReplica{"s": {{}}}, nil)
+	if p.seqs["s"] == nil {
+		t.Fatal("forgot an announced sequence")
+	}
+	p.forget(now.Add(2*time.Minute), nil, map[string]time.Time{"s": now})
+	if p.seqs["s"] != nil {
+		t.Fatal("kept a handed-off sequence")
+	}
+}
+
+// A query's wait for a replica to catch up ends when the view changes (read
+// again), or when its budget runs out: then the sequences are given up and
+// the next query does not wait for them. A budget of 0 never waits.
+func TestCatchUpWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, err := New(Config{Name: "b:1", Historicals: []string{"http://h:1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		behind := []RealtimeBehind{{Sequence: "s", Records: 3}}
+		b.view.shown.record(time.Now(), map[string]map[int32]int64{"s": {0: 3}})
+		q := &nativeQuery{}
+		q.Context.RealtimeCatchUpTimeout = -1
+		ctx := context.Background()
+
+		cu := b.newCatchUp(ctx, q)
+		changed := b.view.changes()
+		woke := make(chan bool)
+		go func() { woke <- cu.wait(ctx, changed, behind) }()
+		synctest.Wait()
+		select {
+		case <-woke:
+			t.Fatal("the wait ended before the view changed or the budget ran out")
+		default:
+		}
+		b.view.apply(b.view.servers[0], nil, errGone)
+		if !<-woke {
+			t.Fatal("a view change did not wake the wait to read again")
+		}
+		start := time.Now()
+		if cu.wait(ctx, b.view.changes(), behind) {
+			t.Fatal("the wait read again without a change")
+		}
+		if d := time.Since(start); d != defaultCatchUp {
+			t.Fatalf("gave up after %v, want the default budget %v", d, defaultCatchUp)
+		}
+		cu.release()
+		if !b.view.shown.waitedFor(behind) {
+			t.Fatal("a budget run out is not remembered")
+		}
+		next := b.newCatchUp(ctx, q)
+		defer next.release()
+		if next.wait(ctx, b.view.changes(), behind) {
+			t.Fatal("the next query waited for a sequence given up")
+		}
+		q.Context.RealtimeCatchUpTimeout = 0
+		b.view.shown.record(time.Now(), map[string]map[int32]int64{"s": {0: 3}}) // caught up
+		none := b.newCatchUp(ctx, q)
+		if none.wait(ctx, b.view.changes(), behind) {
+			t.Fatal("a zero budget waited")
+		}
+	})
 }

@@ -119,6 +119,8 @@ type loaded struct {
 	owner  string // "" for coordinator-assigned segments; else its ServeLocal owner
 	rt     bool   // realtime: rows not yet published
 	seq    string // Served.Sequence of a local segment
+	// offsets is Served.Offsets of a local realtime segment.
+	offsets map[int32]int64
 }
 
 // New validates cfg and prepares the cache directories; Start begins work.
@@ -266,6 +268,12 @@ func (n *Node) Announce(since string) protocol.Announcement {
 				a.Sequences = map[string]string{}
 			}
 			a.Sequences[l.seg.Version] = l.seq
+			if l.offsets != nil {
+				if a.Offsets == nil {
+					a.Offsets = map[string]map[int32]int64{}
+				}
+				a.Offsets[l.seg.Version] = l.offsets
+			}
 		}
 		if l.rt {
 			a.Realtime = append(a.Realtime, l.seg)

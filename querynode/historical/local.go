@@ -23,6 +23,9 @@ type Served struct {
 	// Sequence names the sequence of a realtime segment's rows when replicas
 	// of its task read the same records (protocol.Announcement.Sequences).
 	Sequence string
+	// Offsets, for a realtime segment of a sequence, is the stream position
+	// the task's served rows reach (protocol.Announcement.Offsets).
+	Offsets map[int32]int64
 }
 
 // ServeLocal replaces everything owner serves with segs, in one step: a
@@ -55,7 +58,7 @@ func (n *Node) ServeLocal(owner string, segs []Served) error {
 			closeAll()
 			return fmt.Errorf("historical: %s serves segment %s twice", owner, id)
 		}
-		l := &loaded{seg: s.Segment, owner: owner, rt: s.Realtime, seq: s.Sequence}
+		l := &loaded{seg: s.Segment, owner: owner, rt: s.Realtime, seq: s.Sequence, offsets: s.Offsets}
 		if !s.Segment.IsTombstone() {
 			data, err := segment.Open(s.Path)
 			if err != nil {

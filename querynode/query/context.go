@@ -49,14 +49,18 @@ type Context struct {
 	// AsOf, when set, makes the broker answer from the segment timeline as
 	// it was at that moment (time travel; see AsOf).
 	AsOf AsOf
-	Raw  map[string]any
+	// RealtimeCatchUpTimeout (ms) bounds how long the broker waits for the
+	// replica of a Kafka sequence it falls back on to reach what earlier
+	// answers showed (0: no wait); -1 means the broker's default.
+	RealtimeCatchUpTimeout int64
+	Raw                    map[string]any
 }
 
 // ContextDefaultTimeout is the placeholder for "timeout not given".
 const ContextDefaultTimeout = -1
 
 func parseContext(raw json.RawMessage) (Context, error) {
-	c := Context{Timeout: ContextDefaultTimeout, MinTopNThreshold: 1000, Finalize: true, Vectorize: "true", Raw: map[string]any{}}
+	c := Context{Timeout: ContextDefaultTimeout, MinTopNThreshold: 1000, Finalize: true, Vectorize: "true", RealtimeCatchUpTimeout: -1, Raw: map[string]any{}}
 	if raw == nil {
 		return c, nil
 	}
@@ -74,7 +78,8 @@ func parseContext(raw json.RawMessage) (Context, error) {
 		k string
 		p *int64
 	}{{"timeout", &c.Timeout}, {"priority", &c.Priority}, {"maxMergingDictionarySize", &c.MaxMergingDictionarySize},
-		{"maxScatterGatherBytes", &c.MaxScatterGatherBytes}, {"uncoveredIntervalsLimit", &c.UncoveredIntervalsLimit}}
+		{"maxScatterGatherBytes", &c.MaxScatterGatherBytes}, {"uncoveredIntervalsLimit", &c.UncoveredIntervalsLimit},
+		{"realtimeCatchUpTimeout", &c.RealtimeCatchUpTimeout}}
 	for _, e := range ints {
 		if raw := o.raw(e.k); raw != nil {
 			n, ok := parseInt(raw)
@@ -86,6 +91,9 @@ func parseContext(raw json.RawMessage) (Context, error) {
 	}
 	if c.Timeout < 0 && o.has("timeout") {
 		return c, Invalidf("Query context parse failed: timeout must be a non-negative value, got %d", c.Timeout)
+	}
+	if c.RealtimeCatchUpTimeout < 0 && o.has("realtimeCatchUpTimeout") {
+		return c, Invalidf("Query context parse failed: realtimeCatchUpTimeout must be a non-negative value, got %d", c.RealtimeCatchUpTimeout)
 	}
 	if c.MaxScatterGatherBytes < 0 {
 		return c, Invalidf("Query context parse failed: maxScatterGatherBytes must be a non-negative value, got %d", c.MaxScatterGatherBytes)

@@ -1,0 +1,234 @@
+package broker
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Falling back on a replica that is behind. The replicas of a Kafka
+// sequence read the same records, but each builds what it read into
+// queryable segments on its own schedule (every realtime period), so at any
+// moment one may serve up to a period fewer records than another. A broker
+// reads the furthest (replicas.go); when that one is lost, the next one may
+// be behind what this broker's answers already held, and an answer read
+// from it would silently hold fewer rows than the one before.
+//
+// So the broker remembers, per sequence, the furthest position its answers
+// read (shownPositions). A query that would read a replica behind it waits,
+// up to the context's realtimeCatchUpTimeout (defaultCatchUp), for a
+// replica to catch up: it re-reads the view each time an announcement
+// changes it. A query whose replica failed during the query and whose
+// fallback is behind is run again the same way. When the wait ends without
+// a replica that far, the query answers from what there is and says so in
+// the response context (realtimeBehind: the sequence, the positions shown
+// and read, and how many records lie between); later queries then flag at
+// once rather than wait again, until a replica catches up.
+
+// defaultCatchUp is how long a query waits by default for a replica to
+// catch up: the default realtime period (1 s), a build and a broker poll,
+// with room for a loaded machine.
+const defaultCatchUp = 3 * time.Second
+
+// RealtimeBehind names a sequence whose realtime rows an answer read from a
+// replica behind what earlier answers of this broker read: the answer
+// lacks Records records of the stream that earlier ones held.
+type RealtimeBehind struct {
+	Sequence string `json:"sequence"`
+	// ShownOffsets is the furthest position (partition → next offset)
+	// earlier answers read; ReadOffsets is this answer's.
+	ShownOffsets map[int32]int64 `json:"shownOffsets"`
+	ReadOffsets  map[int32]int64 `json:"readOffsets"`
+	Records      int64           `json:"records"`
+}
+
+// shownPositions is how far this broker's answers have read each
+// replicated sequence. Queries update it while holding view.mu for reading,
+// so it has its own lock (taken after view.mu, never before).
+type shownPositions struct {
+	mu   sync.Mutex
+	seqs map[string]*shownSeq
+}
+
+type shownSeq struct {
+	pos  map[int32]int64 // the furthest position an answer read
+	seen time.Time       // when a replica of the sequence was last announced
+	// gaveUp: a wait for a replica to reach pos ended without one; queries
+	// flag at once until one does.
+	gaveUp bool
+}
+
+// forget drops the sequences handed off (no realtime row of them is read
+// again) and those no replica announced for handedMemory (view.mu held for
+// writing).
+func (p *shownPositions) forget(now time.Time, cands map[string][]rtReplica, handed map[string]time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for seq, sh := range p.seqs {
+		_, gone := handed[seq]
+		switch {
+		case gone:
+			delete(p.seqs, seq)
+		case len(cands[seq]) > 0:
+			sh.seen = now
+		case now.Sub(sh.seen) > handedMemory:
+			delete(p.seqs, seq)
+		}
+	}
+}
+
+// behind lists the sequences whose position read (reads) is behind what
+// answers read before, by sequence name.
+func (p *shownPositions) behind(reads map[string]map[int32]int64) []RealtimeBehind {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []RealtimeBehind
+	for seq, pos := range reads {
+		sh := p.seqs[seq]
+		if sh == nil || pos == nil {
+			continue
+		}
+		if gap := records(sh.pos) - records(pos); gap > 0 {
+			out = append(out, RealtimeBehind{Sequence: seq, ShownOffsets: maps.Clone(sh.pos), ReadOffsets: maps.Clone(pos), Records: gap})
+		}
+	}
+	slices.SortFunc(out, func(a, b RealtimeBehind) int { return strings.Compare(a.Sequence, b.Sequence) })
+	return out
+}
+
+// waitedFor reports whether a wait for every listed sequence already ended
+// without a replica catching up.
+func (p *shownPositions) waitedFor(behind []RealtimeBehind) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, b := range behind {
+		if sh := p.seqs[b.Sequence]; sh == nil || !sh.gaveUp {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *shownPositions) giveUp(behind []RealtimeBehind) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, b := range behind {
+		if sh := p.seqs[b.Sequence]; sh != nil {
+			sh.gaveUp = true
+		}
+	}
+}
+
+// record notes the positions an answer read: the furthest stays, and a
+// sequence read at least that far needs no more flagging.
+func (p *shownPositions) record(now time.Time, reads map[string]map[int32]int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for seq, pos := range reads {
+		if pos == nil {
+			continue
+		}
+		if p.seqs == nil {
+			p.seqs = map[string]*shownSeq{}
+		}
+		sh := p.seqs[seq]
+		if sh == nil {
+			sh = &shownSeq{}
+			p.seqs[seq] = sh
+		}
+		sh.seen = now
+		if records(pos) >= records(sh.pos) {
+			sh.pos, sh.gaveUp = pos, false
+		}
+	}
+}
+
+// readPositions is, per replicated sequence a query's units read, the
+// position of the replica read.
+func readPositions(units []unit) map[string]map[int32]int64 {
+	var out map[string]map[int32]int64
+	for _, u := range units {
+		if !u.realtime || u.seq == "" || u.pos == nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]map[int32]int64{}
+		}
+		out[u.seq] = u.pos
+	}
+	return out
+}
+
+// changes returns a channel closed at the view's next change.
+func (v *view) changes() <-chan struct{} {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.changed
+}
+
+// catchUp is one query's bounded wait for replicas to catch up.
+type catchUp struct {
+	v        *view
+	log      hclog.Logger
+	queryID  string
+	deadline <-chan time.Time // nil: no wait
+	stop     func() bool
+	logged   bool
+}
+
+// newCatchUp starts the query's wait budget: the context's
+// realtimeCatchUpTimeout, or defaultCatchUp, and at most half of what is
+// left of the query's timeout (the answer still has to be computed).
+func (b *Broker) newCatchUp(ctx context.Context, q *nativeQuery) *catchUp {
+	d := defaultCatchUp
+	if ms := q.Context.RealtimeCatchUpTimeout; ms >= 0 {
+		d = time.Duration(min(ms, int64(time.Hour/time.Millisecond))) * time.Millisecond
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, time.Until(dl)/2)
+	}
+	c := &catchUp{v: b.view, log: b.log, queryID: q.Context.QueryID}
+	if d > 0 {
+		t := time.NewTimer(d)
+		c.deadline, c.stop = t.C, t.Stop
+	}
+	return c
+}
+
+func (c *catchUp) release() {
+	if c.stop != nil {
+		c.stop()
+	}
+}
+
+// wait waits for the view to change after changed was taken, and reports
+// whether the query is to read the view again: false when every sequence
+// behind was waited for already by an earlier query, or the budget ran out
+// (then later queries do not wait for these sequences), or ctx ended.
+func (c *catchUp) wait(ctx context.Context, changed <-chan struct{}, behind []RealtimeBehind) bool {
+	if c.deadline == nil || c.v.shown.waitedFor(behind) {
+		return false
+	}
+	if !c.logged {
+		c.logged = true
+		c.log.Info("waiting for a replica to catch up with earlier answers", "queryId", c.queryID,
+			"sequence", behind[0].Sequence, "records", behind[0].Records)
+	}
+	select {
+	case <-changed:
+		return true
+	case <-c.deadline:
+		c.deadline = nil
+		c.v.shown.giveUp(behind)
+		c.log.Warn("no replica caught up with earlier answers; answers are flagged realtimeBehind until one does", "queryId", c.queryID,
+			"sequence", behind[0].Sequence, "records", behind[0].Records)
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
