@@ -113,20 +113,40 @@ PARTITIONED BY DAY`, data)
 	fmt.Printf("\n%-5s %10s %12s %8s %8s %9s  %s\n", "query", "strata ms", "clickhouse ms", "ratio", "sql ms", "sql/nat", "result check")
 	open := map[string]float64{} // median ms per query, without authentication
 	for _, q := range qs {
+		// Native and SQL are timed the same way on the same data: one
+		// warm-up each before either is timed, then runs rounds of one
+		// native and one SQL run, in turns which goes first, so a burst of
+		// load on the shared machine or the other form's garbage lands on
+		// both medians alike rather than on whichever ran second.
+		sqlBody, _ := json.Marshal(map[string]any{"query": sqlOf[q.ID], "resultFormat": "array", "header": true})
 		if _, err := query(q.Native); err != nil { // warm-up
 			fmt.Printf("%-5s failed: %v\n", q.ID, err)
 			continue
 		}
-		var times []float64
-		var last []byte
+		_, sqlErr := querySQL(sqlBody) // warm-up
+		var times, sqlTimes []float64
+		var last, sqlLast []byte
 		for i := 0; i < runs; i++ {
-			t := time.Now()
-			b, err := query(q.Native)
-			if err != nil {
-				return fmt.Errorf("%s: %w", q.ID, err)
+			for k := range 2 {
+				if (i+k)%2 == 0 {
+					t := time.Now()
+					b, err := query(q.Native)
+					if err != nil {
+						return fmt.Errorf("%s: %w", q.ID, err)
+					}
+					times = append(times, float64(time.Since(t).Microseconds())/1000)
+					last = b
+				} else if sqlErr == nil {
+					t := time.Now()
+					b, err := querySQL(sqlBody)
+					if err != nil {
+						sqlErr = err
+						continue
+					}
+					sqlTimes = append(sqlTimes, float64(time.Since(t).Microseconds())/1000)
+					sqlLast = b
+				}
 			}
-			times = append(times, float64(time.Since(t).Microseconds())/1000)
-			last = b
 		}
 		sort.Float64s(times)
 		med := times[len(times)/2]
@@ -142,8 +162,14 @@ PARTITIONED BY DAY`, data)
 				}
 			}
 		}
-		sqlMed, sqlCheck := sqlTiming(sqlOf[q.ID], runs, last)
-		check += sqlCheck
+		sqlMed := math.NaN()
+		if sqlErr != nil {
+			check += "; sql failed: " + sqlErr.Error()
+		} else {
+			sort.Float64s(sqlTimes)
+			sqlMed = sqlTimes[len(sqlTimes)/2]
+			check += "; " + compareSQL(last, sqlLast)
+		}
 		if chMs > 0 {
 			fmt.Printf("%-5s %10.1f %12.1f %8.2f %8.1f %9.2f  %s\n", q.ID, med, chMs, med/chMs, sqlMed, sqlMed/med, check)
 		} else {
@@ -500,44 +526,80 @@ func query(q json.RawMessage) ([]byte, error) {
 	return b, err
 }
 
-// sqlTiming runs the query's Druid SQL form (bench/benchsql) through
-// POST /svc/v2/sql (warm-up, then the median of runs) and checks that it
-// answers as many rows as the native form did.
-func sqlTiming(sql string, runs int, native []byte) (float64, string) {
-	body, _ := json.Marshal(map[string]any{"query": sql, "resultFormat": "array"})
-	post := func() ([]byte, error) {
-		resp, err := client.Post("http://127.0.0.1:8082/svc/v2/sql", "application/json", bytes.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 {
-			return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, b)
-		}
-		return b, err
+// querySQL runs a Druid SQL request (bench/benchsql's form of a query)
+// through POST /svc/v2/sql.
+func querySQL(body []byte) ([]byte, error) {
+	resp, err := client.Post("http://127.0.0.1:8082/svc/v2/sql", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
 	}
-	if _, err := post(); err != nil {
-		return math.NaN(), "; sql failed: " + err.Error()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, b)
 	}
-	var times []float64
-	var last []byte
-	for i := 0; i < runs; i++ {
-		t := time.Now()
-		b, err := post()
-		if err != nil {
-			return math.NaN(), "; sql failed: " + err.Error()
+	return b, err
+}
+
+// compareSQL checks the SQL answer (resultFormat array with a header row)
+// against the native one, row by row in order: each SQL column has the
+// value of the native column of its name, and a column the native rows
+// lack (the time bucket, FLOOR(__time TO ...)) the row's timestamp.
+// APPROX_COUNT_DISTINCT is the cardinality aggregator rounded, as Druid
+// SQL rounds it.
+func compareSQL(native, sqlAnswer []byte) string {
+	var res []map[string]any
+	if err := json.Unmarshal(native, &res); err != nil {
+		return "sql not compared: native answer unparsable"
+	}
+	var nat []map[string]any // each with the entry's timestamp under ""
+	for _, r := range res {
+		switch v := r["result"].(type) {
+		case map[string]any:
+			v[""] = r["timestamp"]
+			nat = append(nat, v)
+		case []any:
+			for _, e := range v {
+				if m, ok := e.(map[string]any); ok {
+					nat = append(nat, m)
+				}
+			}
+		default:
+			if ev, ok := r["event"].(map[string]any); ok {
+				ev[""] = r["timestamp"]
+				nat = append(nat, ev)
+			}
 		}
-		times = append(times, float64(time.Since(t).Microseconds())/1000)
-		last = b
 	}
-	sort.Float64s(times)
 	var rows [][]any
-	nat, err := resultRows(native)
-	if json.Unmarshal(last, &rows) != nil || err != nil || len(rows) != len(nat) {
-		return times[len(times)/2], fmt.Sprintf("; sql rows %d vs native %d", len(rows), len(nat))
+	if err := json.Unmarshal(sqlAnswer, &rows); err != nil || len(rows) == 0 {
+		return "sql MISMATCH: unparsable answer"
 	}
-	return times[len(times)/2], "; sql rows agree"
+	header := rows[0]
+	rows = rows[1:]
+	if len(rows) != len(nat) {
+		return fmt.Sprintf("sql MISMATCH: %d rows vs native %d", len(rows), len(nat))
+	}
+	for i, row := range rows {
+		for j, v := range row {
+			name := fmt.Sprint(header[j])
+			want, ok := nat[i][name]
+			if !ok {
+				want = nat[i][""]
+			}
+			wf, wnum := want.(float64)
+			gf, gnum := v.(float64)
+			switch {
+			case wnum && gnum:
+				if gf != wf && gf != math.Round(wf) {
+					return fmt.Sprintf("sql MISMATCH row %d %s: %v vs native %v", i, name, v, want)
+				}
+			case fmt.Sprint(v) != fmt.Sprint(want):
+				return fmt.Sprintf("sql MISMATCH row %d %s: %v vs native %v", i, name, v, want)
+			}
+		}
+	}
+	return fmt.Sprintf("sql agrees (%d rows)", len(rows))
 }
 
 // resultRows flattens a native result into its rows: timeseries results,
