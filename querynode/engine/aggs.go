@@ -20,7 +20,7 @@ type AggState = aggregate.State
 func aggSpec(a *query.Aggregator) *aggregate.Spec {
 	b := a.Base()
 	s := &aggregate.Spec{Kind: a.ValueKind(), Op: a.Op(), LgK: b.LgK, TgtHllType: b.TgtHllType, Round: b.Round,
-		Size: b.Size, K: b.K, MaxStringBytes: b.MaxStringBytes}
+		Size: b.Size, K: b.K, MaxStringBytes: b.MaxStringBytes, Population: b.Population}
 	if b.Type == "count" {
 		s.Op = aggregate.OpCount
 	}
@@ -129,6 +129,8 @@ func (rc *columns) newSegAgg(filt *filterEval, a *query.Aggregator, st *AggState
 		return &numAgg{rc: rc, st: st, src: src}, nil
 	case st.Op == "first" || st.Op == "last" || st.Op == "any":
 		return rc.newPairAgg(a, st)
+	case st.Kind == query.KindVariance:
+		return rc.newVarianceAgg(a, st)
 	case st.Kind == query.KindHLL || st.Kind == query.KindTheta:
 		return rc.newSketchAgg(a, st)
 	case st.Kind == query.KindQuantiles:

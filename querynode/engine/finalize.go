@@ -22,6 +22,11 @@ type resultRow struct {
 	// quant holds the quantiles sketches of quantilesDoublesSketch
 	// aggregators, for the post-aggregators that read them.
 	quant []*quantiles.Sketch
+	// states and at are the aggregators' states and the row's group in
+	// them, for post-aggregators that read more than the finalized value
+	// (stddev).
+	states []*AggState
+	at     int
 }
 
 // rowSchema maps output names to the slots of a resultRow.
@@ -83,7 +88,7 @@ func (s *rowSchema) rows(p *Partial, idx []int) ([]*resultRow, error) {
 	out := make([]*resultRow, 0, len(idx))
 	finalize := s.q.Context.Finalize
 	for _, i := range idx {
-		r := &resultRow{time: p.Times[i], dims: make([]Value, len(p.Dims)), aggs: make([]Value, len(p.Aggs))}
+		r := &resultRow{time: p.Times[i], dims: make([]Value, len(p.Dims)), aggs: make([]Value, len(p.Aggs)), states: p.Aggs, at: i}
 		for k, d := range p.Dims {
 			r.dims[k] = d.Value(i)
 		}

@@ -286,6 +286,7 @@ func concatPartials(typ string, ps []*Partial) *Partial {
 			o.HLL = append(o.HLL, a.HLL...)
 			o.Theta = append(o.Theta, a.Theta...)
 			o.Quant = append(o.Quant, a.Quant...)
+			o.M2 = append(o.M2, a.M2...)
 		}
 	}
 	if len(out.Matched) == 0 {

@@ -80,6 +80,8 @@ func evalPostAgg(p *query.PostAggregator, env *rowEnv) (Value, error) {
 	case "quantilesDoublesSketchToQuantile", "quantilesDoublesSketchToQuantiles", "quantilesDoublesSketchToRank",
 		"quantilesDoublesSketchToCDF", "quantilesDoublesSketchToHistogram", "quantilesDoublesSketchToString":
 		return evalQuantilesPostAgg(p, env)
+	case "stddev":
+		return evalStddev(p, env)
 	case "constant":
 		if p.ValueIsLong {
 			return Long(p.LongValue), nil

@@ -341,6 +341,8 @@ func testMergeAcrossServers(t *testing.T) {
 		  "aggregations":[{"type":"quantilesDoublesSketch","name":"q","fieldName":"price","k":1024}],
 		  "postAggregations":[{"type":"quantilesDoublesSketchToQuantiles","name":"qs","field":{"type":"fieldAccess","fieldName":"q"},"fractions":[0,0.5,0.9,1]},
 		  {"type":"quantilesDoublesSketchToHistogram","name":"h","field":{"type":"fieldAccess","fieldName":"q"},"numBins":4}]}`,
+		`{"queryType":"groupBy","dataSource":"test","granularity":"all","intervals":["2024-01-01/2024-01-05"],"dimensions":["channel"],
+		  "aggregations":[{"type":"variance","name":"v","fieldName":"price"}],"postAggregations":[{"type":"stddev","name":"sd","fieldName":"v","estimator":"population"}]}`,
 	}
 	e := New(Options{})
 	for _, qs := range queries {

@@ -33,6 +33,8 @@ type Aggregator struct {
 	ShouldFinalize     bool
 	// quantilesDoublesSketch
 	K int
+	// variance: the population estimator (else the sample one)
+	Population bool
 	// filtered
 	Filter *Filter
 	Inner  *Aggregator
@@ -50,6 +52,8 @@ const (
 	KindTheta  = "THETA" // thetaSketch
 	// KindQuantiles is quantilesDoublesSketch (DataSketches DoublesSketch).
 	KindQuantiles = "QUANTILES"
+	// KindVariance is the variance aggregator (druid-stats).
+	KindVariance = "VARIANCE"
 )
 
 // Base returns the innermost aggregator of a filtered chain.
@@ -70,6 +74,8 @@ func (a *Aggregator) ValueKind() string {
 		return KindHLL
 	case "thetaSketch":
 		return KindTheta
+	case "variance":
+		return KindVariance
 	case "quantilesDoublesSketch", "quantilesDoublesSketchMerge":
 		return KindQuantiles
 	case "expression":
@@ -268,6 +274,10 @@ func ParseAggregator(raw json.RawMessage) (*Aggregator, error) {
 		if a.ShouldFinalize, err = o.boolean("shouldFinalize", true); err != nil {
 			return nil, err
 		}
+	case t == "variance":
+		if err := parseVariance(o, a); err != nil {
+			return nil, err
+		}
 	case t == "filtered":
 		fr := o.raw("filter")
 		if fr == nil {
@@ -322,6 +332,8 @@ type PostAggregator struct {
 	Fractions   []float64
 	SplitPoints []float64
 	NumBins     int
+	// stddev: the population estimator (else the sample one)
+	Population bool
 }
 
 // ParsePostAggregator parses a post-aggregator; top-level ones need a name.
@@ -395,6 +407,10 @@ func ParsePostAggregator(raw json.RawMessage, top bool) (*PostAggregator, error)
 	case "quantilesDoublesSketchToQuantile", "quantilesDoublesSketchToQuantiles", "quantilesDoublesSketchToRank",
 		"quantilesDoublesSketchToCDF", "quantilesDoublesSketchToHistogram", "quantilesDoublesSketchToString":
 		if err := parseQuantilesPostAgg(o, p); err != nil {
+			return nil, err
+		}
+	case "stddev":
+		if err := parseStddev(o, p); err != nil {
 			return nil, err
 		}
 	case "constant":
