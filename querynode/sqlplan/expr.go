@@ -691,6 +691,8 @@ func (t *translator) call(x *sql.FuncCall, at sql.Node) (ex, error) {
 			z = args[2].src
 		}
 		return ex{src: "timestamp_extract(" + args[0].src + ", " + unit + ", " + z + ")", typ: tBigint}, nil
+	case "LOOKUP":
+		return t.lookupCall(x, args, at)
 	case "DATE_TRUNC":
 		if err := count(2, 2); err != nil {
 			return ex{}, err
