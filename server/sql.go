@@ -98,8 +98,11 @@ var errSQLCancelled = errors.New("SQL query cancelled")
 // sqlError answers a SQL failure in Druid's error JSON.
 func sqlError(w http.ResponseWriter, category, msg string) {
 	code := "invalidInput"
-	if category == sqlplan.CategoryUnsupported {
+	switch category {
+	case sqlplan.CategoryUnsupported:
 		code = "unsupported"
+	case sqlplan.CategoryCapacityExceeded:
+		code = "resourceLimitExceeded"
 	}
 	e := &broker.Error{Status: http.StatusBadRequest, Code: "druidException", ErrorCode: code, Persona: "USER", Category: category, Message: msg}
 	writeRawJSON(w, e.Status, e.Body())
@@ -208,6 +211,11 @@ func (s *Server) sqlQuery(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			part, err := planned.RowsOf(i, out)
+			var pe *sqlplan.Error
+			if errors.As(err, &pe) {
+				sqlError(w, pe.Category, pe.Msg) // a limit the query went over
+				return
+			}
 			if err != nil {
 				s.log.Error("reading a native answer as SQL rows failed", "sqlQueryId", id, "error", err)
 				writeRawJSON(w, http.StatusInternalServerError, broker.Legacy(broker.CodeUnknown, s.opts.Broker.Name(), "%s", err.Error()).Body())

@@ -45,6 +45,8 @@ type built struct {
 	// limit and offset applied to the rows read (timeseries over all time
 	// answers one row the native query cannot limit).
 	limit, offset int64
+	// sort is a scan's ORDER BY done on the broker (order.go).
+	sort *brokerSort
 }
 
 // outCol is one output column: SQL name and type, and where its value is
@@ -498,22 +500,14 @@ func (s *selectPlan) scan() (*built, error) {
 	if err := s.where(native, t); err != nil {
 		return nil, err
 	}
-	for i, o := range s.q.OrderBy {
-		v, err := t.expr(o.Expr)
-		if err == nil && v.col == "__time" && i == 0 && len(s.q.OrderBy) == 1 {
-			if o.Desc {
-				native["order"] = "descending"
-			} else {
-				native["order"] = "ascending"
-			}
-			continue
-		}
-		return nil, unsupported("%s", sql.AtPos(o, "SQL query requires ordering a table by non-time column ["+o.Expr.String()+"], which is not supported"))
+	sorted, err := s.scanOrder(native, b, t, exprs, names)
+	if err != nil {
+		return nil, err
 	}
-	if s.limit >= 0 {
+	if s.limit >= 0 && !sorted {
 		native["limit"] = s.limit
 	}
-	if s.offset > 0 {
+	if s.offset > 0 && !sorted {
 		native["offset"] = s.offset
 	}
 	if len(s.vcols) > 0 {

@@ -23,9 +23,17 @@ func (p *Planned) RowsOf(i int, result []byte) ([][]any, error) {
 	for j, c := range b.out {
 		names[j] = c.native
 	}
+	if b.sort != nil {
+		names = append(names, b.sort.columns()...)
+	}
 	rows, err := nativeRows(b.queryType, result, names)
 	if err != nil {
 		return nil, err
+	}
+	if b.sort != nil {
+		if rows, err = b.sort.apply(rows, len(b.out)); err != nil {
+			return nil, err
+		}
 	}
 	if b.offset > 0 {
 		rows = rows[min(int64(len(rows)), b.offset):]
