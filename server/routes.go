@@ -193,6 +193,8 @@ func (s *Server) endpoints() []Endpoint {
 		{Methods: get, Path: "/svc/coordinator/v1/audit/state", Access: stateRead, Roles: rolesCoordinator, Handler: s.auditState},
 		{Methods: get, Path: "/svc/coordinator/v1/audit/diff", Access: stateRead, Roles: rolesCoordinator, Handler: s.auditDiff},
 		{Methods: get, Path: "/svc/coordinator/v1/audit/digest", Access: stateRead, Roles: rolesCoordinator, Handler: s.auditDigest},
+		// The online backup: the whole state, security tables included.
+		{Methods: get, Path: "/svc/coordinator/v1/snapshot", Access: stateWrite, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.controlSnapshot},
 
 		// Overlord: leader, worker config and workers (overlord.go).
 		{Methods: get, Path: "/svc/indexer/v1/leader", Access: stateRead, Roles: rolesOverlord, Handler: s.leaderURL},

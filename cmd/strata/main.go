@@ -53,6 +53,11 @@ Usage:
                                        the first table that differs (exit 1)
   strata recover --data DIR [--force]  move a stopped node's damaged Raft store aside; restarted,
         the node is restored from the leader (README, "Recovering a damaged node")
+  strata snapshot save --url URL --out FILE
+                                       an online backup: the leader's current state (index, term,
+                                       sha256 = the state digest of that index) into FILE
+  strata snapshot restore --in FILE --data DIR --id ID (--peers ID=RAFTHOST:PORT=HTTPURL,... | --raft HOST:PORT)
+                                       make a fresh control node's data dir start from that backup
   strata certs --dir DIR [--hosts HOST,...]
                                        make a self-signed CA and a node certificate for a local
                                        cluster over TLS (kept if DIR has them already)
@@ -116,6 +121,8 @@ func run(args []string) int {
 		err = runTask(rest)
 	case "certs":
 		err = runCerts(rest)
+	case "snapshot":
+		err = runSnapshot(rest)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "strata", server.Version)
 	case "help", "-h", "-help", "--help":

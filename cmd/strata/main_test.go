@@ -74,7 +74,8 @@ func TestUsageListsEveryForm(t *testing.T) {
 		"--roles broker|historical|middleManager|router", "--coordinators URL", "strata segment build",
 		"--max-parse-exceptions", "strata ingest --sql", "--no-wait", "strata task status", "strata task wait",
 		"strata task cancel", "strata log dump", "strata log replay", "strata audit log [--since T]", "strata audit state --at", "strata audit diff FROM TO",
-		"strata audit verify", "strata recover --data DIR", "strata version", "strata help",
+		"strata audit verify", "strata recover --data DIR", "strata snapshot save --url URL --out FILE",
+		"strata snapshot restore --in FILE", "strata version", "strata help",
 	} {
 		if !strings.Contains(errOut, form) {
 			t.Errorf("usage does not show %q", form)
