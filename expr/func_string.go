@@ -325,7 +325,7 @@ func containsBuilder(ignoreCase bool) func(*buildCtx, []node) (evalFunc, error) 
 			}
 			s, ok := v.AsString()
 			if !ok {
-				return Bool(false), nil
+				return NullOf(TypeLong), nil // a null string contains nothing, nor lacks anything
 			}
 			if ignoreCase {
 				s = strings.ToLower(s)
@@ -435,7 +435,7 @@ func buildRegexpLike(_ *buildCtx, args []node) (evalFunc, error) {
 		}
 		s, ok := v.AsString()
 		if !ok {
-			return Bool(false), nil
+			return NullOf(TypeLong), nil
 		}
 		return Bool(re.MatchString(s)), nil
 	}, nil
