@@ -373,6 +373,9 @@ func FuzzUnmarshalState(f *testing.F) {
 		f.Add(raw)
 	}
 	f.Add([]byte(`{"kind":"LONG","op":"sum","longs":"AQI=","null":[false]}`))
+	f.Add([]byte(`{"kind":"ARRAY","op":"arrayAppend","null":[false,true,false],"elem":"LONG","arrs":[[1,null,3],null,[]]}`))
+	f.Add([]byte(`{"kind":"ARRAY","op":"arraySet","null":[false],"elem":"DOUBLE","arrs":[[null,"NaN",1.5,"-Infinity"]]}`))
+	f.Add([]byte(`{"kind":"ARRAY","op":"arraySet","null":[false],"elem":"STRING","arrs":[["a",null,"b"]]}`))
 	f.Add([]byte(`{"kind":"HLL","null":[false],"sketches":["AgEHDAMIAQAGuHIF"]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var s State
