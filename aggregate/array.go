@@ -337,6 +337,10 @@ func (w wireArrays) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
+		if a == nil {
+			b = append(b, "null"...) // a group without input
+			continue
+		}
 		b = AppendArrayJSON(b, a)
 	}
 	return append(b, ']'), nil

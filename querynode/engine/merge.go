@@ -287,6 +287,8 @@ func concatPartials(typ string, ps []*Partial) *Partial {
 			o.Theta = append(o.Theta, a.Theta...)
 			o.Quant = append(o.Quant, a.Quant...)
 			o.M2 = append(o.M2, a.M2...)
+			o.Arrs = append(o.Arrs, a.Arrs...)
+			o.Sizes = append(o.Sizes, a.Sizes...)
 		}
 	}
 	if len(out.Matched) == 0 {

@@ -343,6 +343,12 @@ func testMergeAcrossServers(t *testing.T) {
 		  {"type":"quantilesDoublesSketchToHistogram","name":"h","field":{"type":"fieldAccess","fieldName":"q"},"numBins":4}]}`,
 		`{"queryType":"groupBy","dataSource":"test","granularity":"all","intervals":["2024-01-01/2024-01-05"],"dimensions":["channel"],
 		  "aggregations":[{"type":"variance","name":"v","fieldName":"price"}],"postAggregations":[{"type":"stddev","name":"sd","fieldName":"v","estimator":"population"}]}`,
+		// ARRAY_AGG(DISTINCT page) and STRING_AGG(channel) as Druid SQL plans them.
+		`{"queryType":"groupBy","dataSource":"test","granularity":"all","intervals":["2024-01-01/2024-01-05"],"dimensions":["channel"],
+		  "aggregations":[{"type":"expression","name":"a","fields":["page"],"initialValue":"ARRAY<STRING>[]","fold":"array_set_add(\"__acc\", \"page\")","combine":"array_set_add_all(\"__acc\", \"a\")"},
+		  {"type":"filtered","filter":{"type":"not","field":{"type":"null","column":"user"}},"aggregator":{"type":"expression","name":"s","fields":["user"],
+		   "fold":"array_set_add(\"__acc\", \"user\")","combine":"array_set_add_all(\"__acc\", \"s\")","maxSizeBytes":100000,"finalize":"if(array_length(o) == 0, null, array_to_string(o, '|'))"}}],
+		  "postAggregations":[{"type":"expression","name":"n","expression":"array_length(\"a\")"},{"type":"expression","name":"has","expression":"array_contains(\"a\", 'Page_01')"}]}`,
 	}
 	e := New(Options{})
 	for _, qs := range queries {
