@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -109,4 +110,63 @@ func TestNativeJoin(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d %s naming %q", c.ds, code, body, c.code, c.category, c.msg)
 		}
 	}
+}
+
+// SQL joins answer what the join means, over a real broker and historical.
+func TestSQLJoin(t *testing.T) {
+	b := joinCluster(t)
+	for _, c := range []struct{ sql, want string }{
+		{`SELECT w.page, SUM(w.added) AS s, SUM(c.added) AS cs FROM wiki w INNER JOIN cats c ON w.page = c.page GROUP BY w.page ORDER BY w.page`,
+			`[["a",10101,21],["b",10,8]]`},
+		{`SELECT w.page, COUNT(*) AS n, SUM(c.added) AS cs FROM wiki AS w LEFT JOIN cats AS c ON w.page = c.page GROUP BY 1 ORDER BY 1`,
+			`[["a",3,21],["b",1,8],["c",1,null]]`},
+		// Qualified by table name, the right side a subquery.
+		{`SELECT wiki.__time, wiki.page, t.n FROM wiki JOIN (SELECT page, COUNT(*) AS n FROM wiki GROUP BY page) t ON wiki.page = t.page WHERE wiki.added > 50 ORDER BY wiki.__time`,
+			`[["2024-01-01T03:00:00.000Z","a",3],["2024-01-02T01:00:00.000Z","c",1],["2024-01-02T05:00:00.000Z","a",3]]`},
+		// A comma join keyed by the WHERE clause's equality.
+		{`SELECT c.page, SUM(w.added) AS s FROM cats c, wiki w WHERE c.page = w.page AND w.added < 1000 GROUP BY c.page ORDER BY c.page`,
+			`[["a",101],["b",10]]`},
+		// CROSS JOIN: every pair (5 × 2).
+		{`SELECT COUNT(*) AS n, SUM(c.added) AS cs FROM wiki CROSS JOIN cats c`, `[[10,75]]`},
+		// A chain of joins; an expression of the left side as the key.
+		{`SELECT w.page, c.added AS ca, d.added AS da FROM wiki w JOIN cats c ON LOWER(w.page) = c.page LEFT JOIN cats d ON c.page = d.page WHERE w.page = 'b'`,
+			`[["b",8,8]]`},
+	} {
+		code, body, _ := sqlCall(t, b, `{"query":`+sqlQuoteJSON(c.sql)+`,"resultFormat":"array"}`)
+		if code != 200 || body != c.want {
+			t.Errorf("%s:\n got %d %s\nwant %s", c.sql, code, body, c.want)
+		}
+	}
+
+	// EXPLAIN shows the join data source.
+	code, body, _ := sqlCall(t, b, `{"query":"EXPLAIN PLAN FOR SELECT w.page FROM wiki w JOIN cats c ON w.page = c.page","resultFormat":"array"}`)
+	if code != 200 || !strings.Contains(body, `\"type\":\"join\"`) || !strings.Contains(body, `\"rightPrefix\":\"j0.\"`) ||
+		!strings.Contains(body, `\"condition\":\"(\\\"page\\\" == \\\"j0.page\\\")\"`) {
+		t.Errorf("EXPLAIN: %d %s", code, body)
+	}
+
+	// What a broadcast join cannot run is a 400 UNSUPPORTED.
+	for _, c := range []struct{ sql, msg string }{
+		{`SELECT w.page FROM wiki w RIGHT JOIN cats c ON w.page = c.page`, "RIGHT JOIN"},
+		{`SELECT w.page FROM wiki w FULL JOIN cats c ON w.page = c.page`, "FULL JOIN"},
+		{`SELECT w.page FROM wiki w JOIN cats c ON w.added < c.added`, "equality"},
+		{`SELECT w.page FROM wiki w JOIN cats c USING (page)`, "USING"},
+	} {
+		code, body, _ := sqlCall(t, b, `{"query":`+sqlQuoteJSON(c.sql)+`}`)
+		e := errorBody(t, body)
+		msg, _ := e["errorMessage"].(string)
+		if code != 400 || e["category"] != "UNSUPPORTED" || !strings.Contains(msg, c.msg) {
+			t.Errorf("%s: %d %s, want 400 UNSUPPORTED naming %q", c.sql, code, body, c.msg)
+		}
+	}
+	// An ambiguous column is the user's error.
+	code, body, _ = sqlCall(t, b, `{"query":"SELECT page FROM wiki w JOIN cats c ON w.page = c.page"}`)
+	if code != 400 || !strings.Contains(body, "ambiguous") {
+		t.Errorf("ambiguous column: %d %s", code, body)
+	}
+}
+
+func sqlQuoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

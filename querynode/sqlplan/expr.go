@@ -62,6 +62,9 @@ func sqlTypeOf(native string) string {
 // has in the native rows, and its SQL type.
 type scopeCol struct {
 	name, native, typ string
+	// qual is the table a column of a join belongs to (join.go): a
+	// qualified reference matches only its table's columns.
+	qual string
 }
 
 // ex is a translated expression: native expression source and SQL type. col
@@ -134,15 +137,16 @@ func doubleLit(f float64) string {
 
 func (t *translator) resolve(ref *sql.ColumnRef) (scopeCol, error) {
 	name := ref.Column().Name
+	q := ""
 	if len(ref.Parts) > 1 {
-		q := ref.Parts[len(ref.Parts)-2].Name
+		q = ref.Parts[len(ref.Parts)-2].Name
 		if !slices.Contains(t.quals, q) {
 			return scopeCol{}, invalid("%s", sql.AtPos(ref, "Table '"+q+"' not found for column '"+name+"' (correlated subqueries are not supported)"))
 		}
 	}
 	var found *scopeCol
 	for i := range t.cols {
-		if t.cols[i].name == name {
+		if t.cols[i].name == name && (q == "" || t.cols[i].qual == "" || t.cols[i].qual == q) {
 			if found != nil {
 				return scopeCol{}, invalid("%s", sql.AtPos(ref, "Column '"+name+"' is ambiguous"))
 			}

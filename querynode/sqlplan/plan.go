@@ -69,6 +69,10 @@ type planner struct {
 	nested int
 	// inCache holds the values of IN subqueries already run, by their SQL.
 	inCache map[string][]ex
+	// joins counts the joins planned (their prefixes); where is the WHERE
+	// of the SELECT whose FROM is being planned (join.go).
+	joins int
+	where sql.Expr
 }
 
 // Plan parses and plans src.
@@ -309,7 +313,7 @@ func (p *planner) from(t sql.TableExpr) (any, []scopeCol, error) {
 		}
 		return p.subquery(x.Query)
 	case *sql.Join:
-		return nil, nil, unsupported("%s", sql.AtPos(x, "JOIN is not supported"))
+		return p.join(x) // join.go
 	case *sql.Unnest:
 		return nil, nil, unsupported("%s", sql.AtPos(x, "UNNEST is not supported"))
 	case *sql.TableFunc:
@@ -379,6 +383,7 @@ func (p *planner) query(q *sql.Query) (*built, error) {
 	var ds any
 	var cols []scopeCol
 	var err error
+	p.where = sel.Where // for a comma join's keys (join.go)
 	if sel.From == nil {
 		// SELECT without FROM reads one row of nothing, as Calcite's VALUES
 		// does: a native inline data source of one row.
@@ -451,7 +456,11 @@ func (s *selectPlan) items() ([]sql.Expr, []string, error) {
 				return nil, nil, unsupported("%s", sql.AtPos(st, "Qualified * is not supported"))
 			}
 			for _, c := range s.cols {
-				exprs = append(exprs, &sql.ColumnRef{Parts: []sql.Ident{{Name: c.name, Quoted: true}}})
+				ref := &sql.ColumnRef{Parts: []sql.Ident{{Name: c.name, Quoted: true}}}
+				if c.qual != "" { // a join's column: name its table, as two may share the name
+					ref.Parts = []sql.Ident{{Name: c.qual, Quoted: true}, ref.Parts[0]}
+				}
+				exprs = append(exprs, ref)
 				names = append(names, c.name)
 			}
 			continue
@@ -794,6 +803,8 @@ func tableQuals(t sql.TableExpr) []string {
 		if x.Alias != nil {
 			return []string{x.Alias.Name}
 		}
+	case *sql.Join:
+		return append(tableQuals(x.Left), tableQuals(x.Right)...)
 	}
 	return nil
 }

@@ -1,0 +1,55 @@
+package sqlplan
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestPlanJoin(t *testing.T) {
+	for _, c := range []struct {
+		sql   string
+		parts []string
+	}{
+		{`SELECT a.page, SUM(b.added) FROM wiki a JOIN wiki b ON a.page = b.page GROUP BY 1`, []string{
+			`"dataSource":{"condition":"(\"page\" == \"j0.page\")","joinType":"INNER","left":{"type":"table","name":"wiki"},"right":{"type":"table","name":"wiki"},"rightPrefix":"j0.","type":"join"}`,
+			`"fieldName":"j0.added"`, `"dimension":"page"`}},
+		{`SELECT a.page FROM wiki a LEFT JOIN (SELECT channel, COUNT(*) AS n FROM wiki GROUP BY channel) s ON a.channel = s.channel WHERE s.n > 1`, []string{
+			`"joinType":"LEFT"`, `"right":{"query":{`, `"condition":"(\"channel\" == \"j0.d0\")"`, `"column":"j0.a0"`}},
+		{`SELECT a.page, c.page FROM wiki a JOIN wiki b ON a.page = b.page JOIN wiki c ON b.channel = c.channel AND a.added = c.added`, []string{
+			`"rightPrefix":"j1."`, `"condition":"((\"j0.channel\" == \"j1.channel\") \u0026\u0026 (\"added\" == \"j1.added\"))"`,
+			`"left":{"condition":"(\"page\" == \"j0.page\")"`, `"columns":["page","j1.page"]`}},
+		{`SELECT a.page FROM wiki a, wiki b WHERE a.page = b.page AND a.added > 3`, []string{
+			`"condition":"(\"page\" == \"j0.page\")"`, `"joinType":"INNER"`}},
+		{`SELECT COUNT(*) FROM wiki CROSS JOIN wiki w2`, []string{`"condition":"1"`}},
+		{`SELECT * FROM wiki a JOIN wiki b ON a.page = b.page`, []string{
+			`"columns":["__time","page","channel","added","delta","j0.__time","j0.page","j0.channel","j0.added","j0.delta"]`}},
+	} {
+		p, _ := plan(t, c.sql, nil)
+		has(t, p.Native, c.parts...)
+	}
+	for _, c := range []struct{ sql, msg string }{
+		{`SELECT a.page FROM wiki a RIGHT JOIN wiki b ON a.page = b.page`, "RIGHT JOIN is not supported"},
+		{`SELECT a.page FROM wiki a JOIN wiki b ON a.page <> b.page`, "equality"},
+		{`SELECT a.page FROM wiki a JOIN wiki b ON a.page = b.page OR a.added = b.added`, "equality"},
+		{`SELECT a.page FROM wiki a JOIN wiki b ON a.page = b.page AND b.added > 3`, "equality"},
+		{`SELECT a.page FROM wiki a NATURAL JOIN wiki b`, "NATURAL"},
+	} {
+		_, err := Plan(context.Background(), c.sql, Request{}, testCatalog{})
+		var pe *Error
+		if !errors.As(err, &pe) || pe.Category != CategoryUnsupported || !strings.Contains(pe.Msg, c.msg) {
+			t.Errorf("%s: %v, want UNSUPPORTED naming %q", c.sql, err, c.msg)
+		}
+	}
+	for _, c := range []struct{ sql, msg string }{
+		{`SELECT page FROM wiki a JOIN wiki b ON a.page = b.page`, "ambiguous"},
+		{`SELECT x.page FROM wiki a JOIN wiki b ON a.page = b.page`, "Table 'x' not found"},
+	} {
+		_, err := Plan(context.Background(), c.sql, Request{}, testCatalog{})
+		var pe *Error
+		if !errors.As(err, &pe) || pe.Category != CategoryInvalidInput || !strings.Contains(pe.Msg, c.msg) {
+			t.Errorf("%s: %v, want INVALID_INPUT naming %q", c.sql, err, c.msg)
+		}
+	}
+}
