@@ -275,9 +275,7 @@ PARTITIONED BY DAY`, strconv.Quote(filepath.Join(dir, "data/tiny_wiki_1.json")))
 		{"S3 tutorial transform", func(n string) { runTutorial(n, "derived/tutorial_transform.json") }},
 		{"S4 tutorial update data", func(n string) { runTutorial(n, "derived/tutorial_update_data.json") }},
 		{"S5 schemaless (P12)", runS5},
-		{"S6 broadcast join (P13)", func(n string) {
-			record(n, "SKIP", "needs broadcast (joinable) datasources and SQL joins in SELECT; the second query also needs Druid's wikipedia edit-stream set, which is not shipped")
-		}},
+		{"S6 broadcast join (P13)", runS6},
 	}
 }
 
