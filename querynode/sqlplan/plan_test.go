@@ -102,7 +102,7 @@ func TestPlanErrors(t *testing.T) {
 		{`SELECT page FROM wiki UNION ALL SELECT page, added FROM wiki`, CategoryInvalidInput, "Column count mismatch"},
 		{`SELECT * FROM (SELECT page FROM wiki UNION ALL SELECT page FROM wiki)`, CategoryUnsupported, "UNION is not supported"},
 		{`SELECT page, COUNT(*) FROM wiki GROUP BY channel`, CategoryInvalidInput, "not being grouped"},
-		{`SELECT STDDEV(added) FROM wiki`, CategoryUnsupported, "not supported"},
+		{`SELECT TDIGEST_GENERATE_SKETCH(added) FROM wiki`, CategoryUnsupported, "not supported"},
 		{`SELECT page FROM wiki WHERE page = ?`, CategoryInvalidInput, "No value bound for parameter"},
 		{`SELECT w.page FROM wiki AS x`, CategoryInvalidInput, "Table 'w' not found for column 'page'"},
 	} {
