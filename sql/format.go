@@ -567,6 +567,8 @@ func (pr *printer) expr(e Expr, minPrec int) {
 			pr.w(" TO ")
 			pr.w(x.ToUnit.String())
 		}
+	case *GroupingSets:
+		pr.groupingSets(x)
 	case *ArrayLit:
 		pr.w("ARRAY[")
 		pr.exprList(x.Elems)

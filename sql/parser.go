@@ -678,7 +678,7 @@ func (p *parser) parseSelect() *Select {
 	}
 	if p.acceptKw(kwGROUP) {
 		p.expectKw(kwBY)
-		s.GroupBy = p.parseExprList()
+		s.GroupBy = p.parseGroupBy()
 	}
 	if p.acceptKw(kwHAVING) {
 		s.Having = p.parseExpr()

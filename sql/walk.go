@@ -202,6 +202,10 @@ func (w walker) node(n Node) {
 		w.window(x.Over)
 	case *NamedArg:
 		w.expr(x.Value)
+	case *GroupingSets:
+		for _, set := range x.Sets {
+			w.exprs(set)
+		}
 	case *ArrayLit:
 		w.exprs(x.Elems)
 	case *FloorCeilExpr:
