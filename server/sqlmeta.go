@@ -25,7 +25,7 @@ func sqlMetaTable(ctx context.Context, s *Server, schema, name string) (*sqlplan
 		client = http.DefaultClient
 	}
 	b := s.opts.Broker
-	t := &sysinfo.Tables{Druid: druidSchema{&sqlCatalog{s}}, Control: sysinfo.HTTPControl(urls, client),
+	t := &sysinfo.Tables{Druid: druidSchema{&sqlCatalog{s}}, Control: sysinfo.HTTPControl(urls, client), Routines: sqlRoutines,
 		Realtime: func() []sysinfo.RealtimeSegment {
 			var out []sysinfo.RealtimeSegment
 			for _, r := range b.RealtimeSegments() {
@@ -54,4 +54,14 @@ func (d druidSchema) Columns(ctx context.Context, ds string) ([]sqlplan.Column, 
 		return nil, err
 	}
 	return t.Columns, nil
+}
+
+// sqlRoutines are the planner's functions, for INFORMATION_SCHEMA.ROUTINES.
+func sqlRoutines() []sysinfo.Routine {
+	fns := sqlplan.Functions()
+	out := make([]sysinfo.Routine, len(fns))
+	for i, f := range fns {
+		out[i] = sysinfo.Routine{Name: f.Name, Aggregator: f.Aggregator}
+	}
+	return out
 }
