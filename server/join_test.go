@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"strata/querynode/query"
 )
 
 // joinCluster is sqlCluster's broker and historical serving "wiki" (page,
@@ -169,4 +171,36 @@ func TestSQLJoin(t *testing.T) {
 func sqlQuoteJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+type joinLookups map[string]map[string]string
+
+func (l joinLookups) Lookup(name string) (map[string]string, bool, bool) {
+	m, ok := l[name]
+	return m, false, ok
+}
+
+// A lookup right side joins the broker's copy of the lookup: columns k, v.
+func TestNativeJoinLookup(t *testing.T) {
+	query.SetLookups(joinLookups{"fruit": {"a": "Apple", "c": "Cherry"}})
+	t.Cleanup(func() { query.SetLookups(nil) })
+	b := joinCluster(t)
+	ds := func(name, joinType string) string {
+		return `{"type":"join","left":"wiki","right":{"type":"lookup","lookup":"` + name + `"},"rightPrefix":"l.","condition":"page == \"l.k\"","joinType":"` + joinType + `"}`
+	}
+	q := func(ds string) string {
+		return `{"queryType":"groupBy","dataSource":` + ds + `,"intervals":["2024/2025"],"granularity":"all","dimensions":["l.v"],
+			"aggregations":[{"type":"longSum","name":"added","fieldName":"added"}],"context":{"maxSubqueryRows":1}}`
+	}
+	code, got, _ := b.query(t, q(ds("fruit", "LEFT")))
+	want := `[{"version":"v1","timestamp":"2024-01-01T00:00:00.000Z","event":{"l.v":null,"added":10}},` +
+		`{"version":"v1","timestamp":"2024-01-01T00:00:00.000Z","event":{"l.v":"Apple","added":10101}},` +
+		`{"version":"v1","timestamp":"2024-01-01T00:00:00.000Z","event":{"l.v":"Cherry","added":1000}}]`
+	if code != 200 || got != want {
+		t.Errorf("LEFT join with a lookup (its rows not counted as subquery rows):\n got %d %s\nwant %s", code, got, want)
+	}
+	code, body, _ := b.query(t, q(ds("nope", "INNER")))
+	if e := errorBody(t, body); code != 400 || !strings.Contains(e["errorMessage"].(string), "Lookup [nope] not found") {
+		t.Errorf("unknown lookup: %d %s", code, body)
+	}
 }

@@ -12,7 +12,7 @@ import (
 // Joins run broadcast, as Druid runs them: the broker turns the right side
 // of every join clause into rows (a query or table side is run first,
 // counting against the subquery row limit; an inline side is already rows;
-// a lookup side is the process's lookup), puts them into the query as
+// a lookup side is the broker's copy of the lookup), puts them into the query as
 // inline data sources, and then runs the query as usual: a left side of
 // tables is scattered to the data servers, which join each segment's rows
 // with the rows shipped (the engine's join stage); an inline or query left
@@ -45,8 +45,11 @@ func (b *Broker) executeJoin(ctx context.Context, q *nativeQuery, body []byte, r
 func (b *Broker) joinRight(ctx context.Context, q *nativeQuery, j *query.Join, rows *subqueryRows, c *completeness) (*table, error) {
 	inner, body := j.Right.Query, []byte(j.Right.QueryJSON)
 	switch {
-	case j.Right.Lookup != "": // lookup right side
-		return nil, query.Errorf(query.Unsupported, "a join whose right side is lookup [%s] is not supported yet", j.Right.Lookup)
+	case j.Right.Lookup != "":
+		// The broker's own copy of the lookup (every querying process
+		// holds its tier's lookups); like Druid, its rows are not
+		// subquery rows.
+		return query.LookupTable(j.Right.Lookup)
 	case j.Right.Table != "":
 		// A table side is read whole by a scan (on the data servers that
 		// hold it: every one, for a broadcast table), as Druid reads a

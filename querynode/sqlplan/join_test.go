@@ -2,6 +2,7 @@ package sqlplan
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -52,4 +53,23 @@ func TestPlanJoin(t *testing.T) {
 			t.Errorf("%s: %v, want INVALID_INPUT naming %q", c.sql, err, c.msg)
 		}
 	}
+}
+
+// lookupCatalog is testCatalog plus the lookup table lookup.fruit, as the
+// server's catalog serves lookups.
+type lookupCatalog struct{ testCatalog }
+
+func (c lookupCatalog) Table(ctx context.Context, schema, name string) (*Table, error) {
+	if schema == "lookup" && name == "fruit" {
+		return &Table{Columns: []Column{{"k", "VARCHAR"}, {"v", "VARCHAR"}}, DataSource: json.RawMessage(`{"type":"lookup","lookup":"fruit"}`)}, nil
+	}
+	return c.testCatalog.Table(ctx, schema, name)
+}
+
+func TestPlanJoinLookup(t *testing.T) {
+	p, err := Plan(context.Background(), `SELECT l.v, SUM(w.added) FROM wiki w LEFT JOIN lookup.fruit l ON w.page = l.k GROUP BY 1`, Request{}, lookupCatalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	has(t, p.Native, `"right":{"type":"lookup","lookup":"fruit"}`, `"condition":"(\"page\" == \"j0.k\")"`, `"joinType":"LEFT"`, `"dimension":"j0.v"`)
 }
