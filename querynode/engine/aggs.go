@@ -24,6 +24,9 @@ func aggSpec(a *query.Aggregator) *aggregate.Spec {
 	if b.Type == "count" {
 		s.Op = aggregate.OpCount
 	}
+	if b.Type == "grouping" {
+		s.Op = aggregate.OpMax // a long that nothing folds into
+	}
 	if ag := b.Array; ag != nil {
 		s.Elem, s.MaxSizeBytes = ag.Elem, ag.MaxSizeBytes
 		if ag.Finalize != nil {
@@ -115,6 +118,8 @@ func (rc *columns) newSegAgg(filt *filterEval, a *query.Aggregator, st *AggState
 	switch {
 	case a.Type == "count":
 		return &countAgg{st: st}, nil
+	case a.Type == "grouping":
+		return &groupingAgg{st: st}, nil
 	case st.Op == "sum" || st.Op == "min" || st.Op == "max":
 		var src numSource
 		var err error

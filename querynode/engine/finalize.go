@@ -36,6 +36,9 @@ type rowSchema struct {
 	dims  []*query.DimensionSpec
 	aggs  []*query.Aggregator
 	posts []*query.PostAggregator
+	// fixed holds the values of grouping aggregators, by aggregator index,
+	// for the subtotal being finalized (setSubtotal).
+	fixed map[int]Value
 }
 
 type slot struct {
@@ -54,6 +57,7 @@ func newSchema(q *query.Query, dims []*query.DimensionSpec, aggs []*query.Aggreg
 	for i, p := range s.posts {
 		s.index[p.Name] = slot{2, i}
 	}
+	s.setSubtotal(nil)
 	return s
 }
 
@@ -98,6 +102,9 @@ func (s *rowSchema) rows(p *Partial, idx []int) ([]*resultRow, error) {
 				return nil, err
 			}
 			r.aggs[k] = v
+			if f, ok := s.fixed[k]; ok {
+				r.aggs[k] = f
+			}
 			if a.Kind == query.KindQuantiles && len(s.posts) > 0 {
 				if r.quant == nil {
 					r.quant = make([]*quantiles.Sketch, len(p.Aggs))

@@ -109,6 +109,7 @@ func (e *Engine) finalizeGroupBy(q *query.Query, p *Partial) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.setSubtotal(subset)
 		rows, err := e.groupByRows(q, s, merged)
 		if err != nil {
 			return nil, err

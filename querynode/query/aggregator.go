@@ -35,6 +35,8 @@ type Aggregator struct {
 	K int
 	// variance: the population estimator (else the sample one)
 	Population bool
+	// grouping: the dimensions whose absence from a subtotal it reports
+	Groupings []string
 	// filtered
 	Filter *Filter
 	Inner  *Aggregator
@@ -76,6 +78,8 @@ func (a *Aggregator) ValueKind() string {
 		return KindTheta
 	case "variance":
 		return KindVariance
+	case "grouping":
+		return KindLong
 	case "quantilesDoublesSketch", "quantilesDoublesSketchMerge":
 		return KindQuantiles
 	case "expression":
@@ -278,6 +282,10 @@ func ParseAggregator(raw json.RawMessage) (*Aggregator, error) {
 		if err := parseVariance(o, a); err != nil {
 			return nil, err
 		}
+	case t == "grouping":
+		if err := parseGrouping(o, a); err != nil {
+			return nil, err
+		}
 	case t == "filtered":
 		fr := o.raw("filter")
 		if fr == nil {
@@ -302,7 +310,7 @@ func ParseAggregator(raw json.RawMessage) (*Aggregator, error) {
 		}
 	case t == "javascript":
 		return nil, Errorf(Unsupported, "JavaScript is disabled")
-	case t == "doubleMean" || t == "grouping" || strings.HasPrefix(t, "quantiles") ||
+	case t == "doubleMean" || strings.HasPrefix(t, "quantiles") ||
 		t == "approxHistogram" || t == "approxHistogramFold" || strings.HasPrefix(t, "KllDoublesSketch"):
 		return nil, Errorf(Unsupported, "aggregator type [%s] is not supported by this engine", t)
 	default:
