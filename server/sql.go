@@ -295,7 +295,11 @@ func renderSQL(req sqlRequest, cols []sqlplan.Column, rows [][]any) []byte {
 			}
 		}
 		for _, row := range rows {
-			lines = append(lines, mustJSON(jsonRow(row)))
+			line, ok := appendJSONRow(make([]byte, 0, 64), jsonRow(row))
+			if !ok {
+				line = []byte("null") // as mustJSON
+			}
+			lines = append(lines, line)
 		}
 		writeLines(&b, lines, req.ResultFormat == "arrayLines")
 	default: // object, objectLines
@@ -318,12 +322,13 @@ func renderSQL(req sqlRequest, cols []sqlplan.Column, rows [][]any) []byte {
 			}
 			lines = append(lines, mustJSON(h))
 		}
+		keys := jsonKeys(names)
 		for _, row := range rows {
-			o := make(orderedObject, len(cols))
-			for i, v := range jsonRow(row) {
-				o[i] = kv{names[i], v}
+			line, ok := appendJSONObjectRow(make([]byte, 0, 128), keys, jsonRow(row))
+			if !ok {
+				line = []byte("null") // as mustJSON
 			}
-			lines = append(lines, mustJSON(o))
+			lines = append(lines, line)
 		}
 		writeLines(&b, lines, req.ResultFormat == "objectLines")
 	}
