@@ -1,6 +1,7 @@
 package nativebatch
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -586,16 +587,6 @@ func dimNames(dims []segment.Dimension) []string {
 	return out
 }
 
-// discoverFormat reads each JSON record whole, as text, so that its keys can
-// be listed in document order.
-var discoverFormat = func() input.Format {
-	f, err := input.ParseFormat([]byte(`{"type":"json","flattenSpec":{"useFieldDiscovery":false,"fields":[{"type":"path","name":"doc","expr":"$"}]}}`))
-	if err != nil {
-		panic(err) // a constant spec
-	}
-	return f
-}()
-
 // fieldKinds records which kinds of value an input field held.
 type fieldKinds struct {
 	long, double, str, boolean bool
@@ -628,9 +619,9 @@ func (f fieldKinds) typed(name string) (segment.Kind, error) {
 // discover decides the dimensions Build writes: the declared ones, each of
 // type auto typed by its values, then, when s.Discover is set, every other
 // input field and transform except the timestamp column, the exclusions,
-// the metrics and the fields the metrics read. Fields come in the order the
-// reader lists them (a record's keys by name, new keys of later records
-// after). Classic discovery stores strings and multi-value strings and
+// the metrics and the fields the metrics read. Fields come in document
+// order (a record's keys as written, new keys of later records after), as
+// Druid keeps them. Classic discovery stores strings and multi-value strings and
 // leaves out fields that only ever hold nested data, as Druid's string-based
 // discovery does; typed discovery (useSchemaDiscovery) types them as the
 // auto type does. It also returns the discovered kind of each input field,
@@ -648,34 +639,21 @@ func discover(ctx context.Context, s *Spec, splits []input.Split) ([]segment.Dim
 		set(k)
 	}
 	if s.Format.Type() == "json" {
-		row := make([]expr.Value, 1)
-		for _, sp := range splits {
-			fr, err := input.Open(ctx, sp, discoverFormat, []input.Column{{Name: "doc"}}, nil)
-			if err != nil {
-				return nil, nil, fmt.Errorf("open %s: %w", sp.URI, err)
-			}
-			for {
-				err := fr.Next(row)
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					continue // counted as unparseable by the ingesting pass
-				}
-				if err := objectKeys(row[0].Str(), note); err != nil {
-					continue
+		fs, _ := s.Format.Spec()["flattenSpec"].(map[string]any)
+		// With flattenSpec.useFieldDiscovery false only its fields exist.
+		if fd, ok := fs["useFieldDiscovery"].(bool); !ok || fd {
+			for _, sp := range splits {
+				if err := documentKeys(ctx, sp, note); err != nil {
+					return nil, nil, err
 				}
 			}
-			fr.Close()
 		}
 		// flattenSpec fields are fields too, even when no record has the key.
-		if fs, ok := s.Format.Spec()["flattenSpec"].(map[string]any); ok {
-			if fields, ok := fs["fields"].([]any); ok {
-				for _, f := range fields {
-					if m, ok := f.(map[string]any); ok {
-						if n, ok := m["name"].(string); ok {
-							note(n, func(*fieldKinds) {})
-						}
+		if fields, ok := fs["fields"].([]any); ok {
+			for _, f := range fields {
+				if m, ok := f.(map[string]any); ok {
+					if n, ok := m["name"].(string); ok {
+						note(n, func(*fieldKinds) {})
 					}
 				}
 			}
@@ -796,10 +774,45 @@ func discover(ctx context.Context, s *Spec, splits []input.Split) ([]segment.Dim
 	return dims, inputKinds, nil
 }
 
+// documentKeys notes the top-level keys of every JSON object in the split,
+// in document order. A malformed record is skipped to the end of its line
+// (the ingesting pass counts it as unparseable).
+func documentKeys(ctx context.Context, sp input.Split, note func(string, func(*fieldKinds))) error {
+	f, err := input.OpenRaw(ctx, sp)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", sp.URI, err)
+	}
+	defer f.Close()
+	var r io.Reader = f
+	for {
+		dec := json.NewDecoder(r)
+		for {
+			var doc json.RawMessage
+			err := dec.Decode(&doc)
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				var se *json.SyntaxError
+				if !errors.As(err, &se) && !errors.Is(err, io.ErrUnexpectedEOF) {
+					return fmt.Errorf("read %s: %w", sp.URI, err)
+				}
+				break
+			}
+			objectKeys(doc, note) // a non-object is the ingesting pass's to report
+		}
+		rest := bufio.NewReader(io.MultiReader(dec.Buffered(), r))
+		if _, err := rest.ReadBytes('\n'); err != nil {
+			return nil // the bad record ran to the end of the file
+		}
+		r = rest
+	}
+}
+
 // objectKeys calls note for each top-level key of a JSON object with what
 // its value shows of the field's kind.
-func objectKeys(doc string, note func(string, func(*fieldKinds))) error {
-	dec := json.NewDecoder(bytes.NewReader([]byte(doc)))
+func objectKeys(doc []byte, note func(string, func(*fieldKinds))) error {
+	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return fmt.Errorf("not an object")

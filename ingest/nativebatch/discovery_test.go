@@ -131,8 +131,8 @@ func TestClassicDiscoveryLeavesNestedDataOut(t *testing.T) {
 `
 	b := build(t, inlineTask(data, `{"dataSource":"a","timestampSpec":{"column":"timestamp"},
 		"dimensionsSpec":{"dimensions":[]},"granularitySpec":{"rollup":false}}`, ""))
-	if got := strings.Join(b.segs[0].Dimensions, ","); got != "n,s,tags" {
-		t.Fatalf("dimensions %s, want n,s,tags (the object and the list of objects left out)", got)
+	if got := strings.Join(b.segs[0].Dimensions, ","); got != "s,tags,n" {
+		t.Fatalf("dimensions %s, want s,tags,n (the object and the list of objects left out)", got)
 	}
 	r := b.rows(t)[0]
 	if r["n"] != "5" {
@@ -154,5 +154,33 @@ func TestIncludeAllDimensions(t *testing.T) {
 	}
 	if k := kinds(t, b); k["number"] != "long" || k["location"] != "string" {
 		t.Errorf("kinds %v", k)
+	}
+}
+
+// Discovered fields keep the order of the input document, as Druid's
+// schemaless ingestion does (Jackson keeps key order): first record's keys
+// as written, then new keys of later records; a malformed line is skipped.
+func TestDiscoveryKeepsDocumentOrder(t *testing.T) {
+	data := `{"timestamp":"2020-01-01T00:00:00Z","zeta":"a","alpha":1,"mid":2.5}
+{"timestamp":"2020-01-01T00:00:00Z","zeta":"a",
+{"timestamp":"2020-01-01T01:00:00Z","beta":"b","zeta":"c"}
+`
+	for _, typed := range []string{"false", "true"} {
+		s, err := ParseSpec(inlineTask(data, `{"dataSource":"a","timestampSpec":{"column":"timestamp"},
+			"dimensionsSpec":{"useSchemaDiscovery":`+typed+`},"granularitySpec":{"rollup":false}}`, `{"type":"index","maxParseExceptions":5}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		splits, err := s.Source.Splits(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		dims, _, err := discover(context.Background(), s, splits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(dimNames(dims), ","); got != "zeta,alpha,mid,beta" {
+			t.Errorf("useSchemaDiscovery %s: dimensions %s, want zeta,alpha,mid,beta", typed, got)
+		}
 	}
 }

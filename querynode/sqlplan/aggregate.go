@@ -82,9 +82,19 @@ func (s *selectPlan) aggregate() (*built, error) {
 	// them (the native subtotalsSpec); the plain keys are in every subtotal.
 	var grouping *sql.FuncCall
 	var plainKeys, setKeys []string
+	var sets [][]string // GROUPING SETS (grouping.go)
 	for _, g := range groupExprs {
+		if gs, ok := g.(*sql.GroupingSets); ok {
+			if sets != nil || grouping != nil {
+				return nil, unsupported("%s", sql.AtPos(gs, "Only one ROLLUP, CUBE or GROUPING SETS per GROUP BY is supported"))
+			}
+			if sets, err = a.groupingSets(gs, exprs, names); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if f, ok := g.(*sql.FuncCall); ok && !f.Name.Quoted && (strings.EqualFold(f.Name.Name, "ROLLUP") || strings.EqualFold(f.Name.Name, "CUBE")) {
-			if grouping != nil || len(f.Args) == 0 || len(f.Args) > 8 {
+			if grouping != nil || sets != nil || len(f.Args) == 0 || len(f.Args) > 8 {
 				return nil, unsupported("%s", sql.AtPos(f, "Only one ROLLUP or CUBE of at most 8 keys per GROUP BY is supported"))
 			}
 			grouping = f
@@ -106,6 +116,9 @@ func (s *selectPlan) aggregate() (*built, error) {
 	var subtotals [][]string
 	if grouping != nil {
 		subtotals = subtotalSets(strings.ToUpper(grouping.Name.Name), plainKeys, setKeys)
+	}
+	if sets != nil {
+		subtotals = withPlainKeys(plainKeys, sets)
 	}
 	// Aggregates anywhere in the select list, HAVING and ORDER BY.
 	var calls []*sql.FuncCall

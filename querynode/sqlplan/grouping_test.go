@@ -1,0 +1,13 @@
+package sqlplan
+
+import "testing"
+
+func init() {
+	planSeeds = append(planSeeds,
+		"SELECT page, channel, GROUPING(page, channel), VARIANCE(added) FROM wiki GROUP BY added, GROUPING SETS ((page, channel), (channel), ())")
+}
+
+func TestPlanGroupingSets(t *testing.T) {
+	p, _ := plan(t, `SELECT channel, page, COUNT(*), GROUPING(page, 1) FROM wiki GROUP BY 1, GROUPING SETS ((page), ())`, nil)
+	has(t, p.Native, `"subtotalsSpec":[["d0","d1"],["d0"]]`, `{"groupings":["d1","d0"],"name":"a1","type":"grouping"}`, `"queryType":"groupBy"`)
+}
