@@ -67,3 +67,27 @@ func TestArrayAggMaxSize(t *testing.T) {
 		t.Fatal("a general fold expression ran")
 	}
 }
+
+// TestGroupByNoDimsEmptyHaving checks that the row of empty aggregates a
+// groupBy without dimensions answers over no data goes through the having
+// spec like any row, as Druid adds it before post-processing: Druid SQL's
+// COUNT(*) over an ARRAY_AGG subquery that matched nothing and a filter
+// its null row fails answers 0 (qaAggFuncs' float cases).
+func TestGroupByNoDimsEmptyHaving(t *testing.T) {
+	segs := buildSegments(t, genRows(100, 1, 15), 64)
+	for _, c := range []struct {
+		having string
+		rows   int
+	}{
+		{`{"type":"filter","filter":{"type":"expression","expression":"(!array_contains(\"a\", 99999)) || 0"}}`, 0},
+		{`{"type":"filter","filter":{"type":"expression","expression":"isnull(\"a\")"}}`, 1},
+		{`{"type":"greaterThan","aggregation":"c","value":0}`, 0},
+	} {
+		res := arr(runJSON(t, segs, `{"queryType":"groupBy","dataSource":"test","granularity":"all",
+			"intervals":["2030-01-01/2030-01-02"],"dimensions":[],"aggregations":[{"type":"count","name":"c"},
+			{"type":"expression","name":"a","fields":["added"],"fold":"array_append(__acc, added)"}],"having":`+c.having+`}`))
+		if len(res) != c.rows {
+			t.Errorf("having %s: got %v, want %d rows", c.having, res, c.rows)
+		}
+	}
+}

@@ -201,12 +201,22 @@ func (e *Engine) groupByRows(q *query.Query, s *rowSchema, p *Partial) ([]*resul
 		rows = sorted
 	}
 	if p.Len() == 0 && len(g.Dimensions) == 0 && allTime(q) && offset == 0 && limit > 0 {
-		// No dimensions, no data: one row of empty aggregates (Druid ≥ 28).
+		// No dimensions, no data: one row of empty aggregates (Druid ≥ 28),
+		// which the having spec filters like any row (Druid adds it before
+		// post-processing).
 		r, err := emptyRow(q, s)
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, r)
+		keep := true
+		if g.Having != nil {
+			if keep, err = matchHaving(g.Having, func(n string) Value { return s.get(r, n) }); err != nil {
+				return nil, err
+			}
+		}
+		if keep {
+			rows = append(rows, r)
+		}
 	}
 	if allTime(q) {
 		ts := universalTimestamp(q)
