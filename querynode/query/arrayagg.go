@@ -127,12 +127,13 @@ func emptyArrayElem(src string) (string, bool) {
 	if s == "[]" {
 		return "", true
 	}
-	switch strings.ToUpper(s) {
-	case "ARRAY<LONG>[]":
+	// Druid SQL writes "<LONG>[]"; "ARRAY<LONG>[]" is the same literal.
+	switch strings.TrimPrefix(strings.ToUpper(s), "ARRAY") {
+	case "<LONG>[]":
 		return "LONG", true
-	case "ARRAY<DOUBLE>[]", "ARRAY<FLOAT>[]":
+	case "<DOUBLE>[]", "<FLOAT>[]":
 		return "DOUBLE", true
-	case "ARRAY<STRING>[]":
+	case "<STRING>[]":
 		return "STRING", true
 	}
 	return "", false

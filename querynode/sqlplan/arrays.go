@@ -111,11 +111,15 @@ func (a *aggPlan) addArrayAgg(c *sql.FuncCall, name, fname string) error {
 	if c.Distinct {
 		fold, combine = "array_set_add", "array_set_add_all"
 	}
-	init := "ARRAY<" + elem + ">[]"
-	var agg map[string]any = map[string]any{
+	// Druid's initial values: a typed empty array for numbers, [] (whose
+	// type the values give) for strings.
+	init := "[]"
+	if elem != "STRING" {
+		init = "<" + elem + ">[]"
+	}
+	agg := map[string]any{
 		"type": "expression", "name": name, "fields": []string{col}, "accumulatorIdentifier": "__acc",
-		"initialValue": init, "initialCombineValue": init,
-		"isNullUnlessAggregated": true, "shouldAggregateNullInputs": true, "shouldCombineAggregateNullInputs": false,
+		"initialValue": init, "isNullUnlessAggregated": true,
 		"fold":         fold + `("__acc", ` + quoteIdent(col) + ")",
 		"combine":      combine + `("__acc", ` + quoteIdent(name) + ")",
 		"maxSizeBytes": size,
@@ -479,4 +483,49 @@ func (p *Planned) arrayValue(v any) (any, error) {
 	}
 	bs, err := json.Marshal(v)
 	return string(bs), err
+}
+
+// neverNull reports whether e's SQL type is NOT NULL as Druid's planner
+// (Calcite) types it: literals, COUNT, ARRAY_AGG (a non-null array of
+// nullable elements), ARRAY_LENGTH, ARRAY_ORDINAL_OF and ARRAY_TO_STRING
+// (declared with non-null return types), ARRAY_SLICE of a non-null array,
+// ARRAY[...], and the standard functions whose arguments are all non-null.
+// Calcite folds "x IS NULL" to FALSE for such x before anything runs, even
+// where the value computed at run time is null (ARRAY_ORDINAL_OF of no
+// match), and Druid's answers follow; anything not known here is nullable.
+func neverNull(e sql.Expr) bool {
+	switch x := e.(type) {
+	case *sql.NumberLit, *sql.StringLit, *sql.BoolLit, *sql.TypedLit, *sql.ArrayLit:
+		return true
+	case *sql.FuncCall:
+		if x.Over != nil || x.Name.Quoted {
+			return false
+		}
+		switch strings.ToUpper(x.Name.Name) {
+		case "COUNT", "ARRAY_AGG", "ARRAY_LENGTH", "ARRAY_ORDINAL_OF", "ARRAY_TO_STRING":
+			return true
+		case "ARRAY_SLICE":
+			return len(x.Args) > 0 && neverNull(x.Args[0])
+		case "LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "UPPER", "LOWER":
+			for _, a := range x.Args {
+				if !neverNull(a) {
+					return false
+				}
+			}
+			return len(x.Args) > 0
+		}
+	case *sql.BinaryExpr:
+		if _, arith := arithOps[x.Op]; arith || x.Op == sql.OpConcat {
+			return neverNull(x.Left) && neverNull(x.Right)
+		}
+	}
+	return false
+}
+
+// notNullCheck is "x IS [NOT] NULL" of a never-null x: a constant.
+func notNullCheck(not bool) ex {
+	if not {
+		return ex{src: "1", typ: tBoolean, lit: int64(1), isLit: true}
+	}
+	return ex{src: "0", typ: tBoolean, lit: int64(0), isLit: true}
 }

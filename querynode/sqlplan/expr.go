@@ -235,6 +235,9 @@ func (t *translator) expr(e sql.Expr) (ex, error) {
 		if err != nil {
 			return ex{}, err
 		}
+		if x.What == sql.IsNull && neverNull(x.X) {
+			return notNullCheck(x.Not), nil
+		}
 		var src string
 		switch x.What {
 		case sql.IsNull, sql.IsUnknown:
