@@ -78,6 +78,8 @@ type Broker struct {
 	client *http.Client
 	slots  chan struct{} // nil: unbounded
 
+	columns columnsMemo // datasources' columns over all time (metadata.go)
+
 	mu      sync.Mutex
 	running map[string][]*runningQuery
 

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"slices"
+	"sync"
 
 	"strata/interval"
 	"strata/protocol"
@@ -98,13 +99,56 @@ func (b *Broker) defaultWindow() interval.Interval {
 // DataSourceColumns returns the union of the dimensions and metrics of the
 // datasource's available segments overlapping iv (nil: the default window).
 func (b *Broker) DataSourceColumns(ds string, iv *interval.Interval) Columns {
+	if iv != nil && *iv == interval.Eternity {
+		return b.allTimeColumns(ds)
+	}
 	w := b.defaultWindow()
 	if iv != nil {
 		w = *iv
 	}
-	dims, mets := map[string]bool{}, map[string]bool{}
-	v := b.view
+	c, _ := b.view.columns(ds, w)
+	return c
+}
+
+// columnsMemo keeps each datasource's columns over all time until the view
+// changes. SQL's catalog asks for them on every statement: walking every
+// segment each time cost a statement 0.7 ms at 1,000 segments and 7 ms at
+// 10,000, which the same native query does not pay.
+type columnsMemo struct {
+	mu      sync.Mutex
+	version chan struct{} // the view's changed channel when cols were read
+	cols    map[string]Columns
+}
+
+func (b *Broker) allTimeColumns(ds string) Columns {
+	v, m := b.view, &b.columns
 	v.mu.RLock()
+	version := v.changed // replaced whenever the view changes
+	v.mu.RUnlock()
+	m.mu.Lock()
+	c, ok := m.cols[ds]
+	ok = ok && m.version == version
+	m.mu.Unlock()
+	if !ok {
+		var read chan struct{}
+		c, read = v.columns(ds, interval.Eternity)
+		m.mu.Lock()
+		if m.version != read {
+			m.version, m.cols = read, map[string]Columns{}
+		}
+		m.cols[ds] = c
+		m.mu.Unlock()
+	}
+	// The caller owns what it gets.
+	return Columns{Dimensions: slices.Clone(c.Dimensions), Metrics: slices.Clone(c.Metrics)}
+}
+
+// columns is the union of the dimensions and metrics of ds's segments
+// overlapping w, and the version of the view it read (its changed channel).
+func (v *view) columns(ds string, w interval.Interval) (Columns, chan struct{}) {
+	dims, mets := map[string]bool{}, map[string]bool{}
+	v.mu.RLock()
+	defer v.mu.RUnlock()
 	if tl := v.index.Timeline(ds); tl != nil {
 		tl.Segments(func(seg *segmeta.DataSegment) bool {
 			if seg.Interval.Overlaps(w) {
@@ -118,8 +162,7 @@ func (b *Broker) DataSourceColumns(ds string, iv *interval.Interval) Columns {
 			return true
 		})
 	}
-	v.mu.RUnlock()
-	return Columns{Dimensions: sortedKeys(dims), Metrics: sortedKeys(mets)}
+	return Columns{Dimensions: sortedKeys(dims), Metrics: sortedKeys(mets)}, v.changed
 }
 
 // DataSourceColumnsByInterval returns the columns per visible timeline
