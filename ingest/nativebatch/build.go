@@ -591,6 +591,7 @@ func dimNames(dims []segment.Dimension) []string {
 type fieldKinds struct {
 	long, double, str, boolean bool
 	array, nested              bool // a list of scalars; an object or a list holding objects or lists
+	flattened                  bool // a flattenSpec field
 }
 
 // typed is the column kind type-aware discovery and the auto dimension type
@@ -648,12 +649,13 @@ func discover(ctx context.Context, s *Spec, splits []input.Split) ([]segment.Dim
 				}
 			}
 		}
-		// flattenSpec fields are fields too, even when no record has the key.
+		// flattenSpec fields are fields too, even when no record has the key,
+		// and string discovery keeps them whatever they hold.
 		if fields, ok := fs["fields"].([]any); ok {
 			for _, f := range fields {
 				if m, ok := f.(map[string]any); ok {
 					if n, ok := m["name"].(string); ok {
-						note(n, func(*fieldKinds) {})
+						note(n, func(k *fieldKinds) { k.flattened = true })
 					}
 				}
 			}
@@ -763,7 +765,7 @@ func discover(ctx context.Context, s *Spec, splits []input.Split) ([]segment.Dim
 				return nil, nil, err
 			}
 			d.Kind, d.MultiValue = k, k == segment.KindString
-		} else if fk.nested && !fk.long && !fk.double && !fk.str && !fk.boolean && !fk.array {
+		} else if fk.nested && !fk.flattened && !fk.long && !fk.double && !fk.str && !fk.boolean && !fk.array {
 			continue // only ever nested data: string discovery leaves it out
 		}
 		dims = append(dims, d)

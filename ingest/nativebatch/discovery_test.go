@@ -2,6 +2,7 @@ package nativebatch
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -182,5 +183,18 @@ func TestDiscoveryKeepsDocumentOrder(t *testing.T) {
 		if got := strings.Join(dimNames(dims), ","); got != "zeta,alpha,mid,beta" {
 			t.Errorf("useSchemaDiscovery %s: dimensions %s, want zeta,alpha,mid,beta", typed, got)
 		}
+	}
+}
+
+// A flattenSpec field is a field string discovery keeps even when it holds
+// an object (Druid stores it as a string), unlike an undeclared nested key.
+func TestClassicDiscoveryKeepsFlattenedNestedFields(t *testing.T) {
+	d, _ := json.Marshal(`{"timestamp":"2020-01-01T00:00:00Z","s":"a","o":{},"p":{"x":1}}` + "\n")
+	b := build(t, []byte(`{"type":"index","spec":{"dataSchema":{"dataSource":"a","timestampSpec":{"column":"timestamp"},
+		"dimensionsSpec":{"dimensions":null},"granularitySpec":{"rollup":false}},
+		"ioConfig":{"type":"index","inputSource":{"type":"inline","data":`+string(d)+`},
+			"inputFormat":{"type":"json","flattenSpec":{"useFieldDiscovery":true,"fields":[{"type":"path","name":"o","expr":"$.o"}]}}}}}`))
+	if got := strings.Join(b.segs[0].Dimensions, ","); got != "s,o" {
+		t.Fatalf("dimensions %s, want s,o (the flattenSpec field kept, the other object left out)", got)
 	}
 }
