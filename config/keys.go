@@ -141,6 +141,10 @@ var Keys = []Key{
 	{Name: "svc.segmentCache.dropSegmentDelayMillis", Default: "30000", Doc: "historical role: how long a dropped segment stays served, for brokers to see the drop"},
 	{Name: "svc.segmentCache.scrubPeriod", Default: "1h", Doc: "historical role: how often every cached segment file is re-read and its checksums verified (`0`: never). Queries verify the bytes they read themselves (each block on every read; dictionaries, postings and null bitmaps once, into memory); a damaged file is dropped and downloaded again, and a sub-query that meets one reports its segments missing so the broker reads a replica"},
 
+	// Lookups (every querying role: broker, historical, middle manager).
+	{Name: "svc.lookup.lookupTier", Default: "__default", Doc: "broker, historical and middle manager roles: the lookup tier whose lookups the process loads (Druid's `druid.lookup.lookupTier`)"},
+	{Name: "svc.lookup.pollPeriod", Default: "1s", Doc: "broker, historical and middle manager roles: how often the process polls the coordinator for its tier's lookups (and reports what it holds)"},
+
 	// Broker role.
 	{Name: "svc.broker.historicalUrls", DefaultDoc: "the live historicals and middle managers (discovery); without discovery quickstart's", Doc: "broker role: data servers it queries"},
 	{Name: "svc.broker.pollPeriod", Default: "250ms", Doc: "broker role: how often it polls the data servers' announcements"},

@@ -388,6 +388,20 @@ func ParseHistorical(src Source) (Historical, error) {
 	return c, r.err()
 }
 
+// Lookups are a querying process's lookup settings.
+type Lookups struct {
+	Tier       string
+	PollPeriod time.Duration
+}
+
+// ParseLookups reads the lookup settings of a broker, historical or middle
+// manager.
+func ParseLookups(src Source) (Lookups, error) {
+	r := &reader{src: src}
+	c := Lookups{Tier: r.str("svc.lookup.lookupTier"), PollPeriod: r.duration("svc.lookup.pollPeriod")}
+	return c, r.err()
+}
+
 // Broker is a broker's settings.
 type Broker struct {
 	HistoricalURLs                         []string

@@ -146,13 +146,16 @@ func (s *State) LookupsInitialized() bool { return s.lookups.initialized }
 // LookupsChanged is the Raft index of the last lookup change (0: none).
 func (s *State) LookupsChanged() uint64 { return s.lookups.changed }
 
-// LookupTiers lists the tiers, sorted.
-func (s *State) LookupTiers() []string { return slices.Sorted(maps.Keys(s.lookups.tiers)) }
+// LookupTiers lists the tiers, sorted (never nil).
+func (s *State) LookupTiers() []string {
+	return append([]string{}, slices.Sorted(maps.Keys(s.lookups.tiers))...)
+}
 
-// LookupNames lists the lookups of tier, sorted (ok false: no such tier).
+// LookupNames lists the lookups of tier, sorted, never nil (ok false: no
+// such tier).
 func (s *State) LookupNames(tier string) ([]string, bool) {
 	m, ok := s.lookups.tiers[tier]
-	return slices.Sorted(maps.Keys(m)), ok
+	return append([]string{}, slices.Sorted(maps.Keys(m))...), ok
 }
 
 // LookupJSON returns the canonical JSON of a lookup container (nil: none).

@@ -16,9 +16,12 @@ import (
 	"strata/escalator"
 	"strata/ingest"
 	"strata/interval"
+	"strata/lookups"
 	"strata/props"
 	"strata/querynode/broker"
 	"strata/querynode/historical"
+	"strata/querynode/lookupcache"
+	"strata/querynode/query"
 	"strata/querynode/segcache"
 	"strata/server"
 	"strata/storage/deep"
@@ -61,10 +64,13 @@ const (
 //	svc.storage.*                           deep storage (package storage/deep); a local storage
 //	                                        without storageDirectory uses <svc.data.dir>/deep-storage
 
-// dataPlane holds the historical and broker of a process.
+// dataPlane holds the historical and broker of a process, and the lookups
+// they query with.
 type dataPlane struct {
 	historical *historical.Node
 	broker     *broker.Broker
+	lookups    *lookupcache.Registry
+	lookupSync *lookupcache.Syncer
 }
 
 // newDataPlane builds the historical and broker for the roles of p (either
@@ -105,7 +111,42 @@ func newDataPlane(p *props.Properties, roles []string, logger hclog.Logger, ann 
 			return nil, err
 		}
 	}
+	if dp.historical != nil || dp.broker != nil {
+		if err := dp.newLookups(p, name, logger); err != nil {
+			return nil, err
+		}
+	}
 	return dp, nil
+}
+
+// newLookups builds the registry of the lookups this process queries with
+// (its tier's, svc.lookup.lookupTier) and the poller that keeps it fresh
+// from the control nodes the broker or historical already reads from.
+func (dp *dataPlane) newLookups(p *props.Properties, name string, logger hclog.Logger) error {
+	lc, err := config.ParseLookups(p)
+	if err != nil {
+		return err
+	}
+	if err := lookups.ValidateName("svc.lookup.lookupTier: lookup tier", lc.Tier); err != nil {
+		return err
+	}
+	var coords []string
+	if bc, err := config.ParseBroker(p); err == nil {
+		coords = bc.CoordinatorURLs
+	}
+	if hc, err := config.ParseHistorical(p); err == nil && len(coords) == 0 {
+		coords = hc.CoordinatorURLs
+	}
+	if len(coords) == 0 {
+		coords = []string{config.ListenerURL(p, QuickstartCoordinator)}
+	}
+	dp.lookups = lookupcache.New(lc.Tier)
+	dp.lookupSync = lookupcache.NewSyncer(dp.lookups, lookupcache.SyncerConfig{
+		Coordinators: coords, Node: name, Period: lc.PollPeriod, Logger: logger.Named("lookups"),
+		// An internal endpoint, followed to the leader.
+		Client: escalator.NodeClient(p, 30*time.Second),
+	})
+	return nil
 }
 
 // start starts the nodes and stops them when the process's last HTTP
@@ -114,6 +155,13 @@ func (dp *dataPlane) start(proc *Process) {
 	if dp.historical == nil && dp.broker == nil {
 		return
 	}
+	if dp.lookups != nil {
+		// One set of lookups per process, as Druid has: queries parsed here
+		// resolve registered lookups through it. (The quickstart's broker and
+		// historical share a process and a tier; the last started serves.)
+		query.SetLookups(dp.lookups)
+		dp.lookupSync.Start()
+	}
 	if dp.historical != nil {
 		dp.historical.Start()
 	}
@@ -121,6 +169,9 @@ func (dp *dataPlane) start(proc *Process) {
 		dp.broker.Start()
 	}
 	proc.servers[len(proc.servers)-1].RegisterOnShutdown(func() {
+		if dp.lookupSync != nil {
+			dp.lookupSync.Close()
+		}
 		if dp.broker != nil {
 			dp.broker.Close()
 		}
@@ -284,7 +335,7 @@ func (proc *Process) startQuickstartDataPlane(p *props.Properties, logger hclog.
 			return err
 		}
 		srv, err := server.New(server.Options{Roles: []string{role.name}, Props: rp, Logger: logger.Named(role.name),
-			Historical: dp.historical, Broker: dp.broker, Security: proc.sec})
+			Historical: dp.historical, Broker: dp.broker, Lookups: dp.lookups, Security: proc.sec})
 		if err != nil {
 			return err
 		}

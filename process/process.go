@@ -192,7 +192,7 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 		return nil, err
 	}
 	opts := server.Options{Roles: roles, Node: proc.Node, Props: p, Logger: logger.Named("http"), Proxy: proxy,
-		Historical: dp.historical, Broker: dp.broker, Announcer: ann}
+		Historical: dp.historical, Broker: dp.broker, Lookups: dp.lookups, Announcer: ann}
 	if proc.sec, err = newSecurity(p, proc.Node, controlURLsOf(p), logger, &proc.stop); err != nil {
 		proc.Close()
 		return nil, err

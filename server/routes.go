@@ -78,6 +78,7 @@ var (
 	rolesDataServer    = []string{RoleHistorical, RoleMiddleManager} // what brokers query
 	rolesBroker        = []string{RoleBroker}
 	rolesControl       = []string{RoleCoordinator, RoleOverlord}
+	rolesQuerying      = []string{RoleBroker, RoleHistorical, RoleMiddleManager} // processes that hold lookups
 
 	get, post, del = []string{http.MethodGet}, []string{http.MethodPost}, []string{http.MethodDelete}
 )
@@ -159,6 +160,27 @@ func (s *Server) endpoints() []Endpoint {
 		{Methods: get, Path: "/svc/coordinator/v1/rules/{dataSourceName}/history", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.dataSourceRulesHistory},
 		{Methods: get, Path: "/svc/coordinator/v1/rules/{dataSourceName}", Access: dsRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.dataSourceRules},
 		{Methods: post, Path: "/svc/coordinator/v1/rules/{dataSourceName}", Access: dsWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.setRules},
+
+		// Coordinator: lookups (lookups.go). Druid guards them with CONFIG
+		// permissions. Literal paths first: /config/all before /config/{tier}.
+		{Methods: get, Path: "/svc/coordinator/v1/lookups/config", Access: configRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.lookupTiers},
+		{Methods: post, Path: "/svc/coordinator/v1/lookups/config", Access: configWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.updateLookups},
+		{Methods: get, Path: "/svc/coordinator/v1/lookups/config/all", Access: configRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.allLookups},
+		{Methods: get, Path: "/svc/coordinator/v1/lookups/config/{tier}", Access: configRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.tierLookups},
+		{Methods: del, Path: "/svc/coordinator/v1/lookups/config/{tier}", Access: configWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.deleteLookupTier},
+		{Methods: get, Path: "/svc/coordinator/v1/lookups/config/{tier}/{lookup}", Access: configRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.getLookup},
+		{Methods: post, Path: "/svc/coordinator/v1/lookups/config/{tier}/{lookup}", Access: configWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.setLookup},
+		{Methods: del, Path: "/svc/coordinator/v1/lookups/config/{tier}/{lookup}", Access: configWrite, Roles: rolesCoordinator, Leader: LeaderOnly, Handler: s.deleteLookup},
+		{Methods: get, Path: "/svc/coordinator/v1/lookups/history", Access: configRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.history(fsm.AuditLookups, fsm.AuditLookups)},
+		{Methods: get, Path: "/svc/coordinator/v1/lookups/status", Access: configRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.lookupStatus},
+		{Methods: get, Path: "/svc/coordinator/v1/lookups/status/{tier}", Access: configRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.lookupStatus},
+		{Methods: get, Path: "/svc/coordinator/v1/lookups/status/{tier}/{lookup}", Access: configRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.lookupStatus},
+		{Methods: get, Path: "/svc/coordinator/v1/lookups/nodeStatus", Access: configRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.lookupNodeStatus},
+		{Methods: get, Path: "/svc/coordinator/v1/lookups/nodeStatus/{tier}", Access: configRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.lookupNodeStatus},
+		{Methods: get, Path: "/svc/coordinator/v1/lookups/nodeStatus/{tier}/{hostAndPort}", Access: configRead, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.lookupNodeStatus},
+		// Internal: querying processes poll their tier's lookups and report
+		// what they hold (lookupcache.SyncPath).
+		{Methods: post, Path: "/svc-internal/v1/lookups/sync", Access: internalOnly, Roles: rolesCoordinator, Leader: LeaderRead, Handler: s.lookupSync},
 
 		// Coordinator: Druid's basic-security API, users, credentials, roles
 		// and permissions in the Raft log (basic_security.go). Druid guards it
@@ -265,6 +287,9 @@ func (s *Server) endpoints() []Endpoint {
 		// Historical (historical.go).
 		{Methods: get, Path: "/svc/historical/v1/loadstatus", Access: stateRead, Roles: rolesHistorical, Needs: NeedsHistorical, Handler: s.historicalLoadStatus},
 		{Methods: get, Path: "/svc/historical/v1/readiness", Access: stateRead, Roles: rolesHistorical, Needs: NeedsHistorical, Handler: s.historicalReadiness},
+		// The lookups this querying process holds (lookups.go): Druid's
+		// listen resource, guarded by CONFIG as Druid guards it.
+		{Methods: get, Path: "/svc/listen/v1/lookups", Access: configRead, Roles: rolesQuerying, Handler: s.listenLookups},
 		// Internal: what brokers use of any data server (a historical, or a
 		// middle manager serving its tasks' rows): the segment announcement
 		// (protocol.AnnouncePath) and sub-queries (protocol.QueryPath).

@@ -40,7 +40,8 @@ func TestRouteTable(t *testing.T) {
 	known := map[string]bool{RoleCoordinator: true, RoleOverlord: true, RoleBroker: true, RoleHistorical: true, RoleMiddleManager: true, RoleRouter: true}
 	druidVars := map[string]bool{"dataSourceName": true, "segmentId": true, "interval": true, "serverName": true,
 		"taskId": true, "supervisorId": true, "host": true, "queryId": true,
-		"userName": true, "roleName": true} // the basic-security API's
+		"userName": true, "roleName": true, // the basic-security API's
+		"tier": true, "lookup": true, "hostAndPort": true} // the lookups API's
 	varRe := regexp.MustCompile(`\{([^}]*)\}`)
 	seen := map[string]bool{}
 	paths := map[string]bool{}

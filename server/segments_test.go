@@ -669,6 +669,8 @@ func TestSegmentEndpointsNeedLeader(t *testing.T) {
 		{"GET", cp + "/loadstatus"}, {"GET", cp + "/intervals"}, {"GET", cp + "/rules"}, {"GET", cp + "/rules/x"},
 		{"POST", cp + "/rules/x"}, {"GET", cp + "/rules/history"}, {"GET", "/svc-internal/v1/segments/assigned/h:1"},
 		{"POST", "/svc-internal/v1/discovery/announce"}, {"POST", "/svc-internal/v1/discovery/leave"},
+		{"GET", cp + "/lookups/config"}, {"POST", cp + "/lookups/config"}, {"GET", cp + "/lookups/nodeStatus"},
+		{"POST", "/svc-internal/v1/lookups/sync"},
 	} {
 		code, got, _ := call(t, c.method, ts.URL+c.path, "application/json", `{}`)
 		if code != 503 || !strings.Contains(got, `"error"`) {

@@ -34,6 +34,7 @@ import (
 	"strata/props"
 	"strata/querynode/broker"
 	"strata/querynode/historical"
+	"strata/querynode/lookupcache"
 	"strata/storage/deep"
 	"strata/streaming"
 )
@@ -78,6 +79,9 @@ type Options struct {
 	// Security is the authenticator chain (security.go); nil leaves the
 	// API open, and then svc.auth.authenticatorChain must be empty.
 	Security *Security
+	// Lookups are the lookups a querying process holds (nil: none), which
+	// /svc/listen/v1/lookups and the SQL lookup schema show.
+	Lookups *lookupcache.Registry
 }
 
 // Server serves one process's HTTP API.
@@ -108,6 +112,7 @@ type Server struct {
 	sec             *security              // authentication (nil: the API is open)
 	authCfg         config.Auth            // svc.auth.*
 	recordFailures  func(FailureReport) error
+	lookupNodes     lookupNodes // the querying processes' lookup reports (coordinator leader; lookups.go)
 
 	assignedMu sync.Mutex
 	assigned   map[string]assignedAnswer // encoded assignments by historical name

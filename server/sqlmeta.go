@@ -17,6 +17,9 @@ import (
 func init() { metaTables = sqlMetaTable }
 
 func sqlMetaTable(ctx context.Context, s *Server, schema, name string) (*sqlplan.Table, error) {
+	if schema == sysinfo.SchemaLookup {
+		return lookupSQLTable(s, name), nil
+	}
 	if !sysinfo.Has(schema) || s.opts.Broker == nil {
 		return nil, nil
 	}
@@ -32,7 +35,8 @@ func sqlMetaTable(ctx context.Context, s *Server, schema, name string) (*sqlplan
 				out = append(out, sysinfo.RealtimeSegment{Server: r.Server, Segment: r.Segment})
 			}
 			return out
-		}}
+		},
+		Lookups: s.lookupNames}
 	tab, err := t.Table(ctx, schema, name)
 	if errors.Is(err, auth.ErrForbidden) || errors.Is(err, auth.ErrUnauthenticated) {
 		return nil, broker.AccessError(err) // 403 or 401, as a query of a table it may not read

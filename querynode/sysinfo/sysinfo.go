@@ -55,7 +55,13 @@ type Tables struct {
 	// Realtime lists the realtime segments data servers announce (rows not
 	// published yet, which only brokers know); nil lists none.
 	Realtime func() []RealtimeSegment
+	// Lookups lists the lookups the broker holds: the lookup schema's
+	// tables, each with columns k and v. nil lists none.
+	Lookups func() []string
 }
+
+// LookupColumns are the columns of a lookup schema table, as Druid has them.
+var LookupColumns = cols("k VARCHAR", "v VARCHAR")
 
 // RealtimeSegment is a realtime segment and the server announcing it.
 type RealtimeSegment struct {
@@ -220,6 +226,11 @@ func (t *Tables) allTables(ctx context.Context, withColumns bool) ([]tableEntry,
 			out = append(out, e)
 		}
 	}
+	if t.Lookups != nil {
+		for _, n := range t.Lookups() {
+			out = append(out, tableEntry{schema: SchemaLookup, name: n, typ: "LOOKUP", columns: LookupColumns})
+		}
+	}
 	for _, def := range tables {
 		out = append(out, tableEntry{schema: def.schema, name: def.name, typ: "SYSTEM_TABLE", columns: def.columns})
 	}
@@ -234,8 +245,13 @@ func (t *Tables) tablesRows(ctx context.Context) ([][]any, error) {
 	rows := make([][]any, len(entries))
 	for i, e := range entries {
 		// Datasources are not joinable without a subquery and not broadcast
-		// (no broadcast load rules); metadata tables neither.
-		rows[i] = []any{"druid", e.schema, e.name, e.typ, "NO", "NO"}
+		// (no broadcast load rules); metadata tables neither. Lookups are
+		// both: every querying process holds them, as Druid reports.
+		joinable := "NO"
+		if e.schema == SchemaLookup {
+			joinable = "YES"
+		}
+		rows[i] = []any{"druid", e.schema, e.name, e.typ, joinable, joinable}
 	}
 	return rows, nil
 }

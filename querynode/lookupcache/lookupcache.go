@@ -1,0 +1,275 @@
+// Package lookupcache holds the lookups of a querying process (broker,
+// historical, a middle manager's task rows): those of its lookup tier,
+// fetched from the coordinator and kept refreshed by polling, as Druid's
+// LookupReferencesManager keeps them. Each poll also reports what the
+// process has loaded, which the coordinator's /lookups/status and
+// /lookups/nodeStatus show.
+package lookupcache
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"strata/javacompat"
+	"strata/lookups"
+)
+
+// SyncPath is the coordinator's internal endpoint a process polls: it posts
+// a SyncRequest and gets its tier's lookups (or 304 when its ETag is
+// current).
+const SyncPath = "/svc-internal/v1/lookups/sync"
+
+// SyncRequest is what a process reports with each poll.
+type SyncRequest struct {
+	Node string `json:"node"` // host:port
+	Tier string `json:"tier"`
+	// ETag is the version of the configuration the process holds ("": none).
+	ETag string `json:"etag"`
+	// Current maps each loaded lookup to its version.
+	Current map[string]string `json:"current"`
+}
+
+// SyncResponse is the coordinator's answer: the lookups of the tier and the
+// ETag of the configuration they come from.
+type SyncResponse struct {
+	ETag    string                     `json:"etag"`
+	Lookups map[string]json.RawMessage `json:"lookups"`
+}
+
+// loaded is one lookup as a process holds it.
+type loaded struct {
+	c         *lookups.Container
+	canonical []byte
+}
+
+type snapshot struct {
+	etag    string
+	lookups map[string]loaded
+}
+
+// Registry is a process's loaded lookups. It implements query.LookupSource.
+// Its state is replaced whole, so readers need no lock.
+type Registry struct {
+	tier string
+	cur  atomic.Pointer[snapshot]
+}
+
+// New returns an empty registry for tier ("" is lookups.DefaultTier).
+func New(tier string) *Registry {
+	if tier == "" {
+		tier = lookups.DefaultTier
+	}
+	r := &Registry{tier: tier}
+	r.cur.Store(&snapshot{lookups: map[string]loaded{}})
+	return r
+}
+
+// Tier is the lookup tier the process belongs to.
+func (r *Registry) Tier() string { return r.tier }
+
+// Lookup implements query.LookupSource.
+func (r *Registry) Lookup(name string) (map[string]string, bool, bool) {
+	l, ok := r.cur.Load().lookups[name]
+	if !ok {
+		return nil, false, false
+	}
+	return l.c.Map, l.c.OneToOne, true
+}
+
+// Names lists the loaded lookups, sorted.
+func (r *Registry) Names() []string { return slices.Sorted(maps.Keys(r.cur.Load().lookups)) }
+
+// Versions maps each loaded lookup to its version.
+func (r *Registry) Versions() map[string]string {
+	s := r.cur.Load()
+	out := make(map[string]string, len(s.lookups))
+	for n, l := range s.lookups {
+		out[n] = l.c.Version
+	}
+	return out
+}
+
+// AppendStateJSON appends Druid's LookupsState of this process:
+// {"current": {name: container}, "toLoad": {}, "toDrop": []}. Loading is
+// all at once (a poll's answer replaces the set), so nothing is ever
+// pending here.
+func (r *Registry) AppendStateJSON(b []byte) []byte {
+	s := r.cur.Load()
+	b = append(b, `{"current":{`...)
+	for i, n := range slices.Sorted(maps.Keys(s.lookups)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = javacompat.AppendJSONString(b, n)
+		b = append(b, ':')
+		b = append(b, s.lookups[n].canonical...)
+	}
+	return append(b, `},"toLoad":{},"toDrop":[]}`...)
+}
+
+// apply replaces the loaded lookups with those of resp. A lookup the
+// process cannot parse is an error and nothing changes: the coordinator
+// validated it, so this is a version mismatch to report, not to half-apply.
+func (r *Registry) apply(resp SyncResponse) error {
+	next := &snapshot{etag: resp.ETag, lookups: make(map[string]loaded, len(resp.Lookups))}
+	prev := r.cur.Load()
+	for name, raw := range resp.Lookups {
+		if old, ok := prev.lookups[name]; ok && bytes.Equal(old.canonical, raw) {
+			next.lookups[name] = old // unchanged: keep the parsed map
+			continue
+		}
+		c, err := lookups.Parse(raw)
+		if err != nil {
+			return fmt.Errorf("lookup [%s]: %w", name, err)
+		}
+		next.lookups[name] = loaded{c: c, canonical: c.AppendJSON(nil)}
+	}
+	r.cur.Store(next)
+	return nil
+}
+
+// SyncerConfig configures the polling of the coordinator.
+type SyncerConfig struct {
+	Coordinators []string // control nodes' base URLs; any of them (followers redirect)
+	Client       *http.Client
+	Node         string // this process's host:port, what the coordinator reports it as
+	Period       time.Duration
+	Logger       hclog.Logger
+}
+
+// Syncer keeps a Registry refreshed from the coordinator.
+type Syncer struct {
+	cfg SyncerConfig
+	reg *Registry
+
+	ctx     context.Context
+	cancel  context.CancelFunc
+	done    chan struct{}
+	once    sync.Once
+	lastErr string // the last logged error, so a down coordinator is logged once
+}
+
+// NewSyncer returns a syncer for reg; Start begins polling.
+func NewSyncer(reg *Registry, cfg SyncerConfig) *Syncer {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Client == nil {
+		cfg.Client = http.DefaultClient
+	}
+	if cfg.Period <= 0 {
+		cfg.Period = time.Second
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Syncer{cfg: cfg, reg: reg, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+}
+
+// Start polls every period until Close.
+func (s *Syncer) Start() {
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(s.cfg.Period)
+		defer t.Stop()
+		for {
+			s.poll()
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// Close stops polling and waits for the poll in flight.
+func (s *Syncer) Close() {
+	s.once.Do(func() {
+		s.cancel()
+		<-s.done
+	})
+}
+
+func (s *Syncer) poll() {
+	err := s.SyncOnce(s.ctx)
+	switch {
+	case err == nil && s.lastErr != "":
+		s.lastErr = ""
+		s.cfg.Logger.Info("lookups: coordinator reachable again")
+	case err != nil && err.Error() != s.lastErr && s.ctx.Err() == nil:
+		s.lastErr = err.Error()
+		s.cfg.Logger.Warn("lookups: cannot refresh from the coordinator; keeping the lookups loaded", "tier", s.reg.tier, "error", err)
+	}
+}
+
+// errNotModified: the coordinator's configuration is the one held.
+var errNotModified = errors.New("not modified")
+
+// SyncOnce reports the loaded lookups and applies the coordinator's answer,
+// trying each control node in turn.
+func (s *Syncer) SyncOnce(ctx context.Context) error {
+	cur := s.reg.cur.Load()
+	body, err := json.Marshal(SyncRequest{Node: s.cfg.Node, Tier: s.reg.tier, ETag: cur.etag, Current: s.reg.Versions()})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, base := range s.cfg.Coordinators {
+		resp, err := s.post(ctx, strings.TrimRight(base, "/")+SyncPath, body)
+		if errors.Is(err, errNotModified) {
+			return nil
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		return s.reg.apply(resp)
+	}
+	if len(errs) == 0 {
+		return errors.New("no control node to read lookups from")
+	}
+	return errors.Join(errs...)
+}
+
+// maxSyncResponse bounds the answer read from the coordinator.
+const maxSyncResponse = 1 << 30
+
+func (s *Syncer) post(ctx context.Context, url string, body []byte) (SyncResponse, error) {
+	var out SyncResponse
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return out, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := s.cfg.Client.Do(req) // a follower's 307 leads to the leader, body and all
+	if err != nil {
+		return out, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified {
+		return out, errNotModified
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxSyncResponse))
+	if err != nil {
+		return out, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return out, fmt.Errorf("POST %s: %s: %.200s", url, resp.Status, b)
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return out, fmt.Errorf("POST %s: %w", url, err)
+	}
+	return out, nil
+}
