@@ -12,9 +12,10 @@ import (
 	"strata/storage/segment"
 )
 
-// MaxJoinRows bounds the rows one segment's join may produce: a cross join
-// (or a key matching many right rows) of large sides fails with a resource
-// error instead of building a huge table. A variable so tests can lower it.
+// MaxJoinRows bounds the rows one segment's join may add to its left side's:
+// a cross join (or a key matching many right rows) of large sides fails
+// with a resource error instead of building a huge table. A variable so
+// tests can lower it.
 var MaxJoinRows = 1_000_000
 
 // The join stage (doc.go): before a query's pipeline runs on a segment of
@@ -180,9 +181,13 @@ func hashJoin(ctx context.Context, left *query.InlineTable, j *query.Join, rt *r
 		pos[n] = i
 	}
 	width := len(out.ColumnNames)
+	// A join keeping each left row once never hits the bound; only a fan
+	// out (a cross join, keys matching many rows) adds rows against it.
+	limit := len(left.Rows) + MaxJoinRows
 	emit := func(l []any, r []any) error {
-		if len(out.Rows) >= MaxJoinRows {
-			return query.Errorf(query.ResourceLimit, "a join produced more than %d rows on one segment; add an equality to the join condition or filter its sides", MaxJoinRows)
+		if len(out.Rows) >= limit {
+			return query.Errorf(query.ResourceLimit, "a join produced %d more rows than its left side's %d on one segment (the most allowed); "+
+				"add an equality to the join condition or filter its sides", MaxJoinRows, len(left.Rows))
 		}
 		row := make([]any, 0, width)
 		for _, i := range keep {
@@ -256,12 +261,12 @@ func typeAt(types []string, i int) string {
 	return types[i]
 }
 
-// segmentTable reads the rows of s within q's intervals (every column but
-// the hidden row column of a materialized table) as a table with __time.
+// segmentTable reads the rows of s within q's intervals as a table with
+// __time and the columns the query may read (query.JoinReads).
 func (e *Engine) segmentTable(ctx context.Context, q *query.Query, s *Segment) (*query.InlineTable, error) {
 	var cols []string
 	for _, c := range s.Data.Columns() {
-		if c.Name != segment.TimeColumn && c.Name != rowColumn {
+		if c.Name != segment.TimeColumn && c.Name != rowColumn && q.JoinReads(c.Name) {
 			cols = append(cols, c.Name)
 		}
 	}

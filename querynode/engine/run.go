@@ -94,6 +94,15 @@ func recoverInto(err *error) {
 
 // Run executes q on every segment (in parallel) and merges the partials.
 func (e *Engine) Run(ctx context.Context, q *query.Query, segs []*Segment) (*Partial, error) {
+	if q.HasJoins() && rewriteJoins {
+		// A join on unique keys runs as lookups, without joined rows
+		// (joinlookup.go).
+		if lq, ok, err := joinAsLookups(q); err != nil {
+			return nil, err
+		} else if ok {
+			q = lq
+		}
+	}
 	parts := make([]*Partial, len(segs))
 	errs := make([]error, len(segs))
 	ctx, cancel := context.WithCancel(ctx)

@@ -3,10 +3,10 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"maps"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,18 +146,22 @@ func isTable(s *Segment) bool {
 }
 
 // writeToMemory writes the segment through a temporary file (the writer
-// writes files only) and returns its bytes; the file is removed at once.
+// writes files only), unsynced since it is read back at once, and returns
+// its bytes; the file is removed at once.
 func writeToMemory(w *segment.Writer) ([]byte, error) {
-	dir, err := os.MkdirTemp("", "strata-table-")
+	f, err := os.CreateTemp("", "strata-table-*.seg")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "table.seg")
-	if _, err := w.WriteFile(path); err != nil {
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if _, err := w.WriteTemp(f); err != nil {
 		return nil, err
 	}
-	return os.ReadFile(path)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(f)
 }
 
 // columnOf decides the storage of table column i.

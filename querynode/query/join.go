@@ -71,6 +71,62 @@ func (j *Join) WithRight(t *InlineTable) *Join {
 		Right: JoinRight{Inline: t}}
 }
 
+// noteJoinRefs records the text of every member of the query but its data
+// source (and context): the join stage reads only the left columns named
+// somewhere in it (JoinReads).
+func (q *Query) noteJoinRefs(o obj) {
+	var sb strings.Builder
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			sb.WriteString(v)
+			sb.WriteByte(0)
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for k, e := range v {
+				sb.WriteString(k)
+				sb.WriteByte(0)
+				walk(e)
+			}
+		}
+	}
+	for k, raw := range o.m {
+		if k == "dataSource" || k == "context" {
+			continue
+		}
+		var v any
+		if json.Unmarshal(raw, &v) == nil {
+			walk(v)
+		}
+	}
+	q.joinRefs = sb.String()
+	q.joinAll = q.Type == Scan && len(q.Scan.Columns) == 0 || q.Type == Search && len(q.Search.Dimensions) == 0
+}
+
+// JoinReads reports whether the join stage must read left column col: a
+// column a join condition reads, or one the rest of the query may read
+// (its name appears in the query's text: a conservative test, which keeps
+// a column named inside another name or a literal, but never drops one an
+// expression, filter, dimension or aggregator reads). A scan of all
+// columns, or a search of all dimensions, reads every one.
+func (q *Query) JoinReads(col string) bool {
+	if q.joinAll || strings.Contains(q.joinRefs, col) {
+		return true
+	}
+	for _, j := range q.Joins {
+		for _, k := range j.Keys {
+			if slices.Contains(k.Left.RequiredColumns(), col) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // HasJoins reports whether q reads a join data source.
 func (q *Query) HasJoins() bool { return len(q.Joins) > 0 }
 

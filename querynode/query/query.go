@@ -53,6 +53,10 @@ type Query struct {
 	// Joins are the clauses of a join data source, applied in order to the
 	// base data source above (join.go).
 	Joins []*Join
+	// joinRefs and joinAll tell which left columns the join stage reads
+	// (JoinReads).
+	joinRefs string
+	joinAll  bool
 	// Intervals are the query intervals, sorted and condensed (overlapping
 	// and abutting intervals merged), as Druid does. Segments, when the
 	// intervals were given as {"type":"segments"}, lists the descriptors.
@@ -191,6 +195,9 @@ func parse(body []byte, depth int) (*Query, error) {
 	}
 	if err := q.checkNames(); err != nil {
 		return nil, err
+	}
+	if len(q.Joins) > 0 {
+		q.noteJoinRefs(o) // join.go
 	}
 	return q, nil
 }

@@ -438,3 +438,13 @@ func mustVersion(typ string) int {
 	v, _ := blob.Version(typ)
 	return v
 }
+
+// WriteTemp sorts the accumulated rows and writes them as a segment to f,
+// from its current position, without syncing: for a transient segment (a
+// query's in-memory table) that is read back at once and never persisted,
+// where WriteFile's fsync would cost more than the write. The Writer is
+// reset afterwards, also on error.
+func (w *Writer) WriteTemp(f *os.File) (Info, error) {
+	defer w.Reset()
+	return w.write(f)
+}
