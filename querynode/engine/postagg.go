@@ -65,6 +65,9 @@ func evalPostAgg(p *query.PostAggregator, env *rowEnv) (Value, error) {
 		v := env.get(p.FieldName)
 		return v, nil
 	case "HLLSketchEstimate", "thetaSketchEstimate":
+		if isSketchEstimateOfSketch(p, env) {
+			return evalSketchPostAgg(p, env)
+		}
 		v, err := evalPostAgg(p.Fields[0], env)
 		if err != nil {
 			return Null, err
@@ -82,6 +85,8 @@ func evalPostAgg(p *query.PostAggregator, env *rowEnv) (Value, error) {
 		return evalQuantilesPostAgg(p, env)
 	case "stddev":
 		return evalStddev(p, env)
+	case "HLLSketchEstimateWithBounds", "HLLSketchUnion", "HLLSketchToString", "thetaSketchSetOp":
+		return evalSketchPostAgg(p, env)
 	case "constant":
 		if p.ValueIsLong {
 			return Long(p.LongValue), nil

@@ -342,6 +342,14 @@ type PostAggregator struct {
 	NumBins     int
 	// stddev: the population estimator (else the sample one)
 	Population bool
+	// Sketch post-aggregators (sketchpost.go): standard deviations of
+	// bounds (0: none asked), a union's lgK, HLL type or theta size, and
+	// a theta set operation.
+	NumStdDev  int
+	LgK        int
+	TgtHllType string
+	Size       int
+	Func       string
 }
 
 // ParsePostAggregator parses a post-aggregator; top-level ones need a name.
@@ -412,6 +420,9 @@ func ParsePostAggregator(raw json.RawMessage, top bool) (*PostAggregator, error)
 		if p.Round, err = o.boolean("round", false); err != nil {
 			return nil, err
 		}
+		if err := parseSketchPostAgg(o, p); err != nil {
+			return nil, err
+		}
 	case "quantilesDoublesSketchToQuantile", "quantilesDoublesSketchToQuantiles", "quantilesDoublesSketchToRank",
 		"quantilesDoublesSketchToCDF", "quantilesDoublesSketchToHistogram", "quantilesDoublesSketchToString":
 		if err := parseQuantilesPostAgg(o, p); err != nil {
@@ -419,6 +430,10 @@ func ParsePostAggregator(raw json.RawMessage, top bool) (*PostAggregator, error)
 		}
 	case "stddev":
 		if err := parseStddev(o, p); err != nil {
+			return nil, err
+		}
+	case "HLLSketchEstimateWithBounds", "HLLSketchUnion", "HLLSketchToString", "thetaSketchSetOp":
+		if err := parseSketchPostAgg(o, p); err != nil {
 			return nil, err
 		}
 	case "constant":
