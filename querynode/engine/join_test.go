@@ -364,3 +364,30 @@ func TestJoinAsLookupsAgrees(t *testing.T) {
 		t.Errorf("duplicate keys (Page_00 twice) were rewritten as lookups")
 	}
 }
+
+// TestJoinBoundCountsAddedRows: the bound is on the rows a join adds, so an
+// equi-join keeping each row of a segment bigger than MaxJoinRows runs (the
+// bound was on all joined rows, so such a join of a big segment failed).
+func TestJoinBoundCountsAddedRows(t *testing.T) {
+	rows := genRows(500, 1, 3)
+	segs := buildSegments(t, rows, 128)
+	old := MaxJoinRows
+	MaxJoinRows = 100
+	rewriteJoins = false // the join stage, whatever the keys
+	t.Cleanup(func() { MaxJoinRows, rewriteJoins = old, true })
+	q := `{"queryType":"timeseries","granularity":"all","intervals":["2024-01-01/2024-02-01"],
+		"dataSource":{"type":"join","left":"test","right":` + joinRight + `,"rightPrefix":"r.","condition":"page == \"r.page\"","joinType":"LEFT"},
+		"aggregations":[{"type":"count","name":"n"}]}`
+	var want int
+	for _, r := range rows {
+		if r.page == "Page_00" {
+			want += 2 // two right rows
+		} else {
+			want++
+		}
+	}
+	v := runJSON(t, segs, q)
+	if got := fmt.Sprint(obj(obj(arr(v)[0])["result"])["n"]); got != fmt.Sprint(want) {
+		t.Errorf("LEFT join of 500 rows: %s rows, want %d", got, want)
+	}
+}
