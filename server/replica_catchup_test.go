@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -33,15 +34,26 @@ func (l *lineSignal) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// A broker reading the replicas of a Kafka sequence, served by two real
-// middle-manager servers over loopback: it reads the replica that has read
-// furthest (replica 1 here, ahead of replica 0); when that one's server
-// dies, the other is behind what answers showed, and a query either says so
-// in the response context (no catch-up budget) or waits until the replica
-// has caught up and answers every row.
-func TestBrokerFallsBackOnReplicaBehind(t *testing.T) {
-	f := newDPFixture(t)
-	startReplica := func() (*historical.Node, string, func()) {
+// replicaFixture is two real middle-manager servers over loopback serving
+// the replicas of one Kafka sequence, and a broker reading them (started
+// once the replicas serve).
+type replicaFixture struct {
+	t       *testing.T
+	f       *dpFixture
+	nodes   [2]*historical.Node
+	urls    [2]string
+	stops   [2]func()
+	br      *dpBroker
+	waiting *lineSignal // the broker logged that a query waits for a replica
+}
+
+const replicaSeq = "index_kafka_wiki_g0_0123456789abcdef"
+
+var replicaNames = [2]string{"0_aaaa", "1_bbbb"}
+
+func newReplicaFixture(t *testing.T) *replicaFixture {
+	r := &replicaFixture{t: t, f: newDPFixture(t), waiting: &lineSignal{want: "waiting for a replica to catch up", seen: make(chan struct{})}}
+	for i := range 2 {
 		ts := httptest.NewUnstartedServer(nil)
 		n, err := historical.New(historical.Config{Name: ts.Listener.Addr().String(), LocalOnly: true})
 		if err != nil {
@@ -55,113 +67,158 @@ func TestBrokerFallsBackOnReplicaBehind(t *testing.T) {
 		ts.Config.Handler = s.Handler()
 		ts.Start()
 		var once sync.Once
-		stop := func() { once.Do(func() { ts.CloseClientConnections(); ts.Close(); n.Close() }) }
-		t.Cleanup(stop)
-		return n, ts.URL, stop
+		r.stops[i] = func() { once.Do(func() { ts.CloseClientConnections(); ts.Close(); n.Close() }) }
+		t.Cleanup(r.stops[i])
+		r.nodes[i], r.urls[i] = n, ts.URL
 	}
-	const seq = "index_kafka_wiki_g0_0123456789abcdef"
-	// serve makes a replica serve the first records of the stream: 4 rows
-	// per realtime segment, and the position (partition 0's offset) they
-	// reach.
-	serve := func(n *historical.Node, replica string, records int) {
-		t.Helper()
-		version := "realtime-" + seq + "_" + replica
-		var segs []historical.Served
-		for i := range records / 4 {
-			sg, path := f.segmentFile("wiki", "2013-09-02/2013-09-03", version, i, 0, wikiRows("2013-09-02", int64(100*i)))
-			segs = append(segs, historical.Served{Segment: sg, Path: path, Realtime: true, Sequence: seq,
-				Offsets: map[int32]int64{0: int64(records)}})
-		}
-		if err := n.ServeLocal(version, segs); err != nil {
-			t.Fatal(err)
-		}
-	}
-	a, aURL, _ := startReplica()
-	b, bURL, stopB := startReplica()
-	waiting := &lineSignal{want: "waiting for a replica to catch up", seen: make(chan struct{})}
-	br := startBroker(t, []string{aURL, bURL}, func(c *broker.Config) {
-		c.Logger = hclog.New(&hclog.LoggerOptions{Output: waiting, Level: hclog.Info})
-	})
-	br.b.Start()
-	type answer struct {
-		rows   int
-		behind []broker.RealtimeBehind
-	}
-	// ask runs the count query (on any goroutine); read checks and decodes
-	// its answer.
-	type reply struct {
-		code int
-		body string
-		rc   string
-		err  error
-	}
-	ask := func(budget string) reply {
-		ctx := ""
-		if budget != "" {
-			ctx = `,"context":{"realtimeCatchUpTimeout":` + budget + `}`
-		}
-		resp, err := http.Post(br.url+"/svc/v2/", "application/json", strings.NewReader(`{"queryType":"timeseries","dataSource":"wiki",
-		  "intervals":["2013-01-01/2014-01-01"],"granularity":"all","aggregations":[{"type":"count","name":"rows"}]`+ctx+`}`))
-		if err != nil {
-			return reply{err: err}
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		return reply{code: resp.StatusCode, body: string(body), rc: resp.Header.Get("X-Druid-Response-Context"), err: err}
-	}
-	read := func(r reply) answer {
-		t.Helper()
-		var res []struct{ Result struct{ Rows int } }
-		var rc struct {
-			RealtimeBehind []broker.RealtimeBehind `json:"realtimeBehind"`
-		}
-		if r.err != nil || r.code != 200 || json.Unmarshal([]byte(r.body), &res) != nil || json.Unmarshal([]byte(r.rc), &rc) != nil {
-			t.Fatalf("query: %d %s %v (response context %q)", r.code, r.body, r.err, r.rc)
-		}
-		if len(res) == 0 {
-			return answer{behind: rc.RealtimeBehind}
-		}
-		return answer{rows: res[0].Result.Rows, behind: rc.RealtimeBehind}
-	}
-	count := func(budget string) answer { t.Helper(); return read(ask(budget)) }
+	return r
+}
 
-	serve(a, "0_aaaa", 4)
-	serve(b, "1_bbbb", 8)
-	var got answer
-	eventually.True(t, "the furthest replica's 8 rows", func() bool { got = count(""); return got.rows == 8 },
-		eventually.Showing(func() string { return fmt.Sprintf("%+v", got) }))
-	if got.behind != nil {
-		t.Fatalf("flagged behind reading the furthest replica: %+v", got.behind)
+// startBroker starts the broker reading both replicas.
+func (r *replicaFixture) startBroker(tweak func(*broker.Config)) {
+	r.br = startBroker(r.t, r.urls[:], func(c *broker.Config) {
+		c.Logger = hclog.New(&hclog.LoggerOptions{Output: r.waiting, Level: hclog.Info})
+		if tweak != nil {
+			tweak(c)
+		}
+	})
+	r.br.b.Start()
+}
+
+// serve makes replica i serve the first records of the stream: 4 rows per
+// realtime segment, and the position (partition 0's offset) they reach.
+func (r *replicaFixture) serve(i, records int) {
+	r.t.Helper()
+	version := "realtime-" + replicaSeq + "_" + replicaNames[i]
+	var segs []historical.Served
+	for p := range records / 4 {
+		sg, path := r.f.segmentFile("wiki", "2013-09-02/2013-09-03", version, p, 0, wikiRows("2013-09-02", int64(100*p)))
+		segs = append(segs, historical.Served{Segment: sg, Path: path, Realtime: true, Sequence: replicaSeq,
+			Offsets: map[int32]int64{0: int64(records)}})
 	}
+	if err := r.nodes[i].ServeLocal(version, segs); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+type rowsReply struct {
+	code int
+	body string
+	rc   string
+	err  error
+}
+
+// ask runs the count query with a catch-up budget ("": the default), on
+// any goroutine; read checks and decodes its answer.
+func (r *replicaFixture) ask(budget string) rowsReply {
+	ctx := ""
+	if budget != "" {
+		ctx = `,"context":{"realtimeCatchUpTimeout":` + budget + `}`
+	}
+	resp, err := http.Post(r.br.url+"/svc/v2/", "application/json", strings.NewReader(`{"queryType":"timeseries","dataSource":"wiki",
+	  "intervals":["2013-01-01/2014-01-01"],"granularity":"all","aggregations":[{"type":"count","name":"rows"}]`+ctx+`}`))
+	if err != nil {
+		return rowsReply{err: err}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return rowsReply{code: resp.StatusCode, body: string(body), rc: resp.Header.Get("X-Druid-Response-Context"), err: err}
+}
+
+type rowsAnswer struct {
+	rows   int
+	behind []broker.RealtimeBehind
+}
+
+func (r *replicaFixture) read(rep rowsReply) rowsAnswer {
+	r.t.Helper()
+	var res []struct{ Result struct{ Rows int } }
+	var rc struct {
+		RealtimeBehind []broker.RealtimeBehind `json:"realtimeBehind"`
+	}
+	if rep.err != nil || rep.code != 200 || json.Unmarshal([]byte(rep.body), &res) != nil || json.Unmarshal([]byte(rep.rc), &rc) != nil {
+		r.t.Fatalf("query: %d %s %v (response context %q)", rep.code, rep.body, rep.err, rep.rc)
+	}
+	if len(res) == 0 {
+		return rowsAnswer{behind: rc.RealtimeBehind}
+	}
+	return rowsAnswer{rows: res[0].Result.Rows, behind: rc.RealtimeBehind}
+}
+
+func (r *replicaFixture) count(budget string) rowsAnswer { r.t.Helper(); return r.read(r.ask(budget)) }
+
+// waitRows waits for an unflagged answer of want rows.
+func (r *replicaFixture) waitRows(what string, want int) {
+	r.t.Helper()
+	var got rowsAnswer
+	eventually.True(r.t, what, func() bool { got = r.count(""); return got.rows == want && got.behind == nil },
+		eventually.Showing(func() string { return fmt.Sprintf("%+v", got) }))
+}
+
+// checkBehind checks an answer of rows flagged behind the shown position.
+func checkBehind(t *testing.T, what string, got rowsAnswer, rows int, shown, read int64) {
+	t.Helper()
+	if got.rows != rows || len(got.behind) != 1 || got.behind[0].Sequence != replicaSeq || got.behind[0].Records != shown-read ||
+		got.behind[0].ShownOffsets[0] != shown || got.behind[0].ReadOffsets[0] != read {
+		t.Fatalf("%s: %+v, want %d rows flagged %d records behind", what, got, rows, shown-read)
+	}
+}
+
+// A broker reading the replicas of a Kafka sequence reads the replica that
+// has read furthest (replica 1 here, ahead of replica 0); when that one's
+// server dies, the other is behind what answers showed, and a query either
+// says so in the response context (no catch-up budget) or waits until the
+// replica has caught up and answers every row.
+func TestBrokerFallsBackOnReplicaBehind(t *testing.T) {
+	r := newReplicaFixture(t)
+	r.serve(0, 4)
+	r.serve(1, 8)
+	r.startBroker(nil)
+	r.waitRows("the furthest replica's 8 rows", 8)
 
 	// Replica 1's server dies; once the broker knows, replica 0 is read,
 	// which has built 4 records fewer into queryable rows.
-	stopB()
-	host := strings.TrimPrefix(bURL, "http://")
+	r.stops[1]()
+	host := strings.TrimPrefix(r.urls[1], "http://")
 	eventually.True(t, "the broker drops the dead replica", func() bool {
-		for _, s := range br.b.RealtimeSegments() {
+		for _, s := range r.br.b.RealtimeSegments() {
 			if s.Server == host {
 				return false
 			}
 		}
 		return true
 	})
-	got = count("0")
-	if got.rows != 4 || len(got.behind) != 1 || got.behind[0].Sequence != seq || got.behind[0].Records != 4 ||
-		got.behind[0].ShownOffsets[0] != 8 || got.behind[0].ReadOffsets[0] != 4 {
-		t.Fatalf("without a catch-up budget: %+v, want 4 rows flagged 4 records behind", got)
-	}
+	checkBehind(t, "without a catch-up budget", r.count("0"), 4, 8, 4)
 
 	// With the default budget the query waits for replica 0 to catch up.
-	done := make(chan reply, 1)
-	go func() { done <- ask("") }()
+	done := make(chan rowsReply, 1)
+	go func() { done <- r.ask("") }()
 	select {
-	case <-waiting.seen:
-	case r := <-done:
-		t.Fatalf("answered without waiting for the replica behind: %+v", read(r))
+	case <-r.waiting.seen:
+	case rep := <-done:
+		t.Fatalf("answered without waiting for the replica behind: %+v", r.read(rep))
 	}
-	serve(a, "0_aaaa", 8)
-	if got = read(<-done); got.rows != 8 || got.behind != nil {
+	r.serve(0, 8)
+	if got := r.read(<-done); got.rows != 8 || got.behind != nil {
 		t.Fatalf("after waiting for the replica to catch up: %+v, want 8 rows, not flagged", got)
 	}
+}
+
+// The replica read dies during a query, before the broker's view knows (it
+// polls once an hour here): the query falls back on the other replica,
+// which is behind; no announcement comes within the catch-up budget, so
+// the answer is flagged, and so is the next one at once (the broker gave up
+// waiting for that sequence).
+func TestBrokerFlagsFailoverDuringQuery(t *testing.T) {
+	r := newReplicaFixture(t)
+	r.serve(0, 4)
+	r.serve(1, 8)
+	r.startBroker(func(c *broker.Config) { c.PollPeriod = time.Hour })
+	eventually.True(t, "the broker polled both replicas", func() bool { return len(r.br.b.RealtimeSegments()) == 3 })
+	if got := r.count(""); got.rows != 8 || got.behind != nil {
+		t.Fatalf("reading the furthest replica: %+v", got)
+	}
+	r.stops[1]()
+	checkBehind(t, "failed over during the query", r.count("100"), 4, 8, 4)
+	checkBehind(t, "the next query", r.count(""), 4, 8, 4)
 }
