@@ -171,59 +171,60 @@ func (v *view) changes() <-chan struct{} {
 	return v.changed
 }
 
-// catchUp is one query's bounded wait for replicas to catch up.
+// catchUp is one query's bounded wait for replicas to catch up. Its timer
+// starts at the first wait: most queries never wait.
 type catchUp struct {
-	v        *view
-	log      hclog.Logger
-	queryID  string
-	deadline <-chan time.Time // nil: no wait
-	stop     func() bool
-	logged   bool
+	v       *view
+	log     hclog.Logger
+	queryID string
+	budget  time.Duration // ≤ 0: no (more) waiting
+	timer   *time.Timer
 }
 
-// newCatchUp starts the query's wait budget: the context's
-// realtimeCatchUpTimeout, or defaultCatchUp, and at most half of what is
-// left of the query's timeout (the answer still has to be computed).
-func (b *Broker) newCatchUp(ctx context.Context, q *nativeQuery) *catchUp {
+// newCatchUp gives the query its wait budget: the context's
+// realtimeCatchUpTimeout, or defaultCatchUp.
+func (b *Broker) newCatchUp(q *nativeQuery) *catchUp {
 	d := defaultCatchUp
 	if ms := q.Context.RealtimeCatchUpTimeout; ms >= 0 {
 		d = time.Duration(min(ms, int64(time.Hour/time.Millisecond))) * time.Millisecond
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		d = min(d, time.Until(dl)/2)
-	}
-	c := &catchUp{v: b.view, log: b.log, queryID: q.Context.QueryID}
-	if d > 0 {
-		t := time.NewTimer(d)
-		c.deadline, c.stop = t.C, t.Stop
-	}
-	return c
+	return &catchUp{v: b.view, log: b.log, queryID: q.Context.QueryID, budget: d}
 }
 
 func (c *catchUp) release() {
-	if c.stop != nil {
-		c.stop()
+	if c.timer != nil {
+		c.timer.Stop()
 	}
 }
 
 // wait waits for the view to change after changed was taken, and reports
 // whether the query is to read the view again: false when every sequence
 // behind was waited for already by an earlier query, or the budget ran out
-// (then later queries do not wait for these sequences), or ctx ended.
+// (then later queries do not wait for these sequences), or ctx ended. The
+// wait takes at most half of what is left of the query's timeout: the
+// answer still has to be computed.
 func (c *catchUp) wait(ctx context.Context, changed <-chan struct{}, behind []RealtimeBehind) bool {
-	if c.deadline == nil || c.v.shown.waitedFor(behind) {
+	if c.budget <= 0 || c.v.shown.waitedFor(behind) {
 		return false
 	}
-	if !c.logged {
-		c.logged = true
+	if c.timer == nil {
+		d := c.budget
+		if dl, ok := ctx.Deadline(); ok {
+			d = min(d, time.Until(dl)/2)
+		}
+		if d <= 0 {
+			c.budget = 0
+			return false
+		}
+		c.timer = time.NewTimer(d)
 		c.log.Info("waiting for a replica to catch up with earlier answers", "queryId", c.queryID,
 			"sequence", behind[0].Sequence, "records", behind[0].Records)
 	}
 	select {
 	case <-changed:
 		return true
-	case <-c.deadline:
-		c.deadline = nil
+	case <-c.timer.C:
+		c.budget = 0
 		c.v.shown.giveUp(behind)
 		c.log.Warn("no replica caught up with earlier answers; answers are flagged realtimeBehind until one does", "queryId", c.queryID,
 			"sequence", behind[0].Sequence, "records", behind[0].Records)

@@ -109,7 +109,7 @@ func (b *Broker) execute(ctx context.Context, q *nativeQuery, body []byte, rows 
 	f := factsOf(q)
 	// A replicated sequence read behind earlier answers is waited for and
 	// read again, within the query's catch-up budget (catchup.go).
-	cu := b.newCatchUp(ctx, q)
+	cu := b.newCatchUp(q)
 	defer cu.release()
 	rc := c.rc
 	for {

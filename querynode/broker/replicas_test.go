@@ -239,7 +239,7 @@ func TestCatchUpWait(t *testing.T) {
 		q.Context.RealtimeCatchUpTimeout = -1
 		ctx := context.Background()
 
-		cu := b.newCatchUp(ctx, q)
+		cu := b.newCatchUp(q)
 		changed := b.view.changes()
 		woke := make(chan bool)
 		go func() { woke <- cu.wait(ctx, changed, behind) }()
@@ -264,14 +264,14 @@ func TestCatchUpWait(t *testing.T) {
 		if !b.view.shown.waitedFor(behind) {
 			t.Fatal("a budget run out is not remembered")
 		}
-		next := b.newCatchUp(ctx, q)
+		next := b.newCatchUp(q)
 		defer next.release()
 		if next.wait(ctx, b.view.changes(), behind) {
 			t.Fatal("the next query waited for a sequence given up")
 		}
 		q.Context.RealtimeCatchUpTimeout = 0
 		b.view.shown.record(time.Now(), map[string]map[int32]int64{"s": {0: 3}}) // caught up
-		none := b.newCatchUp(ctx, q)
+		none := b.newCatchUp(q)
 		if none.wait(ctx, b.view.changes(), behind) {
 			t.Fatal("a zero budget waited")
 		}
