@@ -207,15 +207,25 @@ func (s *Syncer) poll() {
 	switch {
 	case err == nil && s.lastErr != "":
 		s.lastErr = ""
-		s.cfg.Logger.Info("lookups: coordinator reachable again")
+		s.cfg.Logger.Info("coordinator reachable again")
 	case err != nil && err.Error() != s.lastErr && s.ctx.Err() == nil:
 		s.lastErr = err.Error()
-		s.cfg.Logger.Warn("lookups: cannot refresh from the coordinator; keeping the lookups loaded", "tier", s.reg.tier, "error", err)
+		const what = "cannot refresh the lookups from the coordinator; keeping those loaded"
+		if errors.Is(err, errUnavailable) {
+			// No leader yet, or an election: routine at start and failover.
+			s.cfg.Logger.Info(what, "tier", s.reg.tier, "error", err)
+		} else {
+			s.cfg.Logger.Warn(what, "tier", s.reg.tier, "error", err)
+		}
 	}
 }
 
-// errNotModified: the coordinator's configuration is the one held.
-var errNotModified = errors.New("not modified")
+var (
+	// errNotModified: the coordinator's configuration is the one held.
+	errNotModified = errors.New("not modified")
+	// errUnavailable is a control node's 503: no leader elected yet.
+	errUnavailable = errors.New("503 Service Unavailable")
+)
 
 // SyncOnce reports the loaded lookups and applies the coordinator's answer,
 // trying each control node in turn.
@@ -264,6 +274,9 @@ func (s *Syncer) post(ctx context.Context, url string, body []byte) (SyncRespons
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxSyncResponse))
 	if err != nil {
 		return out, err
+	}
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		return out, fmt.Errorf("POST %s: %w: %.200s", url, errUnavailable, b)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return out, fmt.Errorf("POST %s: %s: %.200s", url, resp.Status, b)
