@@ -22,6 +22,8 @@ var planSeeds = []string{
 	"SET x = 1; SELECT page FROM wiki;",
 	"SELECT COUNT(DISTINCT page) FROM wiki GROUP BY FLOOR(__time TO DAY)",
 	"SELECT channel, MAX(__time), __time + INTERVAL '1' DAY FROM (SELECT channel, __time FROM wiki) GROUP BY channel, __time HAVING SUM(1) > 0",
+	"SELECT COUNT(*) FROM (SELECT ARRAY_AGG(DISTINCT added, 4096) AS a, STRING_AGG(page, '|') FILTER (WHERE added > 1) AS s FROM wiki GROUP BY channel) WHERE NOT ARRAY_CONTAINS(a, 1) OR a IS NULL",
+	"SELECT ARRAY_LENGTH(ARRAY_CONCAT(ARRAY_AGG(page), ARRAY['x'])), ARRAY_SLICE(ARRAY_AGG(__time), 0, 1), LISTAGG(page), POSITION('a' IN STRING_AGG(page, ',') FROM 2)",
 }
 
 // FuzzPlan checks that no statement makes the planner panic, and that every
