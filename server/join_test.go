@@ -130,6 +130,15 @@ func TestSQLJoin(t *testing.T) {
 			`[["a",101],["b",10]]`},
 		// CROSS JOIN: every pair (5 × 2).
 		{`SELECT COUNT(*) AS n, SUM(c.added) AS cs FROM wiki CROSS JOIN cats c`, `[[10,75]]`},
+		// Expressions of the right side, and a condition on it alone, in ON.
+		{`SELECT w.page, c.added AS ca FROM wiki w JOIN cats c ON UPPER(w.page) = UPPER(c.page) AND c.added > 7 ORDER BY w.page`,
+			`[["b",8]]`},
+		// LEFT: a condition on the right side filters it before the join.
+		{`SELECT w.page, SUM(c.added) AS cs FROM wiki w LEFT JOIN cats c ON w.page = c.page AND c.added < 8 GROUP BY 1 ORDER BY 1`,
+			`[["a",21],["b",null],["c",null]]`},
+		// INNER: a condition on the left side alone filters the joined rows.
+		{`SELECT w.page, COUNT(*) AS n FROM wiki w JOIN cats c ON w.page = c.page AND w.added >= 100 GROUP BY 1`,
+			`[["a",2]]`},
 		// A chain of joins; an expression of the left side as the key.
 		{`SELECT w.page, c.added AS ca, d.added AS da FROM wiki w JOIN cats c ON LOWER(w.page) = c.page LEFT JOIN cats d ON c.page = d.page WHERE w.page = 'b'`,
 			`[["b",8,8]]`},
@@ -152,6 +161,7 @@ func TestSQLJoin(t *testing.T) {
 		{`SELECT w.page FROM wiki w RIGHT JOIN cats c ON w.page = c.page`, "RIGHT JOIN"},
 		{`SELECT w.page FROM wiki w FULL JOIN cats c ON w.page = c.page`, "FULL JOIN"},
 		{`SELECT w.page FROM wiki w JOIN cats c ON w.added < c.added`, "equality"},
+		{`SELECT w.page FROM wiki w LEFT JOIN cats c ON w.page = c.page AND w.added > 1`, "equality"},
 		{`SELECT w.page FROM wiki w JOIN cats c USING (page)`, "USING"},
 	} {
 		code, body, _ := sqlCall(t, b, `{"query":`+sqlQuoteJSON(c.sql)+`}`)

@@ -54,11 +54,12 @@ func (p *planner) join(j *sql.Join) (any, []scopeCol, error) {
 	cond := "1"
 	switch {
 	case j.On != nil:
-		v, err := t.expr(j.On)
+		on, err := p.splitOn(j, lcols, qualified(rcols, rq), rq)
 		if err != nil {
 			return nil, nil, err
 		}
-		cond = v.src
+		rds = on.right(rds, rcols)
+		cond = on.condition(prefix)
 		if err := checkJoinCondition(cond, prefix); err != nil {
 			return nil, nil, unsupported("%s", sql.AtPos(j.On, err.Error()))
 		}
@@ -152,4 +153,123 @@ func checkJoinCondition(cond, prefix string) error {
 		return errJoinCondition{}
 	}
 	return nil
+}
+
+// onParts is an ON condition split as a broadcast join runs it: equality
+// keys (a left expression, and a right column or an expression of the
+// right side computed by a scan of the right side), conditions on the right
+// side alone (that scan's filter), and, for an INNER join, conditions on
+// the left side alone (moved to the WHERE clause, which is the same there).
+type onParts struct {
+	keys     []onKey
+	rightVCs []any    // virtual columns of the right side's scan
+	rightFil []string // expressions filtering the right side
+}
+
+type onKey struct{ left, right string } // native expression, right column (unprefixed)
+
+// splitOn reads each conjunct of j's ON condition by the side(s) it reads.
+func (p *planner) splitOn(j *sql.Join, lcols, rcols []scopeCol, rq []string) (*onParts, error) {
+	tl := &translator{p: p, cols: lcols, quals: tableQuals(j.Left)}
+	tr := &translator{p: p, cols: rcols, quals: rq}
+	on := &onParts{}
+	taken := map[string]bool{}
+	for _, c := range rcols {
+		taken[c.native] = true
+	}
+	for _, c := range conjuncts(j.On) {
+		if b, ok := c.(*sql.BinaryExpr); ok && b.Op == sql.OpEq {
+			l, r := b.Left, b.Right
+			lv, errL := tl.expr(l)
+			rv, errR := tr.expr(r)
+			if errL != nil || errR != nil {
+				lv, errL = tl.expr(r)
+				rv, errR = tr.expr(l)
+			}
+			if errL == nil && errR == nil && !lv.isLit && !rv.isLit {
+				col := rv.col
+				if col == "" {
+					// An expression of the right side: a column of its scan.
+					for n := 0; col == "" || taken[col]; n++ {
+						col = "jv" + strconv.Itoa(n)
+					}
+					taken[col] = true
+					on.rightVCs = append(on.rightVCs, map[string]any{"type": "expression", "name": col, "expression": rv.src,
+						"outputType": nativeType(rv.typ)})
+				}
+				on.keys = append(on.keys, onKey{left: lv.src, right: col})
+				continue
+			}
+		}
+		if v, err := tr.expr(c); err == nil {
+			on.rightFil = append(on.rightFil, v.src)
+			continue
+		}
+		if _, err := tl.expr(c); err == nil && j.Kind != sql.JoinLeft {
+			p.joinWhere = append(p.joinWhere, c)
+			continue
+		}
+		return nil, unsupported("%s", sql.AtPos(c, errJoinCondition{}.Error()))
+	}
+	return on, nil
+}
+
+// condition is the native join condition of the keys.
+func (on *onParts) condition(prefix string) string {
+	if len(on.keys) == 0 {
+		return "1"
+	}
+	parts := make([]string, len(on.keys))
+	for i, k := range on.keys {
+		parts[i] = "(" + k.left + " == " + quoteIdent(prefix+k.right) + ")"
+	}
+	return strings.Join(parts, " && ")
+}
+
+// right is the right side's data source: as it is, or a scan of it that
+// computes the expressions the keys compare and filters its rows.
+func (on *onParts) right(rds any, rcols []scopeCol) any {
+	if len(on.rightVCs) == 0 && len(on.rightFil) == 0 {
+		return rds
+	}
+	var columns []string
+	for _, c := range rcols {
+		columns = append(columns, c.native)
+	}
+	for _, vc := range on.rightVCs {
+		columns = append(columns, vc.(map[string]any)["name"].(string))
+	}
+	scan := map[string]any{"queryType": "scan", "dataSource": rds, "resultFormat": "compactedList", "legacy": false, "columns": columns,
+		"intervals": map[string]any{"type": "intervals", "intervals": []string{isoMillis(minTime) + "/" + isoMillis(maxTime)}}}
+	if len(on.rightVCs) > 0 {
+		scan["virtualColumns"] = on.rightVCs
+	}
+	if len(on.rightFil) > 0 {
+		scan["filter"] = map[string]any{"type": "expression", "expression": strings.Join(on.rightFil, " && ")}
+	}
+	return map[string]any{"type": "query", "query": scan}
+}
+
+// enterFrom is called as a SELECT's FROM is planned: it gives joins the
+// SELECT's WHERE, and returns what to call after, which ANDs the ON
+// conditions of INNER joins moved to the WHERE clause into sel's.
+func (p *planner) enterFrom(sel *sql.Select) func(*sql.Select) *sql.Select {
+	savedWhere, savedMoved := p.where, p.joinWhere
+	p.where, p.joinWhere = sel.Where, nil
+	return func(sel *sql.Select) *sql.Select {
+		moved := p.joinWhere
+		p.where, p.joinWhere = savedWhere, savedMoved
+		if len(moved) == 0 {
+			return sel
+		}
+		out := *sel
+		for _, c := range moved {
+			if out.Where == nil {
+				out.Where = c
+			} else {
+				out.Where = &sql.BinaryExpr{Op: sql.OpAnd, Left: out.Where, Right: c}
+			}
+		}
+		return &out
+	}
 }

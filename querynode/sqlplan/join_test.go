@@ -19,11 +19,19 @@ func TestPlanJoin(t *testing.T) {
 		{`SELECT a.page FROM wiki a LEFT JOIN (SELECT channel, COUNT(*) AS n FROM wiki GROUP BY channel) s ON a.channel = s.channel WHERE s.n > 1`, []string{
 			`"joinType":"LEFT"`, `"right":{"query":{`, `"condition":"(\"channel\" == \"j0.d0\")"`, `"column":"j0.a0"`}},
 		{`SELECT a.page, c.page FROM wiki a JOIN wiki b ON a.page = b.page JOIN wiki c ON b.channel = c.channel AND a.added = c.added`, []string{
-			`"rightPrefix":"j1."`, `"condition":"((\"j0.channel\" == \"j1.channel\") \u0026\u0026 (\"added\" == \"j1.added\"))"`,
+			`"rightPrefix":"j1."`, `"condition":"(\"j0.channel\" == \"j1.channel\") \u0026\u0026 (\"added\" == \"j1.added\")"`,
 			`"left":{"condition":"(\"page\" == \"j0.page\")"`, `"columns":["page","j1.page"]`}},
 		{`SELECT a.page FROM wiki a, wiki b WHERE a.page = b.page AND a.added > 3`, []string{
 			`"condition":"(\"page\" == \"j0.page\")"`, `"joinType":"INNER"`}},
 		{`SELECT COUNT(*) FROM wiki CROSS JOIN wiki w2`, []string{`"condition":"1"`}},
+		// An expression of the right side is a column of a scan of it; a
+		// condition on the right side alone filters that scan; one on the
+		// left side alone of an INNER join filters the joined rows.
+		{`SELECT a.page FROM wiki a JOIN wiki b ON UPPER(a.page) = UPPER(b.page) AND b.added > 3 AND a.channel = 'en'`, []string{
+			`"right":{"query":{"columns":["__time","page","channel","added","delta","jv0"]`,
+			`"virtualColumns":[{"expression":"upper(\"page\")","name":"jv0","outputType":"STRING","type":"expression"}]`,
+			`"filter":{"expression":"(\"added\" \u003e 3)","type":"expression"}`,
+			`"condition":"(upper(\"page\") == \"j0.jv0\")"`, `"filter":{"dimension":"channel","type":"selector","value":"en"}`}},
 		{`SELECT * FROM wiki a JOIN wiki b ON a.page = b.page`, []string{
 			`"columns":["__time","page","channel","added","delta","j0.__time","j0.page","j0.channel","j0.added","j0.delta"]`}},
 	} {
@@ -34,7 +42,8 @@ func TestPlanJoin(t *testing.T) {
 		{`SELECT a.page FROM wiki a RIGHT JOIN wiki b ON a.page = b.page`, "RIGHT JOIN is not supported"},
 		{`SELECT a.page FROM wiki a JOIN wiki b ON a.page <> b.page`, "equality"},
 		{`SELECT a.page FROM wiki a JOIN wiki b ON a.page = b.page OR a.added = b.added`, "equality"},
-		{`SELECT a.page FROM wiki a JOIN wiki b ON a.page = b.page AND b.added > 3`, "equality"},
+		{`SELECT a.page FROM wiki a LEFT JOIN wiki b ON a.page = b.page AND a.added > 3`, "equality"},
+		{`SELECT a.page FROM wiki a JOIN wiki b ON a.page = 'x' OR b.page = 'y'`, "equality"},
 		{`SELECT a.page FROM wiki a NATURAL JOIN wiki b`, "NATURAL"},
 	} {
 		_, err := Plan(context.Background(), c.sql, Request{}, testCatalog{})

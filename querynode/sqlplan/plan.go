@@ -71,8 +71,9 @@ type planner struct {
 	inCache map[string][]ex
 	// joins counts the joins planned (their prefixes); where is the WHERE
 	// of the SELECT whose FROM is being planned (join.go).
-	joins int
-	where sql.Expr
+	joins     int
+	where     sql.Expr
+	joinWhere []sql.Expr // ON conditions of INNER joins moved to the WHERE clause
 }
 
 // Plan parses and plans src.
@@ -383,14 +384,16 @@ func (p *planner) query(q *sql.Query) (*built, error) {
 	var ds any
 	var cols []scopeCol
 	var err error
-	p.where = sel.Where // for a comma join's keys (join.go)
+	leave := p.enterFrom(sel) // join.go
 	if sel.From == nil {
 		// SELECT without FROM reads one row of nothing, as Calcite's VALUES
 		// does: a native inline data source of one row.
 		ds = map[string]any{"type": "inline", "columnNames": []string{"ZERO"}, "columnTypes": []string{"LONG"}, "rows": [][]any{{0}}}
 	} else if ds, cols, err = p.from(sel.From); err != nil {
+		leave(sel)
 		return nil, err
 	}
+	sel = leave(sel)
 	limit, offset := int64(-1), int64(0)
 	if q.Limit != nil {
 		if limit, err = p.count(q.Limit, "LIMIT"); err != nil {
