@@ -224,6 +224,23 @@ func TestLookupsReachQueryingProcesses(t *testing.T) {
 			t.Errorf("%s: %d %s", dim, code, body)
 		}
 	}
+	// A filter through the lookup, a topN on it and lookup() in a virtual
+	// column, each run on the historical.
+	for q, want := range map[string]string{
+		`{"queryType":"timeseries","dataSource":"wiki","intervals":["2024-01-01/2024-01-03"],"granularity":"all",` +
+			`"filter":{"type":"selector","dimension":"page","value":"Apple","extractionFn":{"type":"registeredLookup","lookup":"names"}},` +
+			`"aggregations":[{"type":"longSum","name":"s","fieldName":"added"}]}`: `"result":{"s":10101}`,
+		`{"queryType":"topN","dataSource":"wiki","intervals":["2024-01-01/2024-01-03"],"granularity":"all","threshold":1,"metric":"s",` +
+			`"dimension":{"type":"lookup","dimension":"page","outputName":"name","name":"names","retainMissingValue":true},` +
+			`"aggregations":[{"type":"longSum","name":"s","fieldName":"added"}]}`: `[{"name":"Apple","s":10101}]`,
+		`{"queryType":"scan","dataSource":"wiki","intervals":["2024-01-01/2024-01-02"],"columns":["page","name"],"resultFormat":"compactedList",` +
+			`"virtualColumns":[{"type":"expression","name":"name","expression":"lookup(page, 'names', 'none')","outputType":"STRING"}]}`: `"events":[["a","Apple"],["b","Banana"],["a","Apple"]]`,
+	} {
+		if code, body, _ := db.query(t, q); code != 200 || !strings.Contains(body, want) {
+			t.Errorf("%s: %d %s, want %s", q, code, body, want)
+		}
+	}
+
 	// A lookup data source, natively.
 	code, body, _ := db.query(t, `{"queryType":"scan","dataSource":{"type":"lookup","lookup":"names"},"intervals":["-146136543-09-08T08:23:32.096Z/146140482-04-24T15:36:27.903Z"],"columns":["k","v"],"resultFormat":"compactedList"}`)
 	if code != 200 || !strings.Contains(body, `"events":[["a","Apple"],["b","Banana"]]`) {
