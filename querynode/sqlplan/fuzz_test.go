@@ -20,10 +20,13 @@ var planSeeds = []string{
 	"SELECT INTERVAL '1' DAY, ARRAY[1, 2], page[1], 'it''s', \"q\"\"x\" FROM wiki",
 	"SELECT * FROM wiki LEFT JOIN b ON a.x = b.x CROSS JOIN c, UNNEST(d) AS u (v)",
 	"SET x = 1; SELECT page FROM wiki;",
+	"SELECT a.page, SUM(b.added) FROM wiki a JOIN wiki b ON UPPER(a.page) = b.page AND b.added > 1 AND a.channel = 'x' LEFT JOIN (SELECT page, COUNT(*) AS n FROM wiki GROUP BY 1) c ON a.page = c.page GROUP BY 1",
+	"SELECT * FROM wiki a, wiki b CROSS JOIN wiki c WHERE a.page = b.page AND a.added = b.added AND c.page = b.page",
 	"SELECT COUNT(DISTINCT page) FROM wiki GROUP BY FLOOR(__time TO DAY)",
 	"SELECT channel, MAX(__time), __time + INTERVAL '1' DAY FROM (SELECT channel, __time FROM wiki) GROUP BY channel, __time HAVING SUM(1) > 0",
 	"SELECT COUNT(*) FROM (SELECT ARRAY_AGG(DISTINCT added, 4096) AS a, STRING_AGG(page, '|') FILTER (WHERE added > 1) AS s FROM wiki GROUP BY channel) WHERE NOT ARRAY_CONTAINS(a, 1) OR a IS NULL",
 	"SELECT ARRAY_LENGTH(ARRAY_CONCAT(ARRAY_AGG(page), ARRAY['x'])), ARRAY_SLICE(ARRAY_AGG(__time), 0, 1), LISTAGG(page), POSITION('a' IN STRING_AGG(page, ',') FROM 2)",
+	"SELECT page, added * 2 AS d FROM wiki WHERE page <> 'x' ORDER BY d DESC NULLS FIRST, 1, __time LIMIT 3 OFFSET 1",
 }
 
 // FuzzPlan checks that no statement makes the planner panic, and that every
