@@ -269,3 +269,49 @@ func TestSQLGroupingSets(t *testing.T) {
 		}
 	}
 }
+
+// The sketch functions over sketches: unions, set operations, bounds and
+// summaries, planned onto the native sketch post-aggregators. Day one's
+// pages are a, b; day two's c, a.
+func TestSQLSketchSetOperations(t *testing.T) {
+	b := sqlCluster(t, nil)
+	const ts = `"queryType":"timeseries","dataSource":"wiki","granularity":"all","intervals":["2024/2025"]`
+	day := func(name, typ, bound string) string {
+		return `{"type":"filtered","filter":{"type":"bound","dimension":"__time",` + bound + `,"ordering":"numeric"},"aggregator":{"type":"` + typ + `","name":"` + name + `","fieldName":"page"}}`
+	}
+	fa := func(n string) string { return `{"type":"fieldAccess","fieldName":"` + n + `"}` }
+	const d1, d2 = `"upper":"1704153600000","upperStrict":true`, `"lower":"1704153600000"`
+	checkAgainstNative(t, b, []aggCase{
+		{`SELECT HLL_SKETCH_ESTIMATE(HLL_SKETCH_UNION(DS_HLL(page) FILTER (WHERE __time < TIMESTAMP '2024-01-02 00:00:00'), DS_HLL(page) FILTER (WHERE __time >= TIMESTAMP '2024-01-02 00:00:00'))) AS u,
+				HLL_SKETCH_ESTIMATE(HLL_SKETCH_UNION(10, 'HLL_8', DS_HLL(page))) AS u2,
+				THETA_SKETCH_ESTIMATE(THETA_SKETCH_INTERSECT(DS_THETA(page) FILTER (WHERE __time < TIMESTAMP '2024-01-02 00:00:00'), DS_THETA(page) FILTER (WHERE __time >= TIMESTAMP '2024-01-02 00:00:00'))) AS i,
+				THETA_SKETCH_ESTIMATE(THETA_SKETCH_NOT(DS_THETA(page) FILTER (WHERE __time < TIMESTAMP '2024-01-02 00:00:00'), DS_THETA(page) FILTER (WHERE __time >= TIMESTAMP '2024-01-02 00:00:00'))) AS n,
+				THETA_SKETCH_ESTIMATE(THETA_SKETCH_UNION(64, DS_THETA(page))) AS tu FROM wiki`,
+			`{` + ts + `,"aggregations":[` + day("h1", "HLLSketchBuild", d1) + `,` + day("h2", "HLLSketchBuild", d2) + `,` + day("t1", "thetaSketch", d1) + `,` + day("t2", "thetaSketch", d2) + `,{"type":"thetaSketch","name":"t0","fieldName":"page"}],
+				"postAggregations":[
+				{"type":"HLLSketchEstimate","name":"u","field":{"type":"HLLSketchUnion","fields":[` + fa("h1") + `,` + fa("h2") + `]}},
+				{"type":"thetaSketchEstimate","name":"i","field":{"type":"thetaSketchSetOp","func":"INTERSECT","fields":[` + fa("t1") + `,` + fa("t2") + `]}},
+				{"type":"thetaSketchEstimate","name":"n","field":{"type":"thetaSketchSetOp","func":"NOT","fields":[` + fa("t1") + `,` + fa("t2") + `]}},
+				{"type":"thetaSketchEstimate","name":"tu","field":{"type":"thetaSketchSetOp","func":"UNION","size":64,"fields":[` + fa("t0") + `]}}]}`,
+			`[[3.000000014901161,3.000000014901161,1,1,3]]`},
+		{`SELECT HLL_SKETCH_ESTIMATE_WITH_ERROR_BOUNDS(DS_HLL(page), 2) AS hb FROM wiki`,
+			`{` + ts + `,"aggregations":[{"type":"HLLSketchBuild","name":"h","fieldName":"page"}],
+				"postAggregations":[{"type":"HLLSketchEstimateWithBounds","name":"hb","field":` + fa("h") + `,"numStdDev":2}]}`,
+			`[[[3.000000014901161,3.0,3.000299605364685]]]`},
+	})
+	code, body, _ := sqlCall(t, b, `{"resultFormat":"array","query":"SELECT THETA_SKETCH_ESTIMATE_WITH_ERROR_BOUNDS(DS_THETA(page), 1) AS tb, HLL_SKETCH_TO_STRING(DS_HLL(page)) AS s FROM wiki"}`)
+	if code != 200 || !strings.Contains(body, `[[{"estimate":3.0,"highBound":3.0,"lowBound":3.0,"numStdDev":1},"### HLL SKETCH SUMMARY`) {
+		t.Errorf("bounds and summary: %d %s", code, body)
+	}
+	for _, q := range []string{
+		`SELECT HLL_SKETCH_UNION(DS_THETA(page)) FROM wiki`,
+		`SELECT THETA_SKETCH_UNION(100, DS_THETA(page)) FROM wiki`,
+		`SELECT HLL_SKETCH_UNION(12, DS_HLL(page)) FROM wiki`,
+		`SELECT THETA_SKETCH_ESTIMATE_WITH_ERROR_BOUNDS(DS_THETA(page), 4) FROM wiki`,
+		`SELECT THETA_SKETCH_INTERSECT() FROM wiki`,
+	} {
+		if code, body, _ := sqlCall(t, b, `{"query":`+string(mustJSON(q))+`}`); code != 400 {
+			t.Errorf("%s: %d %s, want 400", q, code, body)
+		}
+	}
+}

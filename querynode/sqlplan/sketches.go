@@ -44,6 +44,13 @@ func init() {
 	}
 	postFns["HLL_SKETCH_ESTIMATE"] = hllEstimate
 	postFns["THETA_SKETCH_ESTIMATE"] = thetaEstimate
+	postFns["HLL_SKETCH_ESTIMATE_WITH_ERROR_BOUNDS"] = hllBounds
+	postFns["HLL_SKETCH_TO_STRING"] = hllToString
+	postFns["HLL_SKETCH_UNION"] = hllUnion
+	postFns["THETA_SKETCH_ESTIMATE_WITH_ERROR_BOUNDS"] = thetaBounds
+	for _, n := range []string{"THETA_SKETCH_UNION", "THETA_SKETCH_INTERSECT", "THETA_SKETCH_NOT"} {
+		postFns[n] = thetaSetOp
+	}
 }
 
 // argCount checks an aggregate's or function's number of arguments.
@@ -399,4 +406,122 @@ func thetaEstimate(t *translator, x *sql.FuncCall, args []ex) (ex, error) {
 		return ex{}, err
 	}
 	return t.addPost(x, map[string]any{"type": "thetaSketchEstimate", "field": field}, tDouble), nil
+}
+
+// stdDevArg reads an optional number of standard deviations (1, 2 or 3).
+func (t *translator) stdDevArg(x *sql.FuncCall, i int) (int64, error) {
+	if i >= len(x.Args) {
+		return 1, nil
+	}
+	return t.intArg(x, i, "number of standard deviations", 1, 3, false)
+}
+
+// hllBounds plans HLL_SKETCH_ESTIMATE_WITH_ERROR_BOUNDS(sketch[,
+// numStdDev]): [estimate, lower bound, upper bound].
+func hllBounds(t *translator, x *sql.FuncCall, args []ex) (ex, error) {
+	if err := argCount(x, 1, 2); err != nil {
+		return ex{}, err
+	}
+	field, err := t.sketchField(x, args[0], tHLLSketch)
+	if err != nil {
+		return ex{}, err
+	}
+	n, err := t.stdDevArg(x, 1)
+	if err != nil {
+		return ex{}, err
+	}
+	return t.addPost(x, map[string]any{"type": "HLLSketchEstimateWithBounds", "field": field, "numStdDev": n}, tOther), nil
+}
+
+// hllToString plans HLL_SKETCH_TO_STRING(sketch): the sketch's summary.
+func hllToString(t *translator, x *sql.FuncCall, args []ex) (ex, error) {
+	if err := argCount(x, 1, 1); err != nil {
+		return ex{}, err
+	}
+	field, err := t.sketchField(x, args[0], tHLLSketch)
+	if err != nil {
+		return ex{}, err
+	}
+	return t.addPost(x, map[string]any{"type": "HLLSketchToString", "field": field}, tVarchar), nil
+}
+
+// sketchFields reads the sketch arguments of a union or set operation
+// from argument from on.
+func (t *translator) sketchFields(x *sql.FuncCall, args []ex, from int, typ string) ([]any, error) {
+	if from >= len(args) {
+		return nil, invalid("%s", sql.AtPos(x, strings.ToUpper(x.Name.Name)+" needs a sketch argument"))
+	}
+	var fields []any
+	for _, a := range args[from:] {
+		f, err := t.sketchField(x, a, typ)
+		if err != nil {
+			return nil, err
+		}
+		fields = append(fields, f)
+	}
+	return fields, nil
+}
+
+// hllUnion plans HLL_SKETCH_UNION([lgK, tgtHllType,] sketch, ...).
+func hllUnion(t *translator, x *sql.FuncCall, args []ex) (ex, error) {
+	pa := map[string]any{"type": "HLLSketchUnion", "lgK": int64(12), "tgtHllType": "HLL_4"}
+	from := 0
+	if len(args) > 0 && args[0].isLit {
+		if len(args) < 2 || !args[1].isLit {
+			return ex{}, invalid("%s", sql.AtPos(x, "HLL_SKETCH_UNION takes lgK and tgtHllType together before its sketches"))
+		}
+		k, err := t.intArg(x, 0, "lgK", 4, 21, false)
+		if err != nil {
+			return ex{}, err
+		}
+		tgt, _ := args[1].lit.(string)
+		if tgt != "HLL_4" && tgt != "HLL_6" && tgt != "HLL_8" {
+			return ex{}, invalid("%s", sql.AtPos(x.Args[1], "HLL_SKETCH_UNION's tgtHllType must be 'HLL_4', 'HLL_6' or 'HLL_8'"))
+		}
+		pa["lgK"], pa["tgtHllType"], from = k, tgt, 2
+	}
+	fields, err := t.sketchFields(x, args, from, tHLLSketch)
+	if err != nil {
+		return ex{}, err
+	}
+	pa["fields"] = fields
+	return t.addPost(x, pa, tHLLSketch), nil
+}
+
+// thetaBounds plans THETA_SKETCH_ESTIMATE_WITH_ERROR_BOUNDS(sketch,
+// errorBoundsStdDev): Druid's {estimate, highBound, lowBound, numStdDev}.
+func thetaBounds(t *translator, x *sql.FuncCall, args []ex) (ex, error) {
+	if err := argCount(x, 2, 2); err != nil {
+		return ex{}, err
+	}
+	field, err := t.sketchField(x, args[0], tThetaSketch)
+	if err != nil {
+		return ex{}, err
+	}
+	n, err := t.stdDevArg(x, 1)
+	if err != nil {
+		return ex{}, err
+	}
+	return t.addPost(x, map[string]any{"type": "thetaSketchEstimate", "field": field, "errorBoundsStdDev": n}, tOther), nil
+}
+
+// thetaSetOp plans THETA_SKETCH_UNION/INTERSECT/NOT([size,] sketch, ...)
+// onto thetaSketchSetOp; NOT is the first sketch less the others.
+func thetaSetOp(t *translator, x *sql.FuncCall, args []ex) (ex, error) {
+	name := strings.ToUpper(x.Name.Name)
+	pa := map[string]any{"type": "thetaSketchSetOp", "func": strings.TrimPrefix(name, "THETA_SKETCH_"), "size": int64(16384)}
+	from := 0
+	if len(args) > 0 && args[0].isLit {
+		size, err := t.intArg(x, 0, "size", 16, 1<<26, true)
+		if err != nil {
+			return ex{}, err
+		}
+		pa["size"], from = size, 1
+	}
+	fields, err := t.sketchFields(x, args, from, tThetaSketch)
+	if err != nil {
+		return ex{}, err
+	}
+	pa["fields"] = fields
+	return t.addPost(x, pa, tThetaSketch), nil
 }
