@@ -187,6 +187,9 @@ func FuzzParse(f *testing.F) {
 		`{"queryType":"segmentMetadata","dataSource":"w"}`,
 		`{"queryType":"scan","dataSource":{"type":"inline","columnNames":["a","b"],"columnTypes":["STRING",null],"rows":[["x",1],[null,2.5]]},"intervals":["1970/2100"]}`,
 		`{"queryType":"timeseries","dataSource":{"type":"query","query":{"queryType":"groupBy","dataSource":"w","intervals":["2024/2025"],"granularity":"day","dimensions":["a"],"aggregations":[{"type":"count","name":"c"}]}},"intervals":["2024/2025"],"aggregations":[{"type":"longSum","name":"s","fieldName":"c"}]}`,
+		`{"queryType":"groupBy","dataSource":{"type":"join","left":{"type":"join","left":"w","right":{"type":"lookup","lookup":"l"},"rightPrefix":"l.","condition":"a == \"l.k\"","joinType":"LEFT"},` +
+			`"right":{"type":"query","query":{"queryType":"scan","dataSource":"v","intervals":["2024/2025"]}},"rightPrefix":"r.","condition":"(lower(a) == \"r.b\") && (\"l.v\" == \"r.c\")","joinType":"INNER"},` +
+			`"intervals":["2024/2025"],"granularity":"all","dimensions":["r.b"],"aggregations":[{"type":"count","name":"c"}]}`,
 		`{}`, `[]`, `{"queryType":1}`,
 	} {
 		f.Add([]byte(s))
