@@ -114,6 +114,13 @@ func (s *State) AddLongs(vals []int64, r Rows) {
 	if r.Len() == 0 {
 		return
 	}
+	if IsBitOp(s.Op) {
+		_ = r.Each(func(k, i int) error {
+			s.foldBits(r.Group(k), vals[i], false)
+			return nil
+		})
+		return
+	}
 	fold(s.Longs, s.Null, s.Op, vals, r)
 }
 
@@ -307,6 +314,10 @@ func (s *State) AddBytes(g int32, v []byte) error {
 }
 
 func (s *State) foldLong(g int32, v int64) {
+	if IsBitOp(s.Op) {
+		s.foldBits(g, v, false)
+		return
+	}
 	switch {
 	case s.Null[g] && s.Op != OpCount:
 		s.Longs[g] = v

@@ -55,6 +55,8 @@ type Spec struct {
 	// Population makes a variance the population one (else the sample
 	// one, Druid's default estimator).
 	Population bool
+	// BitInit is the value a bitwise fold starts from (bitwise.go).
+	BitInit int64
 	// MaxStringBytes cuts string first/last values (Druid's default is
 	// 1024; 0 keeps nothing, so string first/last specs must set it).
 	MaxStringBytes int
@@ -324,6 +326,9 @@ func (s *State) Combine(di int, src *State, si int) error {
 			s.Doubles[di] = s.float(s.Doubles[di] + src.Doubles[si])
 		}
 		s.Null[di] = false
+		return nil
+	case OpBitAnd, OpBitOr, OpBitXor:
+		s.foldBits(int32(di), src.Longs[si], true)
 		return nil
 	case OpMin, OpMax:
 		if s.Kind == KindLong {

@@ -215,7 +215,7 @@ func validOp(kind, op string) bool {
 	case KindArray:
 		return op == OpArrayAppend || op == OpArraySet
 	case KindLong:
-		return op == OpCount || op == OpSum || op == OpMin || op == OpMax || op == OpFirst || op == OpLast || op == OpAny
+		return op == OpCount || op == OpSum || op == OpMin || op == OpMax || op == OpFirst || op == OpLast || op == OpAny || IsBitOp(op)
 	}
 	return op == OpSum || op == OpMin || op == OpMax || op == OpFirst || op == OpLast || op == OpAny
 }
