@@ -36,8 +36,8 @@ func newViewBroker(t testing.TB) *Broker {
 	return b
 }
 
-// The columns of a datasource over all time follow the view: a segment with
-// a new column, or its removal, shows at once.
+// The columns of a datasource over all time, and their order, follow the
+// view: a segment with a new column, or its removal, shows at once.
 func TestAllTimeColumnsFollowTheView(t *testing.T) {
 	b := newViewBroker(t)
 	h := b.view.servers[0]
@@ -52,9 +52,17 @@ func TestAllTimeColumnsFollowTheView(t *testing.T) {
 	if got := b.DataSourceColumns("wiki", &all); !slices.Contains(got.Dimensions, "extra") || got.Dimensions[0] != "channel" {
 		t.Fatalf("after a segment with a new column: %+v", got)
 	}
+	order := b.ColumnOrder("wiki")
+	if want := []string{"channel", "city", "country", "isNew", "isRobot", "namespace", "page", "user", "extra", "added", "commentLength", "deleted", "delta", "price"}; !slices.Equal(order, want) {
+		t.Fatalf("order after a segment with a new column: %v, want %v", order, want)
+	}
+	order[0] = "mine"
 	b.view.apply(h, ann("3", daySegments(t, "wiki", 3, false)...), nil)
 	if got := b.DataSourceColumns("wiki", &all); slices.Contains(got.Dimensions, "extra") {
 		t.Fatalf("after that segment went: %+v", got)
+	}
+	if got := b.ColumnOrder("wiki"); slices.Contains(got, "extra") || got[0] != "channel" {
+		t.Fatalf("order after that segment went: %v", got)
 	}
 	if got := b.DataSourceColumns("other", &all); len(got.Dimensions)+len(got.Metrics) != 0 {
 		t.Fatalf("unknown datasource: %+v", got)
@@ -72,6 +80,20 @@ func BenchmarkAllTimeColumns(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				br.DataSourceColumns("wiki", &all)
+			}
+		})
+	}
+}
+
+// SQL's catalog asks for a datasource's column order on every statement.
+func BenchmarkColumnOrder(b *testing.B) {
+	for _, n := range []int{7, 1000, 10000} {
+		br := newViewBroker(b)
+		br.view.apply(br.view.servers[0], ann("1", daySegments(b, "wiki", n, false)...), nil)
+		b.Run(fmt.Sprint(n, "segments"), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				br.ColumnOrder("wiki")
 			}
 		})
 	}

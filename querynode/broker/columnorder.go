@@ -11,9 +11,15 @@ import (
 // ColumnOrder lists the columns of ds's visible segments in the order Druid's
 // SQL layer gives a table's columns (SELECT *, INFORMATION_SCHEMA.COLUMNS'
 // ORDINAL_POSITION): __time is not included; see OrderColumns.
+// It is kept until the view changes (see columnsMemo).
 func (b *Broker) ColumnOrder(ds string) []string {
+	return slices.Clone(memoized(b.view, &b.columns, &b.columns.order, ds, b.view.columnOrder))
+}
+
+// columnOrder is ColumnOrder read from the view, and the version of the view
+// it read (its changed channel).
+func (v *view) columnOrder(ds string) ([]string, chan struct{}) {
 	var segs []*segmeta.DataSegment
-	v := b.view
 	v.mu.RLock()
 	if tl := v.index.Timeline(ds); tl != nil {
 		tl.LookupFunc(interval.Eternity, func(h segmeta.Holder) bool {
@@ -21,8 +27,9 @@ func (b *Broker) ColumnOrder(ds string) []string {
 			return true
 		})
 	}
+	version := v.changed
 	v.mu.RUnlock()
-	return OrderColumns(segs)
+	return OrderColumns(segs), version
 }
 
 // OrderColumns is the column order of a table made of segs, as Druid's

@@ -110,37 +110,51 @@ func (b *Broker) DataSourceColumns(ds string, iv *interval.Interval) Columns {
 	return c
 }
 
-// columnsMemo keeps each datasource's columns over all time until the view
-// changes. SQL's catalog asks for them on every statement: walking every
-// segment each time cost a statement 0.7 ms at 1,000 segments and 7 ms at
+// columnsMemo keeps each datasource's columns over all time, and their
+// order, until the view changes. SQL's catalog asks for them on every
+// statement: reading every segment each time cost a statement 0.7 ms (the
+// columns) and 2.4 ms (their order) at 1,000 segments, 7 ms and 140 ms at
 // 10,000, which the same native query does not pay.
 type columnsMemo struct {
 	mu      sync.Mutex
-	version chan struct{} // the view's changed channel when cols were read
+	version chan struct{} // the view's changed channel when these were read
 	cols    map[string]Columns
+	order   map[string][]string
 }
 
 func (b *Broker) allTimeColumns(ds string) Columns {
-	v, m := b.view, &b.columns
-	v.mu.RLock()
-	version := v.changed // replaced whenever the view changes
-	v.mu.RUnlock()
-	m.mu.Lock()
-	c, ok := m.cols[ds]
-	ok = ok && m.version == version
-	m.mu.Unlock()
-	if !ok {
-		var read chan struct{}
-		c, read = v.columns(ds, interval.Eternity)
-		m.mu.Lock()
-		if m.version != read {
-			m.version, m.cols = read, map[string]Columns{}
-		}
-		m.cols[ds] = c
-		m.mu.Unlock()
-	}
+	c := memoized(b.view, &b.columns, &b.columns.cols, ds, func(ds string) (Columns, chan struct{}) {
+		return b.view.columns(ds, interval.Eternity)
+	})
 	// The caller owns what it gets.
 	return Columns{Dimensions: slices.Clone(c.Dimensions), Metrics: slices.Clone(c.Metrics)}
+}
+
+// memoized returns (*table)[ds] when it was read in the view's current
+// version, else what read gives (the value, and the version it read),
+// which it keeps. The caller must not change what it returns.
+func memoized[T any](v *view, m *columnsMemo, table *map[string]T, ds string, read func(string) (T, chan struct{})) T {
+	v.mu.RLock()
+	current := v.changed // replaced whenever the view changes
+	v.mu.RUnlock()
+	m.mu.Lock()
+	x, ok := (*table)[ds]
+	ok = ok && m.version == current
+	m.mu.Unlock()
+	if ok {
+		return x
+	}
+	x, version := read(ds)
+	m.mu.Lock()
+	if m.version != version { // everything kept was read in another version
+		m.version, m.cols, m.order = version, nil, nil
+	}
+	if *table == nil {
+		*table = map[string]T{}
+	}
+	(*table)[ds] = x
+	m.mu.Unlock()
+	return x
 }
 
 // columns is the union of the dimensions and metrics of ds's segments
