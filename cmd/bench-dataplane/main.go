@@ -38,7 +38,7 @@ var client = &http.Client{Timeout: 30 * time.Minute}
 func main() {
 	mode := flag.String("mode", "query", "ingest or query")
 	rows := flag.Int("rows", 10_000_000, "rows of the generated data set")
-	runs := flag.Int("runs", 5, "timed runs per query at least (median reported); short queries run more, up to a second's worth")
+	runs := flag.Int("runs", 5, "timed runs per query at least (median reported); short queries run more, up to 3 s of rounds")
 	bin := flag.String("bin", "bin/strata", "strata binary")
 	kit := flag.String("kit", "../shared/bench", "benchmark kit directory")
 	anchor := flag.Bool("anchor", true, "run clickhouse-anchor.sh in the same run")
@@ -119,20 +119,24 @@ PARTITIONED BY DAY`, data)
 		// warm-up each before either is timed, then runs rounds of one
 		// native and one SQL run, in turns which goes first, so a burst of
 		// load on the shared machine or the other form's garbage lands on
-		// both medians alike rather than on whichever ran second.
+		// both alike rather than on whichever ran second. sql/nat is the
+		// median of the rounds' own ratios: the two runs of a round share
+		// the machine's load of the moment, which moves the medians of a
+		// few long runs by tens of percent from one minute to the next.
 		sqlBody, _ := json.Marshal(map[string]any{"query": sqlOf[q.ID], "resultFormat": "array", "header": true})
 		if _, err := query(q.Native); err != nil { // warm-up
 			fmt.Printf("%-5s failed: %v\n", q.ID, err)
 			continue
 		}
 		_, sqlErr := querySQL(sqlBody) // warm-up
-		var times, sqlTimes []float64
+		var times, sqlTimes, ratios []float64
 		var last, sqlLast []byte
-		// At least runs rounds, and for short queries more, up to a second
-		// of rounds: a median of 5 runs of a 1 ms query on a shared machine
-		// is mostly the neighbours' noise.
+		// At least runs rounds, and for shorter queries more, up to 3 s of
+		// rounds: a median of 5 runs of a 1 ms query on a shared machine is
+		// mostly the neighbours' noise.
 		start := time.Now()
 		for i := 0; i < runs || (i < maxRounds && time.Since(start) < roundsBudget); i++ {
+			nat, sq := math.NaN(), math.NaN()
 			for k := range 2 {
 				if (i+k)%2 == 0 {
 					t := time.Now()
@@ -140,7 +144,8 @@ PARTITIONED BY DAY`, data)
 					if err != nil {
 						return fmt.Errorf("%s: %w", q.ID, err)
 					}
-					times = append(times, float64(time.Since(t).Microseconds())/1000)
+					nat = float64(time.Since(t).Microseconds()) / 1000
+					times = append(times, nat)
 					last = b
 				} else if sqlErr == nil {
 					t := time.Now()
@@ -149,9 +154,13 @@ PARTITIONED BY DAY`, data)
 						sqlErr = err
 						continue
 					}
-					sqlTimes = append(sqlTimes, float64(time.Since(t).Microseconds())/1000)
+					sq = float64(time.Since(t).Microseconds()) / 1000
+					sqlTimes = append(sqlTimes, sq)
 					sqlLast = b
 				}
+			}
+			if !math.IsNaN(sq) {
+				ratios = append(ratios, sq/math.Max(nat, 0.001))
 			}
 		}
 		sort.Float64s(times)
@@ -168,18 +177,19 @@ PARTITIONED BY DAY`, data)
 				}
 			}
 		}
-		sqlMed := math.NaN()
+		sqlMed, sqlRatio := math.NaN(), math.NaN()
 		if sqlErr != nil {
 			check += "; sql failed: " + sqlErr.Error()
 		} else {
 			sort.Float64s(sqlTimes)
-			sqlMed = sqlTimes[len(sqlTimes)/2]
-			check += "; " + compareSQL(last, sqlLast)
+			sort.Float64s(ratios)
+			sqlMed, sqlRatio = sqlTimes[len(sqlTimes)/2], ratios[len(ratios)/2]
+			check += fmt.Sprintf("; %d rounds; %s", len(ratios), compareSQL(last, sqlLast))
 		}
 		if chMs > 0 {
-			fmt.Printf("%-5s %10.1f %12.1f %8.2f %8.1f %9.2f  %s\n", q.ID, med, chMs, med/chMs, sqlMed, sqlMed/med, check)
+			fmt.Printf("%-5s %10.1f %12.1f %8.2f %8.1f %9.2f  %s\n", q.ID, med, chMs, med/chMs, sqlMed, sqlRatio, check)
 		} else {
-			fmt.Printf("%-5s %10.1f %12s %8s %8.1f %9.2f  %s\n", q.ID, med, "n/a", "", sqlMed, sqlMed/med, check)
+			fmt.Printf("%-5s %10.1f %12s %8s %8.1f %9.2f  %s\n", q.ID, med, "n/a", "", sqlMed, sqlRatio, check)
 		}
 	}
 	fmt.Printf("peak memory after queries: %.0f MB\n", float64(peakRSS(cmd.Process.Pid))/1e6)
@@ -227,7 +237,7 @@ PARTITIONED BY DAY`, data)
 // A query's rounds beyond --runs: while they have taken less than
 // roundsBudget, up to maxRounds.
 const (
-	roundsBudget = time.Second
+	roundsBudget = 3 * time.Second
 	maxRounds    = 200
 )
 
