@@ -489,7 +489,8 @@ func (p *Planned) arrayValue(v any) (any, error) {
 // (Calcite) types it: literals, COUNT, ARRAY_AGG (a non-null array of
 // nullable elements), ARRAY_LENGTH, ARRAY_ORDINAL_OF and ARRAY_TO_STRING
 // (declared with non-null return types), ARRAY_SLICE of a non-null array,
-// ARRAY[...], and the standard functions whose arguments are all non-null.
+// ARRAY[...], and the standard functions (and ARRAY_CONTAINS, ARRAY_OVERLAP:
+// BOOLEAN_NULLABLE) whose arguments are all non-null.
 // Calcite folds "x IS NULL" to FALSE for such x before anything runs, even
 // where the value computed at run time is null (ARRAY_ORDINAL_OF of no
 // match), and Druid's answers follow; anything not known here is nullable.
@@ -506,7 +507,7 @@ func neverNull(e sql.Expr) bool {
 			return true
 		case "ARRAY_SLICE":
 			return len(x.Args) > 0 && neverNull(x.Args[0])
-		case "LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "UPPER", "LOWER":
+		case "LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "UPPER", "LOWER", "ARRAY_CONTAINS", "ARRAY_OVERLAP":
 			for _, a := range x.Args {
 				if !neverNull(a) {
 					return false
