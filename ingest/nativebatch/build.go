@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -619,7 +618,7 @@ func (f fieldKinds) typed(name string) (segment.Kind, error) {
 
 // discover decides the dimensions Build writes: the declared ones, each of
 // type auto typed by its values, then, when s.Discover is set, every other
-// input field and transform except the timestamp column, the exclusions,
+// input field except the timestamp column, the exclusions,
 // the metrics and the fields the metrics read. Fields come in document
 // order (a record's keys as written, new keys of later records after), as
 // Druid keeps them. Classic discovery stores strings and multi-value strings and
@@ -747,13 +746,10 @@ func discover(ctx context.Context, s *Spec, splits []input.Split) ([]segment.Dim
 			skip[m.FieldName] = true
 		}
 	}
-	names := slices.Clone(order)
-	for _, tr := range s.Transforms {
-		if _, isField := kinds[tr.Name]; !isField {
-			names = append(names, tr.Name)
-		}
-	}
-	for _, n := range names {
+	// Only input fields: a transform is a dimension when it shadows one or
+	// is declared, as in Druid (its schemaless rules leave other
+	// transforms out).
+	for _, n := range order {
 		if skip[n] || declared[n] {
 			continue
 		}
