@@ -20,7 +20,7 @@ type AggState = aggregate.State
 func aggSpec(a *query.Aggregator) *aggregate.Spec {
 	b := a.Base()
 	s := &aggregate.Spec{Kind: a.ValueKind(), Op: a.Op(), LgK: b.LgK, TgtHllType: b.TgtHllType, Round: b.Round,
-		Size: b.Size, K: b.K, MaxStringBytes: b.MaxStringBytes, Population: b.Population}
+		Size: b.Size, K: b.K, MaxStringBytes: b.MaxStringBytes, Population: b.Population, BitInit: b.BitInit}
 	if b.Type == "count" {
 		s.Op = aggregate.OpCount
 	}
@@ -135,11 +135,13 @@ func (rc *columns) newSegAgg(filt *filterEval, a *query.Aggregator, st *AggState
 	case st.Op == "first" || st.Op == "last" || st.Op == "any":
 		return rc.newPairAgg(a, st)
 	case st.Kind == query.KindVariance:
-		return rc.newVarianceAgg(a, st)
+		return rc.newFoldAgg(a, st)
 	case st.Kind == query.KindHLL || st.Kind == query.KindTheta:
 		return rc.newSketchAgg(a, st)
 	case st.Kind == query.KindQuantiles:
 		return rc.newQuantilesAgg(a, st)
+	case aggregate.IsBitOp(st.Op):
+		return rc.newFoldAgg(a, st)
 	case st.Kind == query.KindArray:
 		return rc.newArrayAgg(a, st)
 	}

@@ -343,6 +343,8 @@ func testMergeAcrossServers(t *testing.T) {
 		  {"type":"quantilesDoublesSketchToHistogram","name":"h","field":{"type":"fieldAccess","fieldName":"q"},"numBins":4}]}`,
 		`{"queryType":"groupBy","dataSource":"test","granularity":"all","intervals":["2024-01-01/2024-01-05"],"dimensions":["channel"],
 		  "aggregations":[{"type":"variance","name":"v","fieldName":"price"}],"postAggregations":[{"type":"stddev","name":"sd","fieldName":"v","estimator":"population"}]}`,
+		`{"queryType":"groupBy","dataSource":"test","granularity":"all","intervals":["2024-01-01/2024-01-05"],"dimensions":["channel"],
+		  "aggregations":[{"type":"expression","name":"x","fields":["added"],"initialValue":"0","fold":"bitwiseXor(\"__acc\", \"added\")"}]}`,
 		// ARRAY_AGG(DISTINCT page) and STRING_AGG(channel) as Druid SQL plans them.
 		`{"queryType":"groupBy","dataSource":"test","granularity":"all","intervals":["2024-01-01/2024-01-05"],"dimensions":["channel"],
 		  "aggregations":[{"type":"expression","name":"a","fields":["page"],"initialValue":"ARRAY<STRING>[]","fold":"array_set_add(\"__acc\", \"page\")","combine":"array_set_add_all(\"__acc\", \"a\")"},

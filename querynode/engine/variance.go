@@ -7,15 +7,17 @@ import (
 	"strata/querynode/query"
 )
 
-// varianceAgg feeds the variance aggregator (druid-stats) the non-null
-// numbers of its column; a missing column gives no values.
-type varianceAgg struct {
+// foldAgg feeds a state that takes one value at a time (the variance
+// aggregator, bitwise folds) the non-null numbers of its column, doubles
+// as doubles and longs as longs (a bitwise fold casts doubles to long, as
+// Druid's bitwise functions do); a missing column gives no values.
+type foldAgg struct {
 	st  *AggState
 	src numSource
 }
 
-func (rc *columns) newVarianceAgg(a *query.Aggregator, st *AggState) (segAgg, error) {
-	v := &varianceAgg{st: st}
+func (rc *columns) newFoldAgg(a *query.Aggregator, st *AggState) (segAgg, error) {
+	v := &foldAgg{st: st}
 	if _, ok := rc.colKind(a.FieldName); !ok {
 		return v, nil
 	}
@@ -27,11 +29,11 @@ func (rc *columns) newVarianceAgg(a *query.Aggregator, st *AggState) (segAgg, er
 	return v, nil
 }
 
-func (v *varianceAgg) state() *AggState { return v.st }
-func (v *varianceAgg) grow(n int)       { v.st.Grow(n) }
-func (v *varianceAgg) finish() error    { return nil }
+func (v *foldAgg) state() *AggState { return v.st }
+func (v *foldAgg) grow(n int)       { v.st.Grow(n) }
+func (v *foldAgg) finish() error    { return nil }
 
-func (v *varianceAgg) add(b, from, to int, sel []int32, g int32, groups []int32) error {
+func (v *foldAgg) add(b, from, to int, sel []int32, g int32, groups []int32) error {
 	if v.src == nil {
 		return nil
 	}

@@ -37,6 +37,10 @@ type Aggregator struct {
 	Population bool
 	// grouping: the dimensions whose absence from a subtotal it reports
 	Groupings []string
+	// expression with a bitwise fold (bitwise.go): the operation
+	// (aggregate.OpBit*) and the initial value
+	Bitwise string
+	BitInit int64
 	// filtered
 	Filter *Filter
 	Inner  *Aggregator
@@ -83,6 +87,9 @@ func (a *Aggregator) ValueKind() string {
 	case "quantilesDoublesSketch", "quantilesDoublesSketchMerge":
 		return KindQuantiles
 	case "expression":
+		if b.Bitwise != "" {
+			return KindLong
+		}
 		return KindArray
 	}
 	switch {
@@ -103,6 +110,9 @@ func (a *Aggregator) ValueKind() string {
 func (a *Aggregator) Op() string {
 	t := a.Base().Type
 	if t == "expression" {
+		if a.Base().Bitwise != "" {
+			return a.Base().Bitwise
+		}
 		if a.Base().Array.Distinct {
 			return "arraySet"
 		}
@@ -305,6 +315,12 @@ func ParseAggregator(raw json.RawMessage) (*Aggregator, error) {
 			return nil, err
 		}
 	case t == "expression":
+		if bit, err := parseBitwiseAgg(o, a); bit || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			break
+		}
 		if err := parseArrayAgg(o, a); err != nil {
 			return nil, err
 		}
