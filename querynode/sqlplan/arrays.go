@@ -530,3 +530,11 @@ func notNullCheck(not bool) ex {
 	}
 	return ex{src: "0", typ: tBoolean, lit: int64(0), isLit: true}
 }
+
+// subqueryArrayError refuses to read an array column of a subquery that was
+// not folded into it (mergeArraySubquery): the subquery's result table
+// would hand it over as a multi-value string, its nulls and element types
+// lost, so the answer could be wrong.
+func subqueryArrayError(ref *sql.ColumnRef) error {
+	return unsupported("%s", sql.AtPos(ref, "Reading the ARRAY column '"+ref.Column().Name+"' of a subquery is not supported here (only a filter or projection over an ARRAY_AGG subquery is)"))
+}

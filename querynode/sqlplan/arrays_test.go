@@ -62,3 +62,16 @@ func TestPlanArrayAggregateErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanSubqueryArrayRefused checks that an array column of a subquery
+// that cannot fold into it is refused rather than read from the subquery's
+// table, which would drop its nulls.
+func TestPlanSubqueryArrayRefused(t *testing.T) {
+	_, err := Plan(context.Background(), `SELECT a FROM (SELECT page, ARRAY_AGG(added) AS a FROM wiki GROUP BY page) ORDER BY page`, Request{}, testCatalog{})
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Category != CategoryUnsupported || !strings.Contains(pe.Msg, "ARRAY column 'a'") {
+		t.Fatalf("got %v", err)
+	}
+	// Counting its rows reads no array.
+	plan(t, `SELECT COUNT(*) FROM (SELECT page, ARRAY_AGG(added) AS a FROM wiki GROUP BY page)`, nil)
+}

@@ -65,6 +65,9 @@ type scopeCol struct {
 	// qual is the table a column of a join belongs to (join.go): a
 	// qualified reference matches only its table's columns.
 	qual string
+	// tableArray marks an array column of a subquery's result, which its
+	// table holds as a multi-value string (arrays.go).
+	tableArray bool
 }
 
 // ex is a translated expression: native expression source and SQL type. col
@@ -155,6 +158,9 @@ func (t *translator) resolve(ref *sql.ColumnRef) (scopeCol, error) {
 	}
 	if found == nil {
 		return scopeCol{}, invalid("%s", sql.AtPos(ref, "Column '"+name+"' not found in any table"))
+	}
+	if found.tableArray {
+		return scopeCol{}, subqueryArrayError(ref)
 	}
 	return *found, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"strata/internal/jsonenc"
 	"strata/sql"
 )
 
@@ -138,7 +139,7 @@ func Plan(ctx context.Context, src string, req Request, cat Catalog) (*Planned, 
 			nctx[k] = v
 		}
 		b.native["context"] = nctx
-		raw, err := json.Marshal(b.native)
+		raw, err := jsonenc.Append(nil, b.native) // json.Marshal's bytes, faster
 		if err != nil {
 			return nil, err
 		}
@@ -340,7 +341,7 @@ func (p *planner) subquery(q *sql.Query) (any, []scopeCol, error) {
 	}
 	cols := make([]scopeCol, len(b.out))
 	for i, c := range b.out {
-		cols[i] = scopeCol{name: c.name, native: c.native, typ: c.typ}
+		cols[i] = scopeCol{name: c.name, native: c.native, typ: c.typ, tableArray: isArrayType(c.typ)}
 	}
 	return map[string]any{"type": "query", "query": b.native}, cols, nil
 }
