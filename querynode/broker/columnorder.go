@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -39,14 +40,11 @@ func (v *view) columnOrder(ds string) ([]string, chan struct{}) {
 // merger writes them), a column taking its place where it first appears.
 func OrderColumns(segs []*segmeta.DataSegment) []string {
 	segs = slices.Clone(segs)
+	// Druid's order: start descending, then the segment id's own order
+	// (end, version, partition ascending).
 	slices.SortStableFunc(segs, func(a, b *segmeta.DataSegment) int {
-		if a.Interval.Start != b.Interval.Start {
-			if a.Interval.Start > b.Interval.Start {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.ID().String(), b.ID().String())
+		return cmp.Or(cmp.Compare(b.Interval.Start, a.Interval.Start), cmp.Compare(a.Interval.End, b.Interval.End),
+			strings.Compare(a.Version, b.Version), cmp.Compare(a.ShardSpec.PartitionNum, b.ShardSpec.PartitionNum))
 	})
 	seen := map[string]bool{"__time": true}
 	var out []string
