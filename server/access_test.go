@@ -322,6 +322,7 @@ func TestQueryNeedsReadOnEveryTable(t *testing.T) {
 	wiki := `{"queryType":"timeseries","dataSource":"wiki","intervals":["2020/2021"],"granularity":"all","aggregations":[{"type":"count","name":"n"}]}`
 	union := `{"queryType":"timeseries","dataSource":{"type":"union","dataSources":["wiki","secret"]},"intervals":["2020/2021"],"granularity":"all","aggregations":[{"type":"count","name":"n"}]}`
 	sub := `{"queryType":"timeseries","dataSource":{"type":"query","query":{"queryType":"scan","dataSource":"secret","intervals":["2020/2021"]}},"intervals":["2020/2021"],"granularity":"all","aggregations":[{"type":"count","name":"n"}]}`
+	join := `{"queryType":"timeseries","dataSource":{"type":"join","left":"wiki","right":"secret","rightPrefix":"s.","condition":"page == \"s.page\"","joinType":"LEFT"},"intervals":["2020/2021"],"granularity":"all","aggregations":[{"type":"count","name":"n"}]}`
 	for _, c2 := range []struct {
 		user, body string
 		code       int
@@ -332,6 +333,8 @@ func TestQueryNeedsReadOnEveryTable(t *testing.T) {
 		{"wikireader", sub, 403},
 		{"admin", union, 200},
 		{"admin", sub, 200},
+		{"wikireader", join, 403}, // the right side of a join is read too
+		{"admin", join, 200},
 	} {
 		for _, path := range []string{"/svc/v2/", "/svc/v2/candidates"} {
 			code, got, _ := callWith(t, "POST", c.broker+path, "application/json", c2.body, as(c2.user))
