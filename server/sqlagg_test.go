@@ -315,3 +315,28 @@ func TestSQLSketchSetOperations(t *testing.T) {
 		}
 	}
 }
+
+// BIT_AND, BIT_OR and BIT_XOR fold the non-null values (wiki's added: 1,
+// 10, 100, 1000, 10000; page a: 1, 100, 10000).
+func TestSQLBitwise(t *testing.T) {
+	b := sqlCluster(t, nil)
+	fold := func(name, fn, init string) string {
+		return `{"type":"expression","name":"` + name + `","fields":["added"],"initialValue":"` + init + `","fold":"` + fn + `(\"__acc\", \"added\")"}`
+	}
+	checkAgainstNative(t, b, []aggCase{
+		{`SELECT page, BIT_AND(added) AS a, BIT_OR(added) AS o, BIT_XOR(added) AS x FROM wiki GROUP BY page ORDER BY page`,
+			`{"queryType":"groupBy","dataSource":"wiki","granularity":"all","intervals":["2024/2025"],"dimensions":["page"],
+				"aggregations":[` + fold("a", "bitwiseAnd", "-1") + `,` + fold("o", "bitwiseOr", "0") + `,` + fold("x", "bitwiseXor", "0") + `]}`,
+			`[["a",0,10101,10101],["b",10,10,10],["c",1000,1000,1000]]`},
+		{`SELECT BIT_OR(added * 2) FILTER (WHERE page = 'a') AS o, BIT_AND(added) FILTER (WHERE page = 'zz') AS none FROM wiki`,
+			`{"queryType":"timeseries","dataSource":"wiki","granularity":"all","intervals":["2024/2025"],
+				"virtualColumns":[{"type":"expression","name":"v","expression":"added * 2","outputType":"LONG"}],
+				"aggregations":[{"type":"filtered","filter":{"type":"selector","dimension":"page","value":"a"},"aggregator":{"type":"expression","name":"o","fields":["v"],"initialValue":"0","fold":"bitwiseOr(\"__acc\", \"v\")"}}]}`,
+			`[[20202,null]]`},
+	})
+	for _, q := range []string{`SELECT BIT_AND(page) FROM wiki`, `SELECT BIT_OR(added * 1.5) FROM wiki`, `SELECT BIT_XOR(added, 1) FROM wiki`} {
+		if code, body, _ := sqlCall(t, b, `{"query":`+string(mustJSON(q))+`}`); code != 400 {
+			t.Errorf("%s: %d %s, want 400", q, code, body)
+		}
+	}
+}

@@ -4,7 +4,8 @@ import "testing"
 
 func init() {
 	planSeeds = append(planSeeds,
-		"SELECT page, channel, GROUPING(page, channel), VARIANCE(added) FROM wiki GROUP BY added, GROUPING SETS ((page, channel), (channel), ())")
+		"SELECT page, channel, GROUPING(page, channel), VARIANCE(added), BIT_XOR(added) FROM wiki GROUP BY added, GROUPING SETS ((page, channel), (channel), ())",
+		"SELECT STDDEV_POP(delta) FILTER (WHERE page = 'a'), BIT_AND(added + 1), BIT_OR(added) FROM wiki")
 }
 
 func TestPlanGroupingSets(t *testing.T) {
