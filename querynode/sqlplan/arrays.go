@@ -538,3 +538,10 @@ func notNullCheck(not bool) ex {
 func subqueryArrayError(ref *sql.ColumnRef) error {
 	return unsupported("%s", sql.AtPos(ref, "Reading the ARRAY column '"+ref.Column().Name+"' of a subquery is not supported here (only a filter or projection over an ARRAY_AGG subquery is)"))
 }
+
+// scanArrayError refuses an array-valued expression in a query that does
+// not aggregate: a scan's virtual columns hold strings, so the array would
+// come back as its string form.
+func scanArrayError(e sql.Expr) error {
+	return unsupported("%s", sql.AtPos(e, "ARRAY-valued expressions are supported only in queries that aggregate (or have no FROM)"))
+}

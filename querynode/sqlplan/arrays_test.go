@@ -75,3 +75,13 @@ func TestPlanSubqueryArrayRefused(t *testing.T) {
 	// Counting its rows reads no array.
 	plan(t, `SELECT COUNT(*) FROM (SELECT page, ARRAY_AGG(added) AS a FROM wiki GROUP BY page)`, nil)
 }
+
+// TestPlanScanArrayRefused checks that an array expression in a query that
+// does not aggregate is refused rather than returned as a string.
+func TestPlanScanArrayRefused(t *testing.T) {
+	_, err := Plan(context.Background(), `SELECT ARRAY[added, 1] FROM wiki`, Request{}, testCatalog{})
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Category != CategoryUnsupported || !strings.Contains(pe.Msg, "ARRAY-valued") {
+		t.Fatalf("got %v", err)
+	}
+}

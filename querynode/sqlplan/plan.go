@@ -499,6 +499,9 @@ func (s *selectPlan) scan() (*built, error) {
 		if err != nil {
 			return nil, err
 		}
+		if isArrayType(v.typ) && v.col == "" {
+			return nil, scanArrayError(e)
+		}
 		col := v.col
 		if col == "" {
 			col = s.virtual(v)
