@@ -2,9 +2,11 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
+	"strata/internal/eventually"
 	"strata/querynode/query"
 )
 
@@ -212,5 +214,59 @@ func TestNativeJoinLookup(t *testing.T) {
 	code, body, _ := b.query(t, q(ds("nope", "INNER")))
 	if e := errorBody(t, body); code != 400 || !strings.Contains(e["errorMessage"].(string), "Lookup [nope] not found") {
 		t.Errorf("unknown lookup: %d %s", code, body)
+	}
+}
+
+// TestBroadcastTableJoin: a broadcastForever rule loads a table on every
+// historical (the coordinator places it like any segment), and it is the
+// right side of a join whose left side is spread over the three.
+func TestBroadcastTableJoin(t *testing.T) {
+	f := newDPFixture(t)
+	var wikiIDs []string
+	for d := 1; d <= 6; d++ {
+		day := fmt.Sprintf("2013-09-%02d", d)
+		seg := f.segment("wiki", day+"/"+fmt.Sprintf("2013-09-%02d", d+1), "v1", 0, 1, wikiRows(day, int64(d*10)))
+		f.publish(seg)
+		wikiIDs = append(wikiIDs, seg.ID().String())
+	}
+	cats := f.segment("cats", "2020-01-01/2020-01-02", "v1", 0, 1, []dpRow{
+		{"2020-01-01T00:00:00Z", "Apple", 1}, {"2020-01-01T00:00:01Z", "Cherry", 3}})
+	f.publish(cats)
+	f.setRules("wiki", `[{"type":"loadForever","tieredReplicants":{"_default_tier":1}}]`)
+	f.setRules("cats", `[{"type":"broadcastForever"}]`)
+	hs := []*dpHistorical{f.startHistorical(t.TempDir(), nil), f.startHistorical(t.TempDir(), nil), f.startHistorical(t.TempDir(), nil)}
+	for _, h := range hs {
+		h.node.Start()
+	}
+	b := startBroker(t, []string{hs[0].url, hs[1].url, hs[2].url}, nil)
+	b.b.Start()
+	eventually.True(t, "cats on every historical, each wiki segment on one", func() bool {
+		held := holdersOf(hs...)
+		if held[cats.ID().String()] != 3 {
+			return false
+		}
+		for _, id := range wikiIDs {
+			if held[id] != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	b.waitSegments(t, "wiki", 6)
+	b.waitSegments(t, "cats", 1)
+	// Per day, Apple rows (×1) and Cherry rows (×3); Banana has no category.
+	q := `{"queryType":"groupBy","dataSource":{"type":"join","left":"wiki","right":"cats","rightPrefix":"c.","condition":"page == \"c.page\"","joinType":"INNER"},
+		"intervals":["2013-09-01/2013-09-07"],"granularity":"all","dimensions":["page"],
+		"aggregations":[{"type":"longSum","name":"w","fieldName":"c.added"},{"type":"count","name":"n"}]}`
+	code, got, _ := b.query(t, q)
+	want := `[{"version":"v1","timestamp":"2013-09-01T00:00:00.000Z","event":{"page":"Apple","w":12,"n":12}},` +
+		`{"version":"v1","timestamp":"2013-09-01T00:00:00.000Z","event":{"page":"Cherry","w":18,"n":6}}]`
+	if code != 200 || got != want {
+		t.Errorf("join with the broadcast table:\n got %d %s\nwant %s", code, got, want)
+	}
+	// The same through SQL.
+	code, got, _ = sqlCall(t, b, `{"query":"SELECT w.page, SUM(c.added) AS s FROM wiki w JOIN cats c ON w.page = c.page GROUP BY 1 ORDER BY 1","resultFormat":"array"}`)
+	if code != 200 || got != `[["Apple",12],["Cherry",18]]` {
+		t.Errorf("SQL join with the broadcast table: %d %s", code, got)
 	}
 }
