@@ -334,8 +334,13 @@ func mergeArraySubquery(q *sql.Query, sel *sql.Select) *sql.Select {
 	}
 	merged.Columns = nil
 	for _, it := range sel.Columns {
-		if _, star := it.Expr.(*sql.StarExpr); star {
-			return nil
+		if st, star := it.Expr.(*sql.StarExpr); star {
+			if len(st.Qualifier) > 0 {
+				return nil
+			}
+			// * is the subquery's own select list.
+			merged.Columns = append(merged.Columns, in.Columns...)
+			continue
 		}
 		e, ok := substitute(it.Expr, cols, quals)
 		if !ok {

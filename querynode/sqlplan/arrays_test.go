@@ -28,6 +28,8 @@ func TestPlanArrayAggregates(t *testing.T) {
 		// A projection and a filter over an ARRAY_AGG subquery fold into it.
 		{`SELECT STRLEN(ARRAY_TO_STRING(col, '|')) AS n FROM (SELECT ARRAY_AGG(added) AS col FROM wiki)`, []string{"BIGINT"}, []string{
 			`strlen(array_to_string(\"a0\", '|'))`}},
+		{`SELECT * FROM (SELECT page, ARRAY_AGG(added) AS col FROM wiki GROUP BY page) WHERE ARRAY_LENGTH(col) > 1`, []string{"VARCHAR", "BIGINT ARRAY"}, []string{
+			`"having":{"filter":{"expression":"(array_length(\"a0\") \u003e 1)"`}},
 		{`SELECT COUNT(*) c FROM (SELECT ARRAY_AGG(added) AS col FROM wiki) WHERE NOT ARRAY_CONTAINS(col, 99) OR col IS NULL`, []string{"BIGINT"}, []string{
 			`"having":{"filter":{"expression":"((!array_contains(\"a0\", 99)) || 0)"`}},
 		// ARRAY_AGG is never null to Calcite (nor ARRAY_ORDINAL_OF, ARRAY_LENGTH,
