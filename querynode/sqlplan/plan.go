@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"strata/internal/jsonenc"
 	"strata/sql"
 )
 
@@ -139,7 +138,7 @@ func Plan(ctx context.Context, src string, req Request, cat Catalog) (*Planned, 
 			nctx[k] = v
 		}
 		b.native["context"] = nctx
-		raw, err := jsonenc.Append(nil, b.native) // json.Marshal's bytes, faster
+		raw, err := json.Marshal(b.native)
 		if err != nil {
 			return nil, err
 		}
