@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"strata/internal/jsonenc"
 	"strata/sql"
 )
 
@@ -138,7 +139,7 @@ func Plan(ctx context.Context, src string, req Request, cat Catalog) (*Planned, 
 			nctx[k] = v
 		}
 		b.native["context"] = nctx
-		raw, err := json.Marshal(b.native)
+		raw, err := jsonenc.Append(nil, b.native) // json.Marshal's bytes, faster
 		if err != nil {
 			return nil, err
 		}
