@@ -356,7 +356,8 @@ func TestBrokerBadQueries(t *testing.T) {
 		{`{"queryType":"nope","dataSource":"x"}`, "application/json", 400, "druidException", "nope"},
 		{`{"queryType":"timeseries","dataSource":"x"}`, "application/json", 400, "druidException", "intervals"},
 		{`{"queryType":"timeseries","dataSource":"x","intervals":["2013/2014"],"context":{"timeout":"soon"}}`, "application/json", 400, "Query context parse failed", "timeout"},
-		{`{"queryType":"timeseries","dataSource":{"type":"lookup","lookup":"x"},"intervals":["2013/2014"]}`, "application/json", 501, "Unsupported query", "lookup"},
+		{`{"queryType":"timeseries","dataSource":{"type":"lookup","lookup":"x"},"intervals":["2013/2014"]}`, "application/json", 400, "druidException", "Lookup [x] not found"},
+		{`{"queryType":"timeseries","dataSource":{"type":"unnest","base":"x"},"intervals":["2013/2014"]}`, "application/json", 501, "Unsupported query", "unnest"},
 	}
 	for _, c := range cases {
 		t.Run(c.body, func(t *testing.T) {
