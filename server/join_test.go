@@ -130,6 +130,9 @@ func TestSQLJoin(t *testing.T) {
 		// A comma join keyed by the WHERE clause's equality.
 		{`SELECT c.page, SUM(w.added) AS s FROM cats c, wiki w WHERE c.page = w.page AND w.added < 1000 GROUP BY c.page ORDER BY c.page`,
 			`[["a",101],["b",10]]`},
+		// The left side a subquery: the join runs on the broker.
+		{`SELECT t.page, t.n, c.added FROM (SELECT page, COUNT(*) AS n FROM wiki GROUP BY page) t JOIN cats c ON t.page = c.page ORDER BY t.page`,
+			`[["a",3,7],["b",1,8]]`},
 		// CROSS JOIN: every pair (5 × 2).
 		{`SELECT COUNT(*) AS n, SUM(c.added) AS cs FROM wiki CROSS JOIN cats c`, `[[10,75]]`},
 		// Expressions of the right side, and a condition on it alone, in ON.
@@ -151,8 +154,16 @@ func TestSQLJoin(t *testing.T) {
 		}
 	}
 
+	// SELECT * over a join: both sides' columns, the right's renamed where
+	// the names repeat, as Calcite names them.
+	code, body, _ := sqlCall(t, b, `{"query":"SELECT * FROM cats c JOIN wiki w ON c.page = w.page WHERE w.added = 10","resultFormat":"array","header":true}`)
+	if want := `[["__time","page","added","count","__time0","page0","added0","count0"],` +
+		`["2020-01-01T00:00:01.000Z","b",8,1,"2024-01-01T02:00:00.000Z","b",10,1]]`; code != 200 || body != want {
+		t.Errorf("SELECT * over a join:\n got %d %s\nwant %s", code, body, want)
+	}
+
 	// EXPLAIN shows the join data source.
-	code, body, _ := sqlCall(t, b, `{"query":"EXPLAIN PLAN FOR SELECT w.page FROM wiki w JOIN cats c ON w.page = c.page","resultFormat":"array"}`)
+	code, body, _ = sqlCall(t, b, `{"query":"EXPLAIN PLAN FOR SELECT w.page FROM wiki w JOIN cats c ON w.page = c.page","resultFormat":"array"}`)
 	if code != 200 || !strings.Contains(body, `\"type\":\"join\"`) || !strings.Contains(body, `\"rightPrefix\":\"j0.\"`) ||
 		!strings.Contains(body, `\"condition\":\"(\\\"page\\\" == \\\"j0.page\\\")\"`) {
 		t.Errorf("EXPLAIN: %d %s", code, body)

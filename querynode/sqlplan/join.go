@@ -273,3 +273,17 @@ func (p *planner) enterFrom(sel *sql.Select) func(*sql.Select) *sql.Select {
 		return &out
 	}
 }
+
+// uniqueName is name, or when an earlier column of a SELECT * has it (the
+// two sides of a join share column names), name followed by the first
+// number that makes it unique, as Calcite names them: page, page0.
+func uniqueName(names []string, name string) string {
+	if !slices.Contains(names, name) {
+		return name
+	}
+	for n := 0; ; n++ {
+		if c := name + strconv.Itoa(n); !slices.Contains(names, c) {
+			return c
+		}
+	}
+}

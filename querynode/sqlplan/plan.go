@@ -465,7 +465,7 @@ func (s *selectPlan) items() ([]sql.Expr, []string, error) {
 					ref.Parts = []sql.Ident{{Name: c.qual, Quoted: true}, ref.Parts[0]}
 				}
 				exprs = append(exprs, ref)
-				names = append(names, c.name)
+				names = append(names, uniqueName(names, c.name)) // join.go
 			}
 			continue
 		}
