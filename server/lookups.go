@@ -513,3 +513,36 @@ func lookupSQLTable(s *Server, name string) *sqlplan.Table {
 	ds := append([]byte(`{"type":"lookup","lookup":`), javacompat.AppendJSONString(nil, name)...)
 	return &sqlplan.Table{Columns: slices.Clone(sysinfo.LookupColumns), DataSource: append(ds, '}')}
 }
+
+// introspectLookup answers Druid's lookup introspection on a querying
+// process (/druid/v1/lookups/introspect/{lookupId}[/keys|/values|/version]):
+// the map it holds, its keys, its values, or its version.
+func (s *Server) introspectLookup(part string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := mux.Vars(r)["lookupId"]
+		var m map[string]string
+		ok := false
+		if s.opts.Lookups != nil {
+			m, _, ok = s.opts.Lookups.Lookup(id)
+		}
+		if !ok {
+			writeError(w, http.StatusNotFound, "lookup ["+id+"] is not loaded on this process")
+			return
+		}
+		keys := slices.Sorted(maps.Keys(m))
+		switch part {
+		case "keys":
+			writeJSONPlain(w, http.StatusOK, keys)
+		case "values":
+			values := make([]string, len(keys))
+			for i, k := range keys {
+				values[i] = m[k]
+			}
+			writeJSONPlain(w, http.StatusOK, values)
+		case "version":
+			writeJSONPlain(w, http.StatusOK, s.opts.Lookups.Versions()[id])
+		default:
+			writeJSONPlain(w, http.StatusOK, m)
+		}
+	}
+}

@@ -258,6 +258,12 @@ func TestLookupsReachQueryingProcesses(t *testing.T) {
 	expect(t, "GET", u+"/config?discover=true", "", "", 200, `["__default"]`)
 	expect(t, "GET", db.url+"/svc/listen/v1/lookups", "", "", 200, `{"current":{"names":`+names+`},"toLoad":{},"toDrop":[]}`)
 
+	expect(t, "GET", db.url+"/svc/v1/lookups/introspect/names", "", "", 200, `{"a":"Apple","b":"Banana"}`)
+	expect(t, "GET", db.url+"/svc/v1/lookups/introspect/names/keys", "", "", 200, `["a","b"]`)
+	expect(t, "GET", db.url+"/svc/v1/lookups/introspect/names/values", "", "", 200, `["Apple","Banana"]`)
+	expect(t, "GET", db.url+"/svc/v1/lookups/introspect/names/version", "", "", 200, `"v1"`)
+	expect(t, "GET", db.url+"/svc/v1/lookups/introspect/nope/keys", "", "", 404, `{"error":"lookup [nope] is not loaded on this process"}`)
+
 	// A new version replaces the old one on the querying processes.
 	expect(t, "POST", u+"/config/__default/names", "application/json", lookupJSON("v2", `{"a":"Avocado"}`), 202, "")
 	eventually.True(t, "SQL to use the new version", func() bool {

@@ -290,6 +290,10 @@ func (s *Server) endpoints() []Endpoint {
 		// The lookups this querying process holds (lookups.go): Druid's
 		// listen resource, guarded by CONFIG as Druid guards it.
 		{Methods: get, Path: "/svc/listen/v1/lookups", Access: configRead, Roles: rolesQuerying, Handler: s.listenLookups},
+		{Methods: get, Path: "/svc/v1/lookups/introspect/{lookupId}", Access: configRead, Roles: rolesQuerying, Handler: s.introspectLookup("")},
+		{Methods: get, Path: "/svc/v1/lookups/introspect/{lookupId}/keys", Access: configRead, Roles: rolesQuerying, Handler: s.introspectLookup("keys")},
+		{Methods: get, Path: "/svc/v1/lookups/introspect/{lookupId}/values", Access: configRead, Roles: rolesQuerying, Handler: s.introspectLookup("values")},
+		{Methods: get, Path: "/svc/v1/lookups/introspect/{lookupId}/version", Access: configRead, Roles: rolesQuerying, Handler: s.introspectLookup("version")},
 		// Internal: what brokers use of any data server (a historical, or a
 		// middle manager serving its tasks' rows): the segment announcement
 		// (protocol.AnnouncePath) and sub-queries (protocol.QueryPath).

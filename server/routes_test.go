@@ -41,7 +41,7 @@ func TestRouteTable(t *testing.T) {
 	druidVars := map[string]bool{"dataSourceName": true, "segmentId": true, "interval": true, "serverName": true,
 		"taskId": true, "supervisorId": true, "host": true, "queryId": true,
 		"userName": true, "roleName": true, // the basic-security API's
-		"tier": true, "lookup": true, "hostAndPort": true} // the lookups API's
+		"tier": true, "lookup": true, "hostAndPort": true, "lookupId": true} // the lookups API's
 	varRe := regexp.MustCompile(`\{([^}]*)\}`)
 	seen := map[string]bool{}
 	paths := map[string]bool{}
