@@ -222,3 +222,31 @@ func TestBrokerFlagsFailoverDuringQuery(t *testing.T) {
 	checkBehind(t, "failed over during the query", r.count("100"), 4, 8, 4)
 	checkBehind(t, "the next query", r.count(""), 4, 8, 4)
 }
+
+// The only replica that served a sequence's rows dies while the other has
+// built none yet: a query reads nothing of the sequence, which it says
+// (unread), or waits until a replica serves the rows again.
+func TestBrokerFlagsSequenceNoReplicaServes(t *testing.T) {
+	r := newReplicaFixture(t)
+	r.serve(1, 8)
+	r.startBroker(nil)
+	r.waitRows("replica 1's 8 rows", 8)
+	r.stops[1]()
+	eventually.True(t, "the broker drops the dead replica", func() bool { return len(r.br.b.RealtimeSegments()) == 0 })
+	got := r.count("0")
+	if got.rows != 0 || len(got.behind) != 1 || !got.behind[0].Unread || got.behind[0].Sequence != replicaSeq ||
+		got.behind[0].ShownOffsets[0] != 8 || got.behind[0].ReadOffsets != nil {
+		t.Fatalf("no replica serving: %+v, want no rows, flagged unread", got)
+	}
+	done := make(chan rowsReply, 1)
+	go func() { done <- r.ask("") }()
+	select {
+	case <-r.waiting.seen:
+	case rep := <-done:
+		t.Fatalf("answered without waiting for a replica: %+v", r.read(rep))
+	}
+	r.serve(0, 8)
+	if got := r.read(<-done); got.rows != 8 || got.behind != nil {
+		t.Fatalf("after waiting for a replica: %+v, want 8 rows, not flagged", got)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"strata/interval"
 )
 
 // Falling back on a replica that is behind. The replicas of a Kafka
@@ -20,15 +22,22 @@ import (
 // from it would silently hold fewer rows than the one before.
 //
 // So the broker remembers, per sequence, the furthest position its answers
-// read (shownPositions). A query that would read a replica behind it waits,
-// up to the context's realtimeCatchUpTimeout (defaultCatchUp), for a
-// replica to catch up: it re-reads the view each time an announcement
-// changes it. A query whose replica failed during the query and whose
-// fallback is behind is run again the same way. When the wait ends without
-// a replica that far, the query answers from what there is and says so in
-// the response context (realtimeBehind: the sequence, the positions shown
-// and read, and how many records lie between); later queries then flag at
-// once rather than wait again, until a replica catches up.
+// read and the time chunks of the rows read (shownPositions). A query that
+// would read a replica behind it waits, up to the context's
+// realtimeCatchUpTimeout (defaultCatchUp), for a replica to catch up: it
+// re-reads the view each time an announcement changes it. So does a query
+// of a time chunk that earlier answers read rows of a sequence from, and
+// that no replica of the sequence serves now (every replica lost, or the
+// ones left have not built that far yet), unless the sequence was handed
+// off. A sequence that a failed task group's successor (a new sequence of
+// the same group, from the same offsets) reads on is compared with the
+// successor's position. A query whose replica failed during the query and
+// whose fallback is behind is run again the same way. When the wait ends
+// without a replica that far, the query answers from what there is and says
+// so in the response context (realtimeBehind: the sequence, the positions
+// shown and read, and how many records lie between, or that none of the
+// sequence was read); later queries then flag at once rather than wait
+// again, until a replica catches up.
 
 // defaultCatchUp is how long a query waits by default for a replica to
 // catch up: the default realtime period (1 s), a build and a broker poll,
@@ -37,7 +46,9 @@ const defaultCatchUp = 3 * time.Second
 
 // RealtimeBehind names a sequence whose realtime rows an answer read from a
 // replica behind what earlier answers of this broker read: the answer
-// lacks Records records of the stream that earlier ones held.
+// lacks Records records of the stream that earlier ones held. Unread: no
+// replica of the sequence (nor a successor) served its rows (ReadOffsets
+// is null, Records 0: how many is not known).
 type RealtimeBehind struct {
 	Sequence string `json:"sequence"`
 	// ShownOffsets is the furthest position (partition → next offset)
@@ -45,6 +56,7 @@ type RealtimeBehind struct {
 	ShownOffsets map[int32]int64 `json:"shownOffsets"`
 	ReadOffsets  map[int32]int64 `json:"readOffsets"`
 	Records      int64           `json:"records"`
+	Unread       bool            `json:"unread,omitempty"`
 }
 
 // shownPositions is how far this broker's answers have read each
@@ -56,11 +68,22 @@ type shownPositions struct {
 }
 
 type shownSeq struct {
-	pos  map[int32]int64 // the furthest position an answer read
-	seen time.Time       // when a replica of the sequence was last announced
+	pos    map[int32]int64     // the furthest position an answer read
+	ds     string              // the sequence's datasource
+	chunks []interval.Interval // the intervals of the hydrants answers read
+	seen   time.Time           // when a replica of the sequence was last announced
 	// gaveUp: a wait for a replica to reach pos ended without one; queries
 	// flag at once until one does.
 	gaveUp bool
+}
+
+// seqRead is what a query reads of a replicated sequence: the position of
+// the replica read (nil: not announced), its datasource and the intervals
+// of its hydrants.
+type seqRead struct {
+	pos    map[int32]int64
+	ds     string
+	chunks []interval.Interval
 }
 
 // forget drops the sequences handed off (no realtime row of them is read
@@ -82,23 +105,97 @@ func (p *shownPositions) forget(now time.Time, cands map[string][]rtReplica, han
 	}
 }
 
-// behind lists the sequences whose position read (reads) is behind what
-// answers read before, by sequence name.
-func (p *shownPositions) behind(reads map[string]map[int32]int64) []RealtimeBehind {
+// behind lists, by sequence name, the sequences a query of f reads (reads)
+// behind what answers read before, and those earlier answers read rows of
+// in f's datasources and intervals that the query reads nothing of. A
+// sequence whose successor (a later sequence of its task group, over the
+// same partitions) has read as far is forgotten: its rows are the
+// successor's now.
+func (p *shownPositions) behind(reads map[string]seqRead, f queryFacts) []RealtimeBehind {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []RealtimeBehind
-	for seq, pos := range reads {
-		sh := p.seqs[seq]
-		if sh == nil || pos == nil {
-			continue
+	for seq, sh := range p.seqs {
+		var pos map[int32]int64
+		if r, ok := reads[seq]; ok {
+			if r.pos == nil {
+				continue // a replica without positions (an older version) is read
+			}
+			pos = r.pos
+		} else {
+			if !sh.readBy(f) {
+				continue
+			}
+			if next := successor(seq, sh.pos, reads); next != nil {
+				if records(next) >= records(sh.pos) {
+					delete(p.seqs, seq)
+					continue
+				}
+				pos = next
+			}
 		}
-		if gap := records(sh.pos) - records(pos); gap > 0 {
-			out = append(out, RealtimeBehind{Sequence: seq, ShownOffsets: maps.Clone(sh.pos), ReadOffsets: maps.Clone(pos), Records: gap})
+		b := RealtimeBehind{Sequence: seq, ShownOffsets: maps.Clone(sh.pos), ReadOffsets: maps.Clone(pos), Unread: pos == nil}
+		if pos != nil {
+			b.Records = records(sh.pos) - records(pos)
+		}
+		if b.Unread || b.Records > 0 {
+			out = append(out, b)
 		}
 	}
 	slices.SortFunc(out, func(a, b RealtimeBehind) int { return strings.Compare(a.Sequence, b.Sequence) })
 	return out
+}
+
+// readBy tells whether a query of f would read rows earlier answers read
+// of the sequence: its datasource, in a time chunk of them.
+func (sh *shownSeq) readBy(f queryFacts) bool {
+	if len(f.specific) > 0 || !slices.Contains(f.dataSources, sh.ds) {
+		return false
+	}
+	for _, c := range sh.chunks {
+		if slices.ContainsFunc(f.intervals, c.Overlaps) {
+			return true
+		}
+	}
+	return false
+}
+
+// successor is the position of the furthest sequence read of seq's task
+// group (the sequence name without its random suffix) other than seq, over
+// the same partitions as pos; nil when none is read.
+func successor(seq string, pos map[int32]int64, reads map[string]seqRead) map[int32]int64 {
+	group := taskGroupOf(seq)
+	var best map[int32]int64
+	for other, r := range reads {
+		if other == seq || r.pos == nil || taskGroupOf(other) != group || !sameKeys(r.pos, pos) {
+			continue
+		}
+		if best == nil || records(r.pos) > records(best) {
+			best = r.pos
+		}
+	}
+	return best
+}
+
+// taskGroupOf is a sequence name without its random suffix
+// (<datasource prefix>_g<group>_<suffix>): the task group.
+func taskGroupOf(seq string) string {
+	if i := strings.LastIndexByte(seq, '_'); i > 0 {
+		return seq[:i]
+	}
+	return seq
+}
+
+func sameKeys(a, b map[int32]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // waitedFor reports whether a wait for every listed sequence already ended
@@ -124,13 +221,13 @@ func (p *shownPositions) giveUp(behind []RealtimeBehind) {
 	}
 }
 
-// record notes the positions an answer read: the furthest stays, and a
+// record notes what an answer read: the furthest position stays, and a
 // sequence read at least that far needs no more flagging.
-func (p *shownPositions) record(now time.Time, reads map[string]map[int32]int64) {
+func (p *shownPositions) record(now time.Time, reads map[string]seqRead) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for seq, pos := range reads {
-		if pos == nil {
+	for seq, r := range reads {
+		if r.pos == nil {
 			continue
 		}
 		if p.seqs == nil {
@@ -138,28 +235,34 @@ func (p *shownPositions) record(now time.Time, reads map[string]map[int32]int64)
 		}
 		sh := p.seqs[seq]
 		if sh == nil {
-			sh = &shownSeq{}
+			sh = &shownSeq{ds: r.ds}
 			p.seqs[seq] = sh
 		}
 		sh.seen = now
-		if records(pos) >= records(sh.pos) {
-			sh.pos, sh.gaveUp = pos, false
+		for _, c := range r.chunks {
+			if !slices.Contains(sh.chunks, c) {
+				sh.chunks = append(sh.chunks, c)
+			}
+		}
+		if records(r.pos) >= records(sh.pos) {
+			sh.pos, sh.gaveUp = r.pos, false
 		}
 	}
 }
 
-// readPositions is, per replicated sequence a query's units read, the
-// position of the replica read.
-func readPositions(units []unit) map[string]map[int32]int64 {
-	var out map[string]map[int32]int64
+// readPositions is what a query's units read of each replicated sequence.
+func readPositions(units []unit) map[string]seqRead {
+	out := map[string]seqRead{}
 	for _, u := range units {
-		if !u.realtime || u.seq == "" || u.pos == nil {
+		if !u.realtime || u.seq == "" {
 			continue
 		}
-		if out == nil {
-			out = map[string]map[int32]int64{}
+		r := out[u.seq]
+		r.pos, r.ds = u.pos, u.ds
+		if u.iv != (interval.Interval{}) && !slices.Contains(r.chunks, u.iv) {
+			r.chunks = append(r.chunks, u.iv)
 		}
-		out[u.seq] = u.pos
+		out[u.seq] = r
 	}
 	return out
 }

@@ -168,8 +168,11 @@ type unit struct {
 	seq      string      // the realtime rows' sequence, when replicas read it (replicas.go)
 	standby  []rtStandby // the sequence's other replicas, furthest first, read if this unit's server fails
 	// pos is the stream position the replica read reaches (nil: not
-	// announced), for the sequence's units.
+	// announced), for the sequence's units; ds and iv are the datasource
+	// and interval of a realtime segment of a sequence (catchup.go).
 	pos map[int32]int64
+	ds  string
+	iv  interval.Interval
 }
 
 // resolve finds the visible segments of the query in the timeline. Union
@@ -259,7 +262,8 @@ func (v *view) appendRealtime(out []unit, ds string, ivs []interval.Interval) []
 				standby, listed = v.standby(ds, overlaps), true
 			}
 			out = append(out, unit{ref: protocol.SegmentRef{ID: seg.ID().String(), Interval: seg.Interval.String()},
-				servers: []*server{s}, realtime: true, seq: seq, standby: standby[seq], pos: s.offsets[seg.Version]})
+				servers: []*server{s}, realtime: true, seq: seq, standby: standby[seq], pos: s.offsets[seg.Version],
+				ds: seg.DataSource, iv: seg.Interval})
 		}
 	}
 	return out

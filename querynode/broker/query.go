@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -117,7 +116,7 @@ func (b *Broker) execute(ctx context.Context, q *nativeQuery, body []byte, rows 
 		changed := b.view.changes()
 		units := b.view.resolve(f)
 		reads := readPositions(units)
-		if behind := b.view.shown.behind(reads); len(behind) > 0 && cu.wait(ctx, changed, behind) {
+		if behind := b.view.shown.behind(reads, f); len(behind) > 0 && cu.wait(ctx, changed, behind) {
 			continue
 		}
 		if err := b.checkCoverage(f, c); err != nil {
@@ -137,11 +136,12 @@ func (b *Broker) execute(ctx context.Context, q *nativeQuery, body []byte, rows 
 		if err != nil {
 			return nil, err
 		}
-		if reads == nil {
-			reads = fellBack
+		for seq, pos := range fellBack {
+			r := reads[seq]
+			r.pos = pos
+			reads[seq] = r
 		}
-		maps.Copy(reads, fellBack)
-		behind := b.view.shown.behind(reads)
+		behind := b.view.shown.behind(reads, f)
 		if len(behind) > 0 && len(fellBack) > 0 && cu.wait(ctx, changed, behind) {
 			continue
 		}

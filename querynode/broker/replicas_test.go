@@ -187,20 +187,36 @@ func TestReplicaChoiceFollowsOffsets(t *testing.T) {
 
 // What answers showed of a sequence: a read behind it is listed with the
 // gap, the furthest position stays, a wait given up is remembered until a
-// read catches up, and a handed-off sequence is forgotten.
+// read catches up, and a handed-off sequence is forgotten. A sequence that
+// a query of its time chunks reads nothing of is listed unread, unless a
+// successor of its task group has read as far (then it is forgotten); a
+// successor behind is listed with its position.
 func TestShownPositions(t *testing.T) {
 	var p shownPositions
 	now := time.Unix(0, 0)
-	p.record(now, map[string]map[int32]int64{"s": {0: 10, 1: 5}, "t": nil})
-	if got := p.behind(map[string]map[int32]int64{"s": {0: 15}, "u": {0: 1}}); got != nil {
+	hour := func(h string) interval.Interval {
+		iv, err := interval.Parse("2020-01-01T" + h + "/PT1H")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return iv
+	}
+	read := func(pos map[int32]int64) seqRead {
+		return seqRead{pos: pos, ds: "ds", chunks: []interval.Interval{hour("00")}}
+	}
+	type reads = map[string]seqRead
+	f := queryFacts{dataSources: []string{"ds"}, intervals: []interval.Interval{day(t)}}
+	const s, u = "ds_g0_aaaa", "ds_g0_bbbb" // two sequences of one task group
+	p.record(now, reads{s: read(map[int32]int64{0: 10, 1: 5}), "t": read(nil)})
+	if got := p.behind(reads{s: read(map[int32]int64{0: 15}), "x": read(map[int32]int64{0: 1})}, f); got != nil {
 		t.Fatalf("behind %+v, want nothing (a read as far, an unknown sequence)", got)
 	}
-	got := p.behind(map[string]map[int32]int64{"s": {0: 9, 1: 2}})
-	if len(got) != 1 || got[0].Sequence != "s" || got[0].Records != 4 || got[0].ShownOffsets[0] != 10 || got[0].ReadOffsets[1] != 2 {
+	got := p.behind(reads{s: read(map[int32]int64{0: 9, 1: 2})}, f)
+	if len(got) != 1 || got[0].Sequence != s || got[0].Records != 4 || got[0].ShownOffsets[0] != 10 || got[0].ReadOffsets[1] != 2 || got[0].Unread {
 		t.Fatalf("behind %+v", got)
 	}
-	p.record(now, map[string]map[int32]int64{"s": {0: 9, 1: 2}}) // an answer flagged behind
-	if again := p.behind(map[string]map[int32]int64{"s": {0: 9, 1: 2}}); len(again) != 1 || again[0].Records != 4 {
+	p.record(now, reads{s: read(map[int32]int64{0: 9, 1: 2})}) // an answer flagged behind
+	if again := p.behind(reads{s: read(map[int32]int64{0: 9, 1: 2})}, f); len(again) != 1 || again[0].Records != 4 {
 		t.Fatalf("a read behind lowered what was shown: %+v", again)
 	}
 	if p.waitedFor(got) {
@@ -210,16 +226,41 @@ func TestShownPositions(t *testing.T) {
 	if !p.waitedFor(got) {
 		t.Fatal("a given-up wait is not remembered")
 	}
-	p.record(now, map[string]map[int32]int64{"s": {0: 12, 1: 5}})
+	p.record(now, reads{s: read(map[int32]int64{0: 12, 1: 5})})
 	if p.waitedFor(got) {
 		t.Fatal("still given up after a read caught up")
 	}
-	p.forget(now.Add(time.Minute), map[string][]rtReplica{"s": {{}}}, nil)
-	if p.seqs["s"] == nil {
+
+	// Nothing of s read: unread in its time chunk, not elsewhere.
+	if got := p.behind(nil, f); len(got) != 1 || !got[0].Unread || got[0].ReadOffsets != nil || got[0].ShownOffsets[0] != 12 {
+		t.Fatalf("unread: %+v", got)
+	}
+	for _, other := range []queryFacts{
+		{dataSources: []string{"ds"}, intervals: []interval.Interval{hour("05")}},
+		{dataSources: []string{"other"}, intervals: []interval.Interval{day(t)}},
+	} {
+		if got := p.behind(nil, other); got != nil {
+			t.Fatalf("a query of %v flagged %+v", other, got)
+		}
+	}
+	// A successor of the group behind, then as far.
+	if got := p.behind(reads{u: read(map[int32]int64{0: 11, 1: 5})}, f); len(got) != 1 || got[0].Sequence != s || got[0].Records != 1 || got[0].Unread {
+		t.Fatalf("behind its successor: %+v", got)
+	}
+	if got := p.behind(reads{u: read(map[int32]int64{0: 3})}, f); len(got) != 1 || !got[0].Unread {
+		t.Fatalf("a successor over other partitions is no successor: %+v", got)
+	}
+	if got := p.behind(reads{u: read(map[int32]int64{0: 12, 1: 6})}, f); got != nil || p.seqs[s] != nil {
+		t.Fatalf("a successor as far: %+v, shown %v", got, p.seqs[s])
+	}
+
+	p.record(now, reads{s: read(map[int32]int64{0: 12})})
+	p.forget(now.Add(time.Minute), map[string][]rtReplica{s: {{}}}, nil)
+	if p.seqs[s] == nil {
 		t.Fatal("forgot an announced sequence")
 	}
-	p.forget(now.Add(2*time.Minute), nil, map[string]time.Time{"s": now})
-	if p.seqs["s"] != nil {
+	p.forget(now.Add(2*time.Minute), nil, map[string]time.Time{s: now})
+	if p.seqs[s] != nil {
 		t.Fatal("kept a handed-off sequence")
 	}
 }
@@ -234,7 +275,7 @@ func TestCatchUpWait(t *testing.T) {
 			t.Fatal(err)
 		}
 		behind := []RealtimeBehind{{Sequence: "s", Records: 3}}
-		b.view.shown.record(time.Now(), map[string]map[int32]int64{"s": {0: 3}})
+		b.view.shown.record(time.Now(), map[string]seqRead{"s": {pos: map[int32]int64{0: 3}}})
 		q := &nativeQuery{}
 		q.Context.RealtimeCatchUpTimeout = -1
 		ctx := context.Background()
@@ -270,7 +311,7 @@ func TestCatchUpWait(t *testing.T) {
 			t.Fatal("the next query waited for a sequence given up")
 		}
 		q.Context.RealtimeCatchUpTimeout = 0
-		b.view.shown.record(time.Now(), map[string]map[int32]int64{"s": {0: 3}}) // caught up
+		b.view.shown.record(time.Now(), map[string]seqRead{"s": {pos: map[int32]int64{0: 3}}}) // caught up
 		none := b.newCatchUp(q)
 		if none.wait(ctx, b.view.changes(), behind) {
 			t.Fatal("a zero budget waited")
