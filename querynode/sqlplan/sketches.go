@@ -308,9 +308,6 @@ func quantilesPost(t *translator, x *sql.FuncCall, args []ex) (ex, error) {
 	case "DS_GET_QUANTILES", "DS_CDF", "DS_HISTOGRAM":
 		max = math.MaxInt
 	}
-	if name == "DS_HISTOGRAM" {
-		min = 1
-	}
 	if err := argCount(x, min, max); err != nil {
 		return ex{}, err
 	}
