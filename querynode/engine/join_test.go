@@ -391,3 +391,27 @@ func TestJoinBoundCountsAddedRows(t *testing.T) {
 		t.Errorf("LEFT join of 500 rows: %s rows, want %d", got, want)
 	}
 }
+
+// TestJoinScanAllColumns: a scan listing no columns over a join of an
+// inline left side (run as the broker runs it: OverTable over the left
+// table's segment) returns the left's columns and then the right's,
+// prefixed. OverTable listed the left table's columns alone.
+func TestJoinScanAllColumns(t *testing.T) {
+	pq := mustParse(t, `{"queryType":"scan","intervals":["1970/2100"],"resultFormat":"compactedList",
+		"dataSource":{"type":"join","joinType":"LEFT","rightPrefix":"r.","condition":"k == \"r.k\"",
+			"left":{"type":"inline","columnNames":["k","v"],"rows":[["1",10],["2",20]]},
+			"right":{"type":"inline","columnNames":["k","name"],"rows":[["1","one"]]}}}`)
+	s, err := TableSegment(pq.Inline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := New(Options{}).Execute(t.Context(), OverTable(pq, pq.Inline), []*Segment{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []string{`"columns":["__time","k","v","r.k","r.name"]`, `[0,"1",10,"1","one"]`, `[0,"2",20,null,null]`} {
+		if !strings.Contains(string(out), part) {
+			t.Errorf("result lacks %s:\n%s", part, out)
+		}
+	}
+}

@@ -121,8 +121,9 @@ func tableSegment(t *query.InlineTable, id string, iv segment.Interval) (*Segmen
 
 // OverTable returns q as it is to run over TableSegment(t): a scan of all
 // columns reads __time and the table's columns, not the hidden row column.
+// Over a join, t is the left side: the join stage lists the joined columns.
 func OverTable(q *query.Query, t *query.InlineTable) *query.Query {
-	if q.Type != query.Scan || len(q.Scan.Columns) > 0 {
+	if q.Type != query.Scan || len(q.Scan.Columns) > 0 || q.HasJoins() {
 		return q
 	}
 	cols := []string{segment.TimeColumn}
