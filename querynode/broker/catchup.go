@@ -105,6 +105,13 @@ func (p *shownPositions) forget(now time.Time, cands map[string][]rtReplica, han
 	}
 }
 
+// has tells whether answers read rows of seq.
+func (p *shownPositions) has(seq string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.seqs[seq] != nil
+}
+
 // behind lists, by sequence name, the sequences a query of f reads (reads)
 // behind what answers read before, and those earlier answers read rows of
 // in f's datasources and intervals that the query reads nothing of. A

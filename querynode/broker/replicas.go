@@ -85,8 +85,10 @@ func (v *view) settleReplicas(now time.Time, added []*segmeta.DataSegment) {
 	}
 	for _, seg := range added {
 		// A sequence known now or before this announcement (whose replica
-		// may just have swapped its realtime segments for these).
-		if seq := publishedSequence(seg); seq != "" && (len(cands[seq]) > 0 || c.chosen[seq] != rtReplica{}) {
+		// may just have swapped its realtime segments for these), or whose
+		// rows answers read (a replica started in place of lost ones may
+		// publish without serving hydrants first).
+		if seq := publishedSequence(seg); seq != "" && (len(cands[seq]) > 0 || c.chosen[seq] != rtReplica{} || v.shown.has(seq)) {
 			if _, ok := c.handed[seq]; !ok {
 				c.handed[seq] = now
 			}

@@ -318,3 +318,27 @@ func TestCatchUpWait(t *testing.T) {
 		}
 	})
 }
+
+// A sequence answers read rows of, whose replicas are all gone, counts as
+// handed off when a segment a replica started in their place published
+// arrives (it may publish without serving hydrants first): answers are no
+// longer flagged as lacking its rows.
+func TestSequenceWithoutReplicasHandedOff(t *testing.T) {
+	v := newView([]string{"http://a:1", "http://h:2"})
+	a, h := v.servers[0], v.servers[1]
+	const seq = "index_kafka_ds_g0_0123456789abcdef"
+	ra := seg(t, "ds", "2020-01-01T00/2020-01-01T01", "realtime-"+seq+"_0_aaaa", 0, 0)
+	v.apply(a, rtPosAnn("a1", seq, map[int32]int64{0: 4}, ra), nil)
+	f := queryFacts{dataSources: []string{"ds"}, intervals: []interval.Interval{day(t)}}
+	v.shown.record(time.Now(), readPositions(v.resolve(f)))
+	v.apply(a, nil, errGone)
+	if got := v.shown.behind(readPositions(v.resolve(f)), f); len(got) != 1 || !got[0].Unread {
+		t.Fatalf("no replica left: %+v, want the sequence unread", got)
+	}
+	pub := seg(t, "ds", "2020-01-01T00/2020-01-01T01", "v1", 0, 1)
+	pub.LoadSpec = segmeta.RawJSON(`{"type":"local","path":"/deep/ds/x/v1/0/` + seq + `_3_cccc/index.zip"}`)
+	v.apply(h, ann("h1", pub), nil)
+	if got := v.shown.behind(readPositions(v.resolve(f)), f); got != nil {
+		t.Fatalf("after its publish: %+v, want nothing flagged", got)
+	}
+}
