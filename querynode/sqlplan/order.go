@@ -82,6 +82,9 @@ func (s *selectPlan) scanOrder(native map[string]any, b *built, t *translator, e
 			}
 			k = scanKey{native: col, typ: v.typ}
 		}
+		if isArrayType(k.typ) || strings.HasPrefix(k.typ, "COMPLEX") {
+			return false, unsupported("%s", sql.AtPos(o, "Ordering a query that does not aggregate by an "+k.typ+" value is not supported"))
+		}
 		k.desc = o.Desc
 		// Druid sorts NULL as the smallest value unless told otherwise.
 		k.nullsFirst = !o.Desc
@@ -119,6 +122,14 @@ func (bs *brokerSort) apply(rows [][]any, width int) ([][]any, error) {
 		return nil, &Error{Category: CategoryCapacityExceeded, Msg: fmt.Sprintf(
 			"ORDER BY on a column other than __time sorts the matching rows on the broker, at most %d (context maxRowsQueuedForOrdering); "+
 				"this query matches more: narrow it with WHERE, or order by __time", bs.limit)}
+	}
+	for _, r := range rows {
+		for i := range bs.keys {
+			if _, list := r[width+i].([]any); list {
+				return nil, &Error{Category: CategoryUnsupported, Msg: fmt.Sprintf(
+					"Ordering a query that does not aggregate by a multi-value column [%s] is not supported", bs.keys[i].native)}
+			}
+		}
 	}
 	slices.SortStableFunc(rows, func(a, b []any) int {
 		for i, k := range bs.keys {

@@ -1,6 +1,7 @@
 package sqlplan
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -48,5 +49,19 @@ func TestScanOrderedOnTheBroker(t *testing.T) {
 	_, err = p.Rows(answer(strings.Split(strings.Repeat(`["x",1];`, 11), ";")[:11]...))
 	if pe, ok := err.(*Error); !ok || pe.Category != CategoryCapacityExceeded {
 		t.Errorf("11 rows with room for 10: %v, want a %s error", err, CategoryCapacityExceeded)
+	}
+}
+
+// The broker sort compares scalars: ordering by an array or by a
+// multi-value string (a list in a row) is refused, never sorted by its text.
+func TestScanOrderRefusesLists(t *testing.T) {
+	_, err := Plan(context.Background(), `SELECT page FROM wiki ORDER BY ARRAY[added]`, Request{}, testCatalog{})
+	if pe, ok := err.(*Error); !ok || pe.Category != CategoryUnsupported {
+		t.Errorf("ORDER BY an array: %v, want unsupported", err)
+	}
+	p, _ := plan(t, `SELECT page FROM wiki ORDER BY channel`, nil)
+	_, err = p.Rows([]byte(`[{"columns":["page","channel"],"events":[["a","x"],["b",["y","z"]]]}]`))
+	if pe, ok := err.(*Error); !ok || pe.Category != CategoryUnsupported {
+		t.Errorf("ORDER BY a multi-value string: %v, want unsupported", err)
 	}
 }
