@@ -60,7 +60,9 @@ func TestLookupCommands(t *testing.T) {
 		{country(`null`, `{"US":"USA"}`), KindInvalid, "not higher"},
 		{country(`"v2"`, `{"US":1}`), KindInvalid, "strings to strings"},
 		{country(`"v2"`, `null`), KindInvalid, "needs a [map]"},
-		{commands.UpdateLookups{Tiers: lookupTiers("__default", "site", `{"version":"v1","lookupExtractorFactory":{"type":"cachedNamespace","extractionNamespace":{"type":"uri"}}}`)}, KindInvalid, "not supported"},
+		{commands.UpdateLookups{Tiers: lookupTiers("__default", "site", `{"version":"v1","lookupExtractorFactory":{"type":"cachedNamespace","extractionNamespace":{"type":"jdbc"}}}`)}, KindInvalid, "only [uri] is"},
+		{commands.UpdateLookups{Tiers: lookupTiers("__default", "site", `{"version":"v1","lookupExtractorFactory":{"type":"cachedNamespace","extractionNamespace":{"type":"uri"}}}`)}, KindInvalid, "[uri] is required"},
+		{commands.UpdateLookups{Tiers: lookupTiers("__default", "site", `{"version":"v1","lookupExtractorFactory":{"type":"registeredLookup"}}`)}, KindInvalid, "not supported"},
 		{commands.UpdateLookups{Tiers: lookupTiers("__default", "site", `{"version":"v1"}`)}, KindInvalid, "lookupExtractorFactory"},
 		{commands.UpdateLookups{Tiers: lookupTiers("__default", "site", `[]`)}, KindInvalid, "object"},
 		{commands.UpdateLookups{Tiers: lookupTiers("a/b", "site", `{"version":"v1","lookupExtractorFactory":{"type":"map","map":{}}}`)}, KindInvalid, "cannot contain"},
@@ -123,7 +125,8 @@ func TestLookupsSnapshotAndDeterminism(t *testing.T) {
 		commands.UpdateLookups{},
 		commands.UpdateLookups{Tiers: map[string]map[string]json.RawMessage{
 			"hot":       {"b": json.RawMessage(`{"version":"1","lookupExtractorFactory":{"type":"map","map":{"z":"<&>","a":"é"},"isOneToOne":true}}`)},
-			"__default": {"a": json.RawMessage(`{"lookupExtractorFactory":{"type":"map","map":{}}}`), "c": json.RawMessage(`{"version":"x","lookupExtractorFactory":{"map":{"k":"v"},"type":"map"}}`)},
+			"__default": {"a": json.RawMessage(`{"lookupExtractorFactory":{"type":"map","map":{}}}`), "c": json.RawMessage(`{"version":"x","lookupExtractorFactory":{"map":{"k":"v"},"type":"map"}}`),
+				"u": json.RawMessage(`{"version":"1","lookupExtractorFactory":{"type":"cachedNamespace","injective":true,"extractionNamespace":{"type":"uri","uri":"file:/data/c.csv","pollPeriod":"PT5M","namespaceParseSpec":{"format":"csv","columns":["id","name"],"keyColumn":"id","valueColumn":"name"}}}}`)},
 		}},
 		commands.UpdateLookups{Tiers: lookupTiers("empty", "gone", `{"version":"1","lookupExtractorFactory":{"type":"map","map":{}}}`)},
 		commands.DeleteLookup{Tier: "empty", Lookup: "gone"},
@@ -160,6 +163,9 @@ func TestLookupsSnapshotAndDeterminism(t *testing.T) {
 		}
 		if c := s.Lookup("hot", "b"); c == nil || !c.OneToOne || c.Map["z"] != "<&>" {
 			t.Fatalf("restored hot/b: %+v", c)
+		}
+		if c := s.Lookup("__default", "u"); c == nil || c.URI == nil || c.URI.PollPeriodMs != 300000 || c.URI.KeyColumn != "id" || !c.OneToOne {
+			t.Fatalf("restored __default/u: %+v", c)
 		}
 	})
 }

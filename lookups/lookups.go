@@ -3,9 +3,12 @@
 // (which load the lookups of their tier): Druid's lookup container
 // {"version", "lookupExtractorFactory"}, its validation and canonical JSON.
 //
-// Only the "map" extractor factory is supported. Lookups read from a URI or a
-// JDBC table ("cachedNamespace") and the other factory types are refused,
-// rather than stored and never loaded.
+// Two extractor factories are supported: "map" (the key→value map in the
+// definition) and "cachedNamespace" with a "uri" extraction namespace (a file
+// or HTTP(S) resource each querying process reads, as ingestion's input
+// policy allows, and reads again every pollPeriod). A JDBC namespace, a
+// uriPrefix and the other factory types are refused, rather than stored and
+// never loaded.
 package lookups
 
 import (
@@ -34,9 +37,32 @@ type Container struct {
 	// Map is the key→value mapping of a "map" factory. It is never changed
 	// after Parse: readers share it without a lock.
 	Map map[string]string
-	// OneToOne is the factory's "isOneToOne": distinct keys have distinct
-	// values, so grouping on the mapped value equals grouping on the key.
+	// OneToOne is the factory's "isOneToOne" ("injective" for a
+	// cachedNamespace): distinct keys have distinct values, so grouping on
+	// the mapped value equals grouping on the key.
 	OneToOne bool
+	// URI, for a cachedNamespace lookup, is where its map is read from; Map
+	// is then nil (each process reads it).
+	URI *URISource
+}
+
+// URISource is a cachedNamespace lookup's "uri" extraction namespace.
+type URISource struct {
+	URI string `json:"uri"`
+	// Format is the namespaceParseSpec's format: csv, tsv, simpleJson
+	// (one {"key":"value"} object per line) or customJson (one object per
+	// line, key and value in KeyFieldName and ValueFieldName).
+	Format         string   `json:"format"`
+	Columns        []string `json:"columns,omitempty"`
+	KeyColumn      string   `json:"keyColumn,omitempty"`
+	ValueColumn    string   `json:"valueColumn,omitempty"`
+	HasHeaderRow   bool     `json:"hasHeaderRow,omitempty"`
+	SkipHeaderRows int      `json:"skipHeaderRows,omitempty"`
+	Delimiter      string   `json:"delimiter,omitempty"`
+	KeyFieldName   string   `json:"keyFieldName,omitempty"`
+	ValueFieldName string   `json:"valueFieldName,omitempty"`
+	// PollPeriodMs: how often the resource is read again (0: never).
+	PollPeriodMs int64 `json:"pollPeriod,omitempty"`
 }
 
 // Parse parses and validates a container from its JSON.
@@ -68,8 +94,13 @@ func Parse(raw []byte) (*Container, error) {
 	switch {
 	case f.Type == nil:
 		return nil, fmt.Errorf("lookupExtractorFactory: missing [type]")
+	case *f.Type == "cachedNamespace":
+		if err := out.parseCachedNamespace(c.Factory); err != nil {
+			return nil, err
+		}
+		return out, nil
 	case *f.Type != "map":
-		return nil, fmt.Errorf("lookupExtractorFactory type [%s] is not supported: only [map] lookups are (cachedNamespace lookups from a URI or JDBC table are not)", *f.Type)
+		return nil, fmt.Errorf("lookupExtractorFactory type [%s] is not supported: only [map] and [cachedNamespace] (uri) lookups are", *f.Type)
 	case f.Map == nil || string(*f.Map) == "null":
 		return nil, fmt.Errorf("lookupExtractorFactory: a map lookup needs a [map]")
 	}
@@ -113,6 +144,9 @@ func (c *Container) AppendJSON(b []byte) []byte {
 
 // AppendFactoryJSON appends the canonical JSON of the extractor factory.
 func (c *Container) AppendFactoryJSON(b []byte) []byte {
+	if c.URI != nil {
+		return c.appendCachedNamespaceJSON(b)
+	}
 	b = append(b, `{"type":"map","map":{`...)
 	for i, k := range c.Keys() {
 		if i > 0 {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -106,8 +108,12 @@ func TestLookupBadInput(t *testing.T) {
 		{"POST", "/config", js, `not json`, 400, "JSON object of tiers"},
 		{"POST", "/config", js, `[]`, 400, "JSON object of tiers"},
 		{"POST", "/config", js, `null`, 400, "JSON object of tiers"},
-		{"POST", "/config", js, `{"t":{"x":{"version":"v1","lookupExtractorFactory":{"type":"cachedNamespace","extractionNamespace":{"type":"uri","uri":"file:/x"}}}}}`, 400, "type [cachedNamespace] is not supported: only [map]"},
-		{"POST", "/config", js, `{"t":{"x":{"version":"v1","lookupExtractorFactory":{"type":"cachedNamespace","extractionNamespace":{"type":"jdbc"}}}}}`, 400, "not supported"},
+		{"POST", "/config", js, `{"t":{"x":{"version":"v1","lookupExtractorFactory":{"type":"cachedNamespace","extractionNamespace":{"type":"jdbc","connectorConfig":{}}}}}}`, 400, "extractionNamespace type [jdbc] is not supported: only [uri] is"},
+		{"POST", "/config", js, `{"t":{"x":{"version":"v1","lookupExtractorFactory":{"type":"cachedNamespace","extractionNamespace":{"type":"uri","uriPrefix":"s3://b/p","namespaceParseSpec":{"format":"csv","columns":["k","v"]}}}}}}`, 400, "[uriPrefix] is not supported"},
+		{"POST", "/config", js, `{"t":{"x":{"version":"v1","lookupExtractorFactory":{"type":"cachedNamespace","extractionNamespace":{"type":"uri","uri":"s3://b/k","namespaceParseSpec":{"format":"csv","columns":["k","v"]}}}}}}`, 400, "must be a file:, http: or https: URI"},
+		{"POST", "/config", js, `{"t":{"x":{"version":"v1","lookupExtractorFactory":{"type":"cachedNamespace","extractionNamespace":{"type":"uri","uri":"file:/x.csv","namespaceParseSpec":{"format":"xml"}}}}}}`, 400, "format [xml] is not supported"},
+		{"POST", "/config", js, `{"t":{"x":{"version":"v1","lookupExtractorFactory":{"type":"cachedNamespace","extractionNamespace":{"type":"uri","uri":"file:/x.csv","pollPeriod":"P1M","namespaceParseSpec":{"format":"csv","columns":["k","v"]}}}}}}`, 400, "fixed ISO period"},
+		{"POST", "/config", js, `{"t":{"x":{"version":"v1","lookupExtractorFactory":{"type":"registeredLookup"}}}}`, 400, "type [registeredLookup] is not supported"},
 		{"POST", "/config", js, `{"t":{"x":{"version":"v1"}}}`, 400, "[lookupExtractorFactory] is required"},
 		{"POST", "/config", js, `{"t":{"x":{"version":"v1","lookupExtractorFactory":{"type":"map","map":{"a":1}}}}}`, 400, "strings to strings"},
 		{"POST", "/config", js, `{"a/b":{"x":` + lookupJSON("v1", `{}`) + `}}`, 400, "cannot contain '/'"},
@@ -263,6 +269,24 @@ func TestLookupsReachQueryingProcesses(t *testing.T) {
 	expect(t, "GET", db.url+"/svc/v1/lookups/introspect/names/values", "", "", 200, `["Apple","Banana"]`)
 	expect(t, "GET", db.url+"/svc/v1/lookups/introspect/names/version", "", "", 200, `"v1"`)
 	expect(t, "GET", db.url+"/svc/v1/lookups/introspect/nope/keys", "", "", 404, `{"error":"lookup [nope] is not loaded on this process"}`)
+
+	// A cachedNamespace lookup read from a file: loaded once read.
+	file := filepath.Join(t.TempDir(), "pages.tsv")
+	if err := os.WriteFile(file, []byte("page\ttitle\na\tMain Page\nc\tTalk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "POST", u+"/config/__default/titles", "application/json", `{"version":"v1","lookupExtractorFactory":{"type":"cachedNamespace",`+
+		`"extractionNamespace":{"type":"uri","uri":"file://`+file+`","namespaceParseSpec":{"format":"tsv","hasHeaderRow":true,"keyColumn":"page","valueColumn":"title"}}}}`, 202, "")
+	var last string
+	eventually.True(t, "SQL to use the file lookup", func() bool {
+		_, last = sqlArray(`SELECT LOOKUP(page, 'titles', '-') AS t, COUNT(*) AS n FROM wiki GROUP BY 1 ORDER BY 1`)
+		return last == `[["-",1],["Main Page",3],["Talk",1]]`
+	}, eventually.Within(5*time.Second), eventually.Showing(func() string { return last }))
+	eventually.True(t, "the file lookup to show loaded", func() bool {
+		_, body, _ := call(t, "GET", u+"/status/__default/titles", "", "")
+		return body == `{"loaded":true}`
+	})
+	expect(t, "DELETE", u+"/config/__default/titles", "", "", 202, "")
 
 	// A new version replaces the old one on the querying processes.
 	expect(t, "POST", u+"/config/__default/names", "application/json", lookupJSON("v2", `{"a":"Avocado"}`), 202, "")

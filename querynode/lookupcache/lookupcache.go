@@ -15,6 +15,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"strata/ingest/input"
 	"strata/javacompat"
 	"strata/lookups"
 )
@@ -53,18 +55,25 @@ type SyncResponse struct {
 type loaded struct {
 	c         *lookups.Container
 	canonical []byte
+	m         map[string]string // c.Map, or what was read from c.URI
+	readAt    time.Time         // a URI lookup: when m was read
 }
 
 type snapshot struct {
-	etag    string
+	etag string
+	// want is every lookup of the tier as the coordinator defines it;
+	// lookups the ones loaded (a URI lookup only once it has been read).
+	want    map[string]loaded
 	lookups map[string]loaded
 }
 
 // Registry is a process's loaded lookups. It implements query.LookupSource.
-// Its state is replaced whole, so readers need no lock.
+// Its state is replaced whole, so readers need no lock; mu orders the
+// writers (a poll's apply and refresh).
 type Registry struct {
 	tier string
 	cur  atomic.Pointer[snapshot]
+	mu   sync.Mutex
 }
 
 // New returns an empty registry for tier ("" is lookups.DefaultTier).
@@ -73,7 +82,7 @@ func New(tier string) *Registry {
 		tier = lookups.DefaultTier
 	}
 	r := &Registry{tier: tier}
-	r.cur.Store(&snapshot{lookups: map[string]loaded{}})
+	r.cur.Store(&snapshot{want: map[string]loaded{}, lookups: map[string]loaded{}})
 	return r
 }
 
@@ -86,7 +95,7 @@ func (r *Registry) Lookup(name string) (map[string]string, bool, bool) {
 	if !ok {
 		return nil, false, false
 	}
-	return l.c.Map, l.c.OneToOne, true
+	return l.m, l.c.OneToOne, true
 }
 
 // Names lists the loaded lookups, sorted.
@@ -123,22 +132,131 @@ func (r *Registry) AppendStateJSON(b []byte) []byte {
 // apply replaces the loaded lookups with those of resp. A lookup the
 // process cannot parse is an error and nothing changes: the coordinator
 // validated it, so this is a version mismatch to report, not to half-apply.
+// A URI lookup is loaded once refresh has read it; until then the process
+// keeps the version it had, if any.
 func (r *Registry) apply(resp SyncResponse) error {
-	next := &snapshot{etag: resp.ETag, lookups: make(map[string]loaded, len(resp.Lookups))}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	next := &snapshot{etag: resp.ETag, want: make(map[string]loaded, len(resp.Lookups)), lookups: make(map[string]loaded, len(resp.Lookups))}
 	prev := r.cur.Load()
 	for name, raw := range resp.Lookups {
-		if old, ok := prev.lookups[name]; ok && bytes.Equal(old.canonical, raw) {
-			next.lookups[name] = old // unchanged: keep the parsed map
-			continue
+		if old, ok := prev.want[name]; ok && bytes.Equal(old.canonical, raw) {
+			next.want[name] = old // unchanged: keep the parsed definition
+		} else {
+			c, err := lookups.Parse(raw)
+			if err != nil {
+				return fmt.Errorf("lookup [%s]: %w", name, err)
+			}
+			next.want[name] = loaded{c: c, canonical: c.AppendJSON(nil), m: c.Map}
 		}
-		c, err := lookups.Parse(raw)
-		if err != nil {
-			return fmt.Errorf("lookup [%s]: %w", name, err)
+		switch old, held := prev.lookups[name]; {
+		case next.want[name].c.URI == nil:
+			next.lookups[name] = next.want[name]
+		case held:
+			next.lookups[name] = old // until refresh reads the new definition
 		}
-		next.lookups[name] = loaded{c: c, canonical: c.AppendJSON(nil)}
 	}
 	r.cur.Store(next)
 	return nil
+}
+
+const (
+	// maxURILookupBytes bounds what one URI lookup may read.
+	maxURILookupBytes = 256 << 20
+	// uriReadTimeout bounds one read, so a stalled server cannot hold up
+	// the polling of the coordinator.
+	uriReadTimeout = time.Minute
+)
+
+// refresh reads the URI lookups that are not loaded in their current
+// definition, or whose pollPeriod has passed, and installs each it could
+// read; it returns the failures.
+func (r *Registry) refresh(ctx context.Context, now time.Time) error {
+	cur := r.cur.Load()
+	var errs []error
+	read := map[string]loaded{}
+	for name, w := range cur.want {
+		if w.c.URI == nil {
+			continue
+		}
+		have, held := cur.lookups[name]
+		due := !held || !bytes.Equal(have.canonical, w.canonical) ||
+			(w.c.URI.PollPeriodMs > 0 && now.Sub(have.readAt) >= time.Duration(w.c.URI.PollPeriodMs)*time.Millisecond)
+		if !due {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, uriReadTimeout)
+		m, err := readURI(rctx, w.c.URI)
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("lookup [%s] from %s: %w", name, w.c.URI.URI, err))
+			continue
+		}
+		l := w
+		l.m, l.readAt = m, now
+		read[name] = l
+	}
+	if len(read) > 0 {
+		r.mu.Lock()
+		next := r.cur.Load()
+		updated := &snapshot{etag: next.etag, want: next.want, lookups: maps.Clone(next.lookups)}
+		for name, l := range read {
+			// Only if the definition read is still the wanted one.
+			if w, ok := next.want[name]; ok && bytes.Equal(w.canonical, l.canonical) {
+				updated.lookups[name] = l
+			}
+		}
+		r.cur.Store(updated)
+		r.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+// readURI reads a URI lookup's resource through ingestion's input sources,
+// so the process's input policy (allowed directories, protocols and hosts)
+// applies to lookups as it does to ingestion.
+func readURI(ctx context.Context, src *lookups.URISource) (map[string]string, error) {
+	u, err := url.Parse(src.URI)
+	if err != nil {
+		return nil, err
+	}
+	var spec []byte
+	if u.Scheme == "file" {
+		spec, err = json.Marshal(map[string]any{"type": "local", "files": []string{u.Path}})
+	} else {
+		spec, err = json.Marshal(map[string]any{"type": "http", "uris": []string{src.URI}})
+	}
+	if err != nil {
+		return nil, err
+	}
+	in, err := input.ParseSource(spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := input.ActivePolicy().Check(ctx, in); err != nil {
+		return nil, err
+	}
+	splits, err := in.Splits(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var data []byte
+	for _, sp := range splits {
+		rc, err := input.OpenRaw(ctx, sp)
+		if err != nil {
+			return nil, err
+		}
+		b, err := io.ReadAll(io.LimitReader(rc, maxURILookupBytes+1))
+		rc.Close()
+		if err != nil {
+			return nil, err
+		}
+		data = append(data, b...)
+	}
+	if len(data) > maxURILookupBytes {
+		return nil, fmt.Errorf("more than %d bytes", maxURILookupBytes)
+	}
+	return src.ParseRows(data)
 }
 
 // SyncerConfig configures the polling of the coordinator.
@@ -204,6 +322,9 @@ func (s *Syncer) Close() {
 
 func (s *Syncer) poll() {
 	err := s.SyncOnce(s.ctx)
+	if rerr := s.reg.refresh(s.ctx, time.Now()); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
 	switch {
 	case err == nil && s.lastErr != "":
 		s.lastErr = ""
