@@ -51,6 +51,10 @@ const handedMemory = 10 * time.Minute
 type replicaChoice struct {
 	chosen map[string]rtReplica // sequence → the replica read
 	handed map[string]time.Time // sequences seen handed off → when first seen
+	// published are the sequences of the published segments seen, when
+	// first seen: a replica announced after the hand-off is in view (a
+	// broker polls the servers in any order) is handed off at once.
+	published map[string]time.Time
 }
 
 // rtReplica is one task's realtime segments: their server and version.
@@ -75,7 +79,7 @@ type rtStandby struct {
 func (v *view) settleReplicas(now time.Time, added []*segmeta.DataSegment) {
 	c := &v.rt
 	if c.chosen == nil {
-		c.chosen, c.handed = map[string]rtReplica{}, map[string]time.Time{}
+		c.chosen, c.handed, c.published = map[string]rtReplica{}, map[string]time.Time{}, map[string]time.Time{}
 	}
 	cands := map[string][]rtReplica{}
 	for _, s := range v.servers {
@@ -84,11 +88,27 @@ func (v *view) settleReplicas(now time.Time, added []*segmeta.DataSegment) {
 		}
 	}
 	for _, seg := range added {
-		// A sequence known now or before this announcement (whose replica
-		// may just have swapped its realtime segments for these), or whose
-		// rows answers read (a replica started in place of lost ones may
-		// publish without serving hydrants first).
-		if seq := publishedSequence(seg); seq != "" && (len(cands[seq]) > 0 || c.chosen[seq] != rtReplica{} || v.shown.has(seq)) {
+		seq := publishedSequence(seg)
+		if seq == "" {
+			continue
+		}
+		if _, ok := c.published[seq]; !ok {
+			c.published[seq] = now
+		}
+		// A sequence known before this announcement (whose replica may
+		// just have swapped its realtime segments for these), or whose rows
+		// answers read (a replica started in place of lost ones may publish
+		// without serving hydrants first).
+		if c.chosen[seq] != (rtReplica{}) || v.shown.has(seq) {
+			if _, ok := c.handed[seq]; !ok {
+				c.handed[seq] = now
+			}
+		}
+	}
+	// A sequence with replicas now whose published segment is in view,
+	// whichever was announced first.
+	for seq := range cands {
+		if _, ok := c.published[seq]; ok {
 			if _, ok := c.handed[seq]; !ok {
 				c.handed[seq] = now
 			}
@@ -97,6 +117,11 @@ func (v *view) settleReplicas(now time.Time, added []*segmeta.DataSegment) {
 	for seq, at := range c.handed {
 		if now.Sub(at) > handedMemory {
 			delete(c.handed, seq)
+		}
+	}
+	for seq, at := range c.published {
+		if now.Sub(at) > handedMemory {
+			delete(c.published, seq)
 		}
 	}
 	for seq := range c.chosen {

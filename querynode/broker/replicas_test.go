@@ -342,3 +342,25 @@ func TestSequenceWithoutReplicasHandedOff(t *testing.T) {
 		t.Fatalf("after its publish: %+v, want nothing flagged", got)
 	}
 }
+
+// A broker that polls the server holding a sequence's published segments
+// before the one holding a replica's hydrants of it (a broker starting
+// during a hand-off) reads the published rows only: the hand-off counts
+// whatever order the announcements come in.
+func TestHandOffSeenBeforeTheReplica(t *testing.T) {
+	v := newView([]string{"http://a:1", "http://h:2"})
+	a, h := v.servers[0], v.servers[1]
+	const seq = "index_kafka_ds_g0_0123456789abcdef"
+	pub := seg(t, "ds", "2020-01-01T00/2020-01-01T01", "v1", 0, 1)
+	pub.LoadSpec = segmeta.RawJSON(`{"type":"local","path":"/deep/ds/x/v1/0/` + seq + `_0_aaaa/index.zip"}`)
+	v.apply(h, ann("h1", pub), nil)
+	rb := seg(t, "ds", "2020-01-01T00/2020-01-01T01", "realtime-"+seq+"_1_bbbb", 0, 0)
+	v.apply(a, rtPosAnn("a1", seq, map[int32]int64{0: 4}, rb), nil)
+	var ids []string
+	for _, u := range v.resolve(queryFacts{dataSources: []string{"ds"}, intervals: []interval.Interval{day(t)}}) {
+		ids = append(ids, u.ref.ID)
+	}
+	if len(ids) != 1 || ids[0] != pub.ID().String() {
+		t.Fatalf("read %v, want only the published segment (its rows counted once)", ids)
+	}
+}
