@@ -252,6 +252,11 @@ func TestSQLGroupingSets(t *testing.T) {
 				"aggregations":[{"type":"longSum","name":"s","fieldName":"added"},{"type":"grouping","name":"g","groupings":["d","page"]}],"subtotalsSpec":[["d","page"],["d"]]}`,
 			`[["2024-01-01T00:00:00.000Z","a",101,0],["2024-01-01T00:00:00.000Z","b",10,0],["2024-01-02T00:00:00.000Z","a",10000,0],["2024-01-02T00:00:00.000Z","c",1000,0],` +
 				`["2024-01-01T00:00:00.000Z",null,111,1],["2024-01-02T00:00:00.000Z",null,11000,1]]`},
+		// ORDER BY and LIMIT apply to the rows of every grouping set together.
+		{`SELECT page, COUNT(*) AS n FROM wiki GROUP BY ROLLUP(page) ORDER BY n DESC LIMIT 2`,
+			`{` + gb + `,"dimensions":["page"],"aggregations":[{"type":"count","name":"n"}],"subtotalsSpec":[["page"],[]],
+				"limitSpec":{"type":"default","limit":2,"columns":[{"dimension":"n","direction":"descending","dimensionOrder":"numeric"}]}}`,
+			`[[null,5],["a",3]]`},
 		// No subtotals: every key grouped.
 		{`SELECT page, GROUPING(page) AS g FROM wiki GROUP BY page`,
 			`{` + gb + `,"dimensions":["page"],"aggregations":[{"type":"grouping","name":"g","groupings":["page"]}]}`,

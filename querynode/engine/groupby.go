@@ -90,7 +90,17 @@ func (e *Engine) finalizeGroupBy(q *query.Query, p *Partial) ([]byte, error) {
 		return renderGroupBy(q, s, rows), nil
 	}
 	// Subtotals: the results of grouping by each listed subset of the
-	// dimensions (the others null), one after the other.
+	// dimensions (the others null), one after the other. The limitSpec
+	// orders and limits them all together (Druid >= 0.18), so each subset
+	// is computed without it.
+	each := q
+	if q.GroupBy.LimitSpec != nil {
+		g := *q.GroupBy
+		g.LimitSpec = nil
+		cp := *q
+		cp.GroupBy = &g
+		each = &cp
+	}
 	var all []*resultRow
 	for _, subset := range q.GroupBy.SubtotalsSpec {
 		sub := &Partial{Type: p.Type, Times: p.Times, Aggs: p.Aggs, Matched: p.Matched}
@@ -110,13 +120,13 @@ func (e *Engine) finalizeGroupBy(q *query.Query, p *Partial) ([]byte, error) {
 			return nil, err
 		}
 		s.setSubtotal(subset)
-		rows, err := e.groupByRows(q, s, merged)
+		rows, err := e.groupByRows(each, s, merged)
 		if err != nil {
 			return nil, err
 		}
 		all = append(all, rows...)
 	}
-	return renderGroupBy(q, s, all), nil
+	return renderGroupBy(q, s, limitRows(q, s, all)), nil
 }
 
 // groupByRows orders, filters (having) and limits the rows of a merged

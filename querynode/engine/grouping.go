@@ -46,3 +46,33 @@ func (s *rowSchema) setSubtotal(subset []string) {
 		s.fixed[k] = Long(query.GroupingID(b.Groupings, grouped))
 	}
 }
+
+// limitRows applies a groupBy's limitSpec to rows already computed (the
+// concatenated subtotals): a stable sort by its columns, if any, then its
+// offset and limit.
+func limitRows(q *query.Query, s *rowSchema, rows []*resultRow) []*resultRow {
+	ls := q.GroupBy.LimitSpec
+	if ls == nil {
+		return rows
+	}
+	if len(ls.Columns) > 0 {
+		cmp := groupByOrder(q, s, func(i int) int64 { return rows[i].time },
+			func(name string) func(int) Value { return func(i int) Value { return s.get(rows[i], name) } })
+		idx := make([]int, len(rows))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, cmp)
+		sorted := make([]*resultRow, len(rows))
+		for k, i := range idx {
+			sorted[k] = rows[i]
+		}
+		rows = sorted
+	}
+	lo := min(int64(len(rows)), ls.Offset)
+	hi := int64(len(rows))
+	if ls.Limit < hi-lo { // Unlimited is the largest int64
+		hi = lo + ls.Limit
+	}
+	return rows[lo:hi]
+}

@@ -54,3 +54,48 @@ func TestGroupingAggregator(t *testing.T) {
 		}
 	}
 }
+
+// The limitSpec orders and limits the rows of all subtotals together, as
+// Druid's has since 0.18 (and SQL's ORDER BY/LIMIT over GROUPING SETS
+// must): the grand total, counting every row, comes first by count.
+func TestSubtotalsLimitSpecOverAllRows(t *testing.T) {
+	segs := buildSegments(t, genRows(500, 1, 5), 64)
+	res := arr(runJSON(t, segs, `{"queryType":"groupBy","dataSource":"test","granularity":"all",
+		"intervals":["2024-01-01/2024-01-02"],"dimensions":["channel"],
+		"aggregations":[{"type":"count","name":"n"},{"type":"grouping","name":"g","groupings":["channel"]}],
+		"subtotalsSpec":[["channel"],[]],
+		"limitSpec":{"type":"default","limit":3,"columns":[{"dimension":"n","direction":"descending","dimensionOrder":"numeric"}]}}`))
+	if len(res) != 3 {
+		t.Fatalf("%d rows, want 3: %v", len(res), res)
+	}
+	var last float64 = 1 << 30
+	for i, r := range res {
+		ev := obj(obj(r)["event"])
+		n, _ := num(ev["n"])
+		if n > last {
+			t.Errorf("row %d: count %v after %v, want descending", i, n, last)
+		}
+		last = n
+		g, _ := num(ev["g"])
+		if (i == 0) != (g == 1) || (i == 0 && n != 500) {
+			t.Errorf("row %d: %v; want the grand total (500 rows, grouping 1) first only", i, ev)
+		}
+	}
+	// Offset and limit without columns cut the concatenation.
+	res = arr(runJSON(t, segs, `{"queryType":"groupBy","dataSource":"test","granularity":"all",
+		"intervals":["2024-01-01/2024-01-02"],"dimensions":["channel"],"aggregations":[{"type":"count","name":"n"}],
+		"subtotalsSpec":[[],["channel"]],"limitSpec":{"type":"default","limit":2}}`))
+	if len(res) != 2 {
+		t.Fatalf("%d rows, want 2: %v", len(res), res)
+	}
+	if n, _ := num(obj(obj(res[0])["event"])["n"]); n != 500 {
+		t.Errorf("first row %v, want the grand total", res[0])
+	}
+	// Columns without a limit: every row, ordered.
+	res = arr(runJSON(t, segs, `{"queryType":"groupBy","dataSource":"test","granularity":"all",
+		"intervals":["2024-01-01/2024-01-02"],"dimensions":["channel"],"aggregations":[{"type":"count","name":"n"}],
+		"subtotalsSpec":[["channel"],[]],"limitSpec":{"type":"default","columns":[{"dimension":"n","direction":"descending","dimensionOrder":"numeric"}]}}`))
+	if n, _ := num(obj(obj(res[0])["event"])["n"]); n != 500 || len(res) < 3 {
+		t.Errorf("ordered without a limit: %v", res)
+	}
+}
