@@ -71,6 +71,18 @@ func TestNativeJoin(t *testing.T) {
 		{"scan of all columns: the left's, then the right's prefixed", `{"queryType":"scan","dataSource":` + join(cats, "LEFT") + `,"intervals":["2024-01-02/2024-01-03"],
 			"resultFormat":"compactedList","order":"ascending"}`,
 			`"columns":["__time","page","count","added","r.page","r.cat"],"events":[[1704157200000,"c",1,1000,null,null],[1704171600000,"a",1,10000,"a","x"]]`},
+		// A right row no left row matched has no time: it is at the epoch
+		// (the query intervals must hold it), as Druid reads rows without
+		// a __time.
+		{"RIGHT: the broker reads the left side and keeps z, which no row matched", strings.Replace(byCat(join(cats, "RIGHT")), "2024/2025", "1970/2100", 1),
+			`[{"version":"v1","timestamp":"1970-01-01T00:00:00.000Z","event":{"r.cat":"never","added":null,"n":1}},` +
+				`{"version":"v1","timestamp":"1970-01-01T00:00:00.000Z","event":{"r.cat":"x","added":10101,"n":3}},` +
+				`{"version":"v1","timestamp":"1970-01-01T00:00:00.000Z","event":{"r.cat":"y","added":10,"n":1}}]`},
+		{"FULL keeps c and z", strings.Replace(byCat(join(cats, "FULL")), "2024/2025", "1970/2100", 1),
+			`[{"version":"v1","timestamp":"1970-01-01T00:00:00.000Z","event":{"r.cat":null,"added":1000,"n":1}},` +
+				`{"version":"v1","timestamp":"1970-01-01T00:00:00.000Z","event":{"r.cat":"never","added":null,"n":1}},` +
+				`{"version":"v1","timestamp":"1970-01-01T00:00:00.000Z","event":{"r.cat":"x","added":10101,"n":3}},` +
+				`{"version":"v1","timestamp":"1970-01-01T00:00:00.000Z","event":{"r.cat":"y","added":10,"n":1}}]`},
 		{"timeseries by day over a join", `{"queryType":"timeseries","dataSource":` + join(cats, "INNER") + `,"intervals":["2024-01-01/2024-01-03"],"granularity":"day",
 			"aggregations":[{"type":"longSum","name":"added","fieldName":"added"}]}`,
 			`[{"timestamp":"2024-01-01T00:00:00.000Z","result":{"added":111}},{"timestamp":"2024-01-02T00:00:00.000Z","result":{"added":10000}}]`},
@@ -107,7 +119,6 @@ func TestNativeJoin(t *testing.T) {
 		{`{"type":"join","left":"wiki","right":[1],"rightPrefix":"r.","condition":"page == \"r.page\"","joinType":"INNER"}`, 400, "INVALID_INPUT", "JSON object"},
 		{`{"type":"join","left":"wiki","right":` + cats + `,"rightPrefix":"r.","condition":"page == ","joinType":"INNER"}`, 400, "INVALID_INPUT", "condition"},
 		{`{"type":"join","left":"wiki","right":` + cats + `,"rightPrefix":"r.","condition":"page == \"r.page\"","joinType":"INNER","leftFilter":{"type":"true"}}`, 501, "UNSUPPORTED", "leftFilter"},
-		{`{"type":"join","left":"wiki","right":` + cats + `,"rightPrefix":"r.","condition":"page == \"r.page\"","joinType":"RIGHT"}`, 501, "UNSUPPORTED", "RIGHT"},
 		{`{"type":"join","left":"wiki","right":` + cats + `,"rightPrefix":"r.","condition":"page != \"r.page\"","joinType":"INNER"}`, 501, "UNSUPPORTED", "equality"},
 	} {
 		code, body, _ := b.query(t, byCat(c.ds))
@@ -136,6 +147,11 @@ func TestSQLJoin(t *testing.T) {
 		// The left side a subquery: the join runs on the broker.
 		{`SELECT t.page, t.n, c.added FROM (SELECT page, COUNT(*) AS n FROM wiki GROUP BY page) t JOIN cats c ON t.page = c.page ORDER BY t.page`,
 			`[["a",3,7],["b",1,8]]`},
+		// RIGHT and FULL joins: the broker reads both sides and joins them.
+		{`SELECT c.page, COUNT(w.page) AS n FROM cats c RIGHT JOIN wiki w ON c.page = w.page GROUP BY 1 ORDER BY 1`,
+			`[[null,1],["a",3],["b",1]]`},
+		{`SELECT w.page, c.added FROM (SELECT page FROM wiki WHERE added > 50) w FULL JOIN cats c ON w.page = c.page ORDER BY c.added, w.page`,
+			`[["c",null],["a",7],["a",7],[null,8]]`},
 		// CROSS JOIN: every pair (5 × 2).
 		{`SELECT COUNT(*) AS n, SUM(c.added) AS cs FROM wiki CROSS JOIN cats c`, `[[10,75]]`},
 		// Expressions of the right side, and a condition on it alone, in ON.
@@ -174,8 +190,7 @@ func TestSQLJoin(t *testing.T) {
 
 	// What a broadcast join cannot run is a 400 UNSUPPORTED.
 	for _, c := range []struct{ sql, msg string }{
-		{`SELECT w.page FROM wiki w RIGHT JOIN cats c ON w.page = c.page`, "RIGHT JOIN"},
-		{`SELECT w.page FROM wiki w FULL JOIN cats c ON w.page = c.page`, "FULL JOIN"},
+		{`SELECT w.page FROM wiki w RIGHT JOIN cats c ON w.page = c.page AND c.added > 7`, "equality"},
 		{`SELECT w.page FROM wiki w JOIN cats c ON w.added < c.added`, "equality"},
 		{`SELECT w.page FROM wiki w LEFT JOIN cats c ON w.page = c.page AND w.added > 1`, "equality"},
 		{`SELECT w.page FROM wiki w JOIN cats c USING (page)`, "USING"},

@@ -18,6 +18,12 @@ import (
 // with the rows shipped (the engine's join stage); an inline or query left
 // side is joined on the broker.
 
+// joinToPrepare reports whether q's joins need executeJoin: a right side
+// not yet rows, or a RIGHT or FULL join whose left side is tables.
+func joinToPrepare(q *nativeQuery) bool {
+	return q.HasJoins() && (!q.JoinsMaterialized() || q.JoinsKeepRight() && !q.IsSubqueryBased())
+}
+
 // executeJoin materializes the right sides of q's joins and runs q with
 // them inline.
 func (b *Broker) executeJoin(ctx context.Context, q *nativeQuery, body []byte, rows *subqueryRows, c *completeness) ([]byte, error) {
@@ -34,11 +40,49 @@ func (b *Broker) executeJoin(ctx context.Context, q *nativeQuery, body []byte, r
 		}
 		mq.Joins[i] = j.WithRight(t)
 	}
+	if mq.JoinsKeepRight() && !mq.IsSubqueryBased() {
+		// RIGHT and FULL joins keep the right rows no left row matched:
+		// the join must see the whole left side, so the broker reads the
+		// left tables into rows (counted as subquery rows) and joins them
+		// itself.
+		if err := readLeftSide(&mq); err != nil {
+			return nil, err
+		}
+		return b.execute(ctx, &mq, body, rows, c)
+	}
 	nb, err := withInlineRights(body, mq.Joins)
 	if err != nil {
 		return nil, err
 	}
 	return b.execute(ctx, &mq, nb, rows, c)
+}
+
+// readLeftSide makes the left tables of q a scan subquery of their rows
+// within q's intervals.
+func readLeftSide(q *nativeQuery) error {
+	ivs := []string{interval.Eternity.String()}
+	if len(q.Intervals) > 0 {
+		ivs = ivs[:0]
+		for _, iv := range q.Intervals {
+			ivs = append(ivs, iv.String())
+		}
+	}
+	var ds any = q.DataSource
+	if len(q.DataSources) > 1 {
+		ds = map[string]any{"type": "union", "dataSources": q.DataSources}
+	}
+	scan := map[string]any{"queryType": "scan", "dataSource": ds, "intervals": ivs, "resultFormat": "compactedList", "context": scanContext(q)}
+	body, err := json.Marshal(scan)
+	if err != nil {
+		return err
+	}
+	inner, err := query.Parse(body)
+	if err != nil {
+		return err
+	}
+	q.SubQuery, q.SubQueryJSON = inner, body
+	q.DataSource, q.DataSources = "", nil
+	return nil
 }
 
 // joinRight returns the rows of a join's right side.

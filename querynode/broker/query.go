@@ -93,7 +93,7 @@ func (b *Broker) QueryWithContext(ctx context.Context, body []byte) (string, []b
 // tables are scattered to the historicals; inline and query data sources
 // are evaluated on the broker (see subquery.go).
 func (b *Broker) execute(ctx context.Context, q *nativeQuery, body []byte, rows *subqueryRows, c *completeness) ([]byte, error) {
-	if q.HasJoins() && !q.JoinsMaterialized() {
+	if joinToPrepare(q) {
 		return b.executeJoin(ctx, q, body, rows, c) // join.go
 	}
 	if isSubqueryBased(q) {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"strata/expr"
+	"strata/interval"
 	"strata/querynode/query"
 	"strata/storage/segment"
 )
@@ -201,6 +203,21 @@ func hashJoin(ctx context.Context, left *query.InlineTable, j *query.Join, rt *r
 		out.Rows = append(out.Rows, row)
 		return nil
 	}
+	emitRight := func(r []any) error {
+		if len(out.Rows) >= limit {
+			return query.Errorf(query.ResourceLimit, "a join produced %d more rows than its left side's %d on one segment (the most allowed); "+
+				"add an equality to the join condition or filter its sides", MaxJoinRows, len(left.Rows))
+		}
+		row := make([]any, len(keep), width)
+		out.Rows = append(out.Rows, append(row, r...))
+		return nil
+	}
+	// matched tells which right rows some left row matched, for RIGHT and
+	// FULL (a cross join of rows on both sides matches every one).
+	var matched []bool
+	if j.KeepsRight() && !(len(j.Keys) == 0 && j.Always && len(left.Rows) > 0) {
+		matched = make([]bool, len(right.Rows))
+	}
 	bind := &joinRow{pos: pos}
 	var sb strings.Builder
 	for n, l := range left.Rows {
@@ -245,8 +262,22 @@ func hashJoin(ctx context.Context, left *query.InlineTable, j *query.Join, rt *r
 				return nil, err
 			}
 		}
-		if len(matches) == 0 && j.Type == query.JoinLeft {
+		if len(matches) == 0 && (j.Type == query.JoinLeft || j.Type == query.JoinFull) {
 			if err := emit(l, nil); err != nil {
+				return nil, err
+			}
+		}
+		for _, r := range matches {
+			if matched != nil {
+				matched[r] = true
+			}
+		}
+	}
+	// RIGHT and FULL: the right rows no left row matched, the left columns
+	// null (the join saw the whole left side: the broker runs it).
+	for r := range matched {
+		if !matched[r] {
+			if err := emitRight(right.Rows[r]); err != nil {
 				return nil, err
 			}
 		}
@@ -353,6 +384,16 @@ func (e *Engine) joinSegment(ctx context.Context, q *query.Query, s *Segment) (*
 	if err != nil {
 		return nil, nil, err
 	}
+	js, t, err := joinTable(ctx, q, t, s.ID, s.Data.Interval())
+	if js != nil {
+		js.Clip = s.Clip
+	}
+	return js, t, err
+}
+
+// joinTable joins the rows of a left side with every clause of q and
+// materializes them as a segment of the given id and interval.
+func joinTable(ctx context.Context, q *query.Query, t *query.InlineTable, id string, iv segment.Interval) (*Segment, *query.InlineTable, error) {
 	for _, j := range q.Joins {
 		prep, err := j.Prepared(func() (any, error) { return buildRight(j) })
 		if err != nil {
@@ -362,12 +403,8 @@ func (e *Engine) joinSegment(ctx context.Context, q *query.Query, s *Segment) (*
 			return nil, nil, err
 		}
 	}
-	js, err := tableSegment(t, s.ID, s.Data.Interval())
-	if err != nil || js == nil {
-		return nil, nil, err
-	}
-	js.Clip = s.Clip
-	return js, t, nil
+	js, err := tableSegment(t, id, iv)
+	return js, t, err
 }
 
 // runJoinedSegment runs q on segment s of its left side through the join
@@ -377,7 +414,43 @@ func (e *Engine) runJoinedSegment(ctx context.Context, q *query.Query, s *Segmen
 	if err != nil || js == nil {
 		return nil, err
 	}
+	return e.runOnJoined(ctx, q, js, t)
+}
+
+func (e *Engine) runOnJoined(ctx context.Context, q *query.Query, js *Segment, t *query.InlineTable) (*Partial, error) {
 	after := *q
 	after.Joins = nil
 	return e.RunSegment(ctx, OverTable(&after, t), js)
+}
+
+// runKeepingRight runs a query with RIGHT or FULL joins. They keep the right
+// rows no left row matched, so the join must see the whole left side at
+// once: one segment, the broker's table of the left side's rows (the
+// broker reads a table left side into one for these joins), or none when
+// the left side has no rows, which leaves the right rows alone.
+func (e *Engine) runKeepingRight(ctx context.Context, q *query.Query, segs []*Segment) (*Partial, error) {
+	switch len(segs) {
+	case 1:
+		p, err := e.runSegmentSafely(ctx, q, segs[0])
+		if err != nil {
+			return nil, query.AsError(err)
+		}
+		return e.Merge(q, slices.DeleteFunc([]*Partial{p}, func(p *Partial) bool { return p == nil }))
+	case 0:
+		empty := &query.InlineTable{ColumnNames: []string{segment.TimeColumn}, ColumnTypes: []string{"LONG"}}
+		js, t, err := joinTable(ctx, q, empty, InlineSegmentID, segment.Interval{Start: interval.Eternity.Start, End: interval.Eternity.End})
+		if err != nil {
+			return nil, err
+		}
+		var parts []*Partial
+		if js != nil {
+			p, err := e.runOnJoined(ctx, q, js, t)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, p)
+		}
+		return e.Merge(q, parts)
+	}
+	return nil, query.Errorf(query.Unsupported, "RIGHT and FULL joins run over the left side's rows as one table, not over %d segments", len(segs))
 }

@@ -187,7 +187,6 @@ func TestJoinBadJSON(t *testing.T) {
 		{`{"type":"join","left":"t","right":` + inl + `,"condition":"k == \"r.k\"","joinType":"INNER"}`, query.InvalidInput, "rightPrefix"},
 		{`{"type":"join","left":"t","right":` + inl + `,"rightPrefix":"__","condition":"k == \"__k\"","joinType":"INNER"}`, query.InvalidInput, "__time"},
 		{`{"type":"join","left":"t","right":` + inl + `,"rightPrefix":"r.","condition":"k == \"r.k\"","joinType":"SIDEWAYS"}`, query.InvalidInput, "joinType"},
-		{`{"type":"join","left":"t","right":` + inl + `,"rightPrefix":"r.","condition":"k == \"r.k\"","joinType":"FULL"}`, query.Unsupported, "FULL"},
 		{`{"type":"join","left":"t","right":` + inl + `,"rightPrefix":"r.","condition":"k < \"r.k\"","joinType":"INNER"}`, query.Unsupported, "equality"},
 		{`{"type":"join","left":"t","right":` + inl + `,"rightPrefix":"r.","condition":"k == \"r.k\" ||","joinType":"INNER"}`, query.InvalidInput, "condition"},
 		{`{"type":"join","left":"t","right":` + inl + `,"rightPrefix":"r.","condition":"\"r.k\" == \"r.k\"","joinType":"INNER"}`, query.Unsupported, "equality"},
@@ -413,5 +412,47 @@ func TestJoinScanAllColumns(t *testing.T) {
 		if !strings.Contains(string(out), part) {
 			t.Errorf("result lacks %s:\n%s", part, out)
 		}
+	}
+}
+
+// TestRightAndFullJoins: over the whole left side as one table, RIGHT keeps
+// the right rows no left row matched (the left columns null) and FULL also
+// the left rows without a match; with no left rows, the right rows alone.
+// Over several segments they are refused: each would keep the right rows
+// it did not match.
+func TestRightAndFullJoins(t *testing.T) {
+	run := func(joinType string, leftRows string) string {
+		t.Helper()
+		pq := mustParse(t, `{"queryType":"scan","intervals":["1970/2100"],"resultFormat":"compactedList","columns":["k","v","r.k","r.name"],
+			"dataSource":{"type":"join","joinType":"`+joinType+`","rightPrefix":"r.","condition":"k == \"r.k\"",
+				"left":{"type":"inline","columnNames":["k","v"],"rows":`+leftRows+`},
+				"right":{"type":"inline","columnNames":["k","name"],"rows":[["1","one"],["3","three"],[null,"nokey"]]}}}`)
+		var segs []*Segment
+		if s, err := TableSegment(pq.Inline); err != nil {
+			t.Fatal(err)
+		} else if s != nil {
+			segs = append(segs, s)
+		}
+		out, err := New(Options{}).Execute(t.Context(), OverTable(pq, pq.Inline), segs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	for _, c := range []struct{ joinType, left, want string }{
+		{"RIGHT", `[["1",10],["2",20],["1",11]]`, `[["1",10,"1","one"],["1",11,"1","one"],[null,null,"3","three"],[null,null,null,"nokey"]]`},
+		{"FULL", `[["1",10],["2",20],["1",11]]`, `[["1",10,"1","one"],["2",20,null,null],["1",11,"1","one"],[null,null,"3","three"],[null,null,null,"nokey"]]`},
+		{"RIGHT", `[]`, `[[null,null,"1","one"],[null,null,"3","three"],[null,null,null,"nokey"]]`},
+	} {
+		if got := run(c.joinType, c.left); !strings.Contains(got, `"events":`+c.want) {
+			t.Errorf("%s over %s:\n got %s\nwant events %s", c.joinType, c.left, got, c.want)
+		}
+	}
+	segs := buildSegments(t, genRows(100, 2, 1), 64)
+	_, err := runRaw(segs, `{"queryType":"timeseries","granularity":"all","intervals":["2024-01-01/2024-02-01"],
+		"dataSource":{"type":"join","left":"test","right":`+joinRight+`,"rightPrefix":"r.","condition":"page == \"r.page\"","joinType":"RIGHT"},
+		"aggregations":[{"type":"count","name":"n"}]}`)
+	if len(segs) < 2 || err == nil || query.AsError(err).Kind != query.Unsupported {
+		t.Errorf("a RIGHT join over %d segments: %v, want unsupported", len(segs), err)
 	}
 }

@@ -53,7 +53,7 @@ func joinAsLookups(q *query.Query) (*query.Query, bool, error) {
 	var filters []*query.Filter
 	for n, j := range q.Joins {
 		t := j.Right.Inline
-		if len(j.Keys) != 1 || t == nil || slices.ContainsFunc(j.Keys[0].Left.RequiredColumns(), readsRight) {
+		if j.KeepsRight() || len(j.Keys) != 1 || t == nil || slices.ContainsFunc(j.Keys[0].Left.RequiredColumns(), readsRight) {
 			return nil, false, nil
 		}
 		keyCol := slices.Index(t.ColumnNames, j.Keys[0].Right)

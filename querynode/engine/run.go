@@ -94,6 +94,9 @@ func recoverInto(err *error) {
 
 // Run executes q on every segment (in parallel) and merges the partials.
 func (e *Engine) Run(ctx context.Context, q *query.Query, segs []*Segment) (*Partial, error) {
+	if q.JoinsKeepRight() {
+		return e.runKeepingRight(ctx, q, segs) // join.go
+	}
 	if q.HasJoins() && rewriteJoins {
 		// A join on unique keys runs as lookups, without joined rows
 		// (joinlookup.go).

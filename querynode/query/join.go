@@ -17,7 +17,7 @@ import (
 // planner stacks them. Joins run as broadcast hash joins: the right side is
 // a table of rows small enough for memory, the left side is streamed.
 type Join struct {
-	// Type is JoinInner or JoinLeft.
+	// Type is JoinInner, JoinLeft, JoinRight or JoinFull.
 	Type string
 	// RightPrefix is prefixed to the names of the right side's columns.
 	RightPrefix string
@@ -28,7 +28,7 @@ type Join struct {
 	Condition *expr.Expr
 	Keys      []JoinKey
 	Always    bool
-	Right     JoinRight
+	Right     JoinSide
 
 	once     sync.Once
 	prepared any
@@ -41,10 +41,10 @@ type JoinKey struct {
 	Right string     // a column of the right side, without the prefix
 }
 
-// JoinRight is the right side of a join: exactly one member is set. Table,
+// JoinSide is the right side of a join: exactly one member is set. Table,
 // Lookup and Query sides are turned into Inline by the broker before the
 // join runs (MaterializedRight).
-type JoinRight struct {
+type JoinSide struct {
 	Inline    *InlineTable
 	Query     *Query
 	QueryJSON json.RawMessage
@@ -56,7 +56,17 @@ type JoinRight struct {
 const (
 	JoinInner = "INNER"
 	JoinLeft  = "LEFT"
+	JoinRight = "RIGHT"
+	JoinFull  = "FULL"
 )
+
+// KeepsRight reports whether the join keeps the right rows no left row
+// matched (RIGHT and FULL): it must see the whole left side at once, so it
+// runs on the broker, over the left side's rows.
+func (j *Join) KeepsRight() bool { return j.Type == JoinRight || j.Type == JoinFull }
+
+// JoinsKeepRight reports whether any of q's joins is RIGHT or FULL.
+func (q *Query) JoinsKeepRight() bool { return slices.ContainsFunc(q.Joins, (*Join).KeepsRight) }
 
 // Prepared returns what build makes of j, built once per query: the
 // engine's hash table of the right side, shared by every segment's join.
@@ -68,7 +78,7 @@ func (j *Join) Prepared(build func() (any, error)) (any, error) {
 // WithRight returns a copy of j reading t as its right side.
 func (j *Join) WithRight(t *InlineTable) *Join {
 	return &Join{Type: j.Type, RightPrefix: j.RightPrefix, Condition: j.Condition, Keys: j.Keys, Always: j.Always,
-		Right: JoinRight{Inline: t}}
+		Right: JoinSide{Inline: t}}
 }
 
 // noteJoinRefs records the text of every member of the query but its data
@@ -171,10 +181,8 @@ func (q *Query) parseJoin(o obj, depth int) error {
 		return err
 	}
 	switch strings.ToUpper(typ) {
-	case JoinInner, JoinLeft:
+	case JoinInner, JoinLeft, JoinRight, JoinFull:
 		typ = strings.ToUpper(typ)
-	case "RIGHT", "FULL":
-		return Errorf(Unsupported, "join dataSource: joinType [%s] is not supported by this engine (INNER and LEFT are)", typ)
 	default:
 		return Invalidf("join dataSource: unknown joinType [%s]; expected INNER, LEFT, RIGHT or FULL", typ)
 	}

@@ -13,21 +13,17 @@ import (
 // the join's left side (a join itself, for a chain), the right item its
 // right side, run broadcast: the broker turns the right side into rows
 // (within maxSubqueryRows) and every data server joins its segments of the
-// left side with them. Right columns are named in the native query with the
-// join's prefix ("j0." for the first join, as Druid's planner names them).
-// INNER and LEFT joins take an ON condition of equalities, ANDed, each
-// between an expression of the left side and a column of the right side;
+// left side with them (for RIGHT and FULL joins, the broker reads the left
+// side too and joins on its own). Right columns are named in the native
+// query with the join's prefix ("j0." for the first join, as Druid's
+// planner names them). Joins take an ON condition of equalities, ANDed,
+// each between an expression of the left side and one of the right side;
 // comma and CROSS joins are joins on the equalities of the WHERE clause
 // that relate the two sides, or cross joins (which the engine bounds).
 
 // join plans a FROM item that joins two others.
 func (p *planner) join(j *sql.Join) (any, []scopeCol, error) {
 	where := p.where // the WHERE of the SELECT this FROM belongs to
-	switch j.Kind {
-	case sql.JoinInner, sql.JoinLeft, sql.JoinComma, sql.JoinCross:
-	default:
-		return nil, nil, unsupported("%s", sql.AtPos(j, j.Kind.String()+" is not supported; INNER, LEFT, CROSS and comma joins are"))
-	}
 	if j.Natural || len(j.Using) > 0 {
 		return nil, nil, unsupported("%s", sql.AtPos(j, "NATURAL joins and JOIN ... USING are not supported; write the condition with ON"))
 	}
@@ -83,8 +79,13 @@ func (p *planner) join(j *sql.Join) (any, []scopeCol, error) {
 		}
 	}
 	joinType := "INNER"
-	if j.Kind == sql.JoinLeft {
+	switch j.Kind {
+	case sql.JoinLeft:
 		joinType = "LEFT"
+	case sql.JoinRight:
+		joinType = "RIGHT"
+	case sql.JoinFull:
+		joinType = "FULL"
 	}
 	ds := map[string]any{"type": "join", "left": lds, "right": rds, "rightPrefix": prefix, "condition": cond, "joinType": joinType}
 	return ds, cols, nil
@@ -201,11 +202,16 @@ func (p *planner) splitOn(j *sql.Join, lcols, rcols []scopeCol, rq []string) (*o
 				continue
 			}
 		}
-		if v, err := tr.expr(c); err == nil {
+		// A condition on one side alone filters that side's rows before the
+		// join (the right side's, by a scan of it), or the joined rows after
+		// it (the left side's, in WHERE): only where the join keeps no
+		// unmatched rows of that side.
+		keepsRight := j.Kind == sql.JoinRight || j.Kind == sql.JoinFull
+		if v, err := tr.expr(c); err == nil && !keepsRight {
 			on.rightFil = append(on.rightFil, v.src)
 			continue
 		}
-		if _, err := tl.expr(c); err == nil && j.Kind != sql.JoinLeft {
+		if _, err := tl.expr(c); err == nil && j.Kind == sql.JoinInner {
 			p.joinWhere = append(p.joinWhere, c)
 			continue
 		}

@@ -24,6 +24,8 @@ func TestPlanJoin(t *testing.T) {
 		{`SELECT a.page FROM wiki a, wiki b WHERE a.page = b.page AND a.added > 3`, []string{
 			`"condition":"(\"page\" == \"j0.page\")"`, `"joinType":"INNER"`}},
 		{`SELECT COUNT(*) FROM wiki CROSS JOIN wiki w2`, []string{`"condition":"1"`}},
+		{`SELECT a.page, b.page FROM wiki a RIGHT JOIN wiki b ON a.page = b.page FULL JOIN wiki c ON b.page = c.page`, []string{
+			`"joinType":"FULL"`, `"joinType":"RIGHT"`}},
 		// An expression of the right side is a column of a scan of it; a
 		// condition on the right side alone filters that scan; one on the
 		// left side alone of an INNER join filters the joined rows.
@@ -39,7 +41,8 @@ func TestPlanJoin(t *testing.T) {
 		has(t, p.Native, c.parts...)
 	}
 	for _, c := range []struct{ sql, msg string }{
-		{`SELECT a.page FROM wiki a RIGHT JOIN wiki b ON a.page = b.page`, "RIGHT JOIN is not supported"},
+		{`SELECT a.page FROM wiki a RIGHT JOIN wiki b ON a.page = b.page AND b.added > 1`, "equality"},
+		{`SELECT a.page FROM wiki a FULL JOIN wiki b ON a.page = b.page AND a.added > 1`, "equality"},
 		{`SELECT a.page FROM wiki a JOIN wiki b ON a.page <> b.page`, "equality"},
 		{`SELECT a.page FROM wiki a JOIN wiki b ON a.page = b.page OR a.added = b.added`, "equality"},
 		{`SELECT a.page FROM wiki a LEFT JOIN wiki b ON a.page = b.page AND a.added > 3`, "equality"},
