@@ -181,7 +181,7 @@ func (s *Server) updateLookups(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "the body must be a JSON object of tiers, each an object of lookup name to {\"version\", \"lookupExtractorFactory\"}")
 		return
 	}
-	if !s.validLookupUpdate(w, tiers) {
+	if !s.validLookupUpdate(w, r, tiers) {
 		return
 	}
 	if _, ok := s.propose(w, r, commands.UpdateLookups{Tiers: tiers}); ok {
@@ -190,8 +190,9 @@ func (s *Server) updateLookups(w http.ResponseWriter, r *http.Request) {
 }
 
 // validLookupUpdate checks names and containers before proposing, so bad
-// input is answered with the parser's message and never reaches the log.
-func (s *Server) validLookupUpdate(w http.ResponseWriter, tiers map[string]map[string]json.RawMessage) bool {
+// input is answered with the parser's message and never reaches the log; a
+// URI lookup must also be one this process's input policy lets it read.
+func (s *Server) validLookupUpdate(w http.ResponseWriter, r *http.Request, tiers map[string]map[string]json.RawMessage) bool {
 	for _, tier := range slices.Sorted(maps.Keys(tiers)) {
 		if err := lookups.ValidateName("tier", tier); err != nil {
 			writeError(w, http.StatusBadRequest, err.Error())
@@ -202,7 +203,11 @@ func (s *Server) validLookupUpdate(w http.ResponseWriter, tiers map[string]map[s
 				writeError(w, http.StatusBadRequest, err.Error())
 				return false
 			}
-			if _, err := lookups.Parse(tiers[tier][name]); err != nil {
+			c, err := lookups.Parse(tiers[tier][name])
+			if err == nil && c.URI != nil {
+				err = lookupcache.CheckURI(r.Context(), c.URI)
+			}
+			if err != nil {
 				writeError(w, http.StatusBadRequest, "lookup ["+name+"] in tier ["+tier+"]: "+err.Error())
 				return false
 			}
@@ -259,7 +264,7 @@ func (s *Server) setLookup(w http.ResponseWriter, r *http.Request) {
 	}
 	v := mux.Vars(r)
 	tiers := map[string]map[string]json.RawMessage{v["tier"]: {v["lookup"]: json.RawMessage(body)}}
-	if !s.validLookupUpdate(w, tiers) {
+	if !s.validLookupUpdate(w, r, tiers) {
 		return
 	}
 	if _, ok := s.propose(w, r, commands.UpdateLookups{Tiers: tiers}); ok {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"strata/ingest/input"
 	"strata/internal/eventually"
 	"strata/props"
 	"strata/querynode/broker"
@@ -347,4 +348,35 @@ func etagOf(t *testing.T, coord string) string {
 	var r lookupcache.SyncResponse
 	getJSON(t, "POST", coord+lookupcache.SyncPath, "application/json", `{"node":"probe:1","tier":"hot"}`, &r)
 	return r.ETag
+}
+
+// A URI lookup must name what ingestion's input policy lets the process
+// read: the coordinator refuses the others with 400 before storing them.
+func TestLookupURIPolicy(t *testing.T) {
+	allowed := t.TempDir()
+	input.SetPolicy(&input.Policy{LocalBaseDirs: []string{allowed}, HTTPProtocols: []string{"http", "https"}})
+	t.Cleanup(func() { input.SetPolicy(nil) })
+	ts, _ := single(t, nil)
+	u := ts.URL + lookupsPath
+	expect(t, "POST", u+"/config", "application/json", `{}`, 202, `{}`)
+	def := func(uri string) string {
+		return `{"version":"v1","lookupExtractorFactory":{"type":"cachedNamespace","extractionNamespace":{"type":"uri","uri":"` + uri +
+			`","namespaceParseSpec":{"format":"csv","columns":["k","v"]}}}}`
+	}
+	for uri, msg := range map[string]string{
+		"file:///etc/passwd":          "not under an allowed directory",
+		"http://127.0.0.1:1/x.csv":    "loopback",
+		"http://169.254.169.254/x":    "link-local",
+		"file://" + allowed + "/../x": "not under an allowed directory",
+	} {
+		code, body, _ := call(t, "POST", u+"/config/__default/x", "application/json", def(uri))
+		if code != 400 || !strings.Contains(body, msg) {
+			t.Errorf("%s: %d %s, want 400 with %q", uri, code, body, msg)
+		}
+	}
+	expect(t, "GET", u+"/config/__default/x", "", "", 404, `{"error":"lookup [x] not found in tier [__default]"}`)
+	if err := os.WriteFile(filepath.Join(allowed, "x.csv"), []byte("a,A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "POST", u+"/config/__default/x", "application/json", def("file://"+allowed+"/x.csv"), 202, "")
 }

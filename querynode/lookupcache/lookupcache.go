@@ -212,10 +212,10 @@ func (r *Registry) refresh(ctx context.Context, now time.Time) error {
 	return errors.Join(errs...)
 }
 
-// readURI reads a URI lookup's resource through ingestion's input sources,
-// so the process's input policy (allowed directories, protocols and hosts)
-// applies to lookups as it does to ingestion.
-func readURI(ctx context.Context, src *lookups.URISource) (map[string]string, error) {
+// inputSource is a URI lookup's resource as one of ingestion's input
+// sources, so the process's input policy (allowed directories, protocols
+// and hosts) applies to lookups as it does to ingestion.
+func inputSource(ctx context.Context, src *lookups.URISource) (input.Source, error) {
 	u, err := url.Parse(src.URI)
 	if err != nil {
 		return nil, err
@@ -234,6 +234,23 @@ func readURI(ctx context.Context, src *lookups.URISource) (map[string]string, er
 		return nil, err
 	}
 	if err := input.ActivePolicy().Check(ctx, in); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// CheckURI refuses a URI lookup this process's input policy would not let
+// it read, before it is stored (the coordinator's early 400; each querying
+// process checks again when it reads).
+func CheckURI(ctx context.Context, src *lookups.URISource) error {
+	_, err := inputSource(ctx, src)
+	return err
+}
+
+// readURI reads and parses a URI lookup's resource.
+func readURI(ctx context.Context, src *lookups.URISource) (map[string]string, error) {
+	in, err := inputSource(ctx, src)
+	if err != nil {
 		return nil, err
 	}
 	splits, err := in.Splits(ctx)
@@ -273,11 +290,12 @@ type Syncer struct {
 	cfg SyncerConfig
 	reg *Registry
 
-	ctx     context.Context
-	cancel  context.CancelFunc
-	done    chan struct{}
-	once    sync.Once
-	lastErr string // the last logged error, so a down coordinator is logged once
+	ctx        context.Context
+	cancel     context.CancelFunc
+	done       chan struct{}
+	once       sync.Once
+	lastErr    string // the last logged errors, so a down coordinator or resource is logged once
+	lastURIErr string
 }
 
 // NewSyncer returns a syncer for reg; Start begins polling.
@@ -322,16 +340,20 @@ func (s *Syncer) Close() {
 
 func (s *Syncer) poll() {
 	err := s.SyncOnce(s.ctx)
-	if rerr := s.reg.refresh(s.ctx, time.Now()); rerr != nil {
-		err = errors.Join(err, rerr)
-	}
+	s.logOnce(&s.lastErr, err, "cannot refresh the lookups from the coordinator; keeping those loaded")
+	err = s.reg.refresh(s.ctx, time.Now())
+	s.logOnce(&s.lastURIErr, err, "cannot read URI lookups; one never read is not loaded, one read before keeps that version")
+}
+
+// logOnce logs err unless it is the one last logged (*last), and that
+// things work again once they do.
+func (s *Syncer) logOnce(last *string, err error, what string) {
 	switch {
-	case err == nil && s.lastErr != "":
-		s.lastErr = ""
-		s.cfg.Logger.Info("coordinator reachable again")
-	case err != nil && err.Error() != s.lastErr && s.ctx.Err() == nil:
-		s.lastErr = err.Error()
-		const what = "cannot refresh the lookups from the coordinator; keeping those loaded"
+	case err == nil && *last != "":
+		*last = ""
+		s.cfg.Logger.Info("recovered: " + what)
+	case err != nil && err.Error() != *last && s.ctx.Err() == nil:
+		*last = err.Error()
 		if errors.Is(err, errUnavailable) {
 			// No leader yet, or an election: routine at start and failover.
 			s.cfg.Logger.Info(what, "tier", s.reg.tier, "error", err)
