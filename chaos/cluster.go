@@ -461,13 +461,19 @@ func (c *Cluster) Get(ctx context.Context, url string) (int, []byte, error) {
 
 // do sends one request (a JSON body if body is not nil) and reads the answer.
 func (h *httpClient) do(ctx context.Context, method, url string, body []byte, hdr map[string]string) (int, []byte, error) {
+	code, b, _, err := h.doHeader(ctx, method, url, body, hdr)
+	return code, b, err
+}
+
+// doHeader is do, also returning the answer's headers.
+func (h *httpClient) doHeader(ctx context.Context, method, url string, body []byte, hdr map[string]string) (int, []byte, http.Header, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = strings.NewReader(string(body))
 	}
 	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -477,14 +483,14 @@ func (h *httpClient) do(ctx context.Context, method, url string, body []byte, hd
 	}
 	resp, err := h.hc.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return resp.StatusCode, b, err
+		return resp.StatusCode, b, resp.Header, err
 	}
-	return resp.StatusCode, b, nil
+	return resp.StatusCode, b, resp.Header, nil
 }
 
 // Leader returns the control node that answers isLeader 200, or nil.

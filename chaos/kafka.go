@@ -76,6 +76,9 @@ func kafkaExactlyOnce(ctx context.Context, o *Options, replicas int) *Result {
 	nem.loop(runCtx)
 	wg.Wait()
 	res.MaxUnavail = k.avail.finish(time.Now())
+	if replicas > 1 {
+		o.logf("  %d of %d answers flagged realtimeBehind", k.flagged, k.queries)
+	}
 
 	for _, p := range c.Procs {
 		if !p.Running() {
@@ -104,6 +107,11 @@ type kafkaRun struct {
 	ackedSum int64
 	failed   int64 // produce errors: such a record may or may not be in the topic
 	queries  int
+	flagged  int // answers flagged realtimeBehind
+	// mmFault is the number of the last fault begun (faultsBegun counts them)
+	// while that one is the kill of a middle manager; 0 otherwise.
+	mmFault     atomic.Int64
+	faultsBegun atomic.Int64
 }
 
 func (k *kafkaRun) spec(bootstrap []string) string {
@@ -148,35 +156,47 @@ func (k *kafkaRun) produceLoop(ctx context.Context) {
 	}
 }
 
-// served asks the broker how many rows it serves and their sum of n.
-func (k *kafkaRun) served(ctx context.Context) (rows, sum int64, err error) {
+// served asks the broker how many rows it serves and their sum of n, and
+// whether it flagged the answer as read from a replica behind what its
+// earlier answers read (the response context's realtimeBehind).
+func (k *kafkaRun) served(ctx context.Context) (rows, sum int64, behind bool, err error) {
 	q := fmt.Sprintf(`{"queryType":"timeseries","dataSource":%q,"intervals":["2024-01-01/2024-01-02"],"granularity":"all",
 	  "aggregations":[{"type":"longSum","name":"rows","fieldName":"count"},{"type":"longSum","name":"sum","fieldName":"n"}]}`, kafkaTopic)
-	code, body, err := k.client.do(ctx, "POST", k.brokers[0].URL()+"/svc/v2/", []byte(q), nil)
+	code, body, hdr, err := k.client.doHeader(ctx, "POST", k.brokers[0].URL()+"/svc/v2/", []byte(q), nil)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
 	if code != 200 {
-		return 0, 0, fmt.Errorf("status %d: %s", code, abbreviate(body))
+		return 0, 0, false, fmt.Errorf("status %d: %s", code, abbreviate(body))
 	}
 	var res []struct {
 		Result struct{ Rows, Sum int64 } `json:"result"`
 	}
 	if err := json.Unmarshal(body, &res); err != nil {
-		return 0, 0, fmt.Errorf("answer %s: %v", abbreviate(body), err)
+		return 0, 0, false, fmt.Errorf("answer %s: %v", abbreviate(body), err)
 	}
+	var rc struct {
+		RealtimeBehind []json.RawMessage `json:"realtimeBehind"`
+	}
+	json.Unmarshal([]byte(hdr.Get("X-Druid-Response-Context")), &rc)
 	if len(res) == 0 { // nothing ingested yet
-		return 0, 0, nil
+		return 0, 0, len(rc.RealtimeBehind) > 0, nil
 	}
-	return res[0].Result.Rows, res[0].Result.Sum, nil
+	return res[0].Result.Rows, res[0].Result.Sum, len(rc.RealtimeBehind) > 0, nil
 }
 
 // queryLoop checks, while records flow, that no answer shows more rows, or
 // a larger sum of n, than the records produced so far: either means a
-// record counted twice.
+// record counted twice. With replicas, from the kill of a middle manager
+// until the next fault, no answer may hold fewer rows than the one before
+// unless the broker flags it (realtimeBehind): the replica it falls back on
+// may be behind, and the broker waits for it or says so.
 func (k *kafkaRun) queryLoop(ctx context.Context) {
+	var last, lastAt int64 // the last unflagged answer's rows, and the number of the fault begun before it
 	for ctx.Err() == nil {
-		rows, sum, err := k.served(ctx)
+		cur := k.faultsBegun.Load()
+		window := k.replicas > 1 && cur > 0 && k.mmFault.Load() == cur
+		rows, sum, behind, err := k.served(ctx)
 		n := k.invoked.Load() // read after the answer: an upper bound of what it may count
 		if ctx.Err() != nil {
 			return
@@ -189,6 +209,19 @@ func (k *kafkaRun) queryLoop(ctx context.Context) {
 			k.res.Wrong++
 			k.res.example("%d rows with sum of n %d served while only %d records were produced (sum at most %d): duplicates",
 				rows, sum, n, n*(n-1)/2)
+		}
+		switch {
+		case err != nil || cur != k.faultsBegun.Load(): // a fault began meanwhile: the answer is of neither
+		case behind:
+			k.flagged++
+		case window && (lastAt == cur || lastAt == cur-1) && rows < last:
+			// The answer before (since the kill, or the last before it) held more.
+			k.res.Wrong++
+			k.res.example("%d rows after %d, not flagged realtimeBehind, after a middle manager was killed (replicas %d)",
+				rows, last, k.replicas)
+			last, lastAt = rows, cur
+		default:
+			last, lastAt = rows, cur
 		}
 		k.mu.Unlock()
 		sleep(ctx, 200*time.Millisecond)
@@ -230,8 +263,12 @@ func (k *kafkaRun) faults(rng *rand.Rand) []action {
 			return k.c.WaitUp(context.Background(), p, 60*time.Second)
 		}
 	}
-	return []action{
-		{"kill-9-middlemanager", killOne(k.mms)},
+	killMM := killOne(k.mms)
+	actions := []action{
+		{"kill-9-middlemanager", func(ctx context.Context) error {
+			k.mmFault.Store(k.faultsBegun.Add(1))
+			return killMM(ctx)
+		}},
 		{"kill-9-historical", killOne(k.hist)},
 		{"kill-9-broker", killOne(k.brokers)},
 		{"kill-9-control", killOne(k.c.Control)},
@@ -249,6 +286,18 @@ func (k *kafkaRun) faults(rng *rand.Rand) []action {
 			return nil
 		}},
 	}
+	// Other faults end the window of a middle manager's kill.
+	for i, a := range actions {
+		if a.name != "kill-9-middlemanager" {
+			run := a.run
+			actions[i].run = func(ctx context.Context) error {
+				k.faultsBegun.Add(1)
+				k.mmFault.Store(0)
+				return run(ctx)
+			}
+		}
+	}
+	return actions
 }
 
 // final waits until the broker serves exactly the acknowledged records.
@@ -260,7 +309,7 @@ func (k *kafkaRun) final(ctx context.Context, timeout time.Duration) {
 	var rows, got int64
 	var err error
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		rows, got, err = k.served(ctx)
+		rows, got, _, err = k.served(ctx)
 		if err == nil && rows == acked && got == sum {
 			break
 		}
