@@ -72,3 +72,31 @@ func TestParseRows(t *testing.T) {
 		}
 	}
 }
+
+// Any definition either fails to parse or has a canonical form that parses
+// back to itself (the FSM stores and snapshots that form).
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"version":"v1","lookupExtractorFactory":{"type":"map","map":{"a":"A"}}}`,
+		`{"version":null,"lookupExtractorFactory":{"type":"map","map":{},"isOneToOne":true}}`,
+		`{"version":"2","lookupExtractorFactory":{"type":"cachedNamespace","injective":true,"extractionNamespace":{"type":"uri","uri":"file:/x.csv","pollPeriod":"PT1M","namespaceParseSpec":{"format":"csv","columns":["k","v"],"keyColumn":"k","skipHeaderRows":1}}}}`,
+		`{"lookupExtractorFactory":{"type":"cachedNamespace","extractionNamespace":{"type":"uri","uri":"https://h/x","namespaceParseSpec":{"format":"customJson","keyFieldName":"a","valueFieldName":"b"}}}}`,
+		`{"lookupExtractorFactory":{"type":"jdbc"}}`, `[]`, `{"version":3}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Parse(b)
+		if err != nil {
+			return
+		}
+		canonical := c.AppendJSON(nil)
+		again, err := Parse(canonical)
+		if err != nil {
+			t.Fatalf("canonical %s of %s does not parse: %v", canonical, b, err)
+		}
+		if got := again.AppendJSON(nil); string(got) != string(canonical) {
+			t.Fatalf("canonical form changes: %s -> %s", canonical, got)
+		}
+	})
+}
