@@ -65,8 +65,11 @@ start() {
     echo "$name already running (pid $(cat "$dir/$name.pid"))" >&2
     return
   fi
+  # Local input files: the repository's examples (what the README and
+  # docs/deploy.md ingest) and $dir/ingest, for every node alike.
   "$bin" server --id "$name" --roles "$role" --http "127.0.0.1:$port" --data "$dir/$name" \
-    --coordinators "$coords" --set "svc.storage.storageDirectory=$dir/deep" ${tlsargs[@]+"${tlsargs[@]}"} "$@" >>"$dir/$name.log" 2>&1 &
+    --coordinators "$coords" --set "svc.storage.storageDirectory=$dir/deep" \
+    --set "svc.ingestion.local.allowedBaseDirs=$root/examples,$dir/ingest" ${tlsargs[@]+"${tlsargs[@]}"} "$@" >>"$dir/$name.log" 2>&1 &
   echo $! >"$dir/$name.pid"
   printf "%-4s %-22s $scheme://127.0.0.1:%-6s pid %-7s log %s\n" "$name" "$role" "$port" "$!" "$dir/$name.log"
 }
