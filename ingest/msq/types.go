@@ -5,6 +5,7 @@ import (
 
 	"strata/expr"
 	"strata/ingest/input"
+	"strata/sqlexpr"
 	"strata/storage/segment"
 )
 
@@ -256,6 +257,57 @@ func mergeTypes(a, b Type) Type {
 	}
 	if a.Kind == b.Kind && a.Kind != KindComplex {
 		return Type{Kind: a.Kind}
+	}
+	return typeString
+}
+
+var typeFloat = Type{Kind: KindFloat}
+
+// sqlType is t as the shared SQL translator (package sqlexpr) types values.
+func (t Type) sqlType() string {
+	switch t.Kind {
+	case KindLong:
+		if t.Timestamp {
+			return sqlexpr.Timestamp
+		}
+		return sqlexpr.Bigint
+	case KindFloat:
+		return sqlexpr.Float
+	case KindDouble:
+		return sqlexpr.Double
+	case KindStringArray:
+		return sqlexpr.Varchar + sqlexpr.ArraySuffix
+	case KindLongArray:
+		return sqlexpr.Bigint + sqlexpr.ArraySuffix
+	case KindDoubleArray:
+		return sqlexpr.Double + sqlexpr.ArraySuffix
+	case KindComplex:
+		return "COMPLEX<" + t.Complex + ">"
+	}
+	return sqlexpr.Varchar
+}
+
+// typeOfSQL is the column type values of a SQL type are stored as: a
+// BOOLEAN is a long, as in Druid's segments.
+func typeOfSQL(s string) Type {
+	switch s {
+	case sqlexpr.Timestamp:
+		return typeTimestamp
+	case sqlexpr.Bigint, sqlexpr.Boolean:
+		return typeLong
+	case sqlexpr.Float:
+		return typeFloat
+	case sqlexpr.Double:
+		return typeDouble
+	case sqlexpr.Varchar + sqlexpr.ArraySuffix:
+		return Type{Kind: KindStringArray}
+	case sqlexpr.Bigint + sqlexpr.ArraySuffix, sqlexpr.Boolean + sqlexpr.ArraySuffix, sqlexpr.Timestamp + sqlexpr.ArraySuffix:
+		return Type{Kind: KindLongArray}
+	case sqlexpr.Double + sqlexpr.ArraySuffix, sqlexpr.Float + sqlexpr.ArraySuffix:
+		return Type{Kind: KindDoubleArray}
+	}
+	if c, ok := strings.CutPrefix(s, "COMPLEX<"); ok {
+		return Type{Kind: KindComplex, Complex: strings.TrimSuffix(c, ">")}
 	}
 	return typeString
 }

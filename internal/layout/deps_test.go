@@ -38,6 +38,9 @@ var rules = []struct {
 	// One aggregator family serves the engine, SQL ingestion and the
 	// segment writer's rollup, so it sits below all three.
 	{"aggregate imports no storage, query or ingestion code", []string{"strata/aggregate/..."}, aboveAggregate},
+	// Interactive SQL (querynode/sqlplan) and SQL ingestion (ingest/msq)
+	// translate expressions through one package, so it knows neither.
+	{"the SQL expression translator imports neither SQL planner", []string{"strata/sqlexpr"}, []string{"strata/querynode/...", "strata/ingest/..."}},
 }
 
 // exceptions lists known violations as "from -> dependency", each with the
