@@ -72,6 +72,9 @@ func readLeftSide(q *nativeQuery) error {
 		ds = map[string]any{"type": "union", "dataSources": q.DataSources}
 	}
 	scan := map[string]any{"queryType": "scan", "dataSource": ds, "intervals": ivs, "resultFormat": "compactedList", "context": scanContext(q)}
+	if f := q.Joins[0].LeftFilterJSON; f != nil {
+		scan["filter"] = f
+	}
 	body, err := json.Marshal(scan)
 	if err != nil {
 		return err

@@ -292,8 +292,9 @@ func typeAt(types []string, i int) string {
 	return types[i]
 }
 
-// segmentTable reads the rows of s within q's intervals as a table with
-// __time and the columns the query may read (query.JoinReads).
+// segmentTable reads the rows of s within q's intervals (and its join's
+// leftFilter) as a table with __time and the columns the query may read
+// (query.JoinReads).
 func (e *Engine) segmentTable(ctx context.Context, q *query.Query, s *Segment) (*query.InlineTable, error) {
 	var cols []string
 	for _, c := range s.Data.Columns() {
@@ -302,7 +303,7 @@ func (e *Engine) segmentTable(ctx context.Context, q *query.Query, s *Segment) (
 		}
 	}
 	scan := &query.Query{Type: query.Scan, DataSource: q.DataSource, DataSources: q.DataSources, Intervals: q.Intervals,
-		Limit: query.Unlimited, Context: q.Context,
+		Limit: query.Unlimited, Context: q.Context, Filter: q.LeftFilter(),
 		Scan: &query.ScanSpec{Columns: append([]string{segment.TimeColumn}, cols...), ResultFormat: "compactedList", BatchSize: 1 << 30, Order: "none"}}
 	p, err := e.RunSegment(ctx, scan, s)
 	if err != nil {

@@ -191,7 +191,8 @@ func TestJoinBadJSON(t *testing.T) {
 		{`{"type":"join","left":"t","right":` + inl + `,"rightPrefix":"r.","condition":"k == \"r.k\" ||","joinType":"INNER"}`, query.InvalidInput, "condition"},
 		{`{"type":"join","left":"t","right":` + inl + `,"rightPrefix":"r.","condition":"\"r.k\" == \"r.k\"","joinType":"INNER"}`, query.Unsupported, "equality"},
 		{`{"type":"join","left":"t","right":{"type":"union","dataSources":["a"]},"rightPrefix":"r.","condition":"k == \"r.k\"","joinType":"INNER"}`, query.Unsupported, "union"},
-		{`{"type":"join","left":"t","right":` + inl + `,"rightPrefix":"r.","condition":"k == \"r.k\"","joinType":"INNER","leftFilter":{"type":"true"}}`, query.Unsupported, "leftFilter"},
+		{`{"type":"join","left":` + inl + `,"right":` + inl + `,"rightPrefix":"r.","condition":"k == \"r.k\"","joinType":"INNER","leftFilter":{"type":"true"}}`, query.InvalidInput, "leftFilter"},
+		{`{"type":"join","left":"t","right":` + inl + `,"rightPrefix":"r.","condition":"k == \"r.k\"","joinType":"INNER","leftFilter":{"type":"nope"}}`, query.InvalidInput, "nope"},
 		{`{"type":"join","left":"t","right":{"type":"inline","columnNames":["k"],"rows":[["1","2"]]},"rightPrefix":"r.","condition":"k == \"r.k\"","joinType":"INNER"}`, query.InvalidInput, "row 0"},
 		{`{"type":"join","left":{"type":"union","dataSources":["a","b"]},"right":` + inl + `,"rightPrefix":"r.","condition":"k == \"r.k\"","joinType":"INNER"}`, query.Unsupported, "union"},
 	} {
@@ -455,4 +456,45 @@ func TestRightAndFullJoins(t *testing.T) {
 	if len(segs) < 2 || err == nil || query.AsError(err).Kind != query.Unsupported {
 		t.Errorf("a RIGHT join over %d segments: %v, want unsupported", len(segs), err)
 	}
+}
+
+// TestJoinLeftFilter: a join's leftFilter filters the base table's rows
+// before the join: for INNER and LEFT joins, what the same filter in the
+// query gives, through the lookup rewrite and the join stage alike.
+func TestJoinLeftFilter(t *testing.T) {
+	rows := genRows(2000, 2, 13)
+	segs := buildSegments(t, rows, 256)
+	right := `{"type":"inline","columnNames":["page","cat"],"rows":[["Page_00","zero"],["Page_01","one"],["Page_07","seven"]]}`
+	filter := `{"type":"and","fields":[{"type":"selector","dimension":"channel","value":"#ch1"},{"type":"bound","dimension":"added","lower":"50","ordering":"numeric"}]}`
+	q := func(joinType, leftFilter, queryFilter string) string {
+		lf := ""
+		if leftFilter != "" {
+			lf = `,"leftFilter":` + leftFilter
+		}
+		qf := ""
+		if queryFilter != "" {
+			qf = `"filter":` + queryFilter + `,`
+		}
+		return `{"queryType":"groupBy","intervals":["2024-01-01/2024-02-01"],"granularity":"all",` + qf + `
+			"dataSource":{"type":"join","left":"test","right":` + right + `,"rightPrefix":"r.","condition":"page == \"r.page\"","joinType":"` + joinType + `"` + lf + `},
+			"dimensions":["r.cat"],"aggregations":[{"type":"count","name":"n"},{"type":"longSum","name":"a","fieldName":"added"}]}`
+	}
+	for _, rewrite := range []bool{true, false} {
+		rewriteJoins = rewrite
+		for _, jt := range []string{"INNER", "LEFT"} {
+			got, err := runRaw(segs, q(jt, filter, ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := runRaw(segs, q(jt, "", filter))
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, _ := runRaw(segs, q(jt, "", ""))
+			if string(got) != string(want) || string(got) == string(all) {
+				t.Errorf("%s (rewrite %v) with leftFilter:\n got %s\nwant %s (unfiltered %s)", jt, rewrite, got, want, all)
+			}
+		}
+	}
+	rewriteJoins = true
 }

@@ -51,6 +51,9 @@ func joinAsLookups(q *query.Query) (*query.Query, bool, error) {
 	out.Joins = nil
 	out.VirtualColumns = slices.Clone(q.VirtualColumns)
 	var filters []*query.Filter
+	if f := q.LeftFilter(); f != nil {
+		filters = append(filters, f)
+	}
 	for n, j := range q.Joins {
 		t := j.Right.Inline
 		if j.KeepsRight() || len(j.Keys) != 1 || t == nil || slices.ContainsFunc(j.Keys[0].Left.RequiredColumns(), readsRight) {

@@ -29,6 +29,10 @@ type Join struct {
 	Keys      []JoinKey
 	Always    bool
 	Right     JoinSide
+	// LeftFilter, on the first clause only, filters the base table's rows
+	// before the joins (Druid's leftFilter); LeftFilterJSON is it as given.
+	LeftFilter     *Filter
+	LeftFilterJSON json.RawMessage
 
 	once     sync.Once
 	prepared any
@@ -68,6 +72,15 @@ func (j *Join) KeepsRight() bool { return j.Type == JoinRight || j.Type == JoinF
 // JoinsKeepRight reports whether any of q's joins is RIGHT or FULL.
 func (q *Query) JoinsKeepRight() bool { return slices.ContainsFunc(q.Joins, (*Join).KeepsRight) }
 
+// LeftFilter is the filter of the base table's rows before the joins (nil:
+// none).
+func (q *Query) LeftFilter() *Filter {
+	if len(q.Joins) == 0 {
+		return nil
+	}
+	return q.Joins[0].LeftFilter
+}
+
 // Prepared returns what build makes of j, built once per query: the
 // engine's hash table of the right side, shared by every segment's join.
 func (j *Join) Prepared(build func() (any, error)) (any, error) {
@@ -78,7 +91,7 @@ func (j *Join) Prepared(build func() (any, error)) (any, error) {
 // WithRight returns a copy of j reading t as its right side.
 func (j *Join) WithRight(t *InlineTable) *Join {
 	return &Join{Type: j.Type, RightPrefix: j.RightPrefix, Condition: j.Condition, Keys: j.Keys, Always: j.Always,
-		Right: JoinSide{Inline: t}}
+		Right: JoinSide{Inline: t}, LeftFilter: j.LeftFilter, LeftFilterJSON: j.LeftFilterJSON}
 }
 
 // noteJoinRefs records the text of every member of the query but its data
@@ -186,9 +199,6 @@ func (q *Query) parseJoin(o obj, depth int) error {
 	default:
 		return Invalidf("join dataSource: unknown joinType [%s]; expected INNER, LEFT, RIGHT or FULL", typ)
 	}
-	if o.has("leftFilter") {
-		return Errorf(Unsupported, "join dataSource: [leftFilter] is not supported by this engine; filter the query instead")
-	}
 	cond, ok, err := o.str("condition")
 	if err != nil {
 		return err
@@ -210,6 +220,17 @@ func (q *Query) parseJoin(o obj, depth int) error {
 	// a join the base and its clauses; this clause comes after them.
 	if err := q.parseDataSource(left, depth+1); err != nil {
 		return err
+	}
+	if raw := o.raw("leftFilter"); raw != nil {
+		// A filter of the base table's rows before any join, as Druid's
+		// leftFilter is.
+		if len(q.Joins) > 0 || q.IsSubqueryBased() {
+			return Invalidf("join dataSource: [leftFilter] needs a table as the left side")
+		}
+		if j.LeftFilter, err = ParseFilter(raw); err != nil {
+			return err
+		}
+		j.LeftFilterJSON = append(json.RawMessage(nil), raw...)
 	}
 	if len(q.DataSources) > 1 {
 		return Errorf(Unsupported, "join dataSource: a union on the left side of a join is not supported by this engine")
