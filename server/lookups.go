@@ -27,8 +27,9 @@ import (
 // their tier's lookups (lookupcache.SyncPath) and report what they loaded,
 // which /status and /nodeStatus show.
 
-// lookupNodeTTL is how long a process's last report counts: a process that
-// has not polled for this long is no longer listed (processes poll every
+// lookupNodeTTL is how long a process's last report counts at least: a
+// process that has not polled for this long, or for three of its poll
+// periods if that is longer, is no longer listed (processes poll every
 // svc.lookup.pollPeriod, 1s by default).
 const lookupNodeTTL = 30 * time.Second
 
@@ -44,6 +45,7 @@ type lookupNodeReport struct {
 	tier    string
 	current map[string]string // lookup → version loaded
 	seen    time.Time
+	ttl     time.Duration
 }
 
 func (n *lookupNodes) record(req lookupcache.SyncRequest, now time.Time) {
@@ -52,7 +54,8 @@ func (n *lookupNodes) record(req lookupcache.SyncRequest, now time.Time) {
 	if n.nodes == nil {
 		n.nodes = map[string]lookupNodeReport{}
 	}
-	n.nodes[req.Node] = lookupNodeReport{tier: req.Tier, current: req.Current, seen: now}
+	ttl := max(lookupNodeTTL, 3*time.Duration(req.PeriodMs)*time.Millisecond)
+	n.nodes[req.Node] = lookupNodeReport{tier: req.Tier, current: req.Current, seen: now, ttl: ttl}
 }
 
 // live returns the reports of the processes heard from within the TTL, by
@@ -62,7 +65,7 @@ func (n *lookupNodes) live(now time.Time) map[string]map[string]lookupNodeReport
 	defer n.mu.Unlock()
 	out := map[string]map[string]lookupNodeReport{}
 	for host, r := range n.nodes {
-		if now.Sub(r.seen) > lookupNodeTTL {
+		if now.Sub(r.seen) > r.ttl {
 			delete(n.nodes, host)
 			continue
 		}

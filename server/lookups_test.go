@@ -380,3 +380,20 @@ func TestLookupURIPolicy(t *testing.T) {
 	}
 	expect(t, "POST", u+"/config/__default/x", "application/json", def("file://"+allowed+"/x.csv"), 202, "")
 }
+
+// A process's report lasts 30 s, or three of its poll periods if longer.
+func TestLookupNodeReportsExpire(t *testing.T) {
+	var n lookupNodes
+	t0 := time.Unix(1000, 0)
+	n.record(lookupcache.SyncRequest{Node: "fast:1", Tier: "a", PeriodMs: 1000}, t0)
+	n.record(lookupcache.SyncRequest{Node: "slow:1", Tier: "a", PeriodMs: 60000}, t0)
+	if got := n.live(t0.Add(30 * time.Second)); len(got["a"]) != 2 {
+		t.Fatalf("at 30 s: %v", got)
+	}
+	if got := n.live(t0.Add(31 * time.Second)); len(got["a"]) != 1 || got["a"]["slow:1"].tier != "a" {
+		t.Fatalf("at 31 s: %v", got)
+	}
+	if got := n.live(t0.Add(181 * time.Second)); len(got) != 0 {
+		t.Fatalf("at 181 s: %v", got)
+	}
+}

@@ -42,6 +42,9 @@ type SyncRequest struct {
 	ETag string `json:"etag"`
 	// Current maps each loaded lookup to its version.
 	Current map[string]string `json:"current"`
+	// PeriodMs is how often the process polls, so the coordinator knows
+	// when a silent one is gone.
+	PeriodMs int64 `json:"periodMs,omitempty"`
 }
 
 // SyncResponse is the coordinator's answer: the lookups of the tier and the
@@ -374,7 +377,8 @@ var (
 // trying each control node in turn.
 func (s *Syncer) SyncOnce(ctx context.Context) error {
 	cur := s.reg.cur.Load()
-	body, err := json.Marshal(SyncRequest{Node: s.cfg.Node, Tier: s.reg.tier, ETag: cur.etag, Current: s.reg.Versions()})
+	body, err := json.Marshal(SyncRequest{Node: s.cfg.Node, Tier: s.reg.tier, ETag: cur.etag, Current: s.reg.Versions(),
+		PeriodMs: s.cfg.Period.Milliseconds()})
 	if err != nil {
 		return err
 	}
