@@ -83,6 +83,12 @@ func TestNativeJoin(t *testing.T) {
 				`{"version":"v1","timestamp":"1970-01-01T00:00:00.000Z","event":{"r.cat":"never","added":null,"n":1}},` +
 				`{"version":"v1","timestamp":"1970-01-01T00:00:00.000Z","event":{"r.cat":"x","added":10101,"n":3}},` +
 				`{"version":"v1","timestamp":"1970-01-01T00:00:00.000Z","event":{"r.cat":"y","added":10,"n":1}}]`},
+		{"leftFilter filters the left table before the join; RIGHT keeps z and the y no kept row matched", strings.Replace(byCat(
+			`{"type":"join","left":"wiki","right":`+cats+`,"rightPrefix":"r.","condition":"page == \"r.page\"","joinType":"RIGHT",
+				"leftFilter":{"type":"bound","dimension":"added","lower":"50","ordering":"numeric"}}`), "2024/2025", "1970/2100", 1),
+			`[{"version":"v1","timestamp":"1970-01-01T00:00:00.000Z","event":{"r.cat":"never","added":null,"n":1}},` +
+				`{"version":"v1","timestamp":"1970-01-01T00:00:00.000Z","event":{"r.cat":"x","added":10100,"n":2}},` +
+				`{"version":"v1","timestamp":"1970-01-01T00:00:00.000Z","event":{"r.cat":"y","added":null,"n":1}}]`},
 		{"timeseries by day over a join", `{"queryType":"timeseries","dataSource":` + join(cats, "INNER") + `,"intervals":["2024-01-01/2024-01-03"],"granularity":"day",
 			"aggregations":[{"type":"longSum","name":"added","fieldName":"added"}]}`,
 			`[{"timestamp":"2024-01-01T00:00:00.000Z","result":{"added":111}},{"timestamp":"2024-01-02T00:00:00.000Z","result":{"added":10000}}]`},
@@ -118,7 +124,7 @@ func TestNativeJoin(t *testing.T) {
 		{`{"type":"join","left":"wiki","right":` + cats + `,"condition":"page == \"r.page\"","joinType":"INNER"}`, 400, "INVALID_INPUT", "rightPrefix"},
 		{`{"type":"join","left":"wiki","right":[1],"rightPrefix":"r.","condition":"page == \"r.page\"","joinType":"INNER"}`, 400, "INVALID_INPUT", "JSON object"},
 		{`{"type":"join","left":"wiki","right":` + cats + `,"rightPrefix":"r.","condition":"page == ","joinType":"INNER"}`, 400, "INVALID_INPUT", "condition"},
-		{`{"type":"join","left":"wiki","right":` + cats + `,"rightPrefix":"r.","condition":"page == \"r.page\"","joinType":"INNER","leftFilter":{"type":"true"}}`, 501, "UNSUPPORTED", "leftFilter"},
+		{`{"type":"join","left":` + cats + `,"right":` + cats + `,"rightPrefix":"r.","condition":"page == \"r.page\"","joinType":"INNER","leftFilter":{"type":"true"}}`, 400, "INVALID_INPUT", "leftFilter"},
 		{`{"type":"join","left":"wiki","right":` + cats + `,"rightPrefix":"r.","condition":"page != \"r.page\"","joinType":"INNER"}`, 501, "UNSUPPORTED", "equality"},
 	} {
 		code, body, _ := b.query(t, byCat(c.ds))
