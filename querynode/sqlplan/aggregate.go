@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"strata/sql"
+	"strata/sqlexpr"
 )
 
 var aggregateNames = map[string]bool{
@@ -394,7 +395,7 @@ func (a *aggPlan) timeFloor(g sql.Expr) string {
 		case "DATE_TRUNC":
 			if len(x.Args) == 2 && isTime(x.Args[1]) {
 				if u, ok := x.Args[0].(*sql.StringLit); ok {
-					return unitPeriods[strings.ToUpper(u.Value)]
+					return sqlexpr.UnitPeriods[strings.ToUpper(u.Value)]
 				}
 			}
 		}

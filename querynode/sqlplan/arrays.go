@@ -521,7 +521,8 @@ func neverNull(e sql.Expr) bool {
 			return len(x.Args) > 0
 		}
 	case *sql.BinaryExpr:
-		if _, arith := arithOps[x.Op]; arith || x.Op == sql.OpConcat {
+		switch x.Op {
+		case sql.OpAdd, sql.OpSub, sql.OpMul, sql.OpDiv, sql.OpMod, sql.OpConcat:
 			return neverNull(x.Left) && neverNull(x.Right)
 		}
 	}

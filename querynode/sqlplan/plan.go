@@ -11,6 +11,7 @@ import (
 
 	"strata/internal/jsonenc"
 	"strata/sql"
+	"strata/sqlexpr"
 )
 
 // Planned is a planned statement: the native query to run and how to read
@@ -57,12 +58,16 @@ type outCol struct {
 }
 
 type planner struct {
-	ctx       context.Context
-	cat       Catalog
-	req       Request
-	qctx      map[string]any
-	tz        *time.Location
-	tzName    string
+	ctx    context.Context
+	cat    Catalog
+	req    Request
+	qctx   map[string]any
+	tz     *time.Location
+	tzName string
+	// now is CURRENT_TIMESTAMP; env the expression translator's view of
+	// the statement (expr.go).
+	now       time.Time
+	env       *sqlexpr.Env
 	ctes      map[string]*sql.Query
 	resources map[string]bool
 	// nested counts the subqueries being planned (their rows carry no
@@ -98,7 +103,7 @@ func Plan(ctx context.Context, src string, req Request, cat Catalog) (*Planned, 
 		}
 		qctx[s.Key.Name] = v
 	}
-	p := &planner{ctx: ctx, cat: cat, req: req, qctx: qctx, tz: time.UTC, tzName: "UTC", resources: map[string]bool{}}
+	p := &planner{ctx: ctx, cat: cat, req: req, qctx: qctx, tz: time.UTC, tzName: "UTC", now: time.Now(), resources: map[string]bool{}}
 	if z, ok := qctx["sqlTimeZone"].(string); ok && z != "" {
 		loc, err := time.LoadLocation(z)
 		if err != nil {

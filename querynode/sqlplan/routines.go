@@ -3,6 +3,8 @@ package sqlplan
 import (
 	"maps"
 	"slices"
+
+	"strata/sqlexpr"
 )
 
 // Function is one SQL function the planner plans, as
@@ -38,7 +40,7 @@ func Functions() []Function {
 	for _, n := range keywordForms {
 		fns[n] = false
 	}
-	for n := range scalarFns {
+	for _, n := range sqlexpr.FunctionNames() {
 		fns[n] = false
 	}
 	for n := range arrayFns {

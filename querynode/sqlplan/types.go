@@ -12,7 +12,8 @@ package sqlplan
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+
+	"strata/sqlexpr"
 )
 
 // Column is one column of a table or of a result: its name and SQL type
@@ -37,10 +38,7 @@ type Catalog interface {
 }
 
 // Param is one dynamic parameter ("?") value, as the SQL API sends it.
-type Param struct {
-	Type  string `json:"type"`
-	Value any    `json:"value"`
-}
+type Param = sqlexpr.Param
 
 // Request is the planner's input besides the SQL text.
 type Request struct {
@@ -55,24 +53,17 @@ type Request struct {
 
 // Error categories, as Druid's error JSON names them.
 const (
-	CategoryInvalidInput = "INVALID_INPUT"
-	CategoryUnsupported  = "UNSUPPORTED"
+	CategoryInvalidInput = sqlexpr.CategoryInvalidInput
+	CategoryUnsupported  = sqlexpr.CategoryUnsupported
 )
 
 // Error is a planning failure a client caused: the SQL does not parse or
 // validate (INVALID_INPUT), or uses what this planner does not support
-// (UNSUPPORTED). Msg carries "(line [l], column [c])" where known.
-type Error struct {
-	Category string
-	Msg      string
-}
+// (UNSUPPORTED). Msg carries "(line [l], column [c])" where known. It is
+// the expression translator's error, so its failures need no conversion.
+type Error = sqlexpr.Error
 
-func (e *Error) Error() string { return e.Msg }
-
-func invalid(format string, a ...any) *Error {
-	return &Error{Category: CategoryInvalidInput, Msg: fmt.Sprintf(format, a...)}
-}
-
-func unsupported(format string, a ...any) *Error {
-	return &Error{Category: CategoryUnsupported, Msg: fmt.Sprintf(format, a...)}
-}
+var (
+	invalid     = sqlexpr.Invalid
+	unsupported = sqlexpr.Unsupported
+)
