@@ -242,13 +242,14 @@ func (t *Tables) tablesRows(ctx context.Context) ([][]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	broadcast := t.broadcastTables(ctx) // broadcast.go
 	rows := make([][]any, len(entries))
 	for i, e := range entries {
-		// Datasources are not joinable without a subquery and not broadcast
-		// (no broadcast load rules); metadata tables neither. Lookups are
-		// both: every querying process holds them, as Druid reports.
+		// A datasource is joinable and broadcast when broadcast rules place
+		// it on every data server; metadata tables never. Lookups are both:
+		// every querying process holds them, as Druid reports.
 		joinable := "NO"
-		if e.schema == SchemaLookup {
+		if e.schema == SchemaLookup || e.schema == SchemaDruid && broadcast(e.name) {
 			joinable = "YES"
 		}
 		rows[i] = []any{"druid", e.schema, e.name, e.typ, joinable, joinable}

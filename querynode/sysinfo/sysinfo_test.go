@@ -71,3 +71,46 @@ func TestRoutinesAndNoControl(t *testing.T) {
 		}
 	}
 }
+
+// fakeDruid lists datasources without columns.
+type fakeDruid []string
+
+func (f fakeDruid) DataSources(context.Context) ([]string, error) { return f, nil }
+func (fakeDruid) Columns(context.Context, string) ([]sqlplan.Column, error) {
+	return nil, nil
+}
+
+// INFORMATION_SCHEMA.TABLES reports a datasource that broadcast rules alone
+// place (its own rules, else the defaults) as joinable and broadcast.
+func TestTablesBroadcast(t *testing.T) {
+	rules := `{"_default":[{"type":"loadForever","tieredReplicants":{"_default_tier":2}}],
+		"bc":[{"type":"broadcastForever"}],
+		"mixed":[{"type":"loadByInterval","interval":"2020/2021"},{"type":"broadcastForever"}],
+		"dropped":[{"type":"broadcastByPeriod","period":"P1M"},{"type":"dropForever"}]}`
+	tabs := &Tables{Druid: fakeDruid{"bc", "mixed", "dropped", "plain"}, Control: func(_ context.Context, path string) ([]byte, error) {
+		if path != pathRules {
+			return nil, errors.New("unexpected path " + path)
+		}
+		return []byte(rules), nil
+	}}
+	tab, err := tabs.Table(context.Background(), SchemaInfo, "TABLES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds struct {
+		Rows [][]any `json:"rows"`
+	}
+	json.Unmarshal(tab.DataSource, &ds)
+	got := map[string]string{}
+	for _, r := range ds.Rows {
+		if r[1] == SchemaDruid {
+			got[r[2].(string)] = r[4].(string) + "/" + r[5].(string)
+		}
+	}
+	want := map[string]string{"bc": "YES/YES", "mixed": "NO/NO", "dropped": "YES/YES", "plain": "NO/NO"}
+	for n, w := range want {
+		if got[n] != w {
+			t.Errorf("%s: IS_JOINABLE/IS_BROADCAST %s, want %s (all %v)", n, got[n], w, got)
+		}
+	}
+}
