@@ -124,7 +124,7 @@ func TestLookupsSnapshotAndDeterminism(t *testing.T) {
 	for i, cmd := range []commands.Command{
 		commands.UpdateLookups{},
 		commands.UpdateLookups{Tiers: map[string]map[string]json.RawMessage{
-			"hot":       {"b": json.RawMessage(`{"version":"1","lookupExtractorFactory":{"type":"map","map":{"z":"<&>","a":"é"},"isOneToOne":true}}`)},
+			"hot": {"b": json.RawMessage(`{"version":"1","lookupExtractorFactory":{"type":"map","map":{"z":"<&>","a":"é"},"isOneToOne":true}}`)},
 			"__default": {"a": json.RawMessage(`{"lookupExtractorFactory":{"type":"map","map":{}}}`), "c": json.RawMessage(`{"version":"x","lookupExtractorFactory":{"map":{"k":"v"},"type":"map"}}`),
 				"u": json.RawMessage(`{"version":"1","lookupExtractorFactory":{"type":"cachedNamespace","injective":true,"extractionNamespace":{"type":"uri","uri":"file:/data/c.csv","pollPeriod":"PT5M","namespaceParseSpec":{"format":"csv","columns":["id","name"],"keyColumn":"id","valueColumn":"name"}}}}`)},
 		}},
