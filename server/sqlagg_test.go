@@ -345,3 +345,19 @@ func TestSQLBitwise(t *testing.T) {
 		}
 	}
 }
+
+// A subquery's sketches (base64 in its rows) merge in the outer query:
+// per page, added's values are a: 1, 100, 10000; b: 10; c: 1000.
+func TestSQLSketchesOfASubquery(t *testing.T) {
+	b := sqlCluster(t, nil)
+	for _, c := range []struct{ sql, want string }{
+		{`SELECT HLL_SKETCH_ESTIMATE(DS_HLL(s), TRUE) AS n FROM (SELECT page, DS_HLL(added) AS s FROM wiki GROUP BY page)`, `[[5]]`},
+		{`SELECT THETA_SKETCH_ESTIMATE(DS_THETA(s)) AS n FROM (SELECT page, DS_THETA(added) AS s FROM wiki GROUP BY page)`, `[[5]]`},
+		{`SELECT DS_GET_QUANTILE(DS_QUANTILES_SKETCH(s), 0.5) AS m FROM (SELECT page, DS_QUANTILES_SKETCH(added) AS s FROM wiki GROUP BY page)`, `[[100]]`},
+	} {
+		code, body, _ := sqlCall(t, b, `{"resultFormat":"array","query":`+string(mustJSON(c.sql))+`}`)
+		if code != 200 || body != c.want {
+			t.Errorf("%s:\n got %d %s\nwant %s", c.sql, code, body, c.want)
+		}
+	}
+}

@@ -431,7 +431,12 @@ func (rc *columns) newSketchAgg(a *query.Aggregator, st *AggState) (segAgg, erro
 		}
 	case segment.KindString:
 		if a.Type == "HLLSketchMerge" || a.IsInputThetaSketch {
-			return nil, query.Invalidf("aggregator [%s]: column [%s] does not hold sketches", a.Name, a.FieldName)
+			// A query data source's sketches, base64 strings.
+			typ := blob.TypeHLL
+			if a.IsInputThetaSketch {
+				typ = blob.TypeTheta
+			}
+			return rc.newStringSketchAgg(a, st, typ)
 		}
 		ks, err := rc.key(a.FieldName)
 		if err != nil {

@@ -44,7 +44,8 @@ func (rc *columns) newQuantilesAgg(a *query.Aggregator, st *AggState) (segAgg, e
 			return nil, err
 		}
 	case segment.KindString:
-		return nil, query.Invalidf("aggregator [%s]: column [%s] holds strings, not numbers or quantiles sketches", a.Name, a.FieldName)
+		// A query data source's sketches, base64 strings.
+		return rc.newStringSketchAgg(a, st, blob.TypeQuantiles)
 	default:
 		src, err := rc.num(a.FieldName)
 		if err != nil {

@@ -92,3 +92,19 @@ func TestSketchPostAggregators(t *testing.T) {
 		t.Error("a union of a count and a theta sketch answered")
 	}
 }
+
+// Merging sketches from a string column reads base64 sketches (a query
+// data source's); other strings are the query's error, never a count of
+// the strings.
+func TestSketchMergeOfStrings(t *testing.T) {
+	segs := buildSegments(t, genRows(200, 1, 4), 64)
+	for _, agg := range []string{
+		`{"type":"HLLSketchMerge","name":"h","fieldName":"page"}`,
+		`{"type":"thetaSketch","name":"h","fieldName":"page","isInputThetaSketch":true}`,
+		`{"type":"quantilesDoublesSketch","name":"h","fieldName":"page"}`,
+	} {
+		if _, err := runRaw(segs, `{"queryType":"timeseries","dataSource":"test","granularity":"all","intervals":["2024-01-01/2024-01-02"],"aggregations":[`+agg+`]}`); err == nil {
+			t.Errorf("%s over page names: no error", agg)
+		}
+	}
+}
