@@ -16,6 +16,9 @@ type Error struct {
 	Expected []string
 	// Msg is a free-form explanation.
 	Msg string
+	// Unsupported marks valid SQL this parser does not accept (a VALUES
+	// list), so a caller can answer "not supported" rather than "invalid".
+	Unsupported bool
 }
 
 func (e *Error) Error() string {

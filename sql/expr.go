@@ -144,6 +144,7 @@ func (p *parser) parsePredicateTail(start node, x Expr) Expr {
 	case kwIN:
 		in := &InExpr{node: start, X: x, Not: not}
 		p.expect(tokLParen)
+		p.refuseValues()
 		if p.isKw(kwSELECT) || p.isKw(kwWITH) {
 			in.Query = p.parseQuery()
 		} else {
@@ -196,6 +197,7 @@ func (p *parser) parsePrimary() Expr {
 		return &Param{at, p.nparams - 1}
 	case tokLParen:
 		p.advance()
+		p.refuseValues()
 		if p.isKw(kwSELECT) || p.isKw(kwWITH) {
 			q := p.parseQuery()
 			p.expect(tokRParen)

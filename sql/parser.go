@@ -207,6 +207,17 @@ func (p *parser) failAt(pos Pos, msg string) {
 	panic(bailout{})
 }
 
+// refuseValues fails on a VALUES list where a query may start: it is valid
+// SQL (Druid plans it as an inline data source) that this parser does not
+// accept, so the error says it is not supported rather than a syntax error.
+func (p *parser) refuseValues() {
+	if p.isKw(kwVALUES) {
+		t := p.tok()
+		p.err = &Error{Line: t.pos.Line, Column: t.pos.Column, Offset: t.pos.Offset, Msg: "VALUES lists are not supported", Unsupported: true}
+		panic(bailout{})
+	}
+}
+
 // describe renders a token for an error message, as written in the source.
 func (p *parser) describe(t *token) string {
 	if t.kind == tokEOF {
@@ -317,6 +328,7 @@ func (p *parser) parseStatement() Statement {
 }
 
 func (p *parser) parseInnerStatement() Statement {
+	p.refuseValues()
 	switch {
 	case p.atKw(kwINSERT):
 		return p.parseInsert()
@@ -643,6 +655,7 @@ func (p *parser) parseIntersects() QueryBody {
 }
 
 func (p *parser) parseQueryTerm() QueryBody {
+	p.refuseValues()
 	if p.atKw(kwSELECT) {
 		return p.parseSelect()
 	}
@@ -891,6 +904,7 @@ func (p *parser) parseTablePrimary() TableExpr {
 			p.advance()
 		}
 		p.expect(tokLParen)
+		p.refuseValues()
 		if !p.atQueryStart() {
 			p.fail()
 		}

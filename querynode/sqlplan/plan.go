@@ -87,6 +87,9 @@ func Plan(ctx context.Context, src string, req Request, cat Catalog) (*Planned, 
 	sc, err := sql.ParseScript(src)
 	if err != nil {
 		var se *sql.Error
+		if errors.As(err, &se) && se.Unsupported {
+			return nil, unsupported("%s", parseMessage(se))
+		}
 		if errors.As(err, &se) {
 			return nil, invalid("%s", parseMessage(se))
 		}
