@@ -23,6 +23,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -328,17 +329,68 @@ func withContext(extra map[string]any) map[string]any {
 	return out
 }
 
-// waitQueryable waits until the broker answers a timeBoundary for ds.
+// waitQueryable waits until the broker serves every published segment of
+// ds that is not overshadowed: a timeBoundary answers as soon as one segment
+// is loaded, and a dataset spanning several segments (one per month, say)
+// would be queried with some of its rows missing.
 func waitQueryable(ds string) error {
 	deadline := time.Now().Add(60 * time.Second)
+	var missing []string
 	for time.Now().Before(deadline) {
-		code, body, err := post("/svc/v2/", map[string]any{"queryType": "timeBoundary", "dataSource": ds})
-		if err == nil && code == 200 && !bytes.Equal(bytes.TrimSpace(body), []byte("[]")) {
+		var err error
+		if missing, err = unservedSegments(ds); err == nil && len(missing) == 0 {
 			return nil
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	return fmt.Errorf("datasource %s not queryable after 60 s", ds)
+	return fmt.Errorf("datasource %s not queryable after 60 s (segments not served: %v)", ds, missing)
+}
+
+// unservedSegments lists the published, not overshadowed segments of ds
+// that the broker's segmentMetadata does not answer for yet; an error while
+// none is published or either call fails.
+func unservedSegments(ds string) ([]string, error) {
+	code, body, err := get("/svc/coordinator/v1/metadata/segments?includeOvershadowedStatus&datasources=" + url.QueryEscape(ds))
+	if err != nil || code != 200 {
+		return nil, fmt.Errorf("published segments of %s: HTTP %d %v", ds, code, err)
+	}
+	var published []struct {
+		ID           string `json:"identifier"`
+		Overshadowed bool   `json:"overshadowed"`
+	}
+	if err := json.Unmarshal(body, &published); err != nil {
+		return nil, err
+	}
+	code, body, err = post("/svc/v2/", map[string]any{"queryType": "segmentMetadata", "dataSource": ds, "merge": false,
+		"analysisTypes": []string{}, "intervals": []string{"1000-01-01/3000-01-01"}})
+	if err != nil || code != 200 {
+		return nil, fmt.Errorf("segmentMetadata of %s: HTTP %d %v", ds, code, err)
+	}
+	var served []struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(body, &served); err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, s := range served {
+		have[s.ID] = true
+	}
+	var missing []string
+	n := 0
+	for _, p := range published {
+		if p.Overshadowed {
+			continue
+		}
+		n++
+		if !have[p.ID] {
+			missing = append(missing, p.ID)
+		}
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("no published segment of %s", ds)
+	}
+	return missing, nil
 }
 
 // ---- comparison ----
