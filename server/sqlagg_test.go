@@ -361,3 +361,26 @@ func TestSQLSketchesOfASubquery(t *testing.T) {
 		}
 	}
 }
+
+// APPROX_COUNT_DISTINCT_DS_HLL and _DS_THETA take the sketch's size.
+func TestSQLDistinctSketchSizes(t *testing.T) {
+	b := sqlCluster(t, nil)
+	const ts = `"queryType":"timeseries","dataSource":"wiki","granularity":"all","intervals":["2024/2025"]`
+	checkAgainstNative(t, b, []aggCase{
+		{`SELECT APPROX_COUNT_DISTINCT_DS_HLL(added, 10, 'HLL_8') AS h, APPROX_COUNT_DISTINCT_DS_HLL(page, 5) AS h5, APPROX_COUNT_DISTINCT_DS_THETA(added, 32) AS t FROM wiki`,
+			`{` + ts + `,"aggregations":[{"type":"HLLSketchBuild","name":"h","fieldName":"added","lgK":10,"tgtHllType":"HLL_8","round":true},
+				{"type":"HLLSketchBuild","name":"h5","fieldName":"page","lgK":5,"round":true},{"type":"thetaSketch","name":"t","fieldName":"added","size":32}]}`,
+			`[[5,3,5]]`},
+	})
+	for _, q := range []string{
+		`SELECT APPROX_COUNT_DISTINCT_DS_HLL(page, 3) FROM wiki`,
+		`SELECT APPROX_COUNT_DISTINCT_DS_HLL(page, 12, 'HLL_5') FROM wiki`,
+		`SELECT APPROX_COUNT_DISTINCT_DS_THETA(page, 100) FROM wiki`,
+		`SELECT APPROX_COUNT_DISTINCT_DS_THETA(page, 64, 1) FROM wiki`,
+		`SELECT APPROX_COUNT_DISTINCT(page, 64) FROM wiki`,
+	} {
+		if code, body, _ := sqlCall(t, b, `{"query":`+string(mustJSON(q))+`}`); code != 400 || !strings.Contains(body, "INVALID_INPUT") {
+			t.Errorf("%s: %d %s, want 400 INVALID_INPUT", q, code, body)
+		}
+	}
+}

@@ -545,7 +545,7 @@ func (a *aggPlan) addAggregate(c *sql.FuncCall) error {
 		a.post[c.String()] = scopeCol{name: c.String(), native: name, typ: tDouble}
 		return nil
 	case "APPROX_COUNT_DISTINCT", "APPROX_COUNT_DISTINCT_BUILTIN", "APPROX_COUNT_DISTINCT_DS_HLL", "APPROX_COUNT_DISTINCT_DS_THETA":
-		if err := nargs(1, 2); err != nil {
+		if err := nargs(1, 3); err != nil {
 			return err
 		}
 		v, err := a.base.expr(c.Args[0])
@@ -564,8 +564,8 @@ func (a *aggPlan) addAggregate(c *sql.FuncCall) error {
 		default:
 			agg = map[string]any{"type": "cardinality", "name": name, "fields": []string{col}, "round": true}
 		}
-		if len(c.Args) == 2 {
-			return unsupported("%s", sql.AtPos(c, fname+" with a size argument is not supported"))
+		if err := a.distinctSketchArgs(c, fname, agg); err != nil {
+			return err
 		}
 	case "EARLIEST", "LATEST", "EARLIEST_BY", "LATEST_BY", "ANY_VALUE":
 		by := strings.HasSuffix(fname, "_BY")

@@ -522,3 +522,32 @@ func thetaSetOp(t *translator, x *sql.FuncCall, args []ex) (ex, error) {
 	pa["fields"] = fields
 	return t.addPost(x, pa, tThetaSketch), nil
 }
+
+// distinctSketchArgs reads the optional arguments of
+// APPROX_COUNT_DISTINCT_DS_HLL(expr[, lgK[, tgtHllType]]) and
+// APPROX_COUNT_DISTINCT_DS_THETA(expr[, size]) into their aggregator; the
+// other APPROX_COUNT_DISTINCT forms take none.
+func (a *aggPlan) distinctSketchArgs(c *sql.FuncCall, fname string, agg map[string]any) error {
+	if len(c.Args) == 1 {
+		return nil
+	}
+	var err error
+	switch {
+	case fname == "APPROX_COUNT_DISTINCT_DS_HLL":
+		if agg["lgK"], err = a.base.intArg(c, 1, "lgK", 4, 21, false); err != nil {
+			return err
+		}
+		if len(c.Args) == 3 {
+			s, ok := c.Args[2].(*sql.StringLit)
+			if !ok || (s.Value != "HLL_4" && s.Value != "HLL_6" && s.Value != "HLL_8") {
+				return invalid("%s", sql.AtPos(c.Args[2], fname+"'s tgtHllType must be 'HLL_4', 'HLL_6' or 'HLL_8'"))
+			}
+			agg["tgtHllType"] = s.Value
+		}
+		return nil
+	case fname == "APPROX_COUNT_DISTINCT_DS_THETA" && len(c.Args) == 2:
+		agg["size"], err = a.base.intArg(c, 1, "size", 16, 1<<26, true)
+		return err
+	}
+	return invalid("%s", sql.AtPos(c, "Invalid number of arguments to function '"+fname+"'"))
+}
