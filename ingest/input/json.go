@@ -530,12 +530,29 @@ func (r *jsonReader) decodeSlow(row []expr.Value, obj []byte) error {
 	if err := dec.Decode(&doc); err != nil {
 		return err
 	}
+	var raw map[string]json.RawMessage // the fields as written, read on demand
 	for i, c := range r.cols {
 		var v any
 		if p := r.colPath[i]; p != nil {
 			v = p.eval(doc)
 		} else if k := r.keyOf[i]; k != "" {
 			v = doc[k]
+			if _, isMap := v.(map[string]any); isMap && c.Kind == KindString || hasContainer(v) && c.Kind == KindString {
+				// The document's key order survives only in its bytes.
+				if raw == nil {
+					if err := json.Unmarshal(obj, &raw); err != nil {
+						return err
+					}
+				}
+				if rb := bytes.TrimSpace(raw[k]); len(rb) > 0 {
+					x, _, err := parseValue(rb, 0, c.Name, c.Kind)
+					if err != nil {
+						return err
+					}
+					row[i] = x
+					continue
+				}
+			}
 		}
 		x, err := anyValue(v, c.Name, c.Kind)
 		if err != nil {
@@ -566,12 +583,9 @@ func anyValue(v any, col string, k Kind) (expr.Value, error) {
 		ek := elemKind(k)
 		elems := make([]expr.Value, 0, len(t))
 		for _, e := range t {
-			if _, nested := e.([]any); nested {
-				b, _ := json.Marshal(e)
-				e = string(b)
-			} else if _, obj := e.(map[string]any); obj {
-				b, _ := json.Marshal(e)
-				e = string(b)
+			switch e.(type) {
+			case []any, map[string]any:
+				e = containerText(e, ek)
 			}
 			x, err := anyValue(e, col, ek)
 			if err != nil {
@@ -582,12 +596,28 @@ func anyValue(v any, col string, k Kind) (expr.Value, error) {
 		return listValue(elems, col, k)
 	case map[string]any:
 		if k == KindString {
-			b, _ := json.Marshal(t)
-			return expr.String(string(b)), nil
+			return expr.String(containerText(t, k)), nil
 		}
 		return expr.Value{}, &convError{msg: fmt.Sprintf("Unable to parse an object for field[%s] as %s", col, kindName(k))}
 	}
 	return expr.Value{}, &convError{msg: fmt.Sprintf("unexpected value for field[%s]", col)}
+}
+
+// containerText is the text a decoded object or list becomes in a column
+// of kind k: its JSON, or in a string dimension the Java text Druid's stores
+// (javaString). A decoded object has lost its key order, so here its keys
+// come sorted; decodeSlow reads a top-level field from the record's own
+// bytes instead, keeping the document's order.
+func containerText(v any, k Kind) string {
+	b, _ := json.Marshal(v)
+	if k != KindString {
+		return string(b)
+	}
+	s, err := javaString(b)
+	if err != nil {
+		return string(b)
+	}
+	return s
 }
 
 // --- scanning helpers ------------------------------------------------------
@@ -900,11 +930,8 @@ func parseValue(b []byte, i int, col string, k Kind) (expr.Value, int, error) {
 			return expr.Value{}, 0, err
 		}
 		if k == KindString {
-			var buf bytes.Buffer
-			if json.Compact(&buf, b[i:n]) == nil {
-				return expr.String(buf.String()), n, nil
-			}
-			return expr.String(string(b[i:n])), n, nil
+			s, err := javaString(b[i:n])
+			return expr.String(s), n, err
 		}
 		return expr.Value{}, 0, &convError{msg: fmt.Sprintf("Unable to parse an object for field[%s] as %s", col, kindName(k))}
 	}
@@ -1002,10 +1029,17 @@ func parseList(b []byte, i int, col string, k Kind) (expr.Value, int, error) {
 		var err error
 		var n int
 		if b[j] == '[' || b[j] == '{' {
-			// nested containers become their JSON text
+			// nested containers become their JSON text, or in a string
+			// dimension the Java text Druid's stores (javaString)
 			n, err = skipValue(b, j)
 			if err == nil {
-				v, err = stringValue(string(b[j:n]), col, ek)
+				text := string(b[j:n])
+				if ek == KindString {
+					text, err = javaString(b[j:n])
+				}
+				if err == nil {
+					v, err = stringValue(text, col, ek)
+				}
 			}
 		} else {
 			v, n, err = parseValue(b, j, col, ek)
