@@ -158,6 +158,9 @@ func TestSQLJoin(t *testing.T) {
 			`[[null,1],["a",3],["b",1]]`},
 		{`SELECT w.page, c.added FROM (SELECT page FROM wiki WHERE added > 50) w FULL JOIN cats c ON w.page = c.page ORDER BY c.added, w.page`,
 			`[["c",null],["a",7],["a",7],[null,8]]`},
+		// USING: the column once, unqualified the left side's.
+		{`SELECT page, COUNT(*) AS n, SUM(c.added) AS cs FROM wiki w JOIN cats c USING (page) GROUP BY page ORDER BY page`,
+			`[["a",3,21],["b",1,8]]`},
 		// CROSS JOIN: every pair (5 × 2).
 		{`SELECT COUNT(*) AS n, SUM(c.added) AS cs FROM wiki CROSS JOIN cats c`, `[[10,75]]`},
 		// Expressions of the right side, and a condition on it alone, in ON.
@@ -199,7 +202,7 @@ func TestSQLJoin(t *testing.T) {
 		{`SELECT w.page FROM wiki w RIGHT JOIN cats c ON w.page = c.page AND c.added > 7`, "equality"},
 		{`SELECT w.page FROM wiki w JOIN cats c ON w.added < c.added`, "equality"},
 		{`SELECT w.page FROM wiki w LEFT JOIN cats c ON w.page = c.page AND w.added > 1`, "equality"},
-		{`SELECT w.page FROM wiki w JOIN cats c USING (page)`, "USING"},
+		{`SELECT page FROM wiki w FULL JOIN cats c USING (page)`, "USING"},
 	} {
 		code, body, _ := sqlCall(t, b, `{"query":`+sqlQuoteJSON(c.sql)+`}`)
 		e := errorBody(t, body)

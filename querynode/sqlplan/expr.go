@@ -62,8 +62,10 @@ func sqlTypeOf(native string) string {
 type scopeCol struct {
 	name, native, typ string
 	// qual is the table a column of a join belongs to (join.go): a
-	// qualified reference matches only its table's columns.
-	qual string
+	// qualified reference matches only its table's columns. hidden marks
+	// the right side's column of a USING join, reached only qualified.
+	qual   string
+	hidden bool
 	// tableArray marks an array column of a subquery's result, which its
 	// table holds as a multi-value string (arrays.go).
 	tableArray bool
@@ -116,7 +118,7 @@ func (t *translator) resolve(ref *sql.ColumnRef) (scopeCol, error) {
 	}
 	var found *scopeCol
 	for i := range t.cols {
-		if t.cols[i].name == name && (q == "" || t.cols[i].qual == "" || t.cols[i].qual == q) {
+		if t.cols[i].name == name && (q == "" && !t.cols[i].hidden || q != "" && (t.cols[i].qual == "" || t.cols[i].qual == q)) {
 			if found != nil {
 				return scopeCol{}, invalid("%s", sql.AtPos(ref, "Column '"+name+"' is ambiguous"))
 			}

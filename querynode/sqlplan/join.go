@@ -24,8 +24,8 @@ import (
 // join plans a FROM item that joins two others.
 func (p *planner) join(j *sql.Join) (any, []scopeCol, error) {
 	where := p.where // the WHERE of the SELECT this FROM belongs to
-	if j.Natural || len(j.Using) > 0 {
-		return nil, nil, unsupported("%s", sql.AtPos(j, "NATURAL joins and JOIN ... USING are not supported; write the condition with ON"))
+	if (j.Natural || len(j.Using) > 0) && j.Kind != sql.JoinInner && j.Kind != sql.JoinLeft {
+		return nil, nil, unsupported("%s", sql.AtPos(j, "NATURAL and USING are supported for INNER and LEFT joins; write the condition of a "+j.Kind.String()+" with ON"))
 	}
 	if _, ok := j.Right.(*sql.Join); ok {
 		return nil, nil, unsupported("%s", sql.AtPos(j.Right, "A join on the right side of a join is not supported; join the tables left to right"))
@@ -41,14 +41,24 @@ func (p *planner) join(j *sql.Join) (any, []scopeCol, error) {
 	}
 	prefix := p.joinPrefix(lcols)
 	rq := tableQuals(j.Right)
+	using, err := usingColumns(j, lcols, rcols)
+	if err != nil {
+		return nil, nil, err
+	}
 	cols := slices.Clone(lcols)
 	for _, c := range qualified(rcols, rq) {
 		c.native = prefix + c.native
 		cols = append(cols, c)
 	}
+	usingCond := ""
+	if len(using) > 0 {
+		cols, usingCond = usingScope(cols, len(lcols), using)
+	}
 	t := &translator{p: p, cols: cols, quals: append(tableQuals(j.Left), rq...)}
 	cond := "1"
 	switch {
+	case usingCond != "":
+		cond = usingCond
 	case j.On != nil:
 		on, err := p.splitOn(j, lcols, qualified(rcols, rq), rq)
 		if err != nil {
@@ -292,4 +302,63 @@ func uniqueName(names []string, name string) string {
 			return c
 		}
 	}
+}
+
+// usingColumns are the names a USING list (or, for NATURAL, every name the
+// two sides share) joins on; each must name one column on each side.
+func usingColumns(j *sql.Join, lcols, rcols []scopeCol) ([]string, error) {
+	var names []string
+	for _, id := range j.Using {
+		names = append(names, id.Name)
+	}
+	if j.Natural {
+		for _, c := range lcols {
+			if slices.ContainsFunc(rcols, func(r scopeCol) bool { return r.name == c.name }) && !slices.Contains(names, c.name) {
+				names = append(names, c.name)
+			}
+		}
+	}
+	count := func(cols []scopeCol, n string) int {
+		k := 0
+		for _, c := range cols {
+			if c.name == n {
+				k++
+			}
+		}
+		return k
+	}
+	for _, n := range names {
+		if count(lcols, n) != 1 || count(rcols, n) != 1 {
+			return nil, invalid("%s", sql.AtPos(j, "Column '"+n+"' of the join's USING must name one column of each side"))
+		}
+	}
+	return names, nil
+}
+
+// usingScope orders a USING join's columns as Calcite does (the USING
+// columns, then the other columns of the left side, then those of the
+// right) and hides the right side's USING columns from unqualified names
+// and SELECT *: an unqualified name is the left side's. It returns the
+// join condition.
+func usingScope(cols []scopeCol, nLeft int, using []string) ([]scopeCol, string) {
+	var first, rest []scopeCol
+	var cond []string
+	for i, c := range cols {
+		if !slices.Contains(using, c.name) {
+			rest = append(rest, c)
+			continue
+		}
+		if i < nLeft {
+			first = append(first, c)
+			continue
+		}
+		c.hidden = true
+		rest = append(rest, c)
+	}
+	for _, n := range using {
+		l := first[slices.IndexFunc(first, func(c scopeCol) bool { return c.name == n })]
+		r := rest[slices.IndexFunc(rest, func(c scopeCol) bool { return c.name == n && c.hidden })]
+		cond = append(cond, "("+quoteIdent(l.native)+" == "+quoteIdent(r.native)+")")
+	}
+	return append(first, rest...), strings.Join(cond, " && ")
 }

@@ -34,6 +34,13 @@ func TestPlanJoin(t *testing.T) {
 			`"virtualColumns":[{"expression":"upper(\"page\")","name":"jv0","outputType":"STRING","type":"expression"}]`,
 			`"filter":{"expression":"(\"added\" \u003e 3)","type":"expression"}`,
 			`"condition":"(upper(\"page\") == \"j0.jv0\")"`, `"filter":{"dimension":"channel","type":"selector","value":"en"}`}},
+		// USING: one condition per name; the column once in SELECT *, first,
+		// and unqualified it is the left side's.
+		{`SELECT * FROM wiki a JOIN wiki b USING (page)`, []string{`"condition":"(\"page\" == \"j0.page\")"`,
+			`"columns":["page","__time","channel","added","delta","j0.__time","j0.channel","j0.added","j0.delta"]`}},
+		{`SELECT page, b.page AS bp FROM wiki a LEFT JOIN wiki b USING (page, channel)`, []string{
+			`"condition":"(\"page\" == \"j0.page\") \u0026\u0026 (\"channel\" == \"j0.channel\")"`, `"columns":["page","j0.page"]`}},
+		{`SELECT COUNT(*) FROM wiki a NATURAL JOIN wiki b`, []string{`(\"__time\" == \"j0.__time\")`, `(\"delta\" == \"j0.delta\")`}},
 		{`SELECT * FROM wiki a JOIN wiki b ON a.page = b.page`, []string{
 			`"columns":["__time","page","channel","added","delta","j0.__time","j0.page","j0.channel","j0.added","j0.delta"]`}},
 	} {
@@ -47,7 +54,7 @@ func TestPlanJoin(t *testing.T) {
 		{`SELECT a.page FROM wiki a JOIN wiki b ON a.page = b.page OR a.added = b.added`, "equality"},
 		{`SELECT a.page FROM wiki a LEFT JOIN wiki b ON a.page = b.page AND a.added > 3`, "equality"},
 		{`SELECT a.page FROM wiki a JOIN wiki b ON a.page = 'x' OR b.page = 'y'`, "equality"},
-		{`SELECT a.page FROM wiki a NATURAL JOIN wiki b`, "NATURAL"},
+		{`SELECT a.page FROM wiki a FULL JOIN wiki b USING (page)`, "NATURAL and USING are supported for INNER and LEFT joins"},
 	} {
 		_, err := Plan(context.Background(), c.sql, Request{}, testCatalog{})
 		var pe *Error
@@ -58,6 +65,7 @@ func TestPlanJoin(t *testing.T) {
 	for _, c := range []struct{ sql, msg string }{
 		{`SELECT page FROM wiki a JOIN wiki b ON a.page = b.page`, "ambiguous"},
 		{`SELECT x.page FROM wiki a JOIN wiki b ON a.page = b.page`, "Table 'x' not found"},
+		{`SELECT a.page FROM wiki a JOIN wiki b USING (nope)`, "USING must name one column of each side"},
 	} {
 		_, err := Plan(context.Background(), c.sql, Request{}, testCatalog{})
 		var pe *Error

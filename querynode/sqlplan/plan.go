@@ -468,6 +468,9 @@ func (s *selectPlan) items() ([]sql.Expr, []string, error) {
 				return nil, nil, unsupported("%s", sql.AtPos(st, "Qualified * is not supported"))
 			}
 			for _, c := range s.cols {
+				if c.hidden { // a USING join lists the column once (join.go)
+					continue
+				}
 				ref := &sql.ColumnRef{Parts: []sql.Ident{{Name: c.name, Quoted: true}}}
 				if c.qual != "" { // a join's column: name its table, as two may share the name
 					ref.Parts = []sql.Ident{{Name: c.qual, Quoted: true}, ref.Parts[0]}

@@ -95,7 +95,7 @@ func TestPlanErrors(t *testing.T) {
 		{`SELECT nope FROM wiki`, CategoryInvalidInput, "Column 'nope' not found in any table (line [1], column [8])"},
 		{`SELECT * FROM nowhere`, CategoryInvalidInput, "Object 'nowhere' not found (line [1], column [15])"},
 		{`SELECT COUNT(*) FROM (SELECT page FROM wiki ORDER BY page LIMIT 2)`, CategoryUnsupported, "non-time column"},
-		{`SELECT * FROM wiki a JOIN wiki b USING (page)`, CategoryUnsupported, "USING are not supported"},
+		{`SELECT * FROM wiki a JOIN wiki b ON a.page < b.page`, CategoryUnsupported, "join condition is not supported"},
 		{`SELECT page FROM wiki INTERSECT SELECT page FROM wiki`, CategoryUnsupported, "INTERSECT is not supported"},
 		{`SELECT page FROM wiki UNION SELECT page FROM wiki`, CategoryUnsupported, "UNION is not supported (only UNION ALL"},
 		{`SELECT page FROM wiki UNION ALL SELECT page FROM wiki ORDER BY 1`, CategoryUnsupported, "over UNION ALL are not supported"},
