@@ -22,6 +22,7 @@ var planSeeds = []string{
 	"SET x = 1; SELECT page FROM wiki;",
 	"SELECT a.page, SUM(b.added) FROM wiki a JOIN wiki b ON UPPER(a.page) = b.page AND b.added > 1 AND a.channel = 'x' LEFT JOIN (SELECT page, COUNT(*) AS n FROM wiki GROUP BY 1) c ON a.page = c.page GROUP BY 1",
 	"SELECT * FROM wiki a, wiki b CROSS JOIN wiki c WHERE a.page = b.page AND a.added = b.added AND c.page = b.page",
+	"SELECT *, c.page FROM wiki a NATURAL JOIN wiki b LEFT JOIN wiki c USING (page, channel) RIGHT JOIN wiki d ON c.page = d.page FULL JOIN wiki e ON e.page = d.page",
 	"SELECT COUNT(DISTINCT page) FROM wiki GROUP BY FLOOR(__time TO DAY)",
 	"SELECT channel, MAX(__time), __time + INTERVAL '1' DAY FROM (SELECT channel, __time FROM wiki) GROUP BY channel, __time HAVING SUM(1) > 0",
 	"SELECT COUNT(*) FROM (SELECT ARRAY_AGG(DISTINCT added, 4096) AS a, STRING_AGG(page, '|') FILTER (WHERE added > 1) AS s FROM wiki GROUP BY channel) WHERE NOT ARRAY_CONTAINS(a, 1) OR a IS NULL",
