@@ -2,10 +2,13 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"strata/auth"
+	"strata/interval"
 	"strata/querynode/broker"
 	"strata/querynode/sqlplan"
 	"strata/querynode/sysinfo"
@@ -36,12 +39,38 @@ func sqlMetaTable(ctx context.Context, s *Server, schema, name string) (*sqlplan
 			}
 			return out
 		},
-		Lookups: s.lookupNames}
+		Lookups: s.lookupNames,
+		NumRows: func(ctx context.Context, ds string) (map[string]int64, error) { return segmentRowCounts(ctx, b, ds) }}
 	tab, err := t.Table(ctx, schema, name)
 	if errors.Is(err, auth.ErrForbidden) || errors.Is(err, auth.ErrUnauthenticated) {
 		return nil, broker.AccessError(err) // 403 or 401, as a query of a table it may not read
 	}
 	return tab, err
+}
+
+// segmentRowCounts asks the data servers, through the broker's ordinary
+// query path (with the caller's identity), for the row count of each
+// segment of ds they serve: a segmentMetadata query per segment, with no
+// column analysis.
+func segmentRowCounts(ctx context.Context, b *broker.Broker, ds string) (map[string]int64, error) {
+	q, _ := json.Marshal(map[string]any{"queryType": "segmentMetadata", "dataSource": ds, "merge": false,
+		"analysisTypes": []string{}, "intervals": []string{interval.Eternity.String()}})
+	_, out, _, qerr := b.QueryWithContext(ctx, q)
+	if qerr != nil {
+		return nil, qerr
+	}
+	var res []struct {
+		ID      string `json:"id"`
+		NumRows int64  `json:"numRows"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, fmt.Errorf("reading the segment metadata of %s: %w", ds, err)
+	}
+	counts := make(map[string]int64, len(res))
+	for _, r := range res {
+		counts[r.ID] = r.NumRows
+	}
+	return counts, nil
 }
 
 // druidSchema lists the druid schema's tables with the columns the planner

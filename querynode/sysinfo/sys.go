@@ -110,6 +110,7 @@ func (t *Tables) segments(ctx context.Context) ([][]any, error) {
 			replicas[id]++
 		}
 	}
+	counter := &rowCounter{t: t, counts: map[string]int64{}, read: map[string]bool{}}
 	rows := make([][]any, 0, len(published))
 	for _, e := range published {
 		seg := &e.Segment
@@ -119,9 +120,11 @@ func (t *Tables) segments(ctx context.Context) ([][]any, error) {
 		id := seg.ID().String()
 		n := replicas[id]
 		over := boolLong(e.Overshadowed)
-		var numRows any = int64(0) // Druid: zero while the row count is unknown
+		var numRows any
 		if e.NumRows != nil {
 			numRows = *e.NumRows
+		} else if numRows, err = counter.rows(ctx, seg.DataSource, id); err != nil {
+			return nil, err
 		}
 		var repl any
 		if e.ReplicationFactor != nil {
@@ -154,18 +157,46 @@ func (t *Tables) segments(ctx context.Context) ([][]any, error) {
 	}
 	for _, id := range ids {
 		seg := realtime[id]
+		numRows, err := counter.rows(ctx, seg.DataSource, id)
+		if err != nil {
+			return nil, err
+		}
 		dims, _ := json.Marshal(nonNil(seg.Dimensions))
 		mets, _ := json.Marshal(nonNil(seg.Metrics))
 		shard := seg.ShardSpec.AppendJSON(nil)
 		rows = append(rows, []any{
 			id, seg.DataSource, interval.FormatMillis(seg.Interval.Start), interval.FormatMillis(seg.Interval.End), seg.Size,
-			seg.Version, int64(seg.ShardSpec.PartitionNum), replicas[id], int64(0),
+			seg.Version, int64(seg.ShardSpec.PartitionNum), replicas[id], numRows,
 			int64(1), int64(0), int64(1), int64(1), int64(0), // active, not published, available, realtime, not overshadowed
 			string(shard), string(dims), string(mets), nil, nil,
 		})
 	}
 	slices.SortFunc(rows, func(a, b []any) int { return strings.Compare(a[0].(string), b[0].(string)) })
 	return rows, nil
+}
+
+// rowCounter reads the row counts of sys.segments' rows, one NumRows call
+// per datasource. A count that cannot be read leaves its segments at 0, as
+// Druid shows them until its broker has read their metadata; only the
+// caller's own cancellation fails the table.
+type rowCounter struct {
+	t      *Tables
+	counts map[string]int64 // by segment id
+	read   map[string]bool  // datasources counted
+}
+
+func (c *rowCounter) rows(ctx context.Context, ds, id string) (int64, error) {
+	if c.t.NumRows != nil && !c.read[ds] {
+		c.read[ds] = true
+		n, err := c.t.NumRows(ctx, ds)
+		if err != nil {
+			return 0, ctx.Err()
+		}
+		for id, k := range n {
+			c.counts[id] = k
+		}
+	}
+	return c.counts[id], nil
 }
 
 func (t *Tables) realtime() []RealtimeSegment {

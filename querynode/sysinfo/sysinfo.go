@@ -58,6 +58,12 @@ type Tables struct {
 	// Lookups lists the lookups the broker holds: the lookup schema's
 	// tables, each with columns k and v. nil lists none.
 	Lookups func() []string
+	// NumRows counts the rows of a datasource's segments by segment id, as
+	// the data servers serving them report (Druid's broker fills
+	// sys.segments.num_rows from segment metadata the same way; the
+	// coordinator does not know it). nil, or a segment not counted, leaves
+	// num_rows 0, Druid's value while the count is unknown.
+	NumRows func(ctx context.Context, dataSource string) (map[string]int64, error)
 }
 
 // LookupColumns are the columns of a lookup schema table, as Druid has them.
