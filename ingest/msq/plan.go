@@ -13,6 +13,7 @@ import (
 	"strata/interval"
 	"strata/segmeta"
 	"strata/sql"
+	"strata/sqlexpr"
 	"strata/storage/segment"
 )
 
@@ -844,8 +845,9 @@ func (p *planner) planTableFunc(tf *sql.TableFunc) (*relation, error) {
 		}
 	} else {
 		for _, cd := range tf.Extend {
-			t, ok := sqlTypeToType(cd.Type.Name, cd.Type.ArrayDepth)
-			if !ok || cd.Type.Name == "TIMESTAMP" || cd.Type.Name == "DATE" {
+			st := sqlexpr.CastType(cd.Type.Name, cd.Type.ArrayDepth)
+			t := typeOfSQL(st)
+			if st == "" || cd.Type.Complex != "" || cd.Type.Name == "TIMESTAMP" || cd.Type.Name == "DATE" {
 				return nil, invalidInput("%s", sql.AtPos(cd, fmt.Sprintf("unsupported type %s of column %s", sql.Format(cd.Type), cd.Name.Name)))
 			}
 			sig = append(sig, Column{Name: cd.Name.Name, Type: t})

@@ -20,6 +20,7 @@ import (
 	"strata/javacompat"
 	"strata/segmeta"
 	"strata/sql"
+	"strata/sqlexpr"
 	"strata/storage/segment"
 )
 
@@ -551,7 +552,7 @@ func resultValue(v expr.Value, t Type) any {
 	elems := v.Elems()
 	out := make([]any, len(elems))
 	for i, e := range elems {
-		out[i] = resultValue(e, elemType(fromExprType(v.Type())))
+		out[i] = resultValue(e, elemType(typeOfSQL(sqlexpr.FromExprType(v.Type()))))
 	}
 	return out
 }

@@ -101,23 +101,6 @@ func (t Type) exprType() expr.Type {
 	return expr.TypeString // complex values travel as byte strings
 }
 
-// fromExprType maps a native expression type back to a column type.
-func fromExprType(t expr.Type) Type {
-	switch t {
-	case expr.TypeLong:
-		return typeLong
-	case expr.TypeDouble:
-		return typeDouble
-	case expr.TypeStringArray:
-		return Type{Kind: KindStringArray}
-	case expr.TypeLongArray:
-		return Type{Kind: KindLongArray}
-	case expr.TypeDoubleArray:
-		return Type{Kind: KindDoubleArray}
-	}
-	return typeString
-}
-
 // parseSignatureType reads a type of an EXTERN signature ("string", "long",
 // "double", "float", "ARRAY<STRING>", ...).
 func parseSignatureType(s string) (Type, bool) {
@@ -162,41 +145,6 @@ func (t Type) inputKind() input.Kind {
 		return input.KindDoubleArray
 	}
 	return input.KindString
-}
-
-// sqlTypeToType maps a SQL type of EXTEND or CAST to a column type.
-func sqlTypeToType(name string, arrayDepth int) (Type, bool) {
-	var t Type
-	switch strings.ToUpper(name) {
-	case "VARCHAR", "CHAR", "CHARACTER", "STRING":
-		t = typeString
-	case "BIGINT", "INTEGER", "INT", "SMALLINT", "TINYINT", "LONG":
-		t = typeLong
-	case "DOUBLE", "DECIMAL", "NUMERIC":
-		t = typeDouble
-	case "FLOAT", "REAL":
-		t = Type{Kind: KindFloat}
-	case "TIMESTAMP", "DATE":
-		t = typeTimestamp
-	case "BOOLEAN":
-		t = typeLong
-	default:
-		return Type{}, false
-	}
-	if arrayDepth > 1 {
-		return Type{}, false
-	}
-	if arrayDepth == 1 {
-		switch t.Kind {
-		case KindString:
-			return Type{Kind: KindStringArray}, true
-		case KindLong:
-			return Type{Kind: KindLongArray}, true
-		default:
-			return Type{Kind: KindDoubleArray}, true
-		}
-	}
-	return t, true
 }
 
 // fromSegmentColumn maps a stored column to its SQL-visible type.
