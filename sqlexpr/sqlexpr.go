@@ -208,11 +208,18 @@ func ParseTimestamp(s string, loc *time.Location) (int64, error) {
 	return interval.ParseTimeLenient(strings.TrimSpace(s), loc)
 }
 
-// UnitPeriods are the ISO periods of DATE_TRUNC's units.
+// UnitPeriods are the ISO periods of DATE_TRUNC's units. Druid truncates
+// to MILLISECONDS and MICROSECONDS by one millisecond, which leaves a
+// timestamp as it is.
 var UnitPeriods = map[string]string{
+	"MICROSECONDS": "PT0.001S", "MILLISECONDS": "PT0.001S",
 	"SECOND": "PT1S", "MINUTE": "PT1M", "HOUR": "PT1H", "DAY": "P1D", "WEEK": "P1W",
 	"MONTH": "P1M", "QUARTER": "P3M", "YEAR": "P1Y", "DECADE": "P10Y", "CENTURY": "P100Y",
+	"MILLENNIUM": "P1000Y",
 }
+
+// monthUnits are the TIMESTAMPDIFF units counted in whole calendar months.
+var monthUnits = map[sql.TimeUnit]int64{sql.UnitMonth: 1, sql.UnitQuarter: 3, sql.UnitYear: 12}
 
 // fixedUnitMillis are the units TIMESTAMPDIFF counts by division.
 var fixedUnitMillis = map[sql.TimeUnit]int64{

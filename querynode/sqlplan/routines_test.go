@@ -44,7 +44,8 @@ func TestFunctionsAreThePlannedOnes(t *testing.T) {
 			t.Errorf("%s is not listed but planned (%v): list it in plannedAggregates or aggBuilders", n, err)
 		}
 	}
-	for _, n := range []string{"COUNT", "UPPER", "TIME_FLOOR", "CAST", "ARRAY_AGG"} {
+	for _, n := range []string{"COUNT", "UPPER", "TIME_FLOOR", "CAST", "ARRAY_AGG", "PI", "BITWISE_AND", "IPV4_MATCH",
+		"DECODE_BASE64_UTF8", "HUMAN_READABLE_BINARY_BYTE_FORMAT", "TIMESTAMPDIFF"} {
 		if !listed[n] {
 			t.Errorf("%s missing from Functions", n)
 		}
