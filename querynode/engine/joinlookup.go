@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"strata/expr"
@@ -117,13 +118,22 @@ func joinAsLookups(q *query.Query) (*query.Query, bool, error) {
 			out.VirtualColumns = append(out.VirtualColumns, &query.VirtualColumn{Name: col, Expression: e, OutputType: typ})
 		}
 		if j.Type == query.JoinInner {
+			// Rows whose key is found: a virtual column of the lookup of the
+			// key's presence, not null. As a string column it is read
+			// through its key ids (once per distinct key where the key is
+			// a dictionary column), not evaluated row by row.
 			id := fmt.Sprintf("j%d.found", n)
 			maps[id] = found
-			e, err := compile("notnull(lookup(" + key + ", '" + id + "'))")
+			e, err := compile("lookup(" + key + ", '" + id + "')")
 			if err != nil {
 				return nil, false, err
 			}
-			filters = append(filters, &query.Filter{Type: "expression", Expression: e})
+			name := "__join_found_" + strconv.Itoa(n)
+			if slices.ContainsFunc(out.VirtualColumns, func(v *query.VirtualColumn) bool { return v.Name == name }) {
+				return nil, false, nil
+			}
+			out.VirtualColumns = append(out.VirtualColumns, &query.VirtualColumn{Name: name, Expression: e, OutputType: "STRING"})
+			filters = append(filters, &query.Filter{Type: "not", Field: &query.Filter{Type: "selector", Column: name}})
 		}
 	}
 	if len(filters) > 0 {

@@ -34,7 +34,10 @@ func (c *columns) key(name string) (keySource, error) {
 	case !ok:
 		ks = &missingKey{cols: c}
 	case virtual && kind == segment.KindString:
-		ks = &exprKey{cols: c, v: c.vcols[name], b: -1, byVal: map[string]int32{}, vals: []Value{Null}}
+		var err error
+		if ks, err = newExprKey(c, c.vcols[name]); err != nil { // exprdict.go
+			return nil, err
+		}
 	case kind == segment.KindString:
 		col, err := c.data.Strings(name)
 		if err != nil {
