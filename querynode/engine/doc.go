@@ -51,7 +51,13 @@
 // runs unchanged. Left columns keep their names, right columns carry the
 // clause's prefix. The stage materializes rather than streams because a
 // join changes the rows a batch addresses: a batch is positions in one
-// segment's blocks, which joined rows do not have.
+// segment's blocks, which joined rows do not have. Most joins never get
+// there: when each clause's right keys are unique strings (a dimension
+// table, a lookup), the query is rewritten over the left side alone
+// (joinlookup.go), its right columns virtual columns looking their values
+// up by the key (evaluated once per key value where the key is a
+// dictionary column, exprdict.go) and an INNER join a filter on the key's
+// presence.
 //
 // Interfaces are called once per block; every per-row loop is a tight
 // loop over a block's arrays. A new query type composes these stages in
