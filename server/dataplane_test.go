@@ -210,6 +210,7 @@ func (h *dpHistorical) served() []string {
 
 type dpBroker struct {
 	b   *broker.Broker
+	srv *Server
 	url string
 }
 
@@ -231,7 +232,7 @@ func startBroker(t *testing.T, urls []string, tweak func(*broker.Config)) *dpBro
 	ts.Config.Handler = s.Handler()
 	ts.Start()
 	t.Cleanup(func() { b.Close(); ts.CloseClientConnections(); ts.Close() })
-	return &dpBroker{b: b, url: ts.URL}
+	return &dpBroker{b: b, srv: s, url: ts.URL}
 }
 
 // query posts a native query to the broker.

@@ -113,6 +113,7 @@ type Server struct {
 	authCfg         config.Auth            // svc.auth.*
 	recordFailures  func(FailureReport) error
 	lookupNodes     lookupNodes // the querying processes' lookup reports (coordinator leader; lookups.go)
+	sqlPlans        planCache   // planned SQL statements for reuse (sqlcache.go)
 
 	assignedMu sync.Mutex
 	assigned   map[string]assignedAnswer // encoded assignments by historical name

@@ -146,9 +146,11 @@ func (s *Server) sqlQuery(w http.ResponseWriter, r *http.Request) {
 		qctx[k] = v
 	}
 	id, _ := qctx["sqlQueryId"].(string)
+	generatedID := ""
 	if id == "" {
 		id = broker.NewUUID()
 		qctx["sqlQueryId"] = id
+		generatedID = id
 	}
 	w.Header().Set(sqlQueryIDHeader, id)
 
@@ -170,7 +172,7 @@ func (s *Server) sqlQuery(w http.ResponseWriter, r *http.Request) {
 		}
 		return out, nil
 	}
-	planned, err := sqlplan.Plan(ctx, req.Query, sqlplan.Request{Context: qctx, Parameters: req.Parameters, Run: run}, &sqlCatalog{s: s})
+	planned, err := s.sqlPlan(ctx, req, qctx, generatedID, run)
 	if err != nil {
 		var pe *sqlplan.Error
 		var qe *broker.Error

@@ -66,9 +66,20 @@ type Env struct {
 	// read in it and the time functions default to it. nil is UTC.
 	TZ     *time.Location
 	TZName string
-	// Now is CURRENT_TIMESTAMP, in milliseconds.
+	// Now is CURRENT_TIMESTAMP, in milliseconds. Functions read it through
+	// ReadNow.
 	Now    int64
 	Params []Param
+	// NowRead is set once a translation read Now (CURRENT_TIMESTAMP,
+	// CURRENT_DATE): what was translated holds only at that instant, so a
+	// plan cache must not keep it.
+	NowRead bool
+}
+
+// ReadNow is Now, noting that the translation depends on it.
+func (env *Env) ReadNow() int64 {
+	env.NowRead = true
+	return env.Now
 }
 
 func (env *Env) loc() *time.Location {
@@ -121,12 +132,7 @@ func (t *Translator) Expr(e sql.Expr) (Expr, error) {
 	}
 	switch x := e.(type) {
 	case *sql.ColumnRef:
-		v, err := t.Scope.Column(x)
-		if err != nil && isPI(x) {
-			// Calcite reads a bare PI that names no column as the constant.
-			return Expr{Src: "pi()", Type: Double}, nil
-		}
-		return v, err
+		return t.Scope.Column(x)
 	case *sql.NumberLit:
 		if x.IsInteger() {
 			if n, err := x.Int64(); err == nil {
@@ -678,15 +684,6 @@ func (t *Translator) timestampArith(x *sql.TimestampArith) (Expr, error) {
 			return Expr{}, unsupportedAt(x, "TIMESTAMPADD by %s is not supported", x.Unit)
 		}
 		return Expr{Src: "timestamp_shift(" + b.Src + ", '" + p + "', " + a.Src + ", " + t.Env.tz() + ")", Type: Timestamp}, nil
-	}
-	if months, ok := monthUnits[x.Unit]; ok {
-		// Druid counts whole calendar months in the query's time zone
-		// (Joda's monthsBetween), then quarters and years as 3 and 12 of them.
-		src := "subtract_months(" + b.Src + ", " + a.Src + ", " + t.Env.tz() + ")"
-		if months > 1 {
-			src = "div(" + src + ", " + LongLit(months) + ")"
-		}
-		return Expr{Src: src, Type: Bigint}, nil
 	}
 	ms, ok := fixedUnitMillis[x.Unit]
 	if !ok {

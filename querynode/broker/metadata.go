@@ -77,6 +77,16 @@ func (b *Broker) QueryCandidates(ctx context.Context, body []byte, numCandidates
 // DataSources lists the queryable datasources, sorted.
 func (b *Broker) DataSources() []string { return b.view.dataSources() }
 
+// ViewVersion names the view's current version: the channel is closed when
+// the view next changes (segments, servers, their columns). What was derived
+// from the view, such as a planned SQL statement, holds while ViewVersion
+// returns the same channel.
+func (b *Broker) ViewVersion() <-chan struct{} {
+	b.view.mu.RLock()
+	defer b.view.mu.RUnlock()
+	return b.view.changed
+}
+
 // Columns are the dimensions and metrics of a datasource, sorted.
 type Columns struct {
 	Dimensions []string `json:"dimensions"`

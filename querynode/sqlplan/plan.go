@@ -31,6 +31,9 @@ type Planned struct {
 	Context map[string]any
 	// Resources are the datasources the query reads.
 	Resources []string
+	// ReadsClock is set when the plan holds the time it was made
+	// (CURRENT_TIMESTAMP, CURRENT_DATE): it is for this statement only.
+	ReadsClock bool
 
 	b     *built
 	parts []*built
@@ -162,6 +165,7 @@ func Plan(ctx context.Context, src string, req Request, cat Catalog) (*Planned, 
 	for r := range p.resources {
 		out.Resources = append(out.Resources, r)
 	}
+	out.ReadsClock = p.env != nil && p.env.NowRead
 	return out, nil
 }
 

@@ -1,0 +1,195 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"strata/internal/eventually"
+)
+
+// sqlPlanned posts a SQL request and returns the code, body and query id.
+func sqlPlanned(t *testing.T, b *dpBroker, body string) (int, string, string) {
+	t.Helper()
+	code, got, hdr := sqlCall(t, b, body)
+	return code, got, hdr.Get(sqlQueryIDHeader)
+}
+
+// A statement's plan is reused by the same statement, each run under its
+// own sqlQueryId, and concurrent runs of one plan answer alike.
+func TestSQLPlanReused(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string // sub-query bodies the historical received
+	b := sqlCluster(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			mu.Lock()
+			seen = append(seen, string(body))
+			mu.Unlock()
+			next.ServeHTTP(w, r)
+		})
+	})
+	stmt := `{"query":"SELECT page, SUM(added) AS s FROM wiki WHERE page <> 'c' GROUP BY page ORDER BY page"}`
+	want := `[{"page":"a","s":10101},{"page":"b","s":10}]`
+	var ids []string
+	for range 2 {
+		code, got, id := sqlPlanned(t, b, stmt)
+		if code != 200 || got != want {
+			t.Fatalf("got %d %s, want %s", code, got, want)
+		}
+		ids = append(ids, id)
+	}
+	if n := b.srv.sqlPlans.hits.Load(); n != 1 {
+		t.Fatalf("plans reused: %d, want 1", n)
+	}
+	if ids[0] == ids[1] {
+		t.Fatalf("both runs answered as %s", ids[0])
+	}
+	// Each run's sub-queries carry its own id (the reused plan's natives
+	// hold the new one, not the one it was planned with).
+	mu.Lock()
+	for _, id := range ids {
+		n := 0
+		for _, s := range seen {
+			if strings.Contains(s, id) {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("no sub-query carried sqlQueryId %s", id)
+		}
+	}
+	mu.Unlock()
+
+	var wg sync.WaitGroup
+	errs := make(chan string, 40)
+	for range 8 {
+		wg.Go(func() {
+			for range 5 {
+				code, got, _ := sqlCall(t, b, stmt)
+				if code != 200 || got != want {
+					errs <- fmt.Sprintf("%d %s", code, got)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Errorf("concurrent run: %s, want %s", e, want)
+	}
+}
+
+// A different context, parameter or statement text is a different plan.
+func TestSQLPlanKey(t *testing.T) {
+	b := sqlCluster(t, nil)
+	for _, c := range []struct{ body, want string }{
+		{`{"query":"SELECT COUNT(*) AS n FROM wiki WHERE page = ?","parameters":[{"type":"VARCHAR","value":"a"}]}`, `[{"n":3}]`},
+		{`{"query":"SELECT COUNT(*) AS n FROM wiki WHERE page = ?","parameters":[{"type":"VARCHAR","value":"b"}]}`, `[{"n":1}]`},
+		{`{"query":"SELECT COUNT(*) AS n FROM wiki WHERE page = ?","parameters":[{"type":"VARCHAR","value":"a"}]}`, `[{"n":3}]`},
+		{`{"query":"SELECT COUNT(*) AS n FROM wiki WHERE page = 'a'"}`, `[{"n":3}]`},
+		{`{"query":"SELECT COUNT(*) AS n FROM wiki WHERE page = 'b'"}`, `[{"n":1}]`},
+		{`{"query":"SELECT TIME_FLOOR(__time, 'P1D') AS d, COUNT(*) AS n FROM wiki GROUP BY 1"}`,
+			`[{"d":"2024-01-01T00:00:00.000Z","n":3},{"d":"2024-01-02T00:00:00.000Z","n":2}]`},
+		{`{"query":"SELECT TIME_FLOOR(__time, 'P1D') AS d, COUNT(*) AS n FROM wiki GROUP BY 1","context":{"sqlTimeZone":"America/Los_Angeles"}}`,
+			`[{"d":"2023-12-31T00:00:00.000-08:00","n":3},{"d":"2024-01-01T00:00:00.000-08:00","n":2}]`},
+		{`{"query":"SELECT TIME_FLOOR(__time, 'P1D') AS d, COUNT(*) AS n FROM wiki GROUP BY 1"}`,
+			`[{"d":"2024-01-01T00:00:00.000Z","n":3},{"d":"2024-01-02T00:00:00.000Z","n":2}]`},
+	} {
+		if code, got, _ := sqlPlanned(t, b, c.body); code != 200 || got != c.want {
+			t.Errorf("%s: %d %s, want %s", c.body, code, got, c.want)
+		}
+	}
+	if n := b.srv.sqlPlans.hits.Load(); n != 2 {
+		t.Errorf("plans reused: %d, want 2 (the repeated parameter and the repeated UTC statement)", n)
+	}
+}
+
+// What planning read live is never kept: the clock, IN (subquery) results,
+// INFORMATION_SCHEMA tables (as sys and lookup ones, any schema but druid);
+// nor EXPLAIN, nor a statement whose
+// request names its own sqlQueryId.
+func TestSQLPlanNotKeptWhenLive(t *testing.T) {
+	b := sqlCluster(t, nil)
+	for _, q := range []string{
+		`{"query":"SELECT COUNT(*) AS n FROM wiki WHERE __time < CURRENT_TIMESTAMP"}`,
+		`{"query":"SELECT COUNT(*) AS n FROM wiki WHERE __time < CURRENT_DATE"}`,
+		`{"query":"SELECT COUNT(*) AS n FROM wiki WHERE page IN (SELECT page FROM wiki WHERE added > 500)"}`,
+		`{"query":"SELECT COUNT(*) AS n FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_NAME = 'wiki'"}`,
+		`{"query":"EXPLAIN PLAN FOR SELECT COUNT(*) AS n FROM wiki"}`,
+		`{"query":"SELECT COUNT(*) AS n FROM wiki","context":{"sqlQueryId":"mine"}}`,
+	} {
+		if code, got, _ := sqlPlanned(t, b, q); code != 200 {
+			t.Fatalf("%s: %d %s", q, code, got)
+		}
+		if n := b.srv.sqlPlans.len(); n != 0 {
+			t.Fatalf("%s: kept (%d plans)", q, n)
+		}
+	}
+}
+
+// A plan is not reused once the broker's view changed: the datasource gone,
+// the statement is planned again and refused as a fresh one is.
+func TestSQLPlanDroppedWhenTheViewChanges(t *testing.T) {
+	f := newDPFixture(t)
+	h := f.startHistorical(t.TempDir(), nil)
+	h.node.Start()
+	seg := f.segment("wiki", "2024-01-01/2024-01-02", "v1", 0, 1, []dpRow{{"2024-01-01T01:00:00Z", "a", 1}})
+	f.publish(seg)
+	b := startBroker(t, []string{h.url}, nil)
+	b.b.Start()
+	b.waitSegments(t, "wiki", 1)
+	stmt := `{"query":"SELECT COUNT(*) AS n FROM wiki"}`
+	for range 2 {
+		if code, got, _ := sqlPlanned(t, b, stmt); code != 200 || got != `[{"n":1}]` {
+			t.Fatalf("%d %s", code, got)
+		}
+	}
+	if b.srv.sqlPlans.hits.Load() != 1 {
+		t.Fatal("the plan was not reused")
+	}
+	f.markUnused("wiki", seg.ID().String())
+	eventually.True(t, "the broker to drop wiki", func() bool {
+		for _, ds := range b.b.DataSources() {
+			if ds == "wiki" {
+				return false
+			}
+		}
+		return true
+	})
+	code, got, _ := sqlPlanned(t, b, stmt)
+	fcode, fresh, _ := sqlPlanned(t, b, `{"query":"SELECT COUNT(*) AS n FROM wiki","context":{"sqlQueryId":"fresh"}}`)
+	if code != 400 || code != fcode || got != fresh {
+		t.Fatalf("after the view changed: %d %s, want as planned afresh: %d %s", code, got, fcode, fresh)
+	}
+}
+
+// A reused plan checks the caller's permissions again: one revoked after
+// the plan was made is refused as a fresh plan refuses it.
+func TestSQLPlanRechecksPermissions(t *testing.T) {
+	users := newTestUsers()
+	c := startSecureCluster(t, users)
+	post := func(body string) (int, string) {
+		code, got, _ := callWith(t, "POST", c.broker+"/svc/v2/sql", "application/json", body, as("wikireader"))
+		return code, got
+	}
+	stmt := `{"query":"SELECT COUNT(*) AS n FROM wiki"}`
+	for range 2 {
+		if code, got := post(stmt); code != 200 || got != `[{"n":1}]` {
+			t.Fatalf("%d %s", code, got)
+		}
+	}
+	users.mu.Lock()
+	users.perms["wikireader"] = nil
+	users.mu.Unlock()
+	code, got := post(stmt)
+	fcode, fresh := post(`{"query":"SELECT COUNT(*) AS n FROM wiki","context":{"sqlQueryId":"fresh"}}`)
+	if code != 403 || code != fcode || got != fresh {
+		t.Fatalf("after the revoke: %d %s, want as planned afresh: %d %s", code, got, fcode, fresh)
+	}
+}
