@@ -201,6 +201,24 @@ func init() {
 		"RADIANS":     simple("toradians", 1, 1, Double),
 		"TRUNCATE":    {min: 1, max: 2, build: truncate},
 		"TRUNC":       {min: 1, max: 2, build: truncate},
+		// PI is also written without parentheses (see Translator.Expr).
+		"PI":                                  simple("pi", 0, 0, Double),
+		"BITWISE_AND":                         simple("bitwiseAnd", 2, 2, Bigint),
+		"BITWISE_OR":                          simple("bitwiseOr", 2, 2, Bigint),
+		"BITWISE_XOR":                         simple("bitwiseXor", 2, 2, Bigint),
+		"BITWISE_COMPLEMENT":                  simple("bitwiseComplement", 1, 1, Bigint),
+		"BITWISE_SHIFT_LEFT":                  simple("bitwiseShiftLeft", 2, 2, Bigint),
+		"BITWISE_SHIFT_RIGHT":                 simple("bitwiseShiftRight", 2, 2, Bigint),
+		"BITWISE_CONVERT_DOUBLE_TO_LONG_BITS": simple("bitwiseConvertDoubleToLongBits", 1, 1, Bigint),
+		"BITWISE_CONVERT_LONG_BITS_TO_DOUBLE": simple("bitwiseConvertLongBitsToDouble", 1, 1, Double),
+		"HUMAN_READABLE_BINARY_BYTE_FORMAT":   simple("human_readable_binary_byte_format", 1, 2, Varchar),
+		"HUMAN_READABLE_DECIMAL_BYTE_FORMAT":  simple("human_readable_decimal_byte_format", 1, 2, Varchar),
+		"HUMAN_READABLE_DECIMAL_FORMAT":       simple("human_readable_decimal_format", 1, 2, Varchar),
+		"DECODE_BASE64_UTF8":                  simple("decode_base64_utf8", 1, 1, Varchar),
+		"IPV4_MATCH":                          simple("ipv4_match", 2, 2, Boolean),
+		"IPV4_PARSE":                          simple("ipv4_parse", 1, 1, Bigint),
+		"IPV4_STRINGIFY":                      simple("ipv4_stringify", 1, 1, Varchar),
+		"IPV6_MATCH":                          simple("ipv6_match", 2, 2, Boolean),
 	}
 }
 
@@ -299,4 +317,9 @@ func (t *Translator) callAt(x *sql.FuncCall, at sql.Node) (Expr, error) {
 		return Expr{}, invalidAt(at, "Invalid number of arguments to function '%s'", name)
 	}
 	return f.build(t, x, args)
+}
+
+// isPI reports whether ref is the unquoted, unqualified name PI.
+func isPI(ref *sql.ColumnRef) bool {
+	return len(ref.Parts) == 1 && !ref.Parts[0].Quoted && strings.EqualFold(ref.Parts[0].Name, "PI")
 }

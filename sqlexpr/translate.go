@@ -132,7 +132,12 @@ func (t *Translator) Expr(e sql.Expr) (Expr, error) {
 	}
 	switch x := e.(type) {
 	case *sql.ColumnRef:
-		return t.Scope.Column(x)
+		v, err := t.Scope.Column(x)
+		if err != nil && isPI(x) {
+			// Calcite reads a bare PI that names no column as the constant.
+			return Expr{Src: "pi()", Type: Double}, nil
+		}
+		return v, err
 	case *sql.NumberLit:
 		if x.IsInteger() {
 			if n, err := x.Int64(); err == nil {
@@ -684,6 +689,15 @@ func (t *Translator) timestampArith(x *sql.TimestampArith) (Expr, error) {
 			return Expr{}, unsupportedAt(x, "TIMESTAMPADD by %s is not supported", x.Unit)
 		}
 		return Expr{Src: "timestamp_shift(" + b.Src + ", '" + p + "', " + a.Src + ", " + t.Env.tz() + ")", Type: Timestamp}, nil
+	}
+	if months, ok := monthUnits[x.Unit]; ok {
+		// Druid counts whole calendar months in the query's time zone
+		// (Joda's monthsBetween), then quarters and years as 3 and 12 of them.
+		src := "subtract_months(" + b.Src + ", " + a.Src + ", " + t.Env.tz() + ")"
+		if months > 1 {
+			src = "div(" + src + ", " + LongLit(months) + ")"
+		}
+		return Expr{Src: src, Type: Bigint}, nil
 	}
 	ms, ok := fixedUnitMillis[x.Unit]
 	if !ok {
