@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"strata/sql"
 )
@@ -102,8 +103,12 @@ type Translator struct {
 	Env   *Env
 }
 
-// Translate translates e.
+// Translate translates e; a nil env is UTC, no parameters, and the epoch
+// as CURRENT_TIMESTAMP.
 func Translate(sc Scope, env *Env, e sql.Expr) (Expr, error) {
+	if env == nil {
+		env = &Env{}
+	}
 	return (&Translator{Scope: sc, Env: env}).Expr(e)
 }
 
@@ -236,6 +241,9 @@ func (t *Translator) Expr(e sql.Expr) (Expr, error) {
 			esc, ok := x.Escape.(*sql.StringLit)
 			if !ok {
 				return Expr{}, unsupportedAt(x, "LIKE needs a literal escape")
+			}
+			if utf8.RuneCountInString(esc.Value) != 1 {
+				return Expr{}, invalidAt(x.Escape, "Invalid escape character '%s'", esc.Value)
 			}
 			args += ", " + QuoteString(esc.Value)
 		}
