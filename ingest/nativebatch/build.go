@@ -283,7 +283,7 @@ type worker struct {
 	b     *ingest.Builder
 	row   []expr.Value
 	out   segment.Row
-	strs  [][]string // per field, reused multi-value buffers
+	strs  []mvBuf // per field, reused multi-value buffers
 	stats RowStats
 	live  *LiveStats // nil: no live stats
 	told  RowStats   // the part of stats already added to live
@@ -308,7 +308,7 @@ func newWorker(s *Spec, lay *layout, b *ingest.Builder) *worker {
 		b:    b,
 		row:  make([]expr.Value, len(lay.inputs)+len(lay.transforms)),
 		out:  segment.Row{Values: make([]segment.Value, len(lay.fields))},
-		strs: make([][]string, len(lay.fields)),
+		strs: make([]mvBuf, len(lay.fields)),
 	}
 }
 
@@ -424,9 +424,17 @@ func inIntervals(ivs []interval.Interval, t int64) bool {
 	return false
 }
 
+// mvBuf holds a multi-value's elements while toStorage converts it.
+type mvBuf struct {
+	vals []string
+	null []bool
+}
+
 // toStorage converts an expression value into a storage value; buf is reused
-// for multi-value strings (the writer copies what it keeps).
-func toStorage(v expr.Value, buf *[]string) segment.Value {
+// for multi-value strings (the writer copies what it keeps). A list keeps
+// its null elements, as Druid's multi-value rows do ([null, "", "1"] is
+// three values); a list of one element is that value.
+func toStorage(v expr.Value, buf *mvBuf) segment.Value {
 	if v.IsNull() {
 		return segment.Null()
 	}
@@ -438,19 +446,20 @@ func toStorage(v expr.Value, buf *[]string) segment.Value {
 	case t == expr.TypeString:
 		return segment.String(v.Str())
 	case t.IsArray():
-		ss := (*buf)[:0]
+		vals, null := buf.vals[:0], buf.null[:0]
 		for _, e := range v.Elems() {
 			s, ok := e.AsString()
-			if !ok || e.IsNull() {
-				continue
+			ok = ok && !e.IsNull()
+			vals, null = append(vals, s), append(null, !ok)
+		}
+		buf.vals, buf.null = vals, null
+		if len(vals) == 1 {
+			if null[0] {
+				return segment.Null()
 			}
-			ss = append(ss, s)
+			return segment.String(vals[0])
 		}
-		*buf = ss
-		if len(ss) == 1 {
-			return segment.String(ss[0])
-		}
-		return segment.Strings(ss)
+		return segment.StringsWithNulls(vals, null)
 	}
 	if s, ok := v.AsString(); ok {
 		return segment.String(s)

@@ -220,12 +220,13 @@ func (a *aggregator) add(st *aggregate.State, g int32, in Value, t int64) error 
 		switch in.kind {
 		case vString:
 			return st.AddString(g, in.str())
-		case vStrings:
-			for _, s := range in.strs() {
-				if err := st.AddString(g, s); err != nil {
-					return err
+		case vStrings, vStringsNull:
+			return in.elems(func(s string, ok bool) error {
+				if !ok {
+					return nil
 				}
-			}
+				return st.AddString(g, s)
+			})
 		case vLong:
 			return st.AddLong(g, int64(in.n))
 		case vDouble:

@@ -101,12 +101,13 @@ func singleString(v Value) (s string, ok bool, err error) {
 		return v.str(), true, nil
 	case vNull:
 		return "", false, nil
-	case vStrings:
+	case vStrings, vStringsNull:
 		switch v.n {
 		case 0:
 			return "", false, nil
 		case 1:
-			return v.strs()[0], true, nil
+			s, ok := v.only()
+			return s, ok, nil
 		}
 		return "", false, fmt.Errorf("segment: %d values for a single-value dimension", v.n)
 	}
@@ -167,13 +168,20 @@ func (d *stringDim) stage(v Value, key []byte) ([]byte, error) {
 	}
 	d.smv = d.smv[:0]
 	switch v.kind {
-	case vStrings:
-		for _, s := range v.strs() {
-			var id int32
-			if id, err = d.intern(s); err != nil {
-				return key, err
+	case vStrings, vStringsNull:
+		err = v.elems(func(s string, ok bool) error {
+			id := int32(nullID)
+			if ok {
+				var err error
+				if id, err = d.intern(s); err != nil {
+					return err
+				}
 			}
 			d.smv = append(d.smv, id)
+			return nil
+		})
+		if err != nil {
+			return key, err
 		}
 	case vNull:
 		d.smv = append(d.smv, nullID)

@@ -3,11 +3,13 @@ package segment
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/datasketches-go/hll"
@@ -643,5 +645,49 @@ func TestRowRangesAcrossBlocks(t *testing.T) {
 				t.Fatalf("MultiIDs(%d, %d) row %d: %v, want %v", from, to, r, got, want)
 			}
 		}
+	}
+}
+
+// A multi-value row keeps its null elements (Druid stores [null, "", "1"]
+// as three values): each is the null id, distinct from "".
+func TestMultiValueNullElements(t *testing.T) {
+	spec := Spec{
+		Fields:     []Field{{Name: "m", Kind: KindString}},
+		Dimensions: []Dimension{{Name: "m", MultiValue: true}},
+		Interval:   Interval{Start: 0, End: day},
+	}
+	rows := []Row{
+		{Time: 1, Values: []Value{StringsWithNulls([]string{"", "", "1"}, []bool{true, false, false})}},
+		{Time: 2, Values: []Value{StringsWithNulls([]string{"", ""}, []bool{true, true})}},
+		{Time: 3, Values: []Value{StringsWithNulls([]string{"a"}, []bool{false})}},
+	}
+	path, _ := writeSegment(t, spec, rows)
+	seg := mustOpen(t, path)
+	col, _ := seg.Strings("m")
+	offs, ids, err := col.MultiIDs(0, 3, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for r := range 3 {
+		var vals []string
+		for _, id := range ids[offs[r]:offs[r+1]] {
+			v, isNull, err := col.Lookup(int(id))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if isNull {
+				v = "<null>"
+			}
+			vals = append(vals, fmt.Sprintf("%q", v))
+		}
+		got = append(got, strings.Join(vals, ","))
+	}
+	want := []string{`"<null>","","1"`, `"<null>","<null>"`, `"a"`}
+	if !slices.Equal(got, want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
+	if v, ok := StringsWithNulls([]string{""}, []bool{true}).AsString(); ok {
+		t.Fatalf("a one-element null list as a string: %q", v)
 	}
 }

@@ -2,6 +2,7 @@ package segment
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"unsafe"
 
@@ -31,6 +32,7 @@ const (
 	vDouble
 	vString
 	vStrings
+	vStringsNull // a multi-value with null elements: p points to a nullableStrings
 	vBytes
 )
 
@@ -67,6 +69,58 @@ func Strings(v []string) Value {
 	return Value{p: unsafe.Pointer(unsafe.SliceData(v)), n: uint64(len(v)), kind: vStrings}
 }
 
+// nullableStrings is the data of a vStringsNull value.
+type nullableStrings struct {
+	vals []string
+	null []bool
+}
+
+// StringsWithNulls returns a multi-value string whose element i is null
+// where null[i] (vals[i] is then ignored), as Druid keeps the null elements
+// of a multi-value row. Without a null element it is Strings(vals); with
+// one it allocates, a row with null elements being the rare case.
+func StringsWithNulls(vals []string, null []bool) Value {
+	if !slices.Contains(null, true) {
+		return Strings(vals)
+	}
+	return Value{p: unsafe.Pointer(&nullableStrings{vals: vals, null: null}), n: uint64(len(vals)), kind: vStringsNull}
+}
+
+// elems calls f with each element of a multi-value (vStrings or
+// vStringsNull), ok=false for a null element.
+func (v Value) elems(f func(s string, ok bool) error) error {
+	if v.kind == vStrings {
+		for _, s := range v.strs() {
+			if err := f(s, true); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ns := (*nullableStrings)(v.p)
+	for i, s := range ns.vals {
+		if err := f(s, !ns.null[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// only returns the one element of a one-element multi-value; ok=false when
+// v is not one or its element is null.
+func (v Value) only() (string, bool) {
+	switch {
+	case v.n != 1:
+		return "", false
+	case v.kind == vStrings:
+		return v.strs()[0], true
+	case v.kind == vStringsNull:
+		ns := (*nullableStrings)(v.p)
+		return ns.vals[0], !ns.null[0]
+	}
+	return "", false
+}
+
 // Bytes returns a binary value: a serialized sketch for the sketch-merging
 // aggregators.
 func Bytes(v []byte) Value {
@@ -96,9 +150,9 @@ func (v Value) AsLong() (int64, bool) {
 		return javacompat.DoubleToLong(math.Float64frombits(v.n)), true
 	case vString:
 		return parseLong(v.str())
-	case vStrings:
-		if v.n == 1 {
-			return parseLong(v.strs()[0])
+	case vStrings, vStringsNull:
+		if s, ok := v.only(); ok {
+			return parseLong(s)
 		}
 	}
 	return 0, false
@@ -113,9 +167,9 @@ func (v Value) AsDouble() (float64, bool) {
 		return math.Float64frombits(v.n), true
 	case vString:
 		return parseDouble(v.str())
-	case vStrings:
-		if v.n == 1 {
-			return parseDouble(v.strs()[0])
+	case vStrings, vStringsNull:
+		if s, ok := v.only(); ok {
+			return parseDouble(s)
 		}
 	}
 	return 0, false
@@ -132,10 +186,8 @@ func (v Value) AsString() (string, bool) {
 		return strconv.FormatInt(int64(v.n), 10), true
 	case vDouble:
 		return strconv.FormatFloat(math.Float64frombits(v.n), 'g', -1, 64), true
-	case vStrings:
-		if v.n == 1 {
-			return v.strs()[0], true
-		}
+	case vStrings, vStringsNull:
+		return v.only()
 	}
 	return "", false
 }
