@@ -220,6 +220,7 @@ func init() {
 		"IPV4_STRINGIFY":                      simple("ipv4_stringify", 1, 1, Varchar),
 		"IPV6_MATCH":                          simple("ipv6_match", 2, 2, Boolean),
 	}
+	scalarFns["LOCALTIMESTAMP"] = scalarFns["CURRENT_TIMESTAMP"]
 }
 
 // FunctionNames are the scalar functions of the shared table.

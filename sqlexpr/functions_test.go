@@ -73,3 +73,14 @@ func TestTimestampDiffMonthsInZone(t *testing.T) {
 		t.Errorf("in Los Angeles: %v, want 2", got)
 	}
 }
+
+// TestLocalTimestamp: LOCALTIMESTAMP is CURRENT_TIMESTAMP, the statement's
+// one instant, as in Druid.
+func TestLocalTimestamp(t *testing.T) {
+	env := &Env{Now: 946782245000}
+	for _, q := range []string{"LOCALTIMESTAMP", "LOCALTIMESTAMP()"} {
+		if got, typ := eval(t, env, q); got != int64(946782245000) || typ != Timestamp {
+			t.Errorf("%s = %v (%s)", q, got, typ)
+		}
+	}
+}
