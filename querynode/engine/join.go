@@ -348,7 +348,9 @@ func scanAny(c *ScanCol, i int) any {
 	if c.IsMV && i < len(c.Multi) && c.Multi[i] != nil {
 		out := make([]any, len(c.Multi[i]))
 		for k, s := range c.Multi[i] {
-			out[k] = s
+			if !c.nullAt(i, k) {
+				out[k] = s
+			}
 		}
 		return out
 	}

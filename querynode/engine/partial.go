@@ -82,8 +82,14 @@ func (p *Partial) Attach(q *query.Query) error {
 			return query.Errorf(query.Internal, "partial result: malformed scan batch")
 		}
 		for _, c := range b.Cols {
-			if c == nil || c.DimCol == nil || c.Len() != len(b.Times) || !c.valid() || c.IsMV && len(c.Multi) != len(b.Times) {
+			if c == nil || c.DimCol == nil || c.Len() != len(b.Times) || !c.valid() || c.IsMV && len(c.Multi) != len(b.Times) ||
+				c.MultiNull != nil && len(c.MultiNull) != len(c.Multi) {
 				return query.Errorf(query.Internal, "partial result: malformed scan column")
+			}
+			for i, null := range c.MultiNull {
+				if null != nil && len(null) != len(c.Multi[i]) {
+					return query.Errorf(query.Internal, "partial result: malformed scan column")
+				}
 			}
 		}
 	}

@@ -25,7 +25,34 @@ func (b *ScanBatch) Len() int { return len(b.Times) }
 type ScanCol struct {
 	*DimCol
 	Multi [][]string `json:"multi,omitempty"`
-	IsMV  bool       `json:"mv,omitempty"`
+	// MultiNull marks the null elements of Multi's rows (nil for a row
+	// without one); it stays nil while no row has one.
+	MultiNull [][]bool `json:"multiNull,omitempty"`
+	IsMV      bool     `json:"mv,omitempty"`
+}
+
+// appendMulti appends a row's list (nil: not a list) and its null marks.
+func (c *ScanCol) appendMulti(list []string, null []bool) {
+	if null != nil && c.MultiNull == nil {
+		c.MultiNull = make([][]bool, len(c.Multi), cap(c.Multi))
+	}
+	c.Multi = append(c.Multi, list)
+	if c.MultiNull != nil {
+		c.MultiNull = append(c.MultiNull, null)
+	}
+}
+
+// nullAt reports whether element j of row i's list is null.
+func (c *ScanCol) nullAt(i, j int) bool {
+	return i < len(c.MultiNull) && j < len(c.MultiNull[i]) && c.MultiNull[i][j]
+}
+
+// nullsOf is row i's null marks.
+func (c *ScanCol) nullsOf(i int) []bool {
+	if i < len(c.MultiNull) {
+		return c.MultiNull[i]
+	}
+	return nil
 }
 
 func (c *ScanCol) value(i int) Value { return c.DimCol.Value(i) }
@@ -215,25 +242,33 @@ func scanStrings(c *columns, ks keySource, rows []int32, col *ScanCol) error {
 		if offs == nil {
 			col.Append(ks.value(ids[i]))
 			if col.IsMV {
-				col.Multi = append(col.Multi, nil)
+				col.appendMulti(nil, nil)
 			}
 			continue
 		}
 		vals := ids[offs[i]:offs[i+1]]
 		if len(vals) == 1 {
 			col.Append(ks.value(vals[0]))
-			col.Multi = append(col.Multi, nil)
+			col.appendMulti(nil, nil)
 		} else {
 			col.Append(Null)
 			list := make([]string, 0, len(vals))
-			for _, id := range vals {
-				s, _ := ks.value(id).String()
+			var null []bool // Druid keeps a list's null elements
+			for j, id := range vals {
+				v := ks.value(id)
+				if v.IsNull() {
+					if null == nil {
+						null = make([]bool, len(vals))
+					}
+					null[j] = true
+				}
+				s, _ := v.String()
 				list = append(list, s)
 			}
 			if len(vals) == 0 {
 				list = nil
 			}
-			col.Multi = append(col.Multi, list)
+			col.appendMulti(list, null)
 		}
 		col.IsMV = true
 	}
@@ -311,11 +346,12 @@ func mergeScan(_ *Engine, q *query.Query, parts []*Partial, out *Partial) error 
 			}
 			comb.Cols[k].Append(c.value(r.i))
 			var mv []string
+			var null []bool
 			if c.IsMV {
-				mv = c.Multi[r.i]
+				mv, null = c.Multi[r.i], c.nullsOf(r.i)
 				comb.Cols[k].IsMV = true
 			}
-			comb.Cols[k].Multi = append(comb.Cols[k].Multi, mv)
+			comb.Cols[k].appendMulti(mv, null)
 		}
 	}
 	out.Scan = []*ScanBatch{comb}
@@ -333,6 +369,9 @@ func (b *ScanBatch) slice(lo, hi int) *ScanBatch {
 		nc := &ScanCol{DimCol: c.DimCol.gather(idx), IsMV: c.IsMV}
 		if c.IsMV {
 			nc.Multi = c.Multi[lo:hi]
+			if c.MultiNull != nil {
+				nc.MultiNull = c.MultiNull[lo:hi]
+			}
 		}
 		out.Cols = append(out.Cols, nc)
 	}
@@ -386,6 +425,10 @@ func finalizeScan(_ *Engine, q *query.Query, p *Partial) ([]byte, error) {
 					for j, v := range c.Multi[i] {
 						if j > 0 {
 							w.raw(",")
+						}
+						if c.nullAt(i, j) {
+							w.raw("null")
+							continue
 						}
 						w.b = javacompat.AppendJSONString(w.b, v)
 					}
