@@ -46,6 +46,18 @@ func Numeric(t string) bool { return t == Bigint || t == Double || t == Float ||
 // IsArray reports whether t is an array type.
 func IsArray(t string) bool { return strings.HasSuffix(t, ArraySuffix) }
 
+// ArrayOf is the type of an array of elem values: expressions compute
+// floats as doubles and booleans as longs.
+func ArrayOf(elem string) string {
+	switch elem {
+	case Float:
+		elem = Double
+	case Boolean:
+		elem = Bigint
+	}
+	return elem + ArraySuffix
+}
+
 // Elem is the element type of array type t.
 func Elem(t string) string { return strings.TrimSuffix(t, ArraySuffix) }
 

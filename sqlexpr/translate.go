@@ -342,6 +342,8 @@ func (t *Translator) Expr(e sql.Expr) (Expr, error) {
 			return vals[0], nil
 		}
 		return Expr{}, invalidAt(x, "A scalar subquery returned more than one row")
+	case *sql.ArrayLit:
+		return t.arrayLit(x)
 	case *sql.StarExpr:
 		return Expr{}, invalidAt(x, "'*' is not allowed here")
 	case *sql.NamedArg:
@@ -353,6 +355,52 @@ func (t *Translator) Expr(e sql.Expr) (Expr, error) {
 		}
 	}
 	return Expr{}, unsupportedAt(e, "Expression '%s' is not supported", e.String())
+}
+
+// arrayLit is ARRAY[...]: its elements' type ignores NULLs; mixed numbers
+// are DOUBLE and anything else mixed VARCHAR. Arrays do not nest.
+func (t *Translator) arrayLit(x *sql.ArrayLit) (Expr, error) {
+	vals := make([]Expr, len(x.Elems))
+	elem := ""
+	for i, el := range x.Elems {
+		v, err := t.Expr(el)
+		if err != nil {
+			return Expr{}, err
+		}
+		if IsArray(v.Type) {
+			return Expr{}, unsupportedAt(el, "Nested arrays are not supported")
+		}
+		vals[i] = v
+		switch {
+		case v.IsNull():
+		case elem == "":
+			elem = v.Type
+		case elem != v.Type && Numeric(elem) && Numeric(v.Type):
+			elem = Double
+		case elem != v.Type:
+			elem = Varchar
+		}
+	}
+	if elem == "" {
+		elem = Varchar
+	}
+	// The native array() types its elements by the first one, so an
+	// element of another type, or a NULL, is cast to the array's
+	// (ARRAY[1, 2.5] would otherwise hold 1 and 2, and ARRAY[NULL, 1]
+	// strings).
+	typ := ArrayOf(elem)
+	native := map[string]string{Bigint: "LONG", Double: "DOUBLE"}[Elem(typ)]
+	if native == "" {
+		native = "STRING"
+	}
+	elems := make([]string, len(vals))
+	for i, v := range vals {
+		elems[i] = v.Src
+		if v.IsNull() || ArrayOf(v.Type) != typ {
+			elems[i] = "cast(" + v.Src + ", '" + native + "')"
+		}
+	}
+	return Expr{Src: "array(" + strings.Join(elems, ", ") + ")", Type: typ}, nil
 }
 
 func (t *Translator) param(x *sql.Param) (Expr, error) {

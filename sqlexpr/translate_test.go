@@ -93,6 +93,10 @@ func TestTranslateEvaluates(t *testing.T) {
 		{"GREATEST(x, d)", 7.0, Double},
 		{"TRUNCATE(-2.57, 1)", -2.5, Double},
 		{"DATE_TRUNC('month', __time)", int64(946684800000), Timestamp},
+		{"ARRAY[x, NULL]", "[7 <nil>]", Bigint + ArraySuffix},
+		{"ARRAY[NULL, d, x]", "[<nil> 2.5 7]", Double + ArraySuffix},
+		{"ARRAY[x, d]", "[7 2.5]", Double + ArraySuffix},
+		{"ARRAY[s, x]", "[abc 7]", Varchar + ArraySuffix},
 	} {
 		got, typ := eval(t, &Env{}, c.sql)
 		if fmt.Sprint(got) != fmt.Sprint(c.want) || typ != c.typ {

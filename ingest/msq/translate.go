@@ -209,7 +209,7 @@ func (t *translator) Column(x *sql.ColumnRef) (sqlexpr.Expr, error) {
 	return sqlexpr.Expr{Src: ident(i), Type: t.sc.cols[i].typ.sqlType()}, nil
 }
 
-// Other translates array literals and subscripts.
+// Other translates array subscripts.
 func (t *translator) Other(e sql.Expr) (sqlexpr.Expr, bool, error) {
 	switch x := e.(type) {
 	case *sql.IndexExpr:
@@ -222,29 +222,6 @@ func (t *translator) Other(e sql.Expr) (sqlexpr.Expr, bool, error) {
 			return sqlexpr.Expr{}, true, err
 		}
 		return sqlexpr.Expr{Src: "array_ordinal(" + a.Src + ", " + i.Src + ")", Type: elemType(typeOfSQL(a.Type)).sqlType()}, true, nil
-	case *sql.ArrayLit:
-		parts := make([]string, len(x.Elems))
-		et := Type{}
-		for i, el := range x.Elems {
-			v, err := t.expr(el)
-			if err != nil {
-				return sqlexpr.Expr{}, true, err
-			}
-			parts[i] = v.src
-			if i == 0 {
-				et = v.typ
-			} else {
-				et = mergeTypes(et, v.typ)
-			}
-		}
-		at := Type{Kind: KindStringArray}
-		switch et.Kind {
-		case KindLong:
-			at = Type{Kind: KindLongArray}
-		case KindDouble, KindFloat:
-			at = Type{Kind: KindDoubleArray}
-		}
-		return sqlexpr.Expr{Src: "array(" + strings.Join(parts, ", ") + ")", Type: at.sqlType()}, true, nil
 	}
 	return sqlexpr.Expr{}, false, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"strata/sql"
+	"strata/sqlexpr"
 )
 
 // SQL arrays: ARRAY_AGG and STRING_AGG/LISTAGG, planned as Druid plans
@@ -20,15 +21,7 @@ const arraySuffix = " ARRAY"
 
 func isArrayType(t string) bool { return strings.HasSuffix(t, arraySuffix) }
 
-func arrayOf(elem string) string {
-	switch elem {
-	case tFloat:
-		elem = tDouble // expressions compute floats as doubles
-	case tBoolean:
-		elem = tBigint
-	}
-	return elem + arraySuffix
-}
+func arrayOf(elem string) string { return sqlexpr.ArrayOf(elem) }
 
 func elemOf(t string) string { return strings.TrimSuffix(t, arraySuffix) }
 
@@ -149,60 +142,6 @@ func (a *aggPlan) addArrayAgg(c *sql.FuncCall, name, fname string) error {
 	a.aggs = append(a.aggs, out)
 	a.post[c.String()] = scopeCol{name: c.String(), native: name, typ: typ}
 	return nil
-}
-
-// arrayExpr translates the expression forms only arrays need: ARRAY[...]
-// and POSITION(... IN ... [FROM ...]); ok is false for any other form.
-func (t *translator) arrayExpr(e sql.Expr) (ex, bool, error) {
-	switch x := e.(type) {
-	case *sql.ArrayLit:
-		elems := make([]string, len(x.Elems))
-		elem := ""
-		for i, el := range x.Elems {
-			v, err := t.expr(el)
-			if err != nil {
-				return ex{}, true, err
-			}
-			if isArrayType(v.typ) {
-				return ex{}, true, unsupported("%s", sql.AtPos(el, "Nested arrays are not supported"))
-			}
-			elems[i] = v.src
-			if v.isLit && v.lit == nil {
-				continue
-			}
-			switch {
-			case elem == "":
-				elem = v.typ
-			case elem != v.typ && numeric(elem) && numeric(v.typ):
-				elem = tDouble
-			case elem != v.typ:
-				elem = tVarchar
-			}
-		}
-		if elem == "" {
-			elem = tVarchar
-		}
-		return ex{src: "array(" + strings.Join(elems, ", ") + ")", typ: arrayOf(elem)}, true, nil
-	case *sql.PositionExpr:
-		sub, err := t.expr(x.Sub)
-		if err != nil {
-			return ex{}, true, err
-		}
-		str, err := t.expr(x.Str)
-		if err != nil {
-			return ex{}, true, err
-		}
-		from := "0"
-		if x.From != nil {
-			f, err := t.expr(x.From)
-			if err != nil {
-				return ex{}, true, err
-			}
-			from = "(" + f.src + " - 1)"
-		}
-		return ex{src: "(strpos(" + str.src + ", " + sub.src + ", " + from + ") + 1)", typ: tBigint}, true, nil
-	}
-	return ex{}, false, nil
 }
 
 // arrayFn is an array (or string) function: native name, argument bounds,

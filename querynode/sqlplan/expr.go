@@ -212,12 +212,6 @@ func (t *translator) Call(name string, x *sql.FuncCall, args []sqlexpr.Expr) (sq
 	return v.shared(), true, err
 }
 
-// Other translates array literals, subscripts and the array forms.
-func (t *translator) Other(e sql.Expr) (sqlexpr.Expr, bool, error) {
-	v, ok, err := t.arrayExpr(e)
-	return v.shared(), ok, err
-}
-
 // Subquery runs an IN or scalar subquery first.
 func (t *translator) Subquery(x *sql.InExpr) ([]sqlexpr.Expr, error) {
 	vals, err := t.inValues(x)
