@@ -359,6 +359,41 @@ func compareTables(expected, actual *boxTable, ordered bool) error {
 	return nil
 }
 
+// withoutEmptyExtraColumns drops from actual the columns expected does not
+// list whose every cell is empty (null), returning the rest and the names
+// dropped (none when there are no such columns).
+func withoutEmptyExtraColumns(expected, actual *boxTable) (*boxTable, []string) {
+	var keep []int
+	var dropped []string
+	for i, c := range actual.Columns {
+		empty := !slices.Contains(expected.Columns, c)
+		for _, r := range actual.Rows {
+			if empty && i < len(r) && r[i] != "" {
+				empty = false
+			}
+		}
+		if empty {
+			dropped = append(dropped, c)
+		} else {
+			keep = append(keep, i)
+		}
+	}
+	out := &boxTable{}
+	for _, i := range keep {
+		out.Columns = append(out.Columns, actual.Columns[i])
+	}
+	for _, r := range actual.Rows {
+		row := make([]string, 0, len(keep))
+		for _, i := range keep {
+			if i < len(r) {
+				row = append(row, r[i])
+			}
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	return out, dropped
+}
+
 func sortedRows(rows [][]string) [][]string {
 	out := slices.Clone(rows)
 	slices.SortFunc(out, func(a, b []string) int { return slices.Compare(a, b) })

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -466,5 +467,20 @@ func TestDatasetSpec(t *testing.T) {
 	src := spec.Spec.IOConfig.InputSource
 	if src["baseDir"] != local || src["filter"] != "rows.tsv" {
 		t.Errorf("local input source %v", src)
+	}
+}
+
+// Columns expected lacks are set apart only when null in every row; a
+// column with a value, or a difference elsewhere, stays a wrong result.
+func TestWithoutEmptyExtraColumns(t *testing.T) {
+	exp := &boxTable{Columns: []string{"a", "b"}, Rows: [][]string{{"1", "x"}, {"2", ""}}}
+	act := &boxTable{Columns: []string{"a", "e", "b", "f"}, Rows: [][]string{{"1", "", "x", ""}, {"2", "", "", ""}}}
+	got, dropped := withoutEmptyExtraColumns(exp, act)
+	if !slices.Equal(dropped, []string{"e", "f"}) || compareTables(exp, got, true) != nil {
+		t.Fatalf("dropped %v, left %v", dropped, got)
+	}
+	act.Rows[1][3] = "v"
+	if got, dropped := withoutEmptyExtraColumns(exp, act); !slices.Equal(dropped, []string{"e"}) || compareTables(exp, got, true) == nil {
+		t.Fatalf("a column with a value was dropped: %v, left %v", dropped, got)
 	}
 }
