@@ -111,23 +111,7 @@ func TestSQLSelectAsOf(t *testing.T) {
 	run := func(set, ctx string) (string, string, string) {
 		t.Helper()
 		body := `{"query":"` + set + `SELECT COUNT(*) AS n, SUM(added) AS s FROM wiki"` + ctx + `}`
-		code, _, resp := do(t, "POST", c.url(l)+"/svc/v2/sql/task", "application/json", body, nil)
-		var sub struct {
-			TaskID string `json:"taskId"`
-		}
-		if code != 200 || json.Unmarshal([]byte(resp), &sub) != nil {
-			t.Fatalf("submit: %d %s", code, resp)
-		}
-		var st struct {
-			Status struct {
-				Status   string `json:"status"`
-				ErrorMsg string `json:"errorMsg"`
-			} `json:"status"`
-		}
-		eventually.True(t, "the SQL task to end", func() bool {
-			_, _, b := do(t, "GET", c.url(l)+"/svc/indexer/v1/task/"+sub.TaskID+"/status", "", "", nil)
-			return json.Unmarshal([]byte(b), &st) == nil && (st.Status.Status == "SUCCESS" || st.Status.Status == "FAILED")
-		}, slow)
+		id, status, errMsg := runSQLTask(t, c.url(l), body)
 		var rep struct {
 			MSQ struct {
 				Payload struct {
@@ -137,9 +121,9 @@ func TestSQLSelectAsOf(t *testing.T) {
 				} `json:"payload"`
 			} `json:"multiStageQuery"`
 		}
-		_, _, b := do(t, "GET", c.url(l)+"/svc/indexer/v1/task/"+sub.TaskID+"/reports", "", "", nil)
+		_, _, b := do(t, "GET", c.url(l)+"/svc/indexer/v1/task/"+id+"/reports", "", "", nil)
 		json.Unmarshal([]byte(b), &rep)
-		return st.Status.Status, st.Status.ErrorMsg, string(rep.MSQ.Payload.Results.Results)
+		return status, errMsg, string(rep.MSQ.Payload.Results.Results)
 	}
 	for _, tc := range []struct{ what, set, ctx, want string }{
 		{"now", ``, ``, `[[3,300]]`},

@@ -75,25 +75,8 @@ func TestSQLExpressionsAgreeInsertAndSelect(t *testing.T) {
 	ingest := func(q string) {
 		t.Helper()
 		body, _ := json.Marshal(map[string]string{"query": q})
-		code, _, resp := do(t, "POST", c.url(l)+"/svc/v2/sql/task", "application/json", string(body), nil)
-		var sub struct {
-			TaskID string `json:"taskId"`
-		}
-		if code != 200 || json.Unmarshal([]byte(resp), &sub) != nil {
-			t.Fatalf("submit: %d %s", code, resp)
-		}
-		var st struct {
-			Status struct {
-				Status   string `json:"status"`
-				ErrorMsg string `json:"errorMsg"`
-			} `json:"status"`
-		}
-		eventually.True(t, "the SQL task to end", func() bool {
-			_, _, b := do(t, "GET", c.url(l)+"/svc/indexer/v1/task/"+sub.TaskID+"/status", "", "", nil)
-			return json.Unmarshal([]byte(b), &st) == nil && (st.Status.Status == "SUCCESS" || st.Status.Status == "FAILED")
-		}, slow)
-		if st.Status.Status != "SUCCESS" {
-			t.Fatalf("%s: %s", q, st.Status.ErrorMsg)
+		if _, st, msg := runSQLTask(t, c.url(l), string(body)); st != "SUCCESS" {
+			t.Fatalf("%s: %s", q, msg)
 		}
 	}
 	query := func(q string) (int, string) {
@@ -149,4 +132,28 @@ func TestSQLExpressionsAgreeInsertAndSelect(t *testing.T) {
 func jsonText(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// runSQLTask submits a SQL task to the overlord at url and waits for it to
+// end: its id, final status and error message.
+func runSQLTask(t *testing.T, url, body string) (id, status, errMsg string) {
+	t.Helper()
+	code, _, resp := do(t, "POST", url+"/svc/v2/sql/task", "application/json", body, nil)
+	var sub struct {
+		TaskID string `json:"taskId"`
+	}
+	if code != 200 || json.Unmarshal([]byte(resp), &sub) != nil {
+		t.Fatalf("submit: %d %s", code, resp)
+	}
+	var st struct {
+		Status struct {
+			Status   string `json:"status"`
+			ErrorMsg string `json:"errorMsg"`
+		} `json:"status"`
+	}
+	eventually.True(t, "the SQL task to end", func() bool {
+		_, _, b := do(t, "GET", url+"/svc/indexer/v1/task/"+sub.TaskID+"/status", "", "", nil)
+		return json.Unmarshal([]byte(b), &st) == nil && (st.Status.Status == "SUCCESS" || st.Status.Status == "FAILED")
+	}, slow)
+	return sub.TaskID, st.Status.Status, st.Status.ErrorMsg
 }
