@@ -203,17 +203,17 @@ func init() {
 		"TRUNC":       {min: 1, max: 2, build: truncate},
 		// PI is also written without parentheses (see Translator.Expr).
 		"PI":                                  simple("pi", 0, 0, Double),
-		"BITWISE_AND":                         simple("bitwiseAnd", 2, 2, Bigint),
-		"BITWISE_OR":                          simple("bitwiseOr", 2, 2, Bigint),
-		"BITWISE_XOR":                         simple("bitwiseXor", 2, 2, Bigint),
-		"BITWISE_COMPLEMENT":                  simple("bitwiseComplement", 1, 1, Bigint),
-		"BITWISE_SHIFT_LEFT":                  simple("bitwiseShiftLeft", 2, 2, Bigint),
-		"BITWISE_SHIFT_RIGHT":                 simple("bitwiseShiftRight", 2, 2, Bigint),
-		"BITWISE_CONVERT_DOUBLE_TO_LONG_BITS": simple("bitwiseConvertDoubleToLongBits", 1, 1, Bigint),
-		"BITWISE_CONVERT_LONG_BITS_TO_DOUBLE": simple("bitwiseConvertLongBitsToDouble", 1, 1, Double),
-		"HUMAN_READABLE_BINARY_BYTE_FORMAT":   simple("human_readable_binary_byte_format", 1, 2, Varchar),
-		"HUMAN_READABLE_DECIMAL_BYTE_FORMAT":  simple("human_readable_decimal_byte_format", 1, 2, Varchar),
-		"HUMAN_READABLE_DECIMAL_FORMAT":       simple("human_readable_decimal_format", 1, 2, Varchar),
+		"BITWISE_AND":                         numbers(simple("bitwiseAnd", 2, 2, Bigint)),
+		"BITWISE_OR":                          numbers(simple("bitwiseOr", 2, 2, Bigint)),
+		"BITWISE_XOR":                         numbers(simple("bitwiseXor", 2, 2, Bigint)),
+		"BITWISE_COMPLEMENT":                  numbers(simple("bitwiseComplement", 1, 1, Bigint)),
+		"BITWISE_SHIFT_LEFT":                  numbers(simple("bitwiseShiftLeft", 2, 2, Bigint)),
+		"BITWISE_SHIFT_RIGHT":                 numbers(simple("bitwiseShiftRight", 2, 2, Bigint)),
+		"BITWISE_CONVERT_DOUBLE_TO_LONG_BITS": numbers(simple("bitwiseConvertDoubleToLongBits", 1, 1, Bigint)),
+		"BITWISE_CONVERT_LONG_BITS_TO_DOUBLE": numbers(simple("bitwiseConvertLongBitsToDouble", 1, 1, Double)),
+		"HUMAN_READABLE_BINARY_BYTE_FORMAT":   numbers(simple("human_readable_binary_byte_format", 1, 2, Varchar)),
+		"HUMAN_READABLE_DECIMAL_BYTE_FORMAT":  numbers(simple("human_readable_decimal_byte_format", 1, 2, Varchar)),
+		"HUMAN_READABLE_DECIMAL_FORMAT":       numbers(simple("human_readable_decimal_format", 1, 2, Varchar)),
 		"DECODE_BASE64_UTF8":                  simple("decode_base64_utf8", 1, 1, Varchar),
 		"IPV4_MATCH":                          simple("ipv4_match", 2, 2, Boolean),
 		"IPV4_PARSE":                          simple("ipv4_parse", 1, 1, Bigint),
@@ -318,6 +318,30 @@ func (t *Translator) callAt(x *sql.FuncCall, at sql.Node) (Expr, error) {
 		return Expr{}, invalidAt(at, "Invalid number of arguments to function '%s'", name)
 	}
 	return f.build(t, x, args)
+}
+
+// numbers refuses arguments that are not numbers (NULL is one), as
+// Calcite's operand type check does for Druid's numeric functions.
+func numbers(f fnDef) fnDef {
+	build := f.build
+	f.build = func(t *Translator, call *sql.FuncCall, a []Expr) (Expr, error) {
+		for _, x := range a {
+			if !Numeric(x.Type) && !x.IsNull() {
+				return Expr{}, cannotApply(call, strings.ToUpper(call.Name.Name), a)
+			}
+		}
+		return build(t, call, a)
+	}
+	return f
+}
+
+// cannotApply is Calcite's error for arguments of the wrong types.
+func cannotApply(at sql.Node, name string, a []Expr) *Error {
+	types := make([]string, len(a))
+	for i, x := range a {
+		types[i] = "<" + x.Type + ">"
+	}
+	return invalidAt(at, "Cannot apply '%s' to arguments of type '%s(%s)'", name, name, strings.Join(types, ", "))
 }
 
 // isPI reports whether ref is the unquoted, unqualified name PI.

@@ -1,9 +1,13 @@
 package sqlexpr
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"strata/sql"
 )
 
 // TestDruidScalarFunctions: Druid's scalar functions from its SQL reference
@@ -81,6 +85,37 @@ func TestLocalTimestamp(t *testing.T) {
 	for _, q := range []string{"LOCALTIMESTAMP", "LOCALTIMESTAMP()"} {
 		if got, typ := eval(t, env, q); got != int64(946782245000) || typ != Timestamp {
 			t.Errorf("%s = %v (%s)", q, got, typ)
+		}
+	}
+}
+
+// TestScalarFunctionArgumentTypes: Druid refuses a string where the bitwise
+// and human-readable functions take numbers, and anything but timestamps in
+// TIMESTAMPDIFF, at planning (400), where the native functions would
+// answer null or 0 for every row.
+func TestScalarFunctionArgumentTypes(t *testing.T) {
+	for _, q := range []string{
+		"BITWISE_AND(s, 1)",
+		"BITWISE_COMPLEMENT(s)",
+		"HUMAN_READABLE_DECIMAL_FORMAT(s)",
+		"HUMAN_READABLE_BINARY_BYTE_FORMAT(x, s)",
+		"TIMESTAMPDIFF(MONTH, s, __time)",
+		"TIMESTAMPDIFF(DAY, __time, x)",
+	} {
+		e, err := sql.ParseExpr(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		_, err = Translate(rowScope{}, &Env{}, e)
+		var se *Error
+		if !errors.As(err, &se) || se.Category != CategoryInvalidInput || !strings.Contains(err.Error(), "Cannot apply") {
+			t.Errorf("%s: %v, want a 'Cannot apply' invalid input error", q, err)
+		}
+	}
+	for _, q := range []string{"BITWISE_AND(x, NULL)", "HUMAN_READABLE_DECIMAL_FORMAT(d, 1)", "TIMESTAMPDIFF(DAY, NULL, __time)"} {
+		e, _ := sql.ParseExpr(q)
+		if _, err := Translate(rowScope{}, &Env{}, e); err != nil {
+			t.Errorf("%s: %v", q, err)
 		}
 	}
 }

@@ -746,6 +746,11 @@ func (t *Translator) timestampArith(x *sql.TimestampArith) (Expr, error) {
 		}
 		return Expr{Src: "timestamp_shift(" + b.Src + ", '" + p + "', " + a.Src + ", " + t.Env.tz() + ")", Type: Timestamp}, nil
 	}
+	for _, v := range []Expr{a, b} {
+		if v.Type != Timestamp && !v.IsNull() {
+			return Expr{}, cannotApply(x, "TIMESTAMPDIFF", []Expr{{Type: "SYMBOL"}, a, b})
+		}
+	}
 	if months, ok := monthUnits[x.Unit]; ok {
 		// Druid counts whole calendar months in the query's time zone
 		// (Joda's monthsBetween), then quarters and years as 3 and 12 of them.
