@@ -53,6 +53,8 @@ func TestFaultCodes(t *testing.T) {
 		{"bad source", `SELECT * FROM TABLE(EXTERN('{"type":"s3","uris":["s3://b/k"]}', '{"type":"json"}', '[{"name":"a","type":"string"}]'))`, nil, CodeDruidException},
 		{"numeric array", `INSERT INTO t SELECT TIME_PARSE(ts) AS __time, ARRAY[v, v] AS a FROM ` + ext + ` PARTITIONED BY DAY`, nil, CodeColumnTypeNotSupported},
 		{"bad context", `SELECT 1`, map[string]any{"maxNumTasks": 1}, CodeDruidException},
+		// Read in UTC, it would answer otherwise than interactive SQL does.
+		{"time zone", `SELECT TIME_FLOOR(TIMESTAMP '2024-01-01 02:00:00', 'P1D') AS d`, map[string]any{"sqlTimeZone": "America/Los_Angeles"}, CodeQueryNotSupported},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -177,6 +177,17 @@ func parseOptions(m map[string]any, tempDir string) (*options, error) {
 	if o.waitLoad, err = ctxBool(m, "waitUntilSegmentsLoad", true); err != nil {
 		return nil, err
 	}
+	// SQL ingestion reads timestamp literals, time filters and the time
+	// functions' defaults in UTC: a statement meant for another sqlTimeZone
+	// would get other answers here than interactive SQL gives it, so it is
+	// refused rather than read in the wrong zone.
+	if z, ok := m["sqlTimeZone"]; ok {
+		switch z {
+		case "", "UTC", "Etc/UTC", "GMT", "Z":
+		default:
+			return nil, unsupported("sqlTimeZone [%v] is not supported by SQL ingestion: only UTC is", z)
+		}
+	}
 	o.arrayIngestMode = "mvd"
 	if v, ok := m["arrayIngestMode"].(string); ok {
 		switch v {
