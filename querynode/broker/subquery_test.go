@@ -133,7 +133,7 @@ func TestSubqueryErrors(t *testing.T) {
 		status int
 		msg    string
 	}{
-		{`{"queryType":"scan","intervals":["2024/2025"],"dataSource":{"type":"lookup","lookup":"x"}}`, 501, "[lookup]"},
+		{`{"queryType":"scan","intervals":["2024/2025"],"dataSource":{"type":"lookup","lookup":"x"}}`, 400, "Lookup [x] not found"},
 		{`{"queryType":"scan","intervals":["2024/2025"],"dataSource":{"type":"inline","columnNames":["a"],"rows":[[1,2]]}}`, 400, "row 0 has 2 values"},
 		{`{"queryType":"scan","intervals":["2024/2025"],"dataSource":{"type":"inline","columnNames":["__time"],"rows":[["soon"]]}}`, 400, "__time"},
 		{`{"queryType":"scan","intervals":["2024/2025"],"dataSource":{"type":"query","query":{"queryType":"search","dataSource":"w","intervals":["2024/2025"],"query":{"type":"contains","value":"a"}}}}`, 501, "subquery"},
