@@ -215,9 +215,9 @@ func init() {
 		"HUMAN_READABLE_DECIMAL_BYTE_FORMAT":  numbers(simple("human_readable_decimal_byte_format", 1, 2, Varchar)),
 		"HUMAN_READABLE_DECIMAL_FORMAT":       numbers(simple("human_readable_decimal_format", 1, 2, Varchar)),
 		"DECODE_BASE64_UTF8":                  simple("decode_base64_utf8", 1, 1, Varchar),
-		"IPV4_MATCH":                          simple("ipv4_match", 2, 2, Boolean),
-		"IPV4_PARSE":                          simple("ipv4_parse", 1, 1, Bigint),
-		"IPV4_STRINGIFY":                      simple("ipv4_stringify", 1, 1, Varchar),
+		"IPV4_MATCH":                          typed(simple("ipv4_match", 2, 2, Boolean), ipAddress, isString),
+		"IPV4_PARSE":                          typed(simple("ipv4_parse", 1, 1, Bigint), ipAddress),
+		"IPV4_STRINGIFY":                      typed(simple("ipv4_stringify", 1, 1, Varchar), ipAddress),
 		"IPV6_MATCH":                          simple("ipv6_match", 2, 2, Boolean),
 	}
 	scalarFns["LOCALTIMESTAMP"] = scalarFns["CURRENT_TIMESTAMP"]
@@ -320,13 +320,18 @@ func (t *Translator) callAt(x *sql.FuncCall, at sql.Node) (Expr, error) {
 	return f.build(t, x, args)
 }
 
-// numbers refuses arguments that are not numbers (NULL is one), as
-// Calcite's operand type check does for Druid's numeric functions.
-func numbers(f fnDef) fnDef {
+// numbers refuses arguments that are not numbers, as Calcite's operand
+// type check does for Druid's numeric functions.
+func numbers(f fnDef) fnDef { return typed(f, Numeric) }
+
+// typed refuses, as Calcite's operand type check does, arguments of types
+// the function does not take: want[i] checks argument i's SQL type, the
+// last one the rest. A NULL literal is any type.
+func typed(f fnDef, want ...func(typ string) bool) fnDef {
 	build := f.build
 	f.build = func(t *Translator, call *sql.FuncCall, a []Expr) (Expr, error) {
-		for _, x := range a {
-			if !Numeric(x.Type) && !x.IsNull() {
+		for i, x := range a {
+			if ok := want[min(i, len(want)-1)]; !ok(x.Type) && !x.IsNull() {
 				return Expr{}, cannotApply(call, strings.ToUpper(call.Name.Name), a)
 			}
 		}
@@ -334,6 +339,11 @@ func numbers(f fnDef) fnDef {
 	}
 	return f
 }
+
+// ipAddress is the IPv4 functions' address: a string or an integer.
+func ipAddress(typ string) bool { return typ == Varchar || typ == Bigint }
+
+func isString(typ string) bool { return typ == Varchar }
 
 // cannotApply is Calcite's error for arguments of the wrong types.
 func cannotApply(at sql.Node, name string, a []Expr) *Error {
