@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -191,5 +192,46 @@ func TestSQLPlanRechecksPermissions(t *testing.T) {
 	fcode, fresh := post(`{"query":"SELECT COUNT(*) AS n FROM wiki","context":{"sqlQueryId":"fresh"}}`)
 	if code != 403 || code != fcode || got != fresh {
 		t.Fatalf("after the revoke: %d %s, want as planned afresh: %d %s", code, got, fcode, fresh)
+	}
+}
+
+// TestSQLStatementCost measures, in process, what one statement costs over
+// loopback: the native query, its SQL form planned afresh (the request
+// names its sqlQueryId, so no plan is reused) and its SQL form reusing the
+// plan. A measurement, not a check: STRATA_BENCH_SQL=1 runs it
+// (go test -run SQLStatementCost -v ./server).
+func TestSQLStatementCost(t *testing.T) {
+	if os.Getenv("STRATA_BENCH_SQL") == "" {
+		t.Skip("a measurement: set STRATA_BENCH_SQL=1")
+	}
+	b := sqlCluster(t, nil)
+	const native = `{"queryType":"timeseries","dataSource":"wiki","granularity":"all","intervals":["2024-01-01/2024-01-08"],"filter":{"type":"selector","dimension":"page","value":"a"},"aggregations":[{"type":"count","name":"c"}]}`
+	const stmt = `SELECT COUNT(*) AS c FROM wiki WHERE __time >= TIMESTAMP '2024-01-01 00:00:00' AND __time < TIMESTAMP '2024-01-08 00:00:00' AND page = 'a'`
+	for _, c := range []struct{ name, path, body string }{
+		{"native", "/svc/v2/", native},
+		{"sql planned", "/svc/v2/sql", `{"query":"` + stmt + `","resultFormat":"array","context":{"sqlQueryId":"cost"}}`},
+		{"sql reused", "/svc/v2/sql", `{"query":"` + stmt + `","resultFormat":"array"}`},
+	} {
+		var failed string
+		r := testing.Benchmark(func(tb *testing.B) {
+			tb.ReportAllocs()
+			for tb.Loop() {
+				resp, err := http.Post(b.url+c.path, "application/json", strings.NewReader(c.body))
+				if err != nil {
+					failed = err.Error()
+					return
+				}
+				got, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					failed = string(got)
+					return
+				}
+			}
+		})
+		if failed != "" {
+			t.Fatalf("%s: %s", c.name, failed)
+		}
+		t.Logf("%-12s %8.1f µs/op %6d allocs/op (client and server)", c.name, float64(r.NsPerOp())/1000, r.AllocsPerOp())
 	}
 }
