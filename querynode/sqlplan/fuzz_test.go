@@ -28,6 +28,7 @@ var planSeeds = []string{
 	"SELECT COUNT(*) FROM (SELECT ARRAY_AGG(DISTINCT added, 4096) AS a, STRING_AGG(page, '|') FILTER (WHERE added > 1) AS s FROM wiki GROUP BY channel) WHERE NOT ARRAY_CONTAINS(a, 1) OR a IS NULL",
 	"SELECT ARRAY_LENGTH(ARRAY_CONCAT(ARRAY_AGG(page), ARRAY['x'])), ARRAY_SLICE(ARRAY_AGG(__time), 0, 1), LISTAGG(page), POSITION('a' IN STRING_AGG(page, ',') FROM 2)",
 	"SELECT page, added * 2 AS d FROM wiki WHERE page <> 'x' ORDER BY d DESC NULLS FIRST, 1, __time LIMIT 3 OFFSET 1",
+	"SELECT BITWISE_SHIFT_LEFT(added, 2), HUMAN_READABLE_DECIMAL_FORMAT(SUM(added), 1), IPV4_MATCH(page, '10.0.0.0/8'), PI, LOCALTIMESTAMP, TIMESTAMPDIFF(QUARTER, MIN(__time), MAX(__time)) FROM wiki GROUP BY 1, 3",
 }
 
 // FuzzPlan checks that no statement makes the planner panic, and that every
