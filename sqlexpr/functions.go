@@ -133,7 +133,7 @@ func init() {
 				p = UnitPeriods[strings.ToUpper(u.Value)]
 			}
 			if p == "" {
-				return Expr{}, unsupportedAt(call, "DATE_TRUNC needs a literal unit (SECOND … CENTURY)")
+				return Expr{}, unsupportedAt(call, "DATE_TRUNC needs a literal unit (MILLISECONDS, SECOND … YEAR, DECADE, CENTURY, MILLENNIUM)")
 			}
 			return Expr{Src: "timestamp_floor(" + a[1].Src + ", '" + p + "', null, " + t.Env.tz() + ")", Type: Timestamp}, nil
 		}},
