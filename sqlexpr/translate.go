@@ -77,8 +77,12 @@ type Env struct {
 	NowRead bool
 }
 
-// ReadNow is Now, noting that the translation depends on it.
+// ReadNow is Now, noting that the translation depends on it; a nil Env's
+// is the epoch.
 func (env *Env) ReadNow() int64 {
+	if env == nil {
+		return 0
+	}
 	env.NowRead = true
 	return env.Now
 }
