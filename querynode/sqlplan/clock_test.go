@@ -12,6 +12,7 @@ func TestPlanReadsClock(t *testing.T) {
 		`SELECT COUNT(*) AS c FROM wiki WHERE __time >= TIMESTAMP '2024-01-01 00:00:00'`:                     false,
 		`SELECT COUNT(*) AS c FROM wiki WHERE __time >= CURRENT_TIMESTAMP - INTERVAL '1' DAY`:                true,
 		`SELECT COUNT(*) AS c FROM wiki WHERE __time >= CURRENT_DATE`:                                        true,
+		`SELECT COUNT(*) AS c FROM wiki WHERE __time >= LOCALTIMESTAMP - INTERVAL '1' DAY`:                   true,
 		`SELECT channel, TIMESTAMPDIFF(DAY, MAX(__time), CURRENT_TIMESTAMP) AS d FROM wiki GROUP BY channel`: true,
 	} {
 		p, err := Plan(context.Background(), q, Request{}, benchCatalog{})
