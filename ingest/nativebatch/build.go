@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,8 +96,20 @@ type layout struct {
 	filter     rowFilter
 	fields     []segment.Field
 	fieldSlot  []int // per segment field, its slot
-	dims       []segment.Dimension
+	// fieldMV is, per segment field, how a list is stored: as read, sorted
+	// or sorted without duplicates (the dimension's multiValueHandling).
+	fieldMV []mvOrder
+	dims    []segment.Dimension
 }
+
+// mvOrder is a string dimension's multiValueHandling.
+type mvOrder uint8
+
+const (
+	mvAsIs      mvOrder = iota // ARRAY (and every field that is no multi-value dimension)
+	mvSorted                   // SORTED_ARRAY, Druid's default
+	mvSortedSet                // SORTED_SET
+)
 
 type compiledTransform struct {
 	x    *expr.Expr
@@ -358,7 +371,7 @@ func (w *worker) read(ctx context.Context, sp input.Split, unparseable func(stri
 		}
 		w.out.Time = t
 		for i, sl := range lay.fieldSlot {
-			w.out.Values[i] = toStorage(row[sl], &w.strs[i])
+			w.out.Values[i] = toStorage(row[sl], &w.strs[i], lay.mvOrderOf(i))
 		}
 		if err := w.b.Add(w.out); err != nil {
 			return fmt.Errorf("%s record %d: %w", sp.URI, rec, err)
@@ -430,11 +443,57 @@ type mvBuf struct {
 	null []bool
 }
 
+// sort orders the elements as Druid's SORTED_ARRAY does (nulls first, then
+// by value), dropping repeats when set (SORTED_SET), and returns them.
+func (b *mvBuf) sort(set bool) ([]string, []bool) {
+	type elem struct {
+		s    string
+		null bool
+	}
+	es := make([]elem, len(b.vals))
+	for i := range es {
+		es[i] = elem{b.vals[i], b.null[i]}
+	}
+	slices.SortFunc(es, func(x, y elem) int {
+		if x.null || y.null {
+			return cmpBool(y.null, x.null)
+		}
+		return strings.Compare(x.s, y.s)
+	})
+	if set {
+		es = slices.Compact(es)
+	}
+	b.vals, b.null = b.vals[:0], b.null[:0]
+	for _, e := range es {
+		b.vals, b.null = append(b.vals, e.s), append(b.null, e.null)
+	}
+	return b.vals, b.null
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// mvOrderOf is how field i stores a list.
+func (l *layout) mvOrderOf(i int) mvOrder {
+	if i < len(l.fieldMV) {
+		return l.fieldMV[i]
+	}
+	return mvAsIs
+}
+
 // toStorage converts an expression value into a storage value; buf is reused
 // for multi-value strings (the writer copies what it keeps). A list keeps
 // its null elements, as Druid's multi-value rows do ([null, "", "1"] is
 // three values); a list of one element is that value.
-func toStorage(v expr.Value, buf *mvBuf) segment.Value {
+func toStorage(v expr.Value, buf *mvBuf, order mvOrder) segment.Value {
 	if v.IsNull() {
 		return segment.Null()
 	}
@@ -453,6 +512,9 @@ func toStorage(v expr.Value, buf *mvBuf) segment.Value {
 			vals, null = append(vals, s), append(null, !ok)
 		}
 		buf.vals, buf.null = vals, null
+		if order != mvAsIs && len(vals) > 1 {
+			vals, null = buf.sort(order == mvSortedSet)
+		}
 		if len(vals) == 1 {
 			if null[0] {
 				return segment.Null()
@@ -569,8 +631,26 @@ func newLayout(s *Spec, dims []segment.Dimension, inputKinds map[string]input.Ki
 		l.fields = append(l.fields, segment.Field{Name: name, Kind: k})
 		l.fieldSlot = append(l.fieldSlot, l.view[name])
 	}
+	declared := map[string]bool{}
+	for _, d := range s.Dimensions {
+		declared[d.Name] = true
+	}
 	for _, d := range dims {
 		addField(d.Name, d.Kind)
+		order := mvAsIs
+		// A multi-value string dimension sorts its lists unless its spec
+		// says ARRAY; auto (typed) columns keep arrays as they are.
+		if d.MultiValue && !s.Auto[d.Name] && (declared[d.Name] || !s.TypedDiscovery) {
+			switch s.MVHandling[d.Name] {
+			case "", "SORTED_ARRAY":
+				order = mvSorted
+			case "SORTED_SET":
+				order = mvSortedSet
+			}
+		}
+		if len(l.fieldMV) < len(l.fields) {
+			l.fieldMV = append(l.fieldMV, order)
+		}
 	}
 	for _, m := range s.Metrics {
 		if m.FieldName != "" {

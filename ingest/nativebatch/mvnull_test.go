@@ -27,6 +27,20 @@ func TestMultiValueKeepsNullElements(t *testing.T) {
 	if len(b.segs) != 1 {
 		t.Fatalf("%d segments", len(b.segs))
 	}
+	got := storedLists(t, b, "m")
+	want := []string{`[null,"","1"]`, `[null,"",null]`, `[null]`, `["a","b"]`}
+	if !slices.Equal(got, want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
+}
+
+// storedLists reads column col of the one segment built, each row as
+// [v1,v2,...] with null elements as null and values quoted.
+func storedLists(t *testing.T, b built, col string) []string {
+	t.Helper()
+	if len(b.segs) != 1 {
+		t.Fatalf("%d segments", len(b.segs))
+	}
 	var ls deep.LoadSpec
 	if err := json.Unmarshal([]byte(b.segs[0].LoadSpec), &ls); err != nil {
 		t.Fatal(err)
@@ -40,11 +54,11 @@ func TestMultiValueKeepsNullElements(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	col, err := s.Strings("m")
+	sc, err := s.Strings(col)
 	if err != nil {
 		t.Fatal(err)
 	}
-	offs, ids, err := col.MultiIDs(0, s.NumRows(), nil, nil)
+	offs, ids, err := sc.MultiIDs(0, s.NumRows(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +66,7 @@ func TestMultiValueKeepsNullElements(t *testing.T) {
 	for r := range s.NumRows() {
 		var vals []string
 		for _, id := range ids[offs[r]:offs[r+1]] {
-			v, isNull, err := col.Lookup(int(id))
+			v, isNull, err := sc.Lookup(int(id))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,8 +79,21 @@ func TestMultiValueKeepsNullElements(t *testing.T) {
 		}
 		got = append(got, "["+strings.Join(vals, ",")+"]")
 	}
-	want := []string{`[null,"","1"]`, `[null,"",null]`, `[null]`, `["a","b"]`}
-	if !slices.Equal(got, want) {
-		t.Fatalf("rows %v, want %v", got, want)
+	return got
+}
+
+// A string dimension's lists are stored as its multiValueHandling says:
+// sorted by default (SORTED_ARRAY, nulls first), sorted without repeats
+// (SORTED_SET), or as read (ARRAY), as Druid's are.
+func TestMultiValueHandling(t *testing.T) {
+	data := `{"timestamp":"2022-01-01T00:00:00Z","d":["b","a",null,"b"],"s":["b","a",null,"b",null],"a":["b","a",null,"b"]}`
+	b := build(t, inlineTask(data, `{"dataSource":"mv","timestampSpec":{"column":"timestamp"},
+		"dimensionsSpec":{"dimensions":["d",{"type":"string","name":"s","multiValueHandling":"sorted_set"},
+			{"type":"string","name":"a","multiValueHandling":"ARRAY"}]},
+		"granularitySpec":{"segmentGranularity":"day","rollup":false}}`, ""))
+	for col, want := range map[string]string{"d": `[null,"a","b","b"]`, "s": `[null,"a","b"]`, "a": `["b","a",null,"b"]`} {
+		if got := storedLists(t, b, col); len(got) != 1 || got[0] != want {
+			t.Errorf("%s: %v, want %s", col, got, want)
+		}
 	}
 }

@@ -48,6 +48,10 @@ type Spec struct {
 	// sets from the values read.
 	Auto       map[string]bool
 	Exclusions map[string]bool
+	// MVHandling is the multiValueHandling of the declared string
+	// dimensions that set one (SORTED_ARRAY, SORTED_SET or ARRAY, upper
+	// case); the others, discovered ones included, sort (SORTED_ARRAY).
+	MVHandling map[string]string
 
 	Metrics []segment.Metric
 
@@ -294,6 +298,15 @@ func (s *Spec) parseDataSchema(d *rawDataSchema) error {
 			dim, auto, err := parseDimension(raw)
 			if err != nil {
 				return fmt.Errorf("dimensionsSpec.dimensions[%d]: %v", i, err)
+			}
+			var h struct {
+				MultiValueHandling string `json:"multiValueHandling"`
+			}
+			if json.Unmarshal(raw, &h) == nil && h.MultiValueHandling != "" {
+				if s.MVHandling == nil {
+					s.MVHandling = map[string]string{}
+				}
+				s.MVHandling[dim.Name] = strings.ToUpper(h.MultiValueHandling)
 			}
 			if auto {
 				if s.Auto == nil {
