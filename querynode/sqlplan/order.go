@@ -45,6 +45,12 @@ func (s *selectPlan) scanOrder(native map[string]any, b *built, t *translator, e
 	if o := s.q.OrderBy[0]; len(s.q.OrderBy) == 1 && o.Nulls == sql.NullsDefault {
 		if v, err := t.expr(resolveAlias(o.Expr, exprs, names)); err == nil && v.col == "__time" {
 			native["order"] = map[bool]string{false: "ascending", true: "descending"}[o.Desc]
+			// The native scan orders by time only with __time among its
+			// columns; a row's values are read by name, so the SQL
+			// answer leaves it out when it is not selected.
+			if columns, _ := native["columns"].([]string); !slices.Contains(columns, "__time") {
+				native["columns"] = append(columns, "__time")
+			}
 			return false, nil
 		}
 	}
