@@ -113,7 +113,10 @@ func (t *taskAPI) submitSQL(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	id := "query-" + broker.NewUUID()
-	task := map[string]any{"type": sqltask.TaskType, "id": id, "sqlQuery": *req.Query, "sqlQueryContext": req.Context}
+	// This is the leader: it stamps CURRENT_TIMESTAMP once, so the worker
+	// (and a retry) computes the statement at the moment it was accepted.
+	task := map[string]any{"type": sqltask.TaskType, "id": id, "sqlQuery": *req.Query, "sqlQueryContext": req.Context,
+		"sqlCurrentTimestamp": time.Now().UnixMilli()}
 	if len(req.Parameters) > 0 && string(req.Parameters) != "null" {
 		task["sqlParameters"] = req.Parameters
 	}

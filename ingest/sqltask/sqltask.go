@@ -43,6 +43,18 @@ type Payload struct {
 	SQL        string          `json:"sqlQuery"`
 	Context    map[string]any  `json:"sqlQueryContext"`
 	Parameters []msq.Parameter `json:"sqlParameters,omitempty"`
+	// Now is CURRENT_TIMESTAMP in milliseconds, stamped by the overlord
+	// leader when it accepted the statement (0: the start of the run).
+	Now int64 `json:"sqlCurrentTimestamp,omitempty"`
+}
+
+// request is the msq request that runs the task's statement.
+func (p Payload) request(taskID, version, tempDir string) msq.Request {
+	req := msq.Request{SQL: p.SQL, Context: p.Context, Parameters: p.Parameters, TaskID: taskID, Version: version, TempDir: tempDir}
+	if p.Now != 0 {
+		req.Now = time.UnixMilli(p.Now)
+	}
+	return req
 }
 
 // Target parses the statement and returns the datasource it writes ("" for a
@@ -190,7 +202,7 @@ func (runner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.E
 		env.Logf("reading the data as of %s", at)
 	}
 	defer os.RemoveAll(ce.dir)
-	req := msq.Request{SQL: p.SQL, Context: p.Context, Parameters: p.Parameters, TaskID: t.ID, Version: version, TempDir: env.Dir()}
+	req := p.request(t.ID, version, env.Dir())
 	publish := func(ctx context.Context, b []byte) error { return env.PublishReport(ctx, middlemanager.Report(b)) }
 	rep, b, err := runQuery(ctx, req, ce, publish, live.Period, env.Logf)
 	if err != nil {
