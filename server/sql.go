@@ -262,7 +262,7 @@ func renderSQL(req sqlRequest, cols []sqlplan.Column, rows [][]any) []byte {
 	types := make([]string, len(cols))
 	sqlTypes := make([]string, len(cols))
 	for i, c := range cols {
-		names[i], types[i], sqlTypes[i] = c.Name, druidType(c.Type), c.Type
+		names[i], types[i], sqlTypes[i] = c.Name, druidType(c.Type), sqlTypeName(c.Type)
 	}
 	switch req.ResultFormat {
 	case "csv":
