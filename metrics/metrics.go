@@ -152,11 +152,11 @@ const (
 // Queries are the query families: druid_query_time and the counts by
 // outcome, per query type and data source.
 type Queries struct {
-	time                                           *prometheus.HistogramVec
-	count, success, failed, interrupted, timeout   *prometheus.CounterVec
-	segments                                       *prometheus.HistogramVec
-	nodeCount                                      *prometheus.CounterVec
-	retries                                        *prometheus.CounterVec
+	time                                         *prometheus.HistogramVec
+	count, success, failed, interrupted, timeout *prometheus.CounterVec
+	segments                                     *prometheus.HistogramVec
+	nodeCount                                    *prometheus.CounterVec
+	retries                                      *prometheus.CounterVec
 
 	// children caches the label children of each (type, dataSource).
 	children sync.Map // queryKey -> *queryChildren
