@@ -101,6 +101,8 @@ func TestScalarFunctionArgumentTypes(t *testing.T) {
 		"HUMAN_READABLE_BINARY_BYTE_FORMAT(x, s)",
 		"TIMESTAMPDIFF(MONTH, s, __time)",
 		"TIMESTAMPDIFF(DAY, __time, x)",
+		"TIMESTAMPADD(DAY, 1, s)",
+		"TIMESTAMPADD(DAY, s, __time)",
 		"IPV4_STRINGIFY(d)",
 		"IPV4_PARSE(x > 1)",
 		"IPV4_MATCH(d, '10.0.0.0/8')",
@@ -116,7 +118,7 @@ func TestScalarFunctionArgumentTypes(t *testing.T) {
 			t.Errorf("%s: %v, want a 'Cannot apply' invalid input error", q, err)
 		}
 	}
-	for _, q := range []string{"BITWISE_AND(x, NULL)", "HUMAN_READABLE_DECIMAL_FORMAT(d, 1)", "TIMESTAMPDIFF(DAY, NULL, __time)",
+	for _, q := range []string{"BITWISE_AND(x, NULL)", "HUMAN_READABLE_DECIMAL_FORMAT(d, 1)", "TIMESTAMPDIFF(DAY, NULL, __time)", "TIMESTAMPADD(HOUR, x, __time)",
 		"IPV4_STRINGIFY(x)", "IPV4_PARSE(s)", "IPV4_MATCH(s, '10.0.0.0/8')", "IPV4_MATCH(x, '10.0.0.0/8')"} {
 		e, _ := sql.ParseExpr(q)
 		if _, err := Translate(rowScope{}, &Env{}, e); err != nil {

@@ -744,6 +744,9 @@ func (t *Translator) timestampArith(x *sql.TimestampArith) (Expr, error) {
 		return Expr{}, err
 	}
 	if !x.Diff {
+		if (a.Type != Bigint && !a.IsNull()) || (b.Type != Timestamp && !b.IsNull()) {
+			return Expr{}, cannotApply(x, "TIMESTAMPADD", []Expr{{Type: "SYMBOL"}, a, b})
+		}
 		p := x.Unit.Period()
 		if p == "" {
 			return Expr{}, unsupportedAt(x, "TIMESTAMPADD by %s is not supported", x.Unit)
