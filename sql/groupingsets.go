@@ -22,12 +22,18 @@ func (p *parser) atGroupingSets() bool {
 		next.kind == tokWord && strings.EqualFold(next.text, "SETS")
 }
 
-// parseGroupBy parses the GROUP BY list: expressions and GROUPING SETS.
+// parseGroupBy parses the GROUP BY list: expressions, GROUPING SETS and
+// the empty set ().
 func (p *parser) parseGroupBy() []Expr {
 	var list []Expr
 	for {
 		if p.atGroupingSets() {
 			list = append(list, p.parseGroupingSets())
+		} else if t := p.tok(); t.kind == tokLParen && p.peek(1).kind == tokRParen {
+			// () is the empty grouping set: GROUPING SETS (()).
+			p.advance()
+			p.advance()
+			list = append(list, &GroupingSets{node: node{t.pos}, Sets: [][]Expr{{}}})
 		} else {
 			list = append(list, p.parseExpr())
 		}

@@ -19,10 +19,29 @@ func (a *aggPlan) groupingSets(gs *sql.GroupingSets, exprs []sql.Expr, names []s
 	}
 	sets := make([][]string, 0, len(gs.Sets))
 	for _, set := range gs.Sets {
+		if len(set) == 1 {
+			if f := rollupOrCube(set[0]); f != nil {
+				// A ROLLUP or CUBE element stands for the sets it
+				// expands to, as Calcite expands it.
+				if len(f.Args) == 0 || len(f.Args) > 8 {
+					return nil, unsupported("%s", sql.AtPos(f, "ROLLUP or CUBE inside GROUPING SETS takes 1 to 8 keys"))
+				}
+				var keys []string
+				for _, arg := range f.Args {
+					name, err := a.groupKey(arg, exprs, names)
+					if err != nil {
+						return nil, err
+					}
+					keys = append(keys, name)
+				}
+				sets = append(sets, subtotalSets(strings.ToUpper(f.Name.Name), nil, keys)...)
+				continue
+			}
+		}
 		keys := []string{}
 		for _, e := range set {
-			if f, ok := e.(*sql.FuncCall); ok && !f.Name.Quoted && (strings.EqualFold(f.Name.Name, "ROLLUP") || strings.EqualFold(f.Name.Name, "CUBE")) {
-				return nil, unsupported("%s", sql.AtPos(f, "ROLLUP and CUBE inside GROUPING SETS are not supported"))
+			if f := rollupOrCube(e); f != nil {
+				return nil, unsupported("%s", sql.AtPos(f, "ROLLUP and CUBE inside a parenthesized grouping set are not supported"))
 			}
 			name, err := a.groupKey(e, exprs, names)
 			if err != nil {
@@ -32,11 +51,28 @@ func (a *aggPlan) groupingSets(gs *sql.GroupingSets, exprs []sql.Expr, names []s
 		}
 		sets = append(sets, keys)
 	}
+	if len(sets) > 64 {
+		return nil, unsupported("%s", sql.AtPos(gs, "At most 64 grouping sets are supported"))
+	}
 	return sets, nil
 }
 
-// withPlainKeys puts the plain GROUP BY keys in front of every set.
+// rollupOrCube is e when it is ROLLUP(...) or CUBE(...), else nil.
+func rollupOrCube(e sql.Expr) *sql.FuncCall {
+	if f, ok := e.(*sql.FuncCall); ok && !f.Name.Quoted && (strings.EqualFold(f.Name.Name, "ROLLUP") || strings.EqualFold(f.Name.Name, "CUBE")) {
+		return f
+	}
+	return nil
+}
+
+// withPlainKeys puts the plain GROUP BY keys in front of every set. The
+// empty set alone with no other key (GROUP BY ()) groups the whole table
+// as one group, as no GROUP BY does: nil, no subtotals, so it plans as a
+// timeseries (or timeBoundary) like an aggregate without GROUP BY.
 func withPlainKeys(plain []string, sets [][]string) [][]string {
+	if len(plain) == 0 && len(sets) == 1 && len(sets[0]) == 0 {
+		return nil
+	}
 	out := make([][]string, len(sets))
 	for i, s := range sets {
 		out[i] = append(append([]string{}, plain...), s...)
