@@ -201,13 +201,16 @@ func runAuditDiff(args []string) error {
 	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		pos, args = append(pos, args[0]), args[1:]
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsArgs(fs, args); err != nil {
 		return err
 	}
 	if err := done(); err != nil {
 		return err
 	}
 	pos = append(pos, fs.Args()...)
+	if len(pos) > 2 {
+		return unexpectedArg(fs, pos[2])
+	}
 	if len(pos) != 2 {
 		return usagef("usage: strata %s", synopsis)
 	}

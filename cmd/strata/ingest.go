@@ -127,12 +127,19 @@ func runTask(args []string) error {
 	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 		id, rest = rest[0], rest[1:]
 	}
-	if err := parseFlags(fs, rest); err != nil {
+	if err := parseFlagsArgs(fs, rest); err != nil {
 		return err
 	}
-	if id == "" && fs.NArg() == 1 {
+	if id == "" && fs.NArg() > 0 {
 		id = fs.Arg(0)
-	} else if id == "" || fs.NArg() > 0 {
+		rest = fs.Args()[1:]
+	} else {
+		rest = fs.Args()
+	}
+	if len(rest) > 0 {
+		return unexpectedArg(fs, rest[0])
+	}
+	if id == "" {
 		return usagef("usage: strata task %s ID [--url URL]", verb)
 	}
 	base := taskURL(*url, id)

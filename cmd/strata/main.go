@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"strata/server"
 )
@@ -32,6 +33,15 @@ Usage:
         build segments from NDJSON and publish them
   strata ingest --sql FILE|- [--url URL] [--context JSON] [--no-wait]
         run SQL ingestion, following it with a progress line
+  strata query [--native] [-f FILE] [--format table|json|csv] [--context JSON] [--url URL] [SQL | -]
+                                       run SQL (or a native JSON query) from the argument, FILE or
+                                       stdin: a table, its row count and time; a SQL error's position
+                                       is underlined
+  strata datasources [--url URL]       list the datasources served: segments, size, time range
+  strata segments DATASOURCE [--url URL]
+                                       list a datasource's segments
+  strata tasks [--url URL]             list the tasks: running, waiting, pending and complete
+  strata supervisors [--url URL]       list the supervisors and their state
   strata task status ID [--url URL]    print a task's status
   strata task wait ID [--url URL]      follow a task to its end, with its live progress
   strata task cancel ID [--url URL]    shut a task down
@@ -67,7 +77,10 @@ Usage:
 "strata COMMAND -h" lists a command's flags. Settings are svc.* properties
 (README, "Configuration"); --config reads a runtime.properties file and flags
 override it. Commands that take --url also take --cacert FILE: the CA bundle an
-https URL is verified against.
+https URL is verified against. query, datasources, segments, tasks and
+supervisors take --format table|json|csv and, on a cluster with basic auth,
+--user U --password P (or STRATA_USER and STRATA_PASSWORD); their --url
+defaults to the quickstart router, http://127.0.0.1:8888.
 `
 
 // Where commands write; tests replace them.
@@ -123,12 +136,34 @@ func run(args []string) int {
 		err = runCerts(rest)
 	case "snapshot":
 		err = runSnapshot(rest)
+	case "query":
+		err = runQuery(rest)
+	case "datasources":
+		err = runDataSources(rest)
+	case "segments":
+		err = runSegments(rest)
+	case "tasks":
+		err = runTasks(rest)
+	case "supervisors":
+		err = runSupervisors(rest)
 	case "version", "--version":
+		if len(rest) > 0 && !isHelp(rest[0]) {
+			fmt.Fprintf(stderr, "strata: version takes no arguments (got %q)\n", rest[0])
+			return 2
+		}
 		fmt.Fprintln(stdout, "strata", server.Version)
 	case "help", "-h", "-help", "--help":
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "strata: help takes no arguments (got %q): use strata COMMAND -h\n", rest[0])
+			return 2
+		}
 		fmt.Fprint(stdout, usage)
 	default:
-		fmt.Fprintf(stderr, "strata: unknown command %q\n\n%s", cmd, usage)
+		if near := nearest(cmd, commandNames); near != "" {
+			fmt.Fprintf(stderr, "strata: unknown command %q: did you mean %q?\n\n%s", cmd, near, usage)
+		} else {
+			fmt.Fprintf(stderr, "strata: unknown command %q\n\n%s", cmd, usage)
+		}
 		return 2
 	}
 	var ue usageError
@@ -160,14 +195,84 @@ func newFlagSet(name, synopsis string) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args; -h/--help gives flag.ErrHelp (exit 0), any other
-// mistake a usage error (the flag package has printed it and the usage).
+// commandNames are run's commands, for "did you mean" and the test that
+// walks every command.
+var commandNames = []string{"quickstart", "server", "segment", "ingest", "task", "log", "audit", "recover",
+	"snapshot", "certs", "query", "datasources", "segments", "tasks", "supervisors", "version", "help"}
+
+// parseFlags parses args, which must all be flags; -h/--help gives
+// flag.ErrHelp (exit 0), any other mistake a usage error (printed with the
+// usage). A word left over is an error, not ignored: Go's flag package stops
+// at the first non-flag, so a line copied with its "[--flag X]" brackets
+// would otherwise run with every flag after the bracket dropped.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := parseFlagsArgs(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return unexpectedArg(fs, fs.Arg(0))
+	}
+	return nil
+}
+
+// parseFlagsArgs is parseFlags for a command that reads positional
+// arguments itself (fs.Args()) and rejects the ones it does not take.
+func parseFlagsArgs(fs *flag.FlagSet, args []string) error {
 	err := fs.Parse(args)
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return err
 	}
 	return usageError{msg: err.Error(), printed: true}
+}
+
+// unexpectedArg is the usage error of a word a command does not take,
+// printed with the command's usage.
+func unexpectedArg(fs *flag.FlagSet, arg string) error {
+	msg := fmt.Sprintf("unexpected argument %q", arg)
+	if strings.HasPrefix(arg, "[") {
+		msg += " (brackets in the usage mark optional flags: leave them out)"
+	}
+	fmt.Fprintf(fs.Output(), "strata %s: %s\n", fs.Name(), msg)
+	fs.Usage()
+	return usageError{msg: msg, printed: true}
+}
+
+// nearest is the name closest to word by edit distance, if close enough to
+// be a typo (at most a third of the word's letters, and at least one).
+func nearest(word string, names []string) string {
+	best, bestD := "", max(1, len(word)/3)+1
+	for _, n := range names {
+		if d := editDistance(word, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the edit distance between a and b, a swap of two
+// neighbouring letters counting as one edit (the commonest typo).
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 // isHelp reports whether a command's first word asks for help.

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// everyCommand is every command line form: its words before the flags, and
+// the flags it needs to get past its own checks. TestEveryCommandRejects...
+// fails when a command of commandNames has no entry here.
+var everyCommand = [][]string{
+	{"quickstart"},
+	{"server"},
+	{"segment", "build", "--datasource", "d", "--input", "f.json"},
+	{"ingest", "--sql", "-"},
+	{"task", "status", "id1"}, {"task", "wait", "id1"}, {"task", "cancel", "id1"},
+	{"log", "dump"}, {"log", "replay"},
+	{"audit", "log"}, {"audit", "state", "--at", "1"}, {"audit", "diff", "1", "2"}, {"audit", "verify"},
+	{"recover", "--data", "d"},
+	{"snapshot", "save", "--url", "http://127.0.0.1:1", "--out", "f"},
+	{"snapshot", "restore", "--in", "f", "--data", "d", "--id", "n1", "--raft", "127.0.0.1:1"},
+	{"certs", "--dir", "d"},
+	{"query", "SELECT 1"},
+	{"datasources"}, {"segments", "wiki"}, {"tasks"}, {"supervisors"},
+	{"version"}, {"help"},
+}
+
+// No command ignores a word or a flag it does not take: each is a usage
+// error (exit 2) naming it, before the command does anything (the URLs
+// above would fail with exit 1 if it were reached). The line from the
+// README that used to run with its flags dropped is one of them.
+func TestEveryCommandRejectsExtraArgumentsAndUnknownFlags(t *testing.T) {
+	covered := map[string]bool{}
+	for _, line := range everyCommand {
+		covered[line[0]] = true
+		for _, extra := range [][]string{{"stray"}, {"--no-such-flag"}, {"[--segment-granularity", "DAY]"}} {
+			args := append(append([]string{}, line...), extra...)
+			code, out, errOut := capture(t, args...)
+			name := "strata " + strings.Join(args, " ")
+			if code != 2 {
+				t.Errorf("%s: exit %d, want 2\nstdout: %s\nstderr: %s", name, code, out, errOut)
+				continue
+			}
+			if !strings.Contains(errOut, strings.TrimLeft(extra[0], "-")) {
+				t.Errorf("%s: the error does not name %q:\n%s", name, extra[0], errOut)
+			}
+		}
+	}
+	for _, name := range commandNames {
+		if !covered[name] {
+			t.Errorf("command %q is not in everyCommand", name)
+		}
+	}
+}
+
+func TestUnknownCommandSuggestsNearest(t *testing.T) {
+	for typo, want := range map[string]string{"qury": "query", "datasource": "datasources", "taks": "task", "snapshots": "snapshot", "segmnts": "segments"} {
+		code, _, errOut := capture(t, typo)
+		if code != 2 || !strings.Contains(errOut, `did you mean "`+want+`"?`) {
+			t.Errorf("strata %s: exit %d\n%s", typo, code, errOut)
+		}
+	}
+	if _, _, errOut := capture(t, "frobnicate"); strings.Contains(errOut, "did you mean") {
+		t.Errorf("a word near no command got a suggestion:\n%s", errOut)
+	}
+}
