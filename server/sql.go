@@ -24,6 +24,11 @@ import (
 // sqlQueryIDHeader carries a SQL query's id in the answer (Druid's).
 const sqlQueryIDHeader = "X-Druid-SQL-Query-Id"
 
+// sqlHeaderIncludedHeader says the answer starts with a header row (Druid's
+// SqlResource sets it when the request asked for "header": true); clients
+// such as Cube's Druid driver drop the first row only when it is there.
+const sqlHeaderIncludedHeader = "X-Druid-SQL-Header-Included"
+
 // sqlRequest is the body of POST /druid/v2/sql (Druid's SQL API).
 type sqlRequest struct {
 	Query          string          `json:"query"`
@@ -228,6 +233,9 @@ func (s *Server) sqlQuery(w http.ResponseWriter, r *http.Request) {
 		cols = planned.Columns
 	}
 	w.Header().Set("Content-Type", ctype)
+	if req.Header {
+		w.Header().Set(sqlHeaderIncludedHeader, "yes")
+	}
 	w.WriteHeader(http.StatusOK)
 	w.Write(renderSQL(req, cols, rows))
 }

@@ -65,6 +65,10 @@ func TestSQLResultFormats(t *testing.T) {
 		if hdr.Get(sqlQueryIDHeader) == "" {
 			t.Errorf("%s: no %s", c.req, sqlQueryIDHeader)
 		}
+		// Clients (Cube's Druid driver) strip the first row only when this says it is a header.
+		if want := map[bool]string{true: "yes"}[strings.Contains(c.req, `"header":true`)]; hdr.Get(sqlHeaderIncludedHeader) != want {
+			t.Errorf("%s: %s is %q, want %q", c.req, sqlHeaderIncludedHeader, hdr.Get(sqlHeaderIncludedHeader), want)
+		}
 	}
 	// A text/plain body is the SQL; the id given in the context is the one answered.
 	code, body, _ := call(t, "POST", b.url+"/svc/v2/sql/", "text/plain", "SELECT COUNT(*) AS n FROM wiki")
