@@ -111,6 +111,30 @@ func (s *selectPlan) scanOrder(native map[string]any, b *built, t *translator, e
 	return true, nil
 }
 
+// explain shows a broker-sorted scan in EXPLAIN as Druid plans it: a scan
+// with orderBy and the statement's LIMIT and OFFSET, where the query sent
+// has no order and reads up to the sort's row cap (Strata's native scan,
+// like Druid's, orders a table by __time only, so this plan is not run as
+// a native query: the broker sorts).
+func (bs *brokerSort) explain(q any, b *built) {
+	m, ok := q.(map[string]any)
+	if !ok {
+		return
+	}
+	order := make([]map[string]string, len(bs.keys))
+	for i, k := range bs.keys {
+		order[i] = map[string]string{"columnName": k.native, "order": map[bool]string{false: "ascending", true: "descending"}[k.desc]}
+	}
+	m["orderBy"] = order
+	delete(m, "limit")
+	if b.limit >= 0 {
+		m["limit"] = b.limit
+	}
+	if b.offset > 0 {
+		m["offset"] = b.offset
+	}
+}
+
 // columns are the native columns the sort reads, after a row's own.
 func (bs *brokerSort) columns() []string {
 	out := make([]string, len(bs.keys))

@@ -161,6 +161,9 @@ func (p *Planned) ExplainRow() ([]any, error) {
 			return nil, err
 		}
 		b := p.parts[i]
+		if b.sort != nil {
+			b.sort.explain(q, b)
+		}
 		sig := make([]map[string]string, len(b.out))
 		for j, c := range b.out {
 			name := c.native
