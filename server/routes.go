@@ -95,6 +95,11 @@ func (s *Server) endpoints() []Endpoint {
 		{Methods: get, Path: "/status/properties", Access: stateRead, Roles: rolesAll, Handler: s.properties},
 		{Methods: get, Path: "/status/selfDiscovered/status", Access: stateRead, Roles: rolesAll, Handler: s.selfDiscoveredStatus},
 		{Methods: get, Path: "/status/selfDiscovered", Access: stateRead, Roles: rolesAll, Handler: s.selfDiscovered},
+		// Prometheus metrics: every process (metrics.go). Druid serves them
+		// without authentication on a port of their own; here they are a
+		// route like /status, so STATE READ, open when no authenticator is
+		// configured (a scraper with credentials otherwise).
+		{Methods: get, Path: "/metrics", Access: stateRead, Roles: rolesAll, Handler: s.serveMetrics},
 
 		// Coordinator: leader and dynamic config (coordinator.go).
 		{Methods: get, Path: "/svc/coordinator/v1/leader", Access: stateRead, Roles: rolesCoordinator, Handler: s.leaderURL},
@@ -349,6 +354,8 @@ func (s *Server) routes() {
 		// Outside the leader wrappers: a follower refuses before it
 		// redirects, so a redirect tells nothing to a caller not allowed.
 		h = s.guard(e, h)
+		// Outermost: the refusals of guard are counted too.
+		h = s.instrument(e.Path, h)
 		route := r.NewRoute()
 		if e.Prefix {
 			route.PathPrefix(e.Path)

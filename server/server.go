@@ -30,6 +30,7 @@ import (
 	"strata/escalator"
 	"strata/fsm"
 	"strata/ingest"
+	"strata/metrics"
 	"strata/overlord"
 	"strata/props"
 	"strata/querynode/broker"
@@ -82,6 +83,9 @@ type Options struct {
 	// Lookups are the lookups a querying process holds (nil: none), which
 	// /svc/listen/v1/lookups and the SQL lookup schema show.
 	Lookups *lookupcache.Registry
+	// Metrics is the process's Prometheus registry, served at /metrics
+	// (metrics.go); nil: the server makes its own.
+	Metrics *metrics.Registry
 }
 
 // Server serves one process's HTTP API.
@@ -112,8 +116,9 @@ type Server struct {
 	sec             *security              // authentication (nil: the API is open)
 	authCfg         config.Auth            // svc.auth.*
 	recordFailures  func(FailureReport) error
-	lookupNodes     lookupNodes // the querying processes' lookup reports (coordinator leader; lookups.go)
-	sqlPlans        planCache   // planned SQL statements for reuse (sqlcache.go)
+	lookupNodes     lookupNodes       // the querying processes' lookup reports (coordinator leader; lookups.go)
+	sqlPlans        planCache         // planned SQL statements for reuse (sqlcache.go)
+	metrics         *metrics.Registry // served at /metrics (metrics.go)
 
 	assignedMu sync.Mutex
 	assigned   map[string]assignedAnswer // encoded assignments by historical name
@@ -204,6 +209,9 @@ func New(o Options) (*Server, error) {
 	}
 	if s.roles[RoleBroker] && o.Broker == nil {
 		s.log.Error("broker role without a broker: its endpoints are not served")
+	}
+	if err := s.setupMetrics(); err != nil {
+		return nil, err
 	}
 	s.routes()
 	return s, nil

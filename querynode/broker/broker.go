@@ -14,11 +14,13 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"strata/interval"
+	"strata/metrics"
 	"strata/querynode/segcache"
 )
 
@@ -77,6 +79,8 @@ type Broker struct {
 	cache  *segcache.Cache // cfg.PastSegments
 	client *http.Client
 	slots  chan struct{} // nil: unbounded
+
+	metrics atomic.Pointer[metrics.Queries] // nil: not recorded (metrics.go)
 
 	columns columnsMemo // datasources' columns over all time (metadata.go)
 

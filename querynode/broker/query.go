@@ -33,20 +33,23 @@ func (b *Broker) Query(ctx context.Context, body []byte) (string, []byte, *Error
 
 // QueryWithContext is Query, also returning the query's response context
 // (what the answer lacks: uncovered intervals, missing segments).
-func (b *Broker) QueryWithContext(ctx context.Context, body []byte) (string, []byte, *ResponseContext, *Error) {
+func (b *Broker) QueryWithContext(ctx context.Context, body []byte) (id string, out []byte, rc *ResponseContext, qerr *Error) {
 	q, err := parseQuery(body, b.cfg.Name)
 	if err != nil {
 		return NewUUID(), nil, nil, ErrorFrom(err, b.cfg.Name)
 	}
+	start := time.Now()
+	defer func() { b.observe(q, time.Since(start), qerr) }()
 	f := factsOf(q)
-	id := f.id
+	id = f.id
 	if id == "" {
 		id = NewUUID()
 	}
 	if qerr := authorize(ctx, q); qerr != nil {
 		return id, nil, nil, qerr
 	}
-	timeout, qerr := b.timeoutOf(f)
+	var timeout time.Duration
+	timeout, qerr = b.timeoutOf(f)
 	if qerr != nil {
 		return id, nil, nil, qerr
 	}
@@ -76,7 +79,7 @@ func (b *Broker) QueryWithContext(ctx context.Context, body []byte) (string, []b
 		ctx = context.WithValue(ctx, pastKeyCtx{}, pq)
 	}
 	c := b.completenessOf(q)
-	out, err := b.execute(ctx, q, body, &subqueryRows{limit: b.maxSubqueryRows(q)}, c)
+	out, err = b.execute(ctx, q, body, &subqueryRows{limit: b.maxSubqueryRows(q)}, c)
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -349,6 +352,7 @@ func (b *Broker) scatter(ctx context.Context, q *nativeQuery, body []byte, units
 			}
 		case errors.As(r.err, &te) && ctx.Err() == nil:
 			b.log.Warn("sub-query failed; retrying its segments on replicas", "server", r.srv.url, "segments", len(r.units), "error", te.err)
+			b.metrics.Load().Retry(q.DataSource, len(r.units))
 			for _, i := range r.units {
 				why[i] = te.Error()
 			}
@@ -440,6 +444,7 @@ type scatterBytesKey struct{}
 // send runs one sub-query on s over refs (the units idx of the query).
 func (b *Broker) send(ctx context.Context, q *nativeQuery, body []byte, s *server, refs []protocol.SegmentRef, idx []int, finalize bool) reply {
 	r := reply{srv: s, units: idx}
+	b.metrics.Load().SubQuery(s.host)
 	sq := protocol.SubQuery{Query: json.RawMessage(bytes.TrimSpace(body)), Segments: refs, Finalize: finalize}
 	if dl, ok := ctx.Deadline(); ok {
 		sq.TimeoutMs = max(time.Until(dl).Milliseconds(), 1)

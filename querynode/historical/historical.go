@@ -25,6 +25,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"strata/interval"
+	"strata/metrics"
 	"strata/protocol"
 	"strata/segmeta"
 	"strata/storage/deep"
@@ -77,6 +78,7 @@ type Config struct {
 type Node struct {
 	cfg      Config
 	log      hclog.Logger
+	metrics  atomic.Pointer[metrics.Queries] // nil: not recorded (metrics.go)
 	qe       *queryEngine
 	instance string
 
@@ -294,6 +296,15 @@ func (n *Node) Query(ctx context.Context, sq *protocol.SubQuery) (*protocol.SubQ
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
+	res, err := n.run(ctx, q, sq)
+	n.observe(q, time.Since(start), len(sq.Segments), err)
+	return res, err
+}
+
+// run answers sq, whose query is q.
+func (n *Node) run(ctx context.Context, q *nativeQuery, sq *protocol.SubQuery) (*protocol.SubQueryResult, error) {
+	var err error
 	if sq.TimeoutMs > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(sq.TimeoutMs)*time.Millisecond)

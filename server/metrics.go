@@ -1,0 +1,45 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+
+	"strata/metrics"
+)
+
+// setupMetrics makes the process's registry (unless Options gives one) and
+// adds what this process's roles report: the Raft gauges of a control node,
+// the query families of a broker and a data server.
+func (s *Server) setupMetrics() error {
+	s.metrics = s.opts.Metrics
+	if s.metrics == nil {
+		s.metrics = metrics.New()
+	}
+	if s.node != nil {
+		if err := s.metrics.Register(metrics.RaftCollectors(s.node)...); err != nil {
+			return fmt.Errorf("raft metrics: %w", err)
+		}
+	}
+	if s.opts.Broker != nil {
+		s.opts.Broker.SetMetrics(s.metrics.Queries)
+	}
+	if s.opts.Historical != nil {
+		s.opts.Historical.SetMetrics(s.metrics.Queries)
+	}
+	return nil
+}
+
+// serveMetrics serves GET /metrics: the exposition of the process's
+// registry, in the format the scraper asks for (text by default).
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	s.metrics.Handler().ServeHTTP(w, r)
+}
+
+// instrument counts the requests of the route with the given pattern (a
+// Server built without New, in tests, has no registry and counts nothing).
+func (s *Server) instrument(route string, h http.HandlerFunc) http.HandlerFunc {
+	if s.metrics == nil {
+		return h
+	}
+	return s.metrics.HTTP.Instrument(route, h)
+}
