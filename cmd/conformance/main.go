@@ -47,19 +47,27 @@ func main() {
 	noSQL := flag.Bool("no-sql", false, "skip the druid-sql corpus")
 	sqlFilter := flag.String("sql", "", "run only druid-sql files whose path (under cases/) contains this")
 	sqlVerbose := flag.Bool("sql-v", false, "print every failing druid-sql statement, not only each file's first")
+	clientsOnly := flag.Bool("clients-only", false, "run only the npm clients (clients.go); needs neither corpus")
+	noClients := flag.Bool("no-clients", false, "skip the npm clients")
+	clientsDir := flag.String("clients-dir", "cmd/conformance/testdata/clients", "the npm clients' package (package-lock.json, clients.mjs, fixtures/)")
+	clientsUpdate := flag.Bool("clients-update", false, "rewrite the npm clients' request fixtures from what they send now")
 	flag.Parse()
-	dir = os.Getenv("STRATA_CONFORMANCE_DIR")
-	if dir == "" {
-		dir = "../shared/conformance/druid"
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil || !exists(filepath.Join(abs, "MANIFEST.md")) {
-		fmt.Fprintf(os.Stderr, "conformance corpus not found at %s (set STRATA_CONFORMANCE_DIR)\n", dir)
-		os.Exit(2)
-	}
-	dir = abs
+	var allowed []string
 	sqlDir := ""
-	if !*noSQL {
+	if !*clientsOnly {
+		dir = os.Getenv("STRATA_CONFORMANCE_DIR")
+		if dir == "" {
+			dir = "../shared/conformance/druid"
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil || !exists(filepath.Join(abs, "MANIFEST.md")) {
+			fmt.Fprintf(os.Stderr, "conformance corpus not found at %s (set STRATA_CONFORMANCE_DIR)\n", dir)
+			os.Exit(2)
+		}
+		dir = abs
+		allowed = append(allowed, dir)
+	}
+	if !*noSQL && !*clientsOnly {
 		if sqlDir = sqlCorpusDir(); sqlDir == "" {
 			fmt.Fprintln(os.Stderr, "conformance: druid-sql corpus not found (set STRATA_CONFORMANCE_SQL_DIR); running the native corpus only")
 		}
@@ -68,12 +76,13 @@ func main() {
 	// corpus, the SQL corpus's data folder and the harness's own scratch
 	// directory (files laid out for a spec), deliberately, under the
 	// ingestion safety rules (svc.ingestion.local.allowedBaseDirs).
+	var err error
 	if scratch, err = os.MkdirTemp("", "strata-conformance-inputs-"); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		os.Exit(2)
 	}
 	defer os.RemoveAll(scratch)
-	allowed := []string{dir, scratch}
+	allowed = append(allowed, scratch)
 	if sqlDir != "" {
 		allowed = append(allowed, filepath.Join(sqlDir, "data"))
 	}
@@ -90,7 +99,13 @@ func main() {
 	}
 	code := 0
 	if !*sqlOnly {
-		code = run(*only)
+		if !*clientsOnly {
+			runCases(*only)
+		}
+		if *clientsOnly || (!*noClients && *only == "") {
+			runClients(*clientsDir, *clientsUpdate)
+		}
+		code = summarize()
 	}
 	if sqlDir != "" {
 		runSQLCorpus(sqlDir, *sqlFilter, *sqlVerbose)
@@ -217,13 +232,18 @@ func record(name, status, detail string) {
 	fmt.Println(line)
 }
 
-func run(only string) int {
+func runCases(only string) {
 	for _, c := range cases() {
 		if only != "" && !strings.Contains(c.name, only) {
 			continue
 		}
 		c.run(c.name)
 	}
+}
+
+// summarize prints the totals of every recorded result and returns the exit
+// status: 1 when any failed.
+func summarize() int {
 	var pass, fail, skip int
 	for _, r := range results {
 		switch r.status {
