@@ -98,15 +98,39 @@ func newHTTP() *HTTP {
 	}
 }
 
-// Instrument wraps the handler of the route with the given pattern.
+// Instrument wraps the handler of the route with the given pattern. The
+// label children of each method and status are resolved once per route.
 func (h *HTTP) Instrument(route string, next http.HandlerFunc) http.HandlerFunc {
+	var children sync.Map // httpKey -> *httpChildren
+	of := func(method string, code int) *httpChildren {
+		k := httpKey{method, code}
+		if c, ok := children.Load(k); ok {
+			return c.(*httpChildren)
+		}
+		c, _ := children.LoadOrStore(k, &httpChildren{
+			requests: h.requests.WithLabelValues(route, method, strconv.Itoa(code)),
+			duration: h.duration.WithLabelValues(route, method),
+		})
+		return c.(*httpChildren)
+	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 		next(sw, r)
-		h.requests.WithLabelValues(route, r.Method, strconv.Itoa(sw.code)).Inc()
-		h.duration.WithLabelValues(route, r.Method).Observe(time.Since(start).Seconds())
+		c := of(r.Method, sw.code)
+		c.requests.Inc()
+		c.duration.Observe(time.Since(start).Seconds())
 	}
+}
+
+type httpKey struct {
+	method string
+	code   int
+}
+
+type httpChildren struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 // statusWriter remembers the status code written.

@@ -1,14 +1,19 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"strata/metrics"
 )
 
 // scrape reads url's /metrics and parses it with Prometheus' own parser,
@@ -160,4 +165,49 @@ func TestMetricsEveryRole(t *testing.T) {
 	if _, ok := sample(scrape(t, b.url), "strata_raft_node_is_leader", nil); ok {
 		t.Errorf("broker reports Raft state it does not have")
 	}
+}
+
+// TestQueryPathMetricsCost measures a timeseries query through a broker
+// and a historical with the query metrics recorded and without, the modes
+// alternating over rounds (the HTTP family's cost is metrics'
+// BenchmarkHTTPInstrument). A measurement, not a check: run it with
+// STRATA_BENCH_METRICS=1 (the fixtures need a *testing.T, which a
+// Benchmark function has not).
+func TestQueryPathMetricsCost(t *testing.T) {
+	if os.Getenv("STRATA_BENCH_METRICS") == "" {
+		t.Skip("a measurement: set STRATA_BENCH_METRICS=1 to run it")
+	}
+	f := newDPFixture(t)
+	h := f.startHistorical(t.TempDir(), nil)
+	h.node.Start()
+	f.publish(f.segment("wiki", "2024-01-01/2024-01-02", "v1", 0, 1, []dpRow{
+		{"2024-01-01T01:00:00Z", "a", 1}, {"2024-01-01T02:00:00Z", "b", 10}}))
+	br := startBroker(t, []string{h.url}, nil)
+	br.b.Start()
+	br.waitSegments(t, "wiki", 1)
+	body := []byte(`{"queryType":"timeseries","dataSource":"wiki","intervals":["2024/2025"],"granularity":"all","aggregations":[{"type":"count","name":"n"}]}`)
+	m := metrics.New().Queries
+	ns := map[bool][]float64{}
+	for round := 0; round < 6; round++ {
+		for _, on := range []bool{false, true} {
+			q := m
+			if !on {
+				q = nil
+			}
+			br.b.SetMetrics(q)
+			h.node.SetMetrics(q)
+			r := testing.Benchmark(func(b *testing.B) {
+				for b.Loop() {
+					if _, _, _, qerr := br.b.QueryWithContext(context.Background(), body); qerr != nil {
+						b.Fatal(qerr)
+					}
+				}
+			})
+			ns[on] = append(ns[on], float64(r.NsPerOp()))
+			t.Logf("metrics=%v: %s", on, r)
+		}
+	}
+	med := func(v []float64) float64 { slices.Sort(v); return (v[len(v)/2-1] + v[len(v)/2]) / 2 }
+	off, on := med(ns[false]), med(ns[true])
+	t.Logf("median ns/op: without %.0f, with %.0f: %+.2f%%", off, on, 100*(on-off)/off)
 }
