@@ -275,6 +275,9 @@ func (t *translator) sketchField(x *sql.FuncCall, arg ex, want string) (map[stri
 		return nil, invalid("%s", sql.AtPos(x, strings.ToUpper(x.Name.Name)+" is not an aggregate function: FILTER and DISTINCT go on the aggregate it reads"))
 	}
 	if t.agg == nil {
+		if agg := sketchAggOf[arg.typ]; arg.col != "" && agg != "" {
+			return nil, storedSketchRowByRow(x, arg.col, agg)
+		}
 		return nil, unsupported("%s", sql.AtPos(x, strings.ToUpper(x.Name.Name)+" is supported only over a sketch aggregate of the same query"))
 	}
 	if arg.col == "" || arg.typ != want {
