@@ -20,6 +20,10 @@ import (
 // quickstart router by default) with the CLI's client (--cacert) and, on a
 // cluster with basic auth, --user/--password or STRATA_USER/STRATA_PASSWORD.
 
+// stdin is where `strata query` reads a query given neither as an argument
+// nor with -f; tests replace it.
+var stdin io.Reader = os.Stdin
+
 // clusterOpts are the flags every people-facing command shares.
 type clusterOpts struct {
 	url, user, password, format *string
@@ -160,7 +164,7 @@ func runQuery(args []string) error {
 			return err
 		}
 	default:
-		if src, err = io.ReadAll(os.Stdin); err != nil {
+		if src, err = io.ReadAll(stdin); err != nil {
 			return err
 		}
 	}

@@ -134,17 +134,41 @@ func tableOfObjects(list []any, want ...string) table {
 			picked = append(picked, c)
 		}
 	}
-	if len(picked) > 0 {
-		t.cols = picked
+	if len(picked) > 0 || len(list) == 0 {
+		// Chosen columns read by their last name (count, not
+		// properties.segments.count); an empty list still shows them.
+		t.cols = shortNames(picked)
+		if len(list) == 0 {
+			t.cols = shortNames(want)
+		}
+	} else {
+		picked = t.cols
 	}
 	for _, m := range flat {
-		row := make([]any, len(t.cols))
-		for i, c := range t.cols {
+		row := make([]any, len(picked))
+		for i, c := range picked {
 			row[i] = m[c]
 		}
 		t.rows = append(t.rows, row)
 	}
 	return t
+}
+
+// shortNames are dotted names by their last part where that is unique.
+func shortNames(names []string) []string {
+	last := func(n string) string { return n[strings.LastIndexByte(n, '.')+1:] }
+	count := map[string]int{}
+	for _, n := range names {
+		count[last(n)]++
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n
+		if count[last(n)] == 1 {
+			out[i] = last(n)
+		}
+	}
+	return out
 }
 
 func flatten(prefix string, o *ordered, into map[string]any, col func(string)) {
