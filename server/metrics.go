@@ -9,7 +9,8 @@ import (
 
 // setupMetrics makes the process's registry (unless Options gives one) and
 // adds what this process's roles report: the Raft gauges of a control node,
-// the query families of a broker and a data server.
+// the segment and task families of a coordinator and an overlord
+// (metrics_state.go), the query families of a broker and a data server.
 func (s *Server) setupMetrics() error {
 	s.metrics = s.opts.Metrics
 	if s.metrics == nil {
@@ -18,6 +19,16 @@ func (s *Server) setupMetrics() error {
 	if s.node != nil {
 		if err := s.metrics.Register(metrics.RaftCollectors(s.node)...); err != nil {
 			return fmt.Errorf("raft metrics: %w", err)
+		}
+	}
+	if s.roles[RoleCoordinator] {
+		if err := s.metrics.Register(segmentCollector{s}); err != nil {
+			return fmt.Errorf("segment metrics: %w", err)
+		}
+	}
+	if s.roles[RoleOverlord] {
+		if err := s.metrics.Register(taskCollector{s}); err != nil {
+			return fmt.Errorf("task metrics: %w", err)
 		}
 	}
 	if s.opts.Broker != nil {

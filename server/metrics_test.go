@@ -162,6 +162,12 @@ func TestMetricsEveryRole(t *testing.T) {
 	if _, ok := sample(fams, "strata_raft_commitTime", nil); !ok {
 		t.Errorf("coordinator: no strata_raft_commitTime: raft's go-metrics are not bridged")
 	}
+	if v, _ := sample(fams, "druid_segment_count", map[string]string{"dataSource": "wiki"}); v != 1 {
+		t.Errorf("coordinator: druid_segment_count{dataSource=wiki} = %v, want 1", v)
+	}
+	if v, _ := sample(fams, "druid_segment_size", map[string]string{"dataSource": "wiki"}); v <= 0 {
+		t.Errorf("coordinator: druid_segment_size{dataSource=wiki} = %v, want the segment's bytes", v)
+	}
 	if _, ok := sample(scrape(t, b.url), "strata_raft_node_is_leader", nil); ok {
 		t.Errorf("broker reports Raft state it does not have")
 	}

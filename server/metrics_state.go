@@ -1,0 +1,115 @@
+package server
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"strata/fsm"
+	"strata/metrics"
+)
+
+// The control roles' families are read from this node's replica of the
+// state at each scrape: nothing is counted on the paths that change it.
+var (
+	descSegmentCount = prometheus.NewDesc(metrics.Namespace+"_segment_count",
+		"Used segments (Druid's segment/count), by data source.", []string{"dataSource"}, nil)
+	descSegmentSize = prometheus.NewDesc(metrics.Namespace+"_segment_size",
+		"Bytes of the used segments (Druid's segment/size), by data source.", []string{"dataSource"}, nil)
+	descUnusedCount = prometheus.NewDesc(metrics.Namespace+"_segment_unused_count",
+		"Unused segments still in the metadata, by data source.", []string{"dataSource"}, nil)
+	descUnusedSize = prometheus.NewDesc(metrics.Namespace+"_segment_unused_size",
+		"Bytes of the unused segments still in the metadata, by data source.", []string{"dataSource"}, nil)
+	descTasks = map[string]*prometheus.Desc{}
+)
+
+// taskStates are the task families: Druid's task/{running,pending,waiting}
+// count by runner status, task/{success,failed}/count by completion (here
+// the completed tasks the state holds, not those of the last period).
+var taskStates = []string{"running", "pending", "waiting", "success", "failed"}
+
+func init() {
+	for _, st := range taskStates {
+		descTasks[st] = prometheus.NewDesc(metrics.Namespace+"_task_"+st+"_count",
+			"Tasks "+st+" (Druid's task/"+st+"/count), by data source.", []string{"dataSource"}, nil)
+	}
+}
+
+// segmentCollector reports the coordinator's segment families.
+type segmentCollector struct{ s *Server }
+
+func (c segmentCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descSegmentCount
+	ch <- descSegmentSize
+	ch <- descUnusedCount
+	ch <- descUnusedSize
+}
+
+func (c segmentCollector) Collect(ch chan<- prometheus.Metric) {
+	type sums struct{ used, usedBytes, unused, unusedBytes float64 }
+	by := map[string]*sums{}
+	c.s.node.FSM().Read(func(st *fsm.State) {
+		for _, r := range st.Segments("") {
+			ds := r.Segment.DataSource
+			if by[ds] == nil {
+				by[ds] = &sums{}
+			}
+			if r.Used {
+				by[ds].used++
+				by[ds].usedBytes += float64(r.Segment.Size)
+			} else {
+				by[ds].unused++
+				by[ds].unusedBytes += float64(r.Segment.Size)
+			}
+		}
+	})
+	for ds, v := range by {
+		ch <- prometheus.MustNewConstMetric(descSegmentCount, prometheus.GaugeValue, v.used, ds)
+		ch <- prometheus.MustNewConstMetric(descSegmentSize, prometheus.GaugeValue, v.usedBytes, ds)
+		ch <- prometheus.MustNewConstMetric(descUnusedCount, prometheus.GaugeValue, v.unused, ds)
+		ch <- prometheus.MustNewConstMetric(descUnusedSize, prometheus.GaugeValue, v.unusedBytes, ds)
+	}
+}
+
+// taskCollector reports the overlord's task families.
+type taskCollector struct{ s *Server }
+
+func (c taskCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, st := range taskStates {
+		ch <- descTasks[st]
+	}
+}
+
+func (c taskCollector) Collect(ch chan<- prometheus.Metric) {
+	counts := map[string]map[string]float64{} // state -> dataSource -> tasks
+	add := func(state, ds string) {
+		if counts[state] == nil {
+			counts[state] = map[string]float64{}
+		}
+		counts[state][ds]++
+	}
+	c.s.node.FSM().Read(func(st *fsm.State) {
+		for _, t := range st.ActiveTasks() {
+			switch t.RunnerStatus {
+			case "RUNNING":
+				add("running", t.DataSource)
+			case "PENDING":
+				add("pending", t.DataSource)
+			default:
+				add("waiting", t.DataSource)
+			}
+		}
+		st.EachCompleteTask(func(t *fsm.TaskRecord) bool {
+			switch t.Status {
+			case "SUCCESS":
+				add("success", t.DataSource)
+			case "FAILED":
+				add("failed", t.DataSource)
+			}
+			return true
+		})
+	})
+	for state, byDS := range counts {
+		for ds, n := range byDS {
+			ch <- prometheus.MustNewConstMetric(descTasks[state], prometheus.GaugeValue, n, ds)
+		}
+	}
+}
