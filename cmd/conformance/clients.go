@@ -65,6 +65,10 @@ func runClients(clientsDir string, update bool) {
 		record(name, "SKIP", "npm not found on PATH: plywood, the Cube driver and the pydruid exchange did NOT run (install npm)")
 		return
 	}
+	if v, err := exec.Command("node", "--version").Output(); err != nil || nodeMajor(string(v)) < minNodeMajor {
+		record(name, "FAIL", fmt.Sprintf("node %s is older than the clients need (%d or newer: @cubejs-backend/druid-driver's engines); install a newer nodejs", strings.TrimSpace(string(v)), minNodeMajor))
+		return
+	}
 	abs, err := filepath.Abs(clientsDir)
 	if err != nil || !exists(filepath.Join(abs, "package-lock.json")) {
 		record(name, "FAIL", fmt.Sprintf("no package-lock.json in %s (run from the repository root or pass --clients-dir)", clientsDir))
@@ -134,4 +138,22 @@ func npmInstall(dir string) error {
 	}
 	fmt.Printf("clients: npm ci in %s took %s\n", dir, time.Since(start).Round(time.Second))
 	return nil
+}
+
+// minNodeMajor is the oldest node the pinned clients declare they run on.
+const minNodeMajor = 20
+
+// nodeMajor reads the major version from `node --version` ("v20.20.2"); 0
+// when it cannot.
+func nodeMajor(v string) int {
+	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
+	major, _, _ := strings.Cut(v, ".")
+	n := 0
+	for _, c := range major {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
 }

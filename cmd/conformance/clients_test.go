@@ -62,3 +62,11 @@ func TestClientsIngestSQL(t *testing.T) {
 		t.Fatalf("statement: %s", sql)
 	}
 }
+
+func TestNodeMajor(t *testing.T) {
+	for v, want := range map[string]int{"v20.20.2\n": 20, "v18.19.0": 18, "v22.1.0": 22, "": 0, "vx.1": 0} {
+		if got := nodeMajor(v); got != want {
+			t.Errorf("nodeMajor(%q) = %d, want %d", v, got, want)
+		}
+	}
+}
