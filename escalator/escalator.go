@@ -23,8 +23,13 @@ const (
 	DefaultUsername = "svc_system"
 )
 
-// InternalPrefix starts the path of every internal endpoint.
-const InternalPrefix = "/svc-internal/"
+// InternalPrefix starts the path of every internal endpoint;
+// DruidInternalPrefix is its alias under Druid's name (server.DruidPath),
+// guarded alike.
+const (
+	InternalPrefix      = "/svc-internal/"
+	DruidInternalPrefix = "/druid-internal/"
+)
 
 // Credentials are the internal client's user and password.
 type Credentials struct {
@@ -43,7 +48,13 @@ func FromProps(p *props.Properties) Credentials {
 func (c Credentials) Enabled() bool { return c.Password != "" }
 
 // Internal reports whether r is for an internal endpoint.
-func Internal(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, InternalPrefix) }
+func Internal(r *http.Request) bool { return InternalPath(r.URL.Path) }
+
+// InternalPath reports whether p is an internal endpoint's path, under
+// either prefix.
+func InternalPath(p string) bool {
+	return strings.HasPrefix(p, InternalPrefix) || strings.HasPrefix(p, DruidInternalPrefix)
+}
 
 // Authorized reports whether r carries these credentials (HTTP basic
 // authentication), comparing in constant time.

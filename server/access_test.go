@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"strata/auth"
+	"strata/escalator"
 	"strata/internal/eventually"
 	"strata/props"
 	"strata/storage/deep"
@@ -203,6 +205,8 @@ func TestRouteAccessDeclared(t *testing.T) {
 			t.Errorf("%s is open: only %s may be", key, healthPath)
 		case strings.HasPrefix(e.Path, "/svc-internal/") != (a.Kind == InternalOnly):
 			t.Errorf("%s: %s; /svc-internal/ routes, and only they, are internalOnly", key, a.Kind)
+		case slices.ContainsFunc(e.Paths(), escalator.InternalPath) != (a.Kind == InternalOnly):
+			t.Errorf("%s: %s; its paths %v are internal ones, and only internalOnly routes' may be", key, a.Kind, e.Paths())
 		case a.Kind == OnResource && (a.Type == "" || a.Action == "" || a.Name == "" && a.Var == "" && a.Names == nil):
 			t.Errorf("%s: a resource access needs a type, an action and a name", key)
 		case a.Var != "" && !strings.Contains(e.Path, "{"+a.Var+"}"):
@@ -298,6 +302,29 @@ func TestRouteAccessWalk(t *testing.T) {
 				t.Fatalf("access %v", e.Access.Kind)
 			}
 		})
+		// Druid's alias and the trailing-slash forms are the same guarded
+		// handler (routes): none of them answers without credentials.
+		for _, alias := range e.Paths()[1:] {
+			url := base + vars.Replace(alias)
+			if e.Debug && e.Path != "/debug/pprof/" {
+				url += "?seconds=1"
+			}
+			walked++
+			t.Run(method+" "+alias, func(t *testing.T) {
+				code, got, _ := callWith(t, method, url, ctype, body, nil)
+				switch {
+				case e.Access.Kind == Open && (code == 401 || code == 403):
+					t.Fatalf("open route: %d %s", code, got)
+				case e.Access.Kind != Open && code != 401:
+					t.Errorf("no credentials: %d %s, want 401", code, got)
+				}
+				if e.Access.Kind == InternalOnly {
+					if code, got, _ := callWith(t, method, url, ctype, body, as("admin")); code != 403 {
+						t.Errorf("admin on an internal route: %d %s, want 403", code, got)
+					}
+				}
+			})
+		}
 	}
 	if walked < 100 {
 		t.Fatalf("walked %d routes", walked)

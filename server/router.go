@@ -77,13 +77,20 @@ func NewProxy(routes []Route, maxBody int64) *Proxy {
 	}
 }
 
-// Mount adds the proxied prefixes to a router.
+// Mount adds the proxied prefixes to a router, each also under Druid's
+// name (DruidPath): /druid/v2/ goes where /svc/v2/ goes, by the same Route,
+// so both share its known leader and round-robin position. The path is
+// forwarded as sent; the backends answer Druid's paths too.
 func (p *Proxy) Mount(r *mux.Router) {
 	for _, rt := range p.routes {
 		rt := rt
-		r.PathPrefix(rt.Prefix).Handler(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			p.serve(w, req, rt)
-		}))
+		})
+		r.PathPrefix(rt.Prefix).Handler(h)
+		if d, ok := DruidPath(rt.Prefix); ok {
+			r.PathPrefix(d).Handler(h)
+		}
 	}
 }
 

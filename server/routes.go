@@ -271,7 +271,6 @@ func (s *Server) endpoints() []Endpoint {
 		{Methods: post, Path: "/svc/indexer/v1/worker/{host}/disable", Access: stateWrite, Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.setWorkerEnabled(false)},
 		{Methods: get, Path: "/svc/indexer/v1/totalWorkerCapacity", Access: stateRead, Roles: rolesOverlord, Leader: LeaderRead, Handler: t.totalCapacity},
 		{Methods: post, Path: "/svc/v2/sql/task", Access: inBody, Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.submitSQL},
-		{Methods: post, Path: "/svc/v2/sql/task/", Access: inBody, Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.submitSQL},
 		// Internal: what middle managers call (middlemanager.Path…).
 		{Methods: post, Path: "/svc-internal/v1/overlord/register", Access: internalOnly, Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.register},
 		{Methods: post, Path: "/svc-internal/v1/overlord/heartbeat", Access: internalOnly, Roles: rolesOverlord, Leader: LeaderOnly, Handler: t.heartbeat},
@@ -311,8 +310,6 @@ func (s *Server) endpoints() []Endpoint {
 		// Broker: native queries (query.go, spec 4.8), datasource information
 		// (broker.go, spec 4.9) and load status.
 		{Methods: post, Path: "/svc/v2/", Access: inBody, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.nativeQuery},
-		{Methods: post, Path: "/svc/v2", Access: inBody, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.nativeQuery},
-		{Methods: post, Path: "/svc/v2/candidates/", Access: inBody, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.queryCandidates},
 		{Methods: post, Path: "/svc/v2/candidates", Access: inBody, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.queryCandidates},
 		{Methods: get, Path: "/svc/v2/datasources", Access: filtered, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerDataSources},
 		{Methods: get, Path: "/svc/v2/datasources/{dataSourceName}", Access: dsRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerDataSource},
@@ -323,7 +320,6 @@ func (s *Server) endpoints() []Endpoint {
 		// Druid SQL (sql.go): planned onto the native query path, which checks
 		// DATASOURCE READ on every datasource the statement reads.
 		{Methods: post, Path: "/svc/v2/sql", Access: inBody, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.sqlQuery},
-		{Methods: post, Path: "/svc/v2/sql/", Access: inBody, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.sqlQuery},
 		{Methods: del, Path: "/svc/v2/sql/{queryId}", Access: sqlWrite, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.cancelSQL},
 		{Methods: get, Path: "/svc/broker/v1/loadstatus", Access: stateRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerLoadStatus},
 		{Methods: get, Path: "/svc/broker/v1/readiness", Access: stateRead, Roles: rolesBroker, Needs: NeedsBroker, Handler: s.brokerReadiness},
@@ -356,17 +352,21 @@ func (s *Server) routes() {
 		h = s.guard(e, h)
 		// Outermost: the refusals of guard are counted too.
 		h = s.instrument(e.Path, h)
-		route := r.NewRoute()
-		if e.Prefix {
-			route.PathPrefix(e.Path)
-		} else {
-			route.Path(e.Path)
-		}
-		route.HandlerFunc(h)
-		if len(e.Methods) > 0 {
-			// A copy: Methods upper-cases the slice it is given in place, and
-			// the table's slices are shared by every server of the process.
-			route.Methods(slices.Clone(e.Methods)...)
+		// The route's own path, Druid's alias and the trailing-slash forms
+		// (druidpaths.go): one entry, one guarded handler.
+		for _, path := range e.Paths() {
+			route := r.NewRoute()
+			if e.Prefix {
+				route.PathPrefix(path)
+			} else {
+				route.Path(path)
+			}
+			route.HandlerFunc(h)
+			if len(e.Methods) > 0 {
+				// A copy: Methods upper-cases the slice it is given in place, and
+				// the table's slices are shared by every server of the process.
+				route.Methods(slices.Clone(e.Methods)...)
+			}
 		}
 	}
 	if s.opts.Proxy != nil {

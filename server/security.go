@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,7 +82,8 @@ func newSecurity(sec *Security, c config.Auth) *security {
 // limit). It returns false after answering.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	sec := s.sec
-	if sec == nil || r.URL.Path == healthPath {
+	// The health check with or without Jersey's trailing slash (routes).
+	if sec == nil || strings.TrimSuffix(r.URL.Path, "/") == healthPath {
 		return r, true
 	}
 	// The internal client first, and before the limiter: Strata's own

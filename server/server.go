@@ -338,7 +338,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	// Calls between Strata's own processes (a task publishing every segment
 	// of a large ingestion at once) have their own, larger limit.
 	limit, prop := s.maxBody, "svc.server.http.maxRequestBytes"
-	if strings.HasPrefix(r.URL.Path, "/svc-internal/") {
+	if escalator.InternalPath(r.URL.Path) {
 		limit, prop = s.maxInternalBody, "svc.server.http.maxInternalRequestBytes"
 	}
 	if r.ContentLength > limit {
@@ -363,15 +363,26 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 // cannot be told a made-up name; only the internal client (Strata's own
 // processes, acting for someone) may name the author in X-Svc-Author.
 func auditFrom(r *http.Request) commands.Audit {
+	// Druid's tools send Druid's header names.
 	a := commands.Audit{
-		Author:  r.Header.Get("X-Svc-Author"),
-		Comment: r.Header.Get("X-Svc-Comment"),
+		Author:  firstHeader(r, "X-Svc-Author", "X-Druid-Author"),
+		Comment: firstHeader(r, "X-Svc-Comment", "X-Druid-Comment"),
 		IP:      clientIP(r),
 	}
 	if id := auth.IdentityFrom(r.Context()); id != nil && (!id.Internal || a.Author == "") {
 		a.Author = id.Name
 	}
 	return a
+}
+
+// firstHeader is the first of the named headers r carries.
+func firstHeader(r *http.Request, names ...string) string {
+	for _, n := range names {
+		if v := r.Header.Get(n); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 type clientIPKey struct{}

@@ -28,10 +28,18 @@ type memory struct {
 	DirectMemory int64 `json:"directMemory"`
 }
 
+// DruidVersion is the Apache Druid release whose API Strata serves: the
+// conformance corpora (../shared/conformance) are taken from Druid's master
+// of 2025-10-29, released as 35.0.0. /status reports it as "version",
+// where Druid's clients read the server's version and gate on it (plywood
+// refuses anything below 0.14.0); Strata's own is "strataVersion".
+const DruidVersion = "35.0.0"
+
 type statusInfo struct {
-	Version string   `json:"version"`
-	Modules []module `json:"modules"`
-	Memory  memory   `json:"memory"`
+	Version       string   `json:"version"` // DruidVersion
+	StrataVersion string   `json:"strataVersion"`
+	Modules       []module `json:"modules"`
+	Memory        memory   `json:"memory"`
 	// Discovery: the leader this process announces to, and warnings when
 	// its clock or version disagrees with the leader's.
 	Discovery *discovery.Status `json:"discovery,omitempty"`
@@ -47,7 +55,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	for _, role := range roles {
 		mods = append(mods, module{Name: "strata-" + role, Artifact: "strata", Version: Version})
 	}
-	info := statusInfo{Version: Version, Modules: mods, Memory: readMemory()}
+	info := statusInfo{Version: DruidVersion, StrataVersion: Version, Modules: mods, Memory: readMemory()}
 	if s.announcer != nil {
 		st := s.announcer.Status()
 		info.Discovery = &st
