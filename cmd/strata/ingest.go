@@ -265,13 +265,54 @@ func waitTask(url, id string, grace time.Duration) error {
 			pr.end()
 			return fmt.Errorf("%s", failureLine(id, st, sum))
 		}
-		pr.show(liveLine(st, sum, start), st.Status+" "+st.RunnerStatusCode+" "+sum.line)
+		waiting := ""
+		if st.RunnerStatusCode == "PENDING" {
+			waiting = pendingReason(url)
+		}
+		pr.show(liveLine(st, sum, start, waiting), st.Status+" "+st.RunnerStatusCode+" "+waiting+" "+sum.line)
 		time.Sleep(pollPeriod)
 	}
 }
 
-// liveLine is the progress line of a task that has not ended.
-func liveLine(st taskStatus, sum reportSummary, since time.Time) string {
+// pendingReason says why a pending task has no worker yet, from the
+// overlord's workers: a task is pending for a moment even beside an idle
+// worker (until the overlord's next assignment round), and saying there is
+// no free slot then would send its reader looking for a busy worker.
+func pendingReason(url string) string {
+	code, body, err := httpGet(strings.TrimRight(url, "/") + "/svc/indexer/v1/workers")
+	var workers []struct {
+		Worker struct {
+			Capacity int    `json:"capacity"`
+			Version  string `json:"version"` // "" when disabled
+		} `json:"worker"`
+		Used int `json:"currCapacityUsed"`
+	}
+	if err != nil || code != http.StatusOK || json.Unmarshal(body, &workers) != nil {
+		return "waiting to be assigned to a worker"
+	}
+	enabled, capacity, free := 0, 0, 0
+	for _, w := range workers {
+		if w.Worker.Version == "" {
+			continue
+		}
+		enabled++
+		capacity += w.Worker.Capacity
+		free += max(0, w.Worker.Capacity-w.Used)
+	}
+	switch {
+	case len(workers) == 0:
+		return "waiting for a worker: no middle manager is registered"
+	case enabled == 0:
+		return "waiting for a worker: every middle manager is disabled"
+	case free == 0:
+		return fmt.Sprintf("waiting for a worker: all %d slots are busy", capacity)
+	}
+	return fmt.Sprintf("waiting to be assigned: %s on %s", plural(free, "free slot"), plural(enabled, "middle manager"))
+}
+
+// liveLine is the progress line of a task that has not ended; waiting is
+// pendingReason's line for a pending task.
+func liveLine(st taskStatus, sum reportSummary, since time.Time, waiting string) string {
 	if t, err := time.Parse(time.RFC3339Nano, st.CreatedTime); err == nil && !t.After(time.Now()) {
 		since = t
 	}
@@ -284,7 +325,7 @@ func liveLine(st taskStatus, sum reportSummary, since time.Time) string {
 		}
 		return head + "waiting for a lock: another task holds an overlapping interval of " + what
 	case "PENDING":
-		return head + "waiting for a worker: no middle manager has a free slot yet"
+		return head + waiting
 	}
 	where := ""
 	if h := st.Location.Host; h != nil && *h != "" {

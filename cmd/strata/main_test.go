@@ -135,6 +135,10 @@ func (s *script) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"task":"q1","status":{"id":"q1","dataSource":"wiki","createdTime":"%s","status":%q,"runnerStatusCode":%q,
 			"duration":%d,"location":{"host":%s,"port":8091,"tlsPort":-1},"errorMsg":null}}`,
 			time.Now().UTC().Add(-5*time.Second).Format("2006-01-02T15:04:05.000Z"), st.status, st.runner, st.duration, host)
+	case r.URL.Path == "/svc/indexer/v1/workers":
+		// One idle worker: a pending task waits to be assigned, not for a slot.
+		fmt.Fprint(w, `[{"worker":{"scheme":"http","host":"10.0.0.7:8091","ip":"10.0.0.7","capacity":2,"version":"0","category":"_default_worker_category"},
+			"currCapacityUsed":0,"currParallelIndexCapacityUsed":0,"availabilityGroups":[],"runningTasks":[],"lastCompletedTaskTime":"2024-01-01T00:00:00.000Z","blacklistedUntil":null}]`)
 	case strings.HasSuffix(r.URL.Path, "/reports"):
 		// The report that goes with the status served last.
 		st := s.steps[min(max(s.at-1, 0), len(s.steps)-1)]
@@ -166,13 +170,16 @@ func TestWaitShowsQueueStatesLiveProgressAndTaskDuration(t *testing.T) {
 	}
 	for _, want := range []string{
 		"waiting for a lock: another task holds an overlapping interval of wiki",
-		"waiting for a worker",
+		"waiting to be assigned: 2 free slots on 1 middle manager",
 		"started on 10.0.0.7:8091",
 		"rows read",
 	} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("progress lacks %q:\n%s", want, errOut)
 		}
+	}
+	if strings.Contains(errOut, "no middle manager has a free slot") {
+		t.Errorf("a task pending beside an idle worker was said to wait for a free slot:\n%s", errOut)
 	}
 	// The task's own duration, not the CLI's wait (a few milliseconds).
 	if !strings.HasPrefix(out, "task q1 SUCCESS in 12.3s: 2 stages, 3 input rows read, 2 segments published and loaded") {
