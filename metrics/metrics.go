@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -182,8 +183,10 @@ type Queries struct {
 	nodeCount                                    *prometheus.CounterVec
 	retries                                      *prometheus.CounterVec
 
-	// children caches the label children of each (type, dataSource).
+	// children caches the label children of each (type, dataSource);
+	// series counts them (maxQuerySeries).
 	children sync.Map // queryKey -> *queryChildren
+	series   atomic.Int64
 }
 
 type queryKey struct{ typ, dataSource string }
@@ -225,10 +228,24 @@ func (q *Queries) register(reg *prometheus.Registry) {
 	reg.MustRegister(q.time, q.count, q.success, q.failed, q.interrupted, q.timeout, q.segments, q.nodeCount, q.retries)
 }
 
+// maxQuerySeries bounds the (type, dataSource) pairs with series of their
+// own: a client naming ever new data sources (that do not exist, or fail)
+// must not grow the registry without end. Later pairs share dataSource
+// OtherDataSource.
+const maxQuerySeries = 1000
+
+// OtherDataSource is the dataSource label of the queries past maxQuerySeries.
+const OtherDataSource = "_other"
+
 func (q *Queries) of(typ, dataSource string) *queryChildren {
 	k := queryKey{typ, dataSource}
 	if c, ok := q.children.Load(k); ok {
 		return c.(*queryChildren)
+	}
+	// The shared pairs are as many as the query types, which parsing bounds.
+	if dataSource != OtherDataSource && q.series.Add(1) > maxQuerySeries {
+		q.series.Add(-1)
+		return q.of(typ, OtherDataSource)
 	}
 	c := &queryChildren{
 		time:        q.time.WithLabelValues(dataSource, typ),

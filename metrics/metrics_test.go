@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -56,4 +57,24 @@ func value(t *testing.T, c interface{ Write(*dto.Metric) error }) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// Past maxQuerySeries (type, dataSource) pairs, new data sources share one
+// series: a client naming ever new ones cannot grow the registry.
+func TestQuerySeriesBounded(t *testing.T) {
+	q := New().Queries
+	for i := range maxQuerySeries + 50 {
+		q.Observe("scan", fmt.Sprintf("ds%d", i), time.Millisecond, 1, Failed)
+	}
+	n := 0
+	q.children.Range(func(_, _ any) bool { n++; return true })
+	if n != maxQuerySeries+1 {
+		t.Errorf("%d pairs have series, want %d and the shared one", n, maxQuerySeries)
+	}
+	if got := value(t, q.of("scan", OtherDataSource).count); got != 50 {
+		t.Errorf("%s counted %v queries, want the 50 past the bound", OtherDataSource, got)
+	}
+	if got := value(t, q.of("scan", "ds3").count); got != 1 {
+		t.Errorf("ds3 counted %v queries, want 1", got)
+	}
 }
