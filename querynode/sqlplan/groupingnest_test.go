@@ -5,6 +5,14 @@ import (
 	"testing"
 )
 
+func init() {
+	planSeeds = append(planSeeds,
+		"SELECT COUNT(*) FROM wiki GROUP BY ()",
+		"SELECT page, channel, GROUPING(page) FROM wiki GROUP BY GROUPING SETS (ROLLUP(page, channel), CUBE(channel), ())",
+		"SELECT page FROM wiki ORDER BY __time DESC LIMIT 3",
+		"EXPLAIN PLAN FOR SELECT page FROM wiki ORDER BY added DESC NULLS FIRST, page LIMIT 2 OFFSET 1")
+}
+
 // GROUP BY () is one empty grouping set: the whole table is one group, as
 // with no GROUP BY at all (a timeseries); alone in GROUPING SETS likewise.
 func TestPlanEmptyGroupBy(t *testing.T) {
