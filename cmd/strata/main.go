@@ -151,7 +151,7 @@ func run(args []string) int {
 			fmt.Fprintf(stderr, "strata: version takes no arguments (got %q)\n", rest[0])
 			return 2
 		}
-		fmt.Fprintln(stdout, "strata", server.Version)
+		fmt.Fprintf(stdout, "strata %s (Druid API %s)\n", server.Version, server.DruidVersion)
 	case "help", "-h", "-help", "--help":
 		if len(rest) > 0 {
 			fmt.Fprintf(stderr, "strata: help takes no arguments (got %q): use strata COMMAND -h\n", rest[0])
