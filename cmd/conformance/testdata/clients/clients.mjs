@@ -141,7 +141,8 @@ async function plywoodChecks(base) {
     });
   });
   if (!external) {
-    // Without an introspected external nothing else can run: say so per check.
+    // Introspection failed: the other checks still run, on the attributes
+    // declared by hand, so one failure does not hide the rest.
     external = External.fromJS({
       engine: 'druid', source: datasource, timeAttribute: 'time', allowSelectQueries: true,
       attributes: [
