@@ -107,9 +107,7 @@ async function check(name, fn) {
     } else if (!fs.existsSync(file)) {
       err = new Error(`no fixture ${path.relative(here, file)} (run with --update to record it)`);
     } else if (fs.readFileSync(file, 'utf8') !== text) {
-      err = new Error(
-        `the client's requests changed from ${path.relative(here, file)}: got ${JSON.stringify(reqs)}`,
-      );
+      err = new Error(`the client's requests changed from ${path.relative(here, file)}: ${firstDifference(JSON.parse(fs.readFileSync(file, 'utf8')), reqs)}`);
     }
   }
   if (err) {
@@ -118,6 +116,16 @@ async function check(name, fn) {
   } else {
     console.log(`PASS ${name}`);
   }
+}
+
+// firstDifference names the first request that differs from the fixture.
+function firstDifference(want, got) {
+  for (let i = 0; i < Math.max(want.length, got.length); i++) {
+    const w = JSON.stringify(want[i]);
+    const g = JSON.stringify(got[i]);
+    if (w !== g) return `request ${i + 1} of ${got.length} (fixture: ${want.length}): got ${g}, fixture has ${w}`;
+  }
+  return 'same requests, different formatting';
 }
 
 // The datasource clients.go ingests: 12 edits over three hours of 2026-01-01
