@@ -266,7 +266,7 @@ func TestSQLGroupingSets(t *testing.T) {
 		`SELECT page, GROUPING(added) FROM wiki GROUP BY page`,
 		`SELECT page, GROUPING(page, page) FROM wiki GROUP BY GROUPING SETS ((page), ())`,
 		`SELECT page, COUNT(*) FROM wiki GROUP BY GROUPING SETS ((page), ()), ROLLUP(page)`,
-		`SELECT page, COUNT(*) FROM wiki GROUP BY GROUPING SETS (ROLLUP(page))`,
+		`SELECT page, COUNT(*) FROM wiki GROUP BY GROUPING SETS ((page, ROLLUP(page)))`, // ROLLUP alone in a set expands; inside a parenthesized set it does not
 		`SELECT page, COUNT(*) FROM wiki GROUP BY GROUPING SETS`,
 	} {
 		if code, body, _ := sqlCall(t, b, `{"query":`+string(mustJSON(q))+`}`); code != 400 || !strings.Contains(body, `"errorMessage"`) {
