@@ -30,6 +30,11 @@ func (s *Server) setupMetrics() error {
 		if err := s.metrics.Register(taskCollector{s}); err != nil {
 			return fmt.Errorf("task metrics: %w", err)
 		}
+		if s.opts.Supervisors != nil {
+			if err := s.metrics.Register(lagCollector{s.opts.Supervisors}); err != nil {
+				return fmt.Errorf("lag metrics: %w", err)
+			}
+		}
 	}
 	if s.opts.Broker != nil {
 		s.opts.Broker.SetMetrics(s.metrics.Queries)

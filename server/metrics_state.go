@@ -1,10 +1,13 @@
 package server
 
 import (
+	"strconv"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"strata/fsm"
 	"strata/metrics"
+	"strata/streaming"
 )
 
 // The control roles' families are read from this node's replica of the
@@ -111,5 +114,38 @@ func (c taskCollector) Collect(ch chan<- prometheus.Metric) {
 		for ds, n := range byDS {
 			ch <- prometheus.MustNewConstMetric(descTasks[state], prometheus.GaugeValue, n, ds)
 		}
+	}
+}
+
+// Druid's ingest/kafka/lag (a supervisor's total) and partitionLag.
+var (
+	descKafkaLag = prometheus.NewDesc(metrics.Namespace+"_ingest_kafka_lag",
+		"Messages a supervisor's tasks are behind the stream's latest offsets, summed over its partitions (Druid's ingest/kafka/lag).",
+		[]string{"supervisor", "dataSource", "stream"}, nil)
+	descKafkaPartitionLag = prometheus.NewDesc(metrics.Namespace+"_ingest_kafka_partitionLag",
+		"Messages behind the latest offset of one partition (Druid's ingest/kafka/partitionLag).",
+		[]string{"supervisor", "dataSource", "stream", "partition"}, nil)
+)
+
+// lagCollector reports the lag of the supervisors running on this overlord,
+// as each last measured it (what its status report shows).
+type lagCollector struct{ m *streaming.Manager }
+
+func (c lagCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descKafkaLag
+	ch <- descKafkaPartitionLag
+}
+
+func (c lagCollector) Collect(ch chan<- prometheus.Metric) {
+	type sup struct{ id, ds, stream string }
+	total := map[sup]float64{}
+	for _, l := range c.m.Lags() {
+		k := sup{l.Supervisor, l.DataSource, l.Stream}
+		total[k] += float64(l.Lag)
+		ch <- prometheus.MustNewConstMetric(descKafkaPartitionLag, prometheus.GaugeValue, float64(l.Lag),
+			l.Supervisor, l.DataSource, l.Stream, strconv.Itoa(int(l.Partition)))
+	}
+	for k, v := range total {
+		ch <- prometheus.MustNewConstMetric(descKafkaLag, prometheus.GaugeValue, v, k.id, k.ds, k.stream)
 	}
 }
