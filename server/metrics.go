@@ -22,7 +22,7 @@ func (s *Server) setupMetrics() error {
 		}
 	}
 	if s.roles[RoleCoordinator] {
-		if err := s.metrics.Register(segmentCollector{s}); err != nil {
+		if err := s.metrics.Register(segmentCollector{s}, queueCollector{s}); err != nil {
 			return fmt.Errorf("segment metrics: %w", err)
 		}
 	}

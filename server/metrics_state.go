@@ -2,6 +2,7 @@ package server
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -147,5 +148,41 @@ func (c lagCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for k, v := range total {
 		ch <- prometheus.MustNewConstMetric(descKafkaLag, prometheus.GaugeValue, v, k.id, k.ds, k.stream)
+	}
+}
+
+// The historicals' queues and what they serve, as the coordinator sees them
+// (Druid's segment/loadQueue/count, segment/dropQueue/count, and the
+// served segments per server and tier).
+var (
+	queueLabels       = []string{"server", "tier"}
+	descLoadQueue     = prometheus.NewDesc(metrics.Namespace+"_segment_loadQueue_count", "Segments a historical is to load (Druid's segment/loadQueue/count).", queueLabels, nil)
+	descLoadQueueSize = prometheus.NewDesc(metrics.Namespace+"_segment_loadQueue_size", "Bytes of the segments a historical is to load (Druid's segment/loadQueue/size).", queueLabels, nil)
+	descDropQueue     = prometheus.NewDesc(metrics.Namespace+"_segment_dropQueue_count", "Segments a historical is to drop (Druid's segment/dropQueue/count).", queueLabels, nil)
+	descServedCount   = prometheus.NewDesc(metrics.Namespace+"_segment_loaded_count", "Segments a historical serves, as the coordinator's inventory has them.", queueLabels, nil)
+	descServedSize    = prometheus.NewDesc(metrics.Namespace+"_segment_loaded_size", "Bytes of the segments a historical serves.", queueLabels, nil)
+)
+
+// queueCollector reports the coordinator's view of each historical.
+type queueCollector struct{ s *Server }
+
+func (c queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descLoadQueue, descLoadQueueSize, descDropQueue, descServedCount, descServedSize} {
+		ch <- d
+	}
+}
+
+func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, q := range c.s.loadQueues(time.Now()) {
+		name, tier := q.srv.Meta.Name, q.srv.Meta.Tier
+		var served int64
+		for _, seg := range q.srv.Segments {
+			served += seg.Size
+		}
+		ch <- prometheus.MustNewConstMetric(descLoadQueue, prometheus.GaugeValue, float64(len(q.load)), name, tier)
+		ch <- prometheus.MustNewConstMetric(descLoadQueueSize, prometheus.GaugeValue, float64(totalSize(q.load)), name, tier)
+		ch <- prometheus.MustNewConstMetric(descDropQueue, prometheus.GaugeValue, float64(len(q.drop)), name, tier)
+		ch <- prometheus.MustNewConstMetric(descServedCount, prometheus.GaugeValue, float64(len(q.srv.Segments)), name, tier)
+		ch <- prometheus.MustNewConstMetric(descServedSize, prometheus.GaugeValue, float64(served), name, tier)
 	}
 }

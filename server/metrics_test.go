@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"strata/internal/eventually"
 	"strata/metrics"
 )
 
@@ -168,6 +169,14 @@ func TestMetricsEveryRole(t *testing.T) {
 	if v, _ := sample(fams, "druid_segment_size", map[string]string{"dataSource": "wiki"}); v <= 0 {
 		t.Errorf("coordinator: druid_segment_size{dataSource=wiki} = %v, want the segment's bytes", v)
 	}
+	// The coordinator's inventory polls the historical on its own period.
+	srv := map[string]string{"server": strings.TrimPrefix(h.url, "http://"), "tier": "_default_tier"}
+	eventually.True(t, "the coordinator to see the historical serve its segment, with nothing queued", func() bool {
+		fams := scrape(t, f.coord)
+		loaded, _ := sample(fams, "druid_segment_loaded_count", srv)
+		queued, ok := sample(fams, "druid_segment_loadQueue_count", srv)
+		return loaded == 1 && ok && queued == 0
+	})
 	if _, ok := sample(scrape(t, b.url), "strata_raft_node_is_leader", nil); ok {
 		t.Errorf("broker reports Raft state it does not have")
 	}

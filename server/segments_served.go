@@ -538,38 +538,11 @@ func (s *Server) dataSourceLoadStatus(w http.ResponseWriter, r *http.Request) {
 // holds that it does not serve yet (to load) and those it serves outside its
 // assignment (to drop).
 func (s *Server) loadQueue(w http.ResponseWriter, r *http.Request) {
-	// Right after a leader change there is no plan yet, so no queue either.
-	cur, err := s.placement.Current(time.Now())
-	if err != nil {
-		cur = &coordinator.Current{Servers: s.servers()}
-	}
 	simple, full := flag(r, "simple"), flag(r, "full")
 	b := []byte{'{'}
 	first := true
-	for _, srv := range cur.Servers {
-		if !srv.Reachable {
-			continue
-		}
-		var load, drop []*segmeta.DataSegment
-		planned, ok := cur.Plan.Hold[srv.Meta.Name]
-		if !ok { // not planned yet: it keeps what it holds
-			planned = sortedSegments(srv.Segments)
-		}
-		hold := make(map[segmeta.ID]bool, len(planned))
-		for _, seg := range planned {
-			hold[seg.ID()] = true
-			if _, ok := srv.Segments[seg.ID()]; !ok && !cur.Plan.KeepOnly[seg.ID()] {
-				load = append(load, seg)
-			}
-		}
-		for id, seg := range srv.Segments {
-			if !hold[id] {
-				drop = append(drop, seg)
-			}
-		}
-		byID := func(a, b *segmeta.DataSegment) int { return a.ID().Compare(b.ID()) }
-		slices.SortFunc(load, byID)
-		slices.SortFunc(drop, byID)
+	for _, q := range s.loadQueues(time.Now()) {
+		srv, load, drop := q.srv, q.load, q.drop
 		if !first {
 			b = append(b, ',')
 		}
@@ -601,6 +574,50 @@ func (s *Server) loadQueue(w http.ResponseWriter, r *http.Request) {
 		b = append(b, '}')
 	}
 	writeRawJSON(w, http.StatusOK, append(b, '}'))
+}
+
+// serverQueue is a reachable historical's load queue.
+type serverQueue struct {
+	srv        coordinator.Server
+	load, drop []*segmeta.DataSegment // in id order
+}
+
+// loadQueues computes each reachable historical's queue (loadQueue, and the
+// druid_segment_loadQueue metrics).
+func (s *Server) loadQueues(now time.Time) []serverQueue {
+	// Right after a leader change there is no plan yet, so no queue either.
+	cur, err := s.placement.Current(now)
+	if err != nil {
+		cur = &coordinator.Current{Servers: s.servers()}
+	}
+	var out []serverQueue
+	for _, srv := range cur.Servers {
+		if !srv.Reachable {
+			continue
+		}
+		var load, drop []*segmeta.DataSegment
+		planned, ok := cur.Plan.Hold[srv.Meta.Name]
+		if !ok { // not planned yet: it keeps what it holds
+			planned = sortedSegments(srv.Segments)
+		}
+		hold := make(map[segmeta.ID]bool, len(planned))
+		for _, seg := range planned {
+			hold[seg.ID()] = true
+			if _, ok := srv.Segments[seg.ID()]; !ok && !cur.Plan.KeepOnly[seg.ID()] {
+				load = append(load, seg)
+			}
+		}
+		for id, seg := range srv.Segments {
+			if !hold[id] {
+				drop = append(drop, seg)
+			}
+		}
+		byID := func(a, b *segmeta.DataSegment) int { return a.ID().Compare(b.ID()) }
+		slices.SortFunc(load, byID)
+		slices.SortFunc(drop, byID)
+		out = append(out, serverQueue{srv: srv, load: load, drop: drop})
+	}
+	return out
 }
 
 // servers returns the historicals the inventory knows, by name.
