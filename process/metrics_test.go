@@ -73,4 +73,33 @@ func TestKafkaLagMetrics(t *testing.T) {
 		agg, _ := k.status()["aggregateLag"].(float64)
 		return total == 0 && agg == 0
 	}, slow, eventually.Showing(func() string { return fmt.Sprintf("partitions %v, total %v", parts, total) }))
+
+	// The rows the task processed, from its progress reports in the state.
+	var processed float64
+	eventually.True(t, "the task's 100 rows in druid_ingest_events_processed", func() bool {
+		processed = gauge(t, leader, "druid_ingest_events_processed", map[string]string{"dataSource": "events", "taskType": "index_kafka"})
+		return processed == 100
+	}, slow, eventually.Showing(func() string { return fmt.Sprint(processed) }))
+}
+
+// gauge is the value of the series of url's /metrics family name with the
+// given labels (-1: none).
+func gauge(t *testing.T, url, name string, want map[string]string) float64 {
+	t.Helper()
+	_, _, body := do(t, "GET", url+"/metrics", "", "", nil)
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("%s/metrics does not parse: %v", url, err)
+	}
+next:
+	for _, m := range fams[name].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if v, ok := want[l.GetName()]; ok && v != l.GetValue() {
+				continue next
+			}
+		}
+		return m.GetGauge().GetValue()
+	}
+	return -1
 }

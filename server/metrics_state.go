@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"strconv"
 	"time"
 
@@ -80,6 +81,10 @@ func (c taskCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, st := range taskStates {
 		ch <- descTasks[st]
 	}
+	ch <- descRowsProcessed
+	ch <- descRowsWithError
+	ch <- descRowsUnparseable
+	ch <- descRowsThrownAway
 }
 
 func (c taskCollector) Collect(ch chan<- prometheus.Metric) {
@@ -90,8 +95,19 @@ func (c taskCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		counts[state][ds]++
 	}
+	rows := map[rowKey]*reportRows{}
+	addRows := func(t *fsm.TaskRecord) {
+		if r, ok := rowsOfReport(t.Report); ok {
+			k := rowKey{t.DataSource, t.Type}
+			if rows[k] == nil {
+				rows[k] = &reportRows{}
+			}
+			rows[k].add(r)
+		}
+	}
 	c.s.node.FSM().Read(func(st *fsm.State) {
 		for _, t := range st.ActiveTasks() {
+			addRows(t)
 			switch t.RunnerStatus {
 			case "RUNNING":
 				add("running", t.DataSource)
@@ -102,6 +118,7 @@ func (c taskCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		st.EachCompleteTask(func(t *fsm.TaskRecord) bool {
+			addRows(t)
 			switch t.Status {
 			case "SUCCESS":
 				add("success", t.DataSource)
@@ -116,6 +133,75 @@ func (c taskCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descTasks[state], prometheus.GaugeValue, n, ds)
 		}
 	}
+	for k, r := range rows {
+		ch <- prometheus.MustNewConstMetric(descRowsProcessed, prometheus.GaugeValue, float64(r.Processed), k.dataSource, k.taskType)
+		ch <- prometheus.MustNewConstMetric(descRowsWithError, prometheus.GaugeValue, float64(r.ProcessedWithError), k.dataSource, k.taskType)
+		ch <- prometheus.MustNewConstMetric(descRowsUnparseable, prometheus.GaugeValue, float64(r.Unparseable), k.dataSource, k.taskType)
+		ch <- prometheus.MustNewConstMetric(descRowsThrownAway, prometheus.GaugeValue, float64(r.ThrownAway), k.dataSource, k.taskType)
+	}
+}
+
+// Druid's ingest/events/{processed,processedWithError,unparseable,thrownAway},
+// summed here over the tasks the state holds (running ones as of their last
+// report), by data source and task type: gauges, since tasks the state
+// forgets leave the sums.
+var (
+	rowLabels           = []string{"dataSource", "taskType"}
+	descRowsProcessed   = prometheus.NewDesc(metrics.Namespace+"_ingest_events_processed", "Rows processed by the tasks the overlord's state holds (Druid's ingest/events/processed).", rowLabels, nil)
+	descRowsWithError   = prometheus.NewDesc(metrics.Namespace+"_ingest_events_processedWithError", "Rows processed with a parse error in some column (Druid's ingest/events/processedWithError).", rowLabels, nil)
+	descRowsUnparseable = prometheus.NewDesc(metrics.Namespace+"_ingest_events_unparseable", "Rows that could not be parsed (Druid's ingest/events/unparseable).", rowLabels, nil)
+	descRowsThrownAway  = prometheus.NewDesc(metrics.Namespace+"_ingest_events_thrownAway", "Rows thrown away: filtered out or outside the intervals (Druid's ingest/events/thrownAway).", rowLabels, nil)
+)
+
+type rowKey struct{ dataSource, taskType string }
+
+// reportRows are the row counters of a task report.
+type reportRows struct {
+	Processed          int64 `json:"processed"`
+	ProcessedWithError int64 `json:"processedWithError"`
+	ThrownAway         int64 `json:"thrownAway"`
+	Unparseable        int64 `json:"unparseable"`
+}
+
+func (r *reportRows) add(o reportRows) {
+	r.Processed += o.Processed
+	r.ProcessedWithError += o.ProcessedWithError
+	r.ThrownAway += o.ThrownAway
+	r.Unparseable += o.Unparseable
+}
+
+// rowsOfReport reads the row counters of a task's report: {"<report
+// type>": {"payload": {"rowStats": ...}}}, where rowStats holds the counters
+// under "buildSegments" (ingestionStatsAndErrors) or directly (a Kafka
+// task's progress).
+func rowsOfReport(report string) (reportRows, bool) {
+	if report == "" {
+		return reportRows{}, false
+	}
+	var env map[string]struct {
+		Payload struct {
+			RowStats json.RawMessage `json:"rowStats"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal([]byte(report), &env) != nil {
+		return reportRows{}, false
+	}
+	for _, e := range env {
+		if len(e.Payload.RowStats) == 0 {
+			continue
+		}
+		var nested struct {
+			BuildSegments *reportRows `json:"buildSegments"`
+		}
+		if json.Unmarshal(e.Payload.RowStats, &nested) == nil && nested.BuildSegments != nil {
+			return *nested.BuildSegments, true
+		}
+		var flat reportRows
+		if json.Unmarshal(e.Payload.RowStats, &flat) == nil {
+			return flat, true
+		}
+	}
+	return reportRows{}, false
 }
 
 // Druid's ingest/kafka/lag (a supervisor's total) and partitionLag.

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"strata/ingest/nativebatch"
 	"strata/internal/eventually"
 	"strata/metrics"
 )
@@ -225,4 +226,22 @@ func TestQueryPathMetricsCost(t *testing.T) {
 	med := func(v []float64) float64 { slices.Sort(v); return (v[len(v)/2-1] + v[len(v)/2]) / 2 }
 	off, on := med(ns[false]), med(ns[true])
 	t.Logf("median ns/op: without %.0f, with %.0f: %+.2f%%", off, on, 100*(on-off)/off)
+}
+
+// rowsOfReport reads a batch task's ingestionStatsAndErrors report (the
+// counters under buildSegments) and a Kafka task's progress (directly).
+func TestRowsOfReport(t *testing.T) {
+	batch := nativebatch.MakeReport("t1", nativebatch.StateCompleted, nativebatch.RowStats{Processed: 5, ThrownAway: 2, Unparseable: 1}, nil, true, 0, 1)
+	if got, ok := rowsOfReport(string(batch)); !ok || got != (reportRows{Processed: 5, ThrownAway: 2, Unparseable: 1}) {
+		t.Errorf("batch report: %+v %v", got, ok)
+	}
+	progress := `{"kafkaProgress":{"type":"kafkaProgress","payload":{"stream":"s","currentOffsets":{"0":3},"rowStats":{"processed":3,"processedWithError":1}}}}`
+	if got, ok := rowsOfReport(progress); !ok || got != (reportRows{Processed: 3, ProcessedWithError: 1}) {
+		t.Errorf("progress report: %+v %v", got, ok)
+	}
+	for _, r := range []string{"", "{}", `{"x":{"payload":{}}}`, "not json"} {
+		if got, ok := rowsOfReport(r); ok {
+			t.Errorf("%q: rows %+v", r, got)
+		}
+	}
 }
