@@ -80,6 +80,10 @@ func TestKafkaLagMetrics(t *testing.T) {
 		processed = gauge(t, leader, "druid_ingest_events_processed", map[string]string{"dataSource": "events", "taskType": "index_kafka"})
 		return processed == 100
 	}, slow, eventually.Showing(func() string { return fmt.Sprint(processed) }))
+	// Its one reading task, running.
+	if n := gauge(t, leader, "druid_task_running_count", map[string]string{"dataSource": "events"}); n != 1 {
+		t.Errorf("druid_task_running_count{dataSource=events} = %v, want the supervisor's one task", n)
+	}
 }
 
 // gauge is the value of the series of url's /metrics family name with the
