@@ -298,6 +298,7 @@ type Syncer struct {
 	done       chan struct{}
 	once       sync.Once
 	lastErr    string // the last logged errors, so a down coordinator or resource is logged once
+	synced     bool   // the coordinator has answered once (poll's goroutine only)
 	lastURIErr string
 }
 
@@ -344,21 +345,31 @@ func (s *Syncer) Close() {
 func (s *Syncer) poll() {
 	err := s.SyncOnce(s.ctx)
 	s.logOnce(&s.lastErr, err, "cannot refresh the lookups from the coordinator; keeping those loaded")
+	s.synced = s.synced || err == nil
 	err = s.reg.refresh(s.ctx, time.Now())
 	s.logOnce(&s.lastURIErr, err, "cannot read URI lookups; one never read is not loaded, one read before keeps that version")
 }
 
 // logOnce logs err unless it is the one last logged (*last), and that
-// things work again once they do.
+// things work again once they do. A control plane that has no leader yet
+// (503) before the first sync is a cluster starting: said at debug, and so
+// is the first sync after it.
 func (s *Syncer) logOnce(last *string, err error, what string) {
+	starting := last == &s.lastErr && !s.synced
 	switch {
 	case err == nil && *last != "":
 		*last = ""
-		s.cfg.Logger.Info("recovered: " + what)
+		if starting {
+			s.cfg.Logger.Debug("recovered: " + what)
+		} else {
+			s.cfg.Logger.Info("recovered: " + what)
+		}
 	case err != nil && err.Error() != *last && s.ctx.Err() == nil:
 		*last = err.Error()
-		if errors.Is(err, errUnavailable) {
-			// No leader yet, or an election: routine at start and failover.
+		if errors.Is(err, errUnavailable) && starting {
+			s.cfg.Logger.Debug(what, "tier", s.reg.tier, "error", err)
+		} else if errors.Is(err, errUnavailable) {
+			// An election after the first sync: a failover, worth a line.
 			s.cfg.Logger.Info(what, "tier", s.reg.tier, "error", err)
 		} else {
 			s.cfg.Logger.Warn(what, "tier", s.reg.tier, "error", err)
