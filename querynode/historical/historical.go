@@ -98,6 +98,7 @@ type Node struct {
 	lastList [32]byte
 	listETag string // ETag of the last listing (its applied log index)
 	pollErr  string
+	synced   bool // an assignment was read once (syncLoop's goroutine only)
 
 	ready   atomic.Bool
 	ctx     context.Context

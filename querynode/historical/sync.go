@@ -34,25 +34,35 @@ func (n *Node) syncLoop() {
 // syncOnce fetches the assignment and reconciles the cache with it.
 // Failures are logged once per distinct error, not every second; a
 // coordinator that is busy (503: electing or settling after a leader change)
-// is routine and logged at info.
+// is routine and logged at info, and at debug before the first assignment
+// was read (a cluster starting, not news).
 func (n *Node) syncOnce() {
 	want, err := n.fetchListing()
+	starting := !n.synced
 	if err != nil {
 		if msg := err.Error(); msg != n.pollErr {
 			n.pollErr = msg
 			const what = "cannot read this historical's assignment from the coordinator; serving what is loaded"
-			if errors.Is(err, errUnavailable) {
+			switch {
+			case errors.Is(err, errUnavailable) && starting:
+				n.log.Debug(what, "error", msg)
+			case errors.Is(err, errUnavailable):
 				n.log.Info(what, "error", msg)
-			} else {
+			default:
 				n.log.Warn(what, "error", msg)
 			}
 		}
 		n.reconcile(nil)
 		return
 	}
+	n.synced = true
 	if n.pollErr != "" {
 		n.pollErr = ""
-		n.log.Info("coordinator reachable again")
+		if starting {
+			n.log.Debug("coordinator reachable again")
+		} else {
+			n.log.Info("coordinator reachable again")
+		}
 	}
 	n.reconcile(want)
 }
