@@ -187,6 +187,7 @@ type Queries struct {
 	// series counts them (maxQuerySeries).
 	children sync.Map // queryKey -> *queryChildren
 	series   atomic.Int64
+	nodes    sync.Map // data server -> its druid_query_node_count counter
 }
 
 type queryKey struct{ typ, dataSource string }
@@ -285,11 +286,17 @@ func (q *Queries) Observe(typ, dataSource string, took time.Duration, segments i
 	}
 }
 
-// SubQuery records a broker's sub-query to a data server.
+// SubQuery records a broker's sub-query to a data server, on the server's
+// counter resolved once.
 func (q *Queries) SubQuery(server string) {
-	if q != nil {
-		q.nodeCount.WithLabelValues(server).Inc()
+	if q == nil {
+		return
 	}
+	c, ok := q.nodes.Load(server)
+	if !ok {
+		c, _ = q.nodes.LoadOrStore(server, q.nodeCount.WithLabelValues(server))
+	}
+	c.(prometheus.Counter).Inc()
 }
 
 // Retry records segments a broker asked another replica for.

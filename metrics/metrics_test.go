@@ -19,6 +19,13 @@ func BenchmarkQueryObserve(b *testing.B) {
 	}
 }
 
+func BenchmarkSubQuery(b *testing.B) {
+	q := New().Queries
+	for b.Loop() {
+		q.SubQuery("127.0.0.1:8083")
+	}
+}
+
 func BenchmarkHTTPInstrument(b *testing.B) {
 	h := New().HTTP.Instrument("/svc/v2/", func(w http.ResponseWriter, r *http.Request) {})
 	r := httptest.NewRequest(http.MethodPost, "/svc/v2/", nil)
