@@ -162,6 +162,13 @@ func runTask(args []string) error {
 	case "wait":
 		return waitTask(*url, id, 0)
 	}
+	// The overlord answers 200 to a shutdown of a task that has ended (as
+	// Druid's does): "cancel requested" would then be a false report.
+	if st, found, err := fetchStatus(base); err == nil && !found {
+		return noSuchTask(id, *url)
+	} else if err == nil && (st.Status == "SUCCESS" || st.Status == "FAILED") {
+		return fmt.Errorf("task %s has already ended (%s): nothing to cancel", id, st.Status)
+	}
 	resp, err := httpClient.Post(base+"/shutdown", "application/json", nil)
 	if err != nil {
 		return err

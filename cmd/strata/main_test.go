@@ -135,6 +135,9 @@ func (s *script) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"task":"q1","status":{"id":"q1","dataSource":"wiki","createdTime":"%s","status":%q,"runnerStatusCode":%q,
 			"duration":%d,"location":{"host":%s,"port":8091,"tlsPort":-1},"errorMsg":null}}`,
 			time.Now().UTC().Add(-5*time.Second).Format("2006-01-02T15:04:05.000Z"), st.status, st.runner, st.duration, host)
+	case strings.HasSuffix(r.URL.Path, "/shutdown"):
+		// As the overlord answers for a task it knows, ended or not.
+		fmt.Fprint(w, `{"task":"q1"}`)
 	case r.URL.Path == "/svc/indexer/v1/workers":
 		// One idle worker: a pending task waits to be assigned, not for a slot.
 		fmt.Fprint(w, `[{"worker":{"scheme":"http","host":"10.0.0.7:8091","ip":"10.0.0.7","capacity":2,"version":"0","category":"_default_worker_category"},
@@ -235,5 +238,16 @@ func TestNumAndSizes(t *testing.T) {
 	}
 	if byteSize(1500) != "1.5 KB" || byteSize(12) != "12 B" || byteSize(2_500_000_000) != "2.5 GB" {
 		t.Error("byteSize")
+	}
+}
+
+// Cancelling a task that has ended is not reported as a cancel requested:
+// the overlord answers 200 to its shutdown all the same.
+func TestCancelEndedTaskSaysSo(t *testing.T) {
+	srv := httptest.NewServer(&script{steps: []step{{status: "SUCCESS", runner: "NONE", duration: 1000}}})
+	defer srv.Close()
+	code, out, errOut := capture(t, "task", "cancel", "q1", "--url", srv.URL)
+	if code != 1 || strings.Contains(out, "cancel requested") || !strings.Contains(errOut, "task q1 has already ended (SUCCESS): nothing to cancel") {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 }
