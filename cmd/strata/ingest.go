@@ -53,9 +53,11 @@ func runIngest(args []string) error {
 	url := fs.String("url", "http://127.0.0.1:8888", "router (or overlord/broker) URL")
 	ctxJSON := fs.String("context", "", `query context as JSON, e.g. {"maxNumTasks":3}`)
 	noWait := fs.Bool("no-wait", false, "submit and print the task id without following it")
+	useCredentials := credentialFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	useCredentials()
 	if *sqlFile == "" {
 		return usagef("--sql FILE (or --sql -) is required")
 	}
@@ -121,6 +123,7 @@ func runTask(args []string) error {
 	fs := newFlagSet("task "+verb, "task "+verb+" ID [--url URL]")
 	cacertFlag(fs)
 	url := fs.String("url", "http://127.0.0.1:8888", "router (or overlord) URL")
+	useCredentials := credentialFlags(fs)
 	// Go's flag package stops at the first argument: let the id come first.
 	rest := args[1:]
 	var id string
@@ -142,6 +145,7 @@ func runTask(args []string) error {
 	if id == "" {
 		return usagef("usage: strata task %s ID [--url URL]", verb)
 	}
+	useCredentials()
 	base := taskURL(*url, id)
 	switch verb {
 	case "status":

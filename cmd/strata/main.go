@@ -78,9 +78,10 @@ Usage:
 (README, "Configuration"); --config reads a runtime.properties file and flags
 override it. Commands that take --url also take --cacert FILE: the CA bundle an
 https URL is verified against. query, datasources, segments, tasks and
-supervisors take --format table|json|csv and, on a cluster with basic auth,
---user U --password P (or STRATA_USER and STRATA_PASSWORD); their --url
-defaults to the quickstart router, http://127.0.0.1:8888.
+supervisors take --format table|json|csv; they, ingest and task take
+--user U --password P (or STRATA_USER and STRATA_PASSWORD) for a cluster with
+basic auth, and their --url defaults to the quickstart router,
+http://127.0.0.1:8888.
 `
 
 // Where commands write; tests replace them.

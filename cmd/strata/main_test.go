@@ -17,9 +17,10 @@ import (
 func capture(t *testing.T, args ...string) (code int, out, errOut string) {
 	t.Helper()
 	var o, e bytes.Buffer
-	oldOut, oldErr := stdout, stderr
+	oldOut, oldErr, oldClient := stdout, stderr, httpClient
 	stdout, stderr = &o, &e
-	defer func() { stdout, stderr = oldOut, oldErr }()
+	// --user replaces the client: one command's credentials stay its own.
+	defer func() { stdout, stderr, httpClient = oldOut, oldErr, oldClient }()
 	code = run(args)
 	return code, o.String(), e.String()
 }

@@ -76,6 +76,44 @@ func (o clusterOpts) call(method, path string, body []byte) (int, []byte, error)
 	return resp.StatusCode, b, err
 }
 
+// credentialFlags adds --user and --password to a command that calls the
+// cluster with the CLI's shared client (ingest, task); use applies them,
+// or STRATA_USER and STRATA_PASSWORD, to every request it sends.
+func credentialFlags(fs *flag.FlagSet) (use func()) {
+	user := fs.String("user", "", "basic-auth user (default: $STRATA_USER)")
+	password := fs.String("password", "", "basic-auth password (default: $STRATA_PASSWORD)")
+	return func() {
+		u, p := *user, *password
+		if u == "" {
+			u = os.Getenv("STRATA_USER")
+		}
+		if p == "" {
+			p = os.Getenv("STRATA_PASSWORD")
+		}
+		if u == "" && p == "" {
+			return
+		}
+		next := httpClient.Transport
+		if next == nil {
+			next = http.DefaultTransport
+		}
+		httpClient = &http.Client{Timeout: httpClient.Timeout, Transport: basicAuth{u, p, next}}
+	}
+}
+
+// basicAuth sends credentials with every request, redirects to the leader
+// included.
+type basicAuth struct {
+	user, password string
+	next           http.RoundTripper
+}
+
+func (b basicAuth) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.SetBasicAuth(b.user, b.password)
+	return b.next.RoundTrip(r)
+}
+
 // get fetches a JSON answer, decoded with its key order kept.
 func (o clusterOpts) get(path string) (any, error) {
 	code, b, err := o.call(http.MethodGet, path, nil)

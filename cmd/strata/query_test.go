@@ -114,6 +114,14 @@ func TestPeopleCommandsAgainstAServer(t *testing.T) {
 		}
 	}
 
+	// task and ingest take the same credentials.
+	if code, _, errOut := capture(t, "task", "status", "nosuch", "--url", u); code != 1 || !strings.Contains(errOut, "no such task: nosuch") {
+		t.Errorf("task status with credentials: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := capture(t, "task", "status", "nosuch", "--url", u, "--user", "admin", "--password", "wrong"); code != 1 || !strings.Contains(errOut, "HTTP 401") {
+		t.Errorf("task status with a wrong password: exit %d\n%s", code, errOut)
+	}
+
 	// Flags beat the environment; no credentials at all is a 401 that says what to give.
 	if code, _, errOut := capture(t, "datasources", "--url", u, "--password", "wrong"); code != 1 || !strings.Contains(errOut, "HTTP 401") {
 		t.Errorf("wrong password: exit %d\n%s", code, errOut)
