@@ -202,6 +202,14 @@ func runQuery(args []string) error {
 			return err
 		}
 	default:
+		if f, ok := stdin.(*os.File); ok && len(pos) == 0 && *file == "" {
+			// Waiting on a terminal for a query nobody knows to type reads as a hang.
+			if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+				fmt.Fprintln(stderr, "strata query: no query given (an argument, -f FILE or stdin)")
+				fs.Usage()
+				return usageError{msg: "no query given", printed: true}
+			}
+		}
 		if src, err = io.ReadAll(stdin); err != nil {
 			return err
 		}
