@@ -38,7 +38,8 @@ func runAudit(args []string) error {
 	}
 	fn, ok := auditVerbs[args[0]]
 	if !ok {
-		return usagef("strata audit: unknown verb %q (want %s)", args[0], strings.Join(slices.Sorted(mapKeys(auditVerbs)), ", "))
+		names := slices.Sorted(mapKeys(auditVerbs))
+		return usagef("strata audit: unknown verb %q%s (want %s)", args[0], didYouMean(args[0], names...), strings.Join(names, ", "))
 	}
 	return fn(args[1:])
 }

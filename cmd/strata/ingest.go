@@ -118,7 +118,7 @@ func runTask(args []string) error {
 	switch verb {
 	case "status", "wait", "cancel":
 	default:
-		return usagef("unknown task command %q: use status, wait or cancel", verb)
+		return usagef("unknown task command %q%s: use status, wait or cancel", verb, didYouMean(verb, "status", "wait", "cancel"))
 	}
 	fs := newFlagSet("task "+verb, "task "+verb+" ID [--url URL]")
 	cacertFlag(fs)

@@ -250,6 +250,14 @@ func nearest(word string, names []string) string {
 	return best
 }
 
+// didYouMean is " (did you mean X?)" when word is a typo of one of names.
+func didYouMean(word string, names ...string) string {
+	if n := nearest(word, names); n != "" {
+		return fmt.Sprintf(" (did you mean %q?)", n)
+	}
+	return ""
+}
+
 // editDistance is the edit distance between a and b, a swap of two
 // neighbouring letters counting as one edit (the commonest typo).
 func editDistance(a, b string) int {

@@ -56,7 +56,7 @@ func runSnapshot(args []string) error {
 	case verb == "restore":
 		return snapshotRestore(rest)
 	default:
-		return usagef("snapshot: unknown verb %q (want save or restore)", verb)
+		return usagef("snapshot: unknown verb %q%s (want save or restore)", verb, didYouMean(verb, "save", "restore"))
 	}
 }
 

@@ -60,6 +60,12 @@ func TestUnknownCommandSuggestsNearest(t *testing.T) {
 			t.Errorf("strata %s: exit %d\n%s", typo, code, errOut)
 		}
 	}
+	for _, line := range [][]string{{"task", "stauts", "x"}, {"snapshot", "sav"}, {"audit", "veriyf"}} {
+		code, _, errOut := capture(t, line...)
+		if code != 2 || !strings.Contains(errOut, "did you mean") {
+			t.Errorf("strata %s: exit %d\n%s", strings.Join(line, " "), code, errOut)
+		}
+	}
 	if _, _, errOut := capture(t, "frobnicate"); strings.Contains(errOut, "did you mean") {
 		t.Errorf("a word near no command got a suggestion:\n%s", errOut)
 	}
