@@ -401,3 +401,40 @@ func sortedRows(rows [][]string) [][]string {
 }
 
 func rowText(r []string) string { return "| " + strings.Join(r, " | ") + " |" }
+
+// timestampArrayCell is how JDBC prints a TIMESTAMP ARRAY: [yyyy-MM-dd HH:mm:ss, null, ...].
+var timestampArrayCell = regexp.MustCompile(`^\[((\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|null)(, (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|null))*)?\]$`)
+
+// typeTimestampArrays marks as TIMESTAMP ARRAY each LONG array column whose
+// expected cells are all timestamp arrays. Druid's JDBC driver knows an
+// array's element type and prints TIMESTAMP elements as times, but the HTTP
+// API's sqlTypesHeader, Druid's as Strata's, says only ARRAY, and the values
+// are epoch millis; the expected cells are the only place the element type
+// shows. The values themselves are still compared exactly (millis rendered as
+// times must equal the expected times).
+func (r *sqlResult) typeTimestampArrays(expected *boxTable) {
+	if expected == nil || !slices.Equal(expected.Columns, r.Columns) {
+		return
+	}
+	for i := range r.Columns {
+		if r.Types[i] == "ARRAY<LONG>" && strings.EqualFold(r.SQLTypes[i], "ARRAY") && allTimestampArrays(expected.Rows, i) {
+			r.SQLTypes[i] = "TIMESTAMP ARRAY"
+		}
+	}
+}
+
+// allTimestampArrays tells whether column i holds at least one timestamp
+// array and otherwise only empty cells.
+func allTimestampArrays(rows [][]string, i int) bool {
+	seen := false
+	for _, row := range rows {
+		switch c := row[i]; {
+		case c == "":
+		case timestampArrayCell.MatchString(c) && strings.Contains(c, ":"):
+			seen = true
+		default:
+			return false
+		}
+	}
+	return seen
+}

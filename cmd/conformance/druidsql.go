@@ -257,6 +257,7 @@ func (r *sqlRunner) runStatement(st iqStatement) (reason, detail string) {
 	if err != nil {
 		return failBadAnswer, err.Error()
 	}
+	res.typeTimestampArrays(st.Expected)
 	actual, err := res.render()
 	if err != nil {
 		return failBadAnswer, err.Error()

@@ -484,3 +484,34 @@ func TestWithoutEmptyExtraColumns(t *testing.T) {
 		t.Fatalf("a column with a value was dropped: %v, left %v", dropped, got)
 	}
 }
+
+// TestTimestampArraysTypedByExpectedCells: the HTTP API says only ARRAY for a
+// TIMESTAMP ARRAY (as Druid's does), so a LONG array column whose expected
+// cells are timestamp arrays renders as JDBC prints one; the millis must
+// still equal the expected times, and a BIGINT array stays numbers.
+func TestTimestampArraysTypedByExpectedCells(t *testing.T) {
+	body := []byte(`[["col"],["ARRAY<LONG>"],["ARRAY"],[[1577840461000,1580518861000]]]`)
+	for _, c := range []struct {
+		want string
+		ok   bool
+	}{
+		{"[2020-01-01 01:01:01, 2020-02-01 01:01:01]", true},
+		{"[2020-01-01 01:01:01, 2020-02-01 01:01:02]", false}, // one second off
+		{"[1577840461000, 1580518861000]", true},               // a BIGINT array stays numbers
+		{"[2020-01-01 01:01:01]", false},
+	} {
+		res, err := parseSQLResult(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expected := &boxTable{Columns: []string{"col"}, Rows: [][]string{{c.want}}}
+		res.typeTimestampArrays(expected)
+		actual, err := res.render()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := compareTables(expected, actual, true); (err == nil) != c.ok {
+			t.Errorf("expected %s: compare error %v, want ok=%v", c.want, err, c.ok)
+		}
+	}
+}
