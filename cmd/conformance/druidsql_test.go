@@ -497,7 +497,7 @@ func TestTimestampArraysTypedByExpectedCells(t *testing.T) {
 	}{
 		{"[2020-01-01 01:01:01, 2020-02-01 01:01:01]", true},
 		{"[2020-01-01 01:01:01, 2020-02-01 01:01:02]", false}, // one second off
-		{"[1577840461000, 1580518861000]", true},               // a BIGINT array stays numbers
+		{"[1577840461000, 1580518861000]", true},              // a BIGINT array stays numbers
 		{"[2020-01-01 01:01:01]", false},
 	} {
 		res, err := parseSQLResult(body)
