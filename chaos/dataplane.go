@@ -347,11 +347,45 @@ func (d *replaceRun) reference(ctx context.Context) error {
 			d.refs = append(d.refs, body)
 		}
 		if len(d.refs) == len(d.queriesJSON) {
-			return nil
+			return d.replicated(ctx, deadline)
 		}
 		sleep(ctx, 300*time.Millisecond)
 	}
 	return fmt.Errorf("the brokers never answered with the loaded data (last: %s)", last)
+}
+
+// replicated waits until the coordinator reports every segment of the data
+// source loaded on all its replicas. The faults start only then: a segment
+// that a single historical holds is lost with it, and the brokers, which know
+// only what data servers announce (as Druid's), would then answer without it:
+// the run measures a cluster that has finished loading, not one mid-way
+// through its very first load (the short run once killed a historical 50 ms
+// after the reference, while a day's only copy was on it).
+func (d *replaceRun) replicated(ctx context.Context, deadline time.Time) error {
+	last := "no answer"
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if p := d.c.Leader(ctx); p != nil {
+			code, body, err := d.client.do(ctx, "GET", p.URL()+"/svc/coordinator/v1/loadstatus?full", nil, nil)
+			var left map[string]map[string]int
+			switch {
+			case err != nil:
+				last = err.Error()
+			case code != 200 || json.Unmarshal(body, &left) != nil:
+				last = fmt.Sprintf("%d %s", code, abbreviate(body))
+			default:
+				n := 0
+				for _, perDS := range left {
+					n += perDS[replaceDataSource]
+				}
+				if n == 0 {
+					return nil
+				}
+				last = fmt.Sprintf("%d replicas left to load", n)
+			}
+		}
+		sleep(ctx, 200*time.Millisecond)
+	}
+	return fmt.Errorf("the loaded data never reached its replicas (last: %s)", last)
 }
 
 // matchesInput checks an answer against the input file's totals, so that

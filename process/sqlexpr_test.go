@@ -60,6 +60,11 @@ func TestSQLExpressionsAgreeInsertAndSelect(t *testing.T) {
 	mp.Set("svc.worker.overlordUrls", c.url(l))
 	mp.Set("svc.worker.capacity", "2")
 	mp.Set("svc.worker.heartbeatPeriod", "100ms")
+	// The cluster is wired by static URLs (no discovery), so the SQL tasks'
+	// load waiter is told the broker too: without it, it asks the quickstart
+	// default (127.0.0.1:8082), not this test's broker, and in the package's
+	// full run the task waited there until this test gave up.
+	mp.Set("svc.router.brokerUrls", "http://"+ports[2])
 	mmProc, err := StartServer(mp, hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: io.Discard}))
 	if err != nil {
 		t.Fatal(err)
