@@ -66,7 +66,7 @@ func TestDruidScalarFunctions(t *testing.T) {
 func TestTimestampDiffMonthsInZone(t *testing.T) {
 	loc, err := time.LoadLocation("America/Los_Angeles")
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err) // the zone database is embedded (time/tzdata), so this cannot skip
 	}
 	const q = "TIMESTAMPDIFF(MONTH, MILLIS_TO_TIMESTAMP(938833200000), __time)"
 	if got, _ := eval(t, &Env{}, q); got != int64(3) {

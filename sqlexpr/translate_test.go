@@ -109,7 +109,7 @@ func TestTranslateEvaluates(t *testing.T) {
 func TestTranslateTimeZone(t *testing.T) {
 	loc, err := time.LoadLocation("America/Los_Angeles")
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err) // the zone database is embedded (time/tzdata), so this cannot skip
 	}
 	env := &Env{TZ: loc, TZName: "America/Los_Angeles"}
 	// 2000-01-02T03:04:05Z is 2000-01-01T19:04:05-08:00.
