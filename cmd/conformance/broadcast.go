@@ -69,33 +69,7 @@ func runS6(name string) {
 			record(label, "SKIP", "joins Druid's wikipedia edit-stream set (%%REGULAR_DATASOURCE%%), which is not shipped")
 			continue
 		}
-		var q struct {
-			Query string `json:"query"`
-		}
-		if err := json.Unmarshal(e.Query, &q); err != nil || q.Query == "" {
-			record(label, "FAIL", "not an SQL query object: "+trim(e.Query))
-			continue
-		}
-		expected, err := decode(e.ExpectedResults)
-		if err != nil {
-			record(label, "FAIL", "bad expected results: "+err.Error())
-			continue
-		}
-		got, err := interactiveSQL(q.Query)
-		if err != nil {
-			record(label, "FAIL", err.Error())
-			continue
-		}
-		want, _ := expected.([]any)
-		if !orderMatters(q.Query) {
-			sortRows(want)
-			sortRows(got)
-		}
-		if err := compareRows(want, got, nil); err != nil {
-			record(label, "FAIL", err.Error())
-			continue
-		}
-		record(label, "PASS", "")
+		runSQLEntry(label, e)
 	}
 }
 

@@ -49,36 +49,43 @@ func runS5(name string) {
 	}
 	for i, e := range entries {
 		label := fmt.Sprintf("%s #%d %s", name, i+1, e.Description)
-		var q struct {
-			Query string `json:"query"`
-		}
-		if err := json.Unmarshal(e.Query, &q); err != nil || q.Query == "" {
-			record(label, "FAIL", "not an SQL query object: "+trim(e.Query))
-			continue
-		}
-		expected, err := decode(e.ExpectedResults)
-		if err != nil {
-			record(label, "FAIL", "bad expected results: "+err.Error())
-			continue
-		}
-		got, err := interactiveSQL(q.Query)
-		if err != nil {
-			record(label, "FAIL", err.Error())
-			continue
-		}
-		want, _ := expected.([]any)
-		// Row order is part of the answer only under a top-level ORDER BY
-		// (Quidem's rule, which the corpus runner also follows).
-		if !orderMatters(q.Query) {
-			sortRows(want)
-			sortRows(got)
-		}
-		if err := compareRows(want, got, nil); err != nil {
-			record(label, "FAIL", err.Error())
-			continue
-		}
-		record(label, "PASS", "")
+		runSQLEntry(label, e)
 	}
+}
+
+// runSQLEntry runs one entry of Druid's query files whose query is an SQL
+// object ({"query": "..."}) through /svc/v2/sql and records how its rows
+// compare with the expected ones.
+func runSQLEntry(label string, e entry) {
+	var q struct {
+		Query string `json:"query"`
+	}
+	if err := json.Unmarshal(e.Query, &q); err != nil || q.Query == "" {
+		record(label, "FAIL", "not an SQL query object: "+trim(e.Query))
+		return
+	}
+	expected, err := decode(e.ExpectedResults)
+	if err != nil {
+		record(label, "FAIL", "bad expected results: "+err.Error())
+		return
+	}
+	got, err := interactiveSQL(q.Query)
+	if err != nil {
+		record(label, "FAIL", err.Error())
+		return
+	}
+	want, _ := expected.([]any)
+	// Row order is part of the answer only under a top-level ORDER BY
+	// (Quidem's rule, which the corpus runner also follows).
+	if !orderMatters(q.Query) {
+		sortRows(want)
+		sortRows(got)
+	}
+	if err := compareRows(want, got, nil); err != nil {
+		record(label, "FAIL", err.Error())
+		return
+	}
+	record(label, "PASS", "")
 }
 
 // interactiveSQL runs one statement through POST /svc/v2/sql and returns its
