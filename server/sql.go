@@ -209,7 +209,13 @@ func (s *Server) sqlQuery(w http.ResponseWriter, r *http.Request) {
 		// One native query, or one per branch of a top-level UNION ALL, run
 		// in order, their rows concatenated.
 		for i, native := range planned.Natives {
-			_, out, _, qerr := s.opts.Broker.QueryWithContext(ctx, native)
+			var out []byte
+			var qerr *broker.Error
+			if planned.parsed != nil {
+				_, out, _, qerr = s.opts.Broker.QueryParsed(ctx, planned.parsed[i], native)
+			} else {
+				_, out, _, qerr = s.opts.Broker.QueryWithContext(ctx, native)
+			}
 			if qerr != nil {
 				if context.Cause(ctx) == errSQLCancelled {
 					s.log.Debug("SQL query cancelled", "sqlQueryId", id)

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"strata/auth"
+	"strata/querynode/query"
 	"strata/querynode/sqlplan"
 )
 
@@ -48,23 +49,35 @@ type cachedPlan struct {
 	id      string
 	version <-chan struct{} // the broker view's version it was planned from
 	tables  []string        // the druid-schema tables planning looked up, in order
+	// parsed are the natives as query.Parse makes them, handed to the
+	// broker on reuse instead of being parsed again (nil: not kept, see
+	// parseNatives).
+	parsed []*query.Query
+}
+
+// statement is a planned SQL statement ready to run: its plan, and when
+// the plan was reused, its natives already parsed (else nil).
+type statement struct {
+	*sqlplan.Planned
+	parsed []*query.Query
 }
 
 // sqlPlan plans req.Query, or reuses its plan. generatedID is the
 // sqlQueryId this server drew for the request (qctx holds it); a request
 // that names its own id is planned afresh, as its id might occur anywhere
 // in the plan.
-func (s *Server) sqlPlan(ctx context.Context, req sqlRequest, qctx map[string]any, generatedID string, run func(context.Context, []byte) ([]byte, error)) (*sqlplan.Planned, error) {
+func (s *Server) sqlPlan(ctx context.Context, req sqlRequest, qctx map[string]any, generatedID string, run func(context.Context, []byte) ([]byte, error)) (statement, error) {
 	cat := &sqlCatalog{s: s}
 	key, cacheable := planKeyOf(ctx, req, generatedID)
 	if !cacheable {
-		return sqlplan.Plan(ctx, req.Query, sqlplan.Request{Context: qctx, Parameters: req.Parameters, Run: run}, cat)
+		planned, err := sqlplan.Plan(ctx, req.Query, sqlplan.Request{Context: qctx, Parameters: req.Parameters, Run: run}, cat)
+		return statement{Planned: planned}, err
 	}
 	version := s.opts.Broker.ViewVersion() // before planning: a change during it makes the entry stale
 	if e := s.sqlPlans.get(key, version); e != nil {
 		for _, t := range e.tables {
 			if err := checkTableRead(ctx, t); err != nil {
-				return nil, err
+				return statement{}, err
 			}
 		}
 		s.sqlPlans.hits.Add(1)
@@ -78,12 +91,38 @@ func (s *Server) sqlPlan(ctx context.Context, req sqlRequest, qctx map[string]an
 	}
 	planned, err := sqlplan.Plan(ctx, req.Query, sqlplan.Request{Context: qctx, Parameters: req.Parameters, Run: recRun}, rec)
 	if err != nil {
-		return nil, err
+		return statement{}, err
 	}
 	if tables, live := rec.result(); !live && !ranSubquery.Load() && !planned.ReadsClock && !planned.Explain {
-		s.sqlPlans.put(key, &cachedPlan{planned: planned, id: generatedID, version: version, tables: tables})
+		s.sqlPlans.put(key, &cachedPlan{planned: planned, id: generatedID, version: version, tables: tables, parsed: parseNatives(planned.Natives, generatedID)})
 	}
-	return planned, nil
+	return statement{Planned: planned}, nil
+}
+
+// parseNatives parses a plan's natives for reuse, or returns nil when a
+// reused run could not be handed them: a native the broker would refuse
+// (its error is the broker's to give, on each run), or one whose statement
+// id (a server-drawn UUID) occurs anywhere but as a value of its top-level
+// context, the only place withID puts the new id into a parsed query.
+func parseNatives(natives []json.RawMessage, id string) []*query.Query {
+	parsed := make([]*query.Query, len(natives))
+	for i, n := range natives {
+		q, err := query.Parse(n)
+		if err != nil {
+			return nil
+		}
+		inContext := 0
+		for _, v := range q.Context.Raw {
+			if v == id {
+				inContext++
+			}
+		}
+		if bytes.Count(n, []byte(id)) != inContext {
+			return nil
+		}
+		parsed[i] = q
+	}
+	return parsed
 }
 
 // planKeyOf is req's cache key, and whether it may be cached at all.
@@ -91,13 +130,19 @@ func planKeyOf(ctx context.Context, req sqlRequest, generatedID string) (planKey
 	if generatedID == "" || len(req.Query) > maxCachedSQL {
 		return planKey{}, false
 	}
-	qctx, err := json.Marshal(req.Context) // map keys sorted: equal contexts, equal keys
-	if err != nil {
-		return planKey{}, false
+	// Most statements have neither context nor parameters: their keys
+	// skip two marshals (an absent context plans as an empty one does).
+	var qctx, params []byte
+	var err error
+	if len(req.Context) > 0 {
+		if qctx, err = json.Marshal(req.Context); err != nil { // map keys sorted: equal contexts, equal keys
+			return planKey{}, false
+		}
 	}
-	params, err := json.Marshal(req.Parameters)
-	if err != nil {
-		return planKey{}, false
+	if len(req.Parameters) > 0 {
+		if params, err = json.Marshal(req.Parameters); err != nil {
+			return planKey{}, false
+		}
 	}
 	caller := ""
 	if id := auth.IdentityFrom(ctx); id != nil {
@@ -139,7 +184,7 @@ func (c *planCache) put(k planKey, e *cachedPlan) {
 }
 
 // withID is the cached plan for the statement whose sqlQueryId is id.
-func (e *cachedPlan) withID(id string) *sqlplan.Planned {
+func (e *cachedPlan) withID(id string) statement {
 	p := *e.planned // RowsOf only reads the rest
 	p.Natives = make([]json.RawMessage, len(e.planned.Natives))
 	for i, n := range e.planned.Natives {
@@ -153,7 +198,31 @@ func (e *cachedPlan) withID(id string) *sqlplan.Planned {
 		}
 	}
 	p.Resources = append([]string(nil), e.planned.Resources...)
-	return &p
+	st := statement{Planned: &p}
+	if e.parsed != nil {
+		st.parsed = make([]*query.Query, len(e.parsed))
+		for i, q := range e.parsed {
+			st.parsed[i] = queryWithID(q, e.id, id)
+		}
+	}
+	return st
+}
+
+// queryWithID is q with the context values that were old (the statement
+// id it was planned with) now id. The rest is shared with q: the broker
+// only reads a query.
+func queryWithID(q *query.Query, old, id string) *query.Query {
+	c := *q
+	if c.Context.QueryID == old {
+		c.Context.QueryID = id
+	}
+	c.Context.Raw = maps.Clone(q.Context.Raw)
+	for k, v := range c.Context.Raw {
+		if v == old {
+			c.Context.Raw[k] = id
+		}
+	}
+	return &c
 }
 
 // recordingCatalog is the SQL catalog, noting what planning looked up.

@@ -2,11 +2,13 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -236,5 +238,82 @@ func TestSQLStatementCost(t *testing.T) {
 	for k, c := range kinds {
 		slices.Sort(took[k])
 		t.Logf("%-12s median %6.1f µs (client and server, %d rounds)", c.name, float64(took[k][rounds/2].Nanoseconds())/1000, rounds)
+	}
+}
+
+// A reused plan hands the broker its natives parsed, each run's copy
+// carrying the run's own id, and concurrent runs of statements of every
+// shape (nested queries, a join, UNION ALL, a scan) answer alike under the
+// race detector: the broker shares the parsed query's parts among them.
+func TestSQLPlanReusedParsed(t *testing.T) {
+	b := sqlCluster(t, nil)
+	stmts := []struct{ sql, want string }{
+		{`SELECT COUNT(*) AS n FROM wiki WHERE page = 'a'`, `[{"n":3}]`},
+		{`SELECT MAX(s) AS m FROM (SELECT page, SUM(added) AS s FROM wiki GROUP BY page)`, `[{"m":10101}]`},
+		{`SELECT w.page, COUNT(*) AS n FROM wiki w JOIN (SELECT page FROM wiki WHERE added > 500 GROUP BY page) t ON w.page = t.page GROUP BY 1`, `[{"page":"a","n":3},{"page":"c","n":1}]`},
+		{`SELECT page FROM wiki WHERE added = 1 UNION ALL SELECT page FROM wiki WHERE added = 10`, `[{"page":"a"},{"page":"b"}]`},
+		{`SELECT __time, page FROM wiki WHERE added > 5000 ORDER BY __time DESC LIMIT 1`, `[{"__time":"2024-01-02T05:00:00.000Z","page":"a"}]`},
+	}
+	body := func(sql string) string { return `{"query":` + strconv.Quote(sql) + `}` }
+	for _, s := range stmts {
+		for range 2 {
+			if code, got, _ := sqlPlanned(t, b, body(s.sql)); code != 200 || got != s.want {
+				t.Fatalf("%s: %d %s, want %s", s.sql, code, got, s.want)
+			}
+		}
+	}
+	b.srv.sqlPlans.mu.Lock()
+	withParsed := 0
+	for _, e := range b.srv.sqlPlans.entries {
+		if e.parsed != nil {
+			withParsed++
+		}
+	}
+	b.srv.sqlPlans.mu.Unlock()
+	if withParsed != len(stmts) {
+		t.Errorf("%d of %d plans kept their natives parsed", withParsed, len(stmts))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8*len(stmts))
+	for range 8 {
+		wg.Go(func() {
+			for _, s := range stmts {
+				if code, got, _ := sqlCall(t, b, body(s.sql)); code != 200 || got != s.want {
+					errs <- fmt.Sprintf("%s: %d %s, want %s", s.sql, code, got, s.want)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+// The copy of a parsed native a run gets carries the run's id where the
+// plan's was (so the broker registers and cancels it by that id) and
+// leaves the cached one as it was; a native whose id occurs outside its
+// top-level context is not kept parsed.
+func TestSQLParsedNativeWithID(t *testing.T) {
+	const old, id = "0d3f6c3e-6a53-4a43-9d67-3c1f1d1b4e01", "5b9e0f7a-1c2d-4e3f-8a9b-0c1d2e3f4a5b"
+	native := json.RawMessage(`{"queryType":"timeseries","dataSource":"wiki","intervals":["2024-01-01/2024-01-02"],"granularity":"all","aggregations":[{"type":"count","name":"n"}],"context":{"queryId":"` + old + `","sqlQueryId":"` + old + `","other":"x"}}`)
+	parsed := parseNatives([]json.RawMessage{native}, old)
+	if parsed == nil {
+		t.Fatal("not kept parsed")
+	}
+	q := queryWithID(parsed[0], old, id)
+	if q.Context.QueryID != id || q.Context.Raw["sqlQueryId"] != id || q.Context.Raw["queryId"] != id || q.Context.Raw["other"] != "x" {
+		t.Errorf("copy's context: %s %v", q.Context.QueryID, q.Context.Raw)
+	}
+	if parsed[0].Context.QueryID != old || parsed[0].Context.Raw["sqlQueryId"] != old {
+		t.Errorf("cached query changed: %s %v", parsed[0].Context.QueryID, parsed[0].Context.Raw)
+	}
+	elsewhere := json.RawMessage(`{"queryType":"timeseries","dataSource":"wiki","intervals":["2024-01-01/2024-01-02"],"granularity":"all","filter":{"type":"selector","dimension":"page","value":"` + old + `"},"aggregations":[{"type":"count","name":"n"}],"context":{"sqlQueryId":"` + old + `"}}`)
+	if parseNatives([]json.RawMessage{native, elsewhere}, old) != nil {
+		t.Error("a native with the id outside its context was kept parsed")
+	}
+	if parseNatives([]json.RawMessage{json.RawMessage(`{"queryType":"nosuch"}`)}, old) != nil {
+		t.Error("a native the broker refuses was kept parsed")
 	}
 }
