@@ -14,7 +14,9 @@ import (
 
 // The router role's own forwarding (routerProxy) sends Druid's paths where
 // it sends Strata's, as Druid's tools call them: SQL tasks to the control
-// plane, queries and SQL to brokers, worker calls to the middle manager.
+// plane, queries and SQL to brokers, worker calls to the middle manager;
+// /svc-ext/ and /svc-internal/ (Druid's /druid-ext/, /druid-internal/) too,
+// with or without a trailing slash.
 func TestRouterProxyForwardsDruidPaths(t *testing.T) {
 	backend := func(name string) string {
 		b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -44,6 +46,24 @@ func TestRouterProxyForwardsDruidPaths(t *testing.T) {
 		{"GET", "/druid/historical/v1/loadstatus", "historical GET /druid/historical/v1/loadstatus"},
 		{"GET", "/druid/worker/v1/enabled", "worker GET /druid/worker/v1/enabled"},
 		{"GET", "/svc/v2/datasources", "broker GET /svc/v2/datasources"},
+		// Trailing slashes, as Jersey takes them.
+		{"GET", "/druid/coordinator/v1/datasources/", "control GET /druid/coordinator/v1/datasources/"},
+		{"GET", "/druid/historical/v1/loadstatus/", "historical GET /druid/historical/v1/loadstatus/"},
+		{"GET", "/druid/worker/v1/enabled/", "worker GET /druid/worker/v1/enabled/"},
+		// The security API (README, Security, calls it through the router)
+		// lives on the control plane, as Druid's coordinator serves it.
+		{"GET", "/svc-ext/basic-security/authentication/loadStatus", "control GET /svc-ext/basic-security/authentication/loadStatus"},
+		{"GET", "/druid-ext/basic-security/authentication/loadStatus", "control GET /druid-ext/basic-security/authentication/loadStatus"},
+		{"POST", "/druid-ext/basic-security/authorization/db/basic/roles/r/", "control POST /druid-ext/basic-security/authorization/db/basic/roles/r/"},
+		// Calls between processes: the control plane's, and those a data
+		// server or the worker answers, where /svc/historical/ and
+		// /svc/worker/ go.
+		{"POST", "/svc-internal/v1/discovery/announce", "control POST /svc-internal/v1/discovery/announce"},
+		{"POST", "/druid-internal/v1/segments/publish", "control POST /druid-internal/v1/segments/publish"},
+		{"GET", "/druid-internal/v1/timeline?at=1", "control GET /druid-internal/v1/timeline?at=1"},
+		{"POST", "/druid-internal/v1/query", "historical POST /druid-internal/v1/query"},
+		{"GET", "/druid-internal/v1/historical/segments", "historical GET /druid-internal/v1/historical/segments"},
+		{"POST", "/druid-internal/v1/worker/run", "worker POST /druid-internal/v1/worker/run"},
 	} {
 		req, _ := http.NewRequest(c.method, ts.URL+c.path, nil)
 		resp, err := http.DefaultClient.Do(req)

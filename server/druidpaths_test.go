@@ -231,3 +231,41 @@ func TestStatusVersion(t *testing.T) {
 		t.Fatalf("version %s is below plywood's minimum 0.14.0", st.Version)
 	}
 }
+
+// Through the router, Druid's /druid-ext/ and /druid-internal/ reach a real
+// control node's handlers as its /svc-ext/ and /svc-internal/ do, and an
+// internal call's body gets the internal limit
+// (svc.server.http.maxInternalRequestBytes: a task publishing all its
+// segments at once), not the router's limit for clients' requests.
+func TestRouterForwardsExtAndInternalPaths(t *testing.T) {
+	ctl, _ := single(t, props.Defaults())
+	p := NewProxy([]Route{
+		{Prefix: "/svc/coordinator/", Backends: []string{ctl.URL}, Leader: true},
+		{Prefix: "/svc-ext/", Backends: []string{ctl.URL}, Leader: true},
+		{Prefix: "/svc-internal/", Backends: []string{ctl.URL}, Leader: true},
+	}, 1<<10)
+	p.MaxInternalBody = 1 << 20
+	r := mux.NewRouter()
+	p.Mount(r)
+	ts := httptest.NewServer(r)
+	t.Cleanup(ts.Close)
+	for _, path := range []string{
+		"/svc-ext/basic-security/authentication/loadStatus",
+		"/druid-ext/basic-security/authentication/loadStatus",
+		"/druid-ext/basic-security/authentication/loadStatus/",
+		"/druid-internal/v1/timeline",
+		"/druid-internal/v1/timeline/",
+	} {
+		wantCode, want, _ := call(t, "GET", ctl.URL+path, "", "")
+		if code, body, _ := call(t, "GET", ts.URL+path, "", ""); code != wantCode || body != want || code == http.StatusNotFound {
+			t.Errorf("GET %s through the router: %d %q; the node answers %d %q", path, code, body, wantCode, want)
+		}
+	}
+	big := `{"segments":[` + strings.Repeat(" ", 4<<10) + `]}`
+	if code, body, _ := call(t, "POST", ts.URL+"/druid-internal/v1/segments/publish", "application/json", big); code == http.StatusRequestEntityTooLarge || code == http.StatusNotFound {
+		t.Errorf("a 4 kB internal call through the router: %d %s", code, body)
+	}
+	if code, body, _ := call(t, "POST", ts.URL+"/druid/coordinator/v1/rules/wiki", "application/json", big); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 4 kB client request over the router's 1 kB limit: %d %s", code, body)
+	}
+}

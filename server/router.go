@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+
+	"strata/escalator"
 )
 
 // Route sends requests whose path starts with Prefix to one of Backends. For
@@ -48,6 +50,10 @@ type Proxy struct {
 	// LeaderWait bounds how long a request to a leader route keeps trying
 	// while no control node answers as leader (an election); then 503.
 	LeaderWait time.Duration
+	// MaxInternalBody bounds the body of a call between processes
+	// (/svc-internal/, svc.server.http.maxInternalRequestBytes), as the
+	// nodes behind the router bound it; other requests get maxBody.
+	MaxInternalBody int64
 	// BackendWait bounds how long a request to a discovered data-plane
 	// route (brokers) keeps trying, re-reading discovery between rounds,
 	// while no listed backend takes it (brokers restarting); then 503.
@@ -66,14 +72,15 @@ type Proxy struct {
 // NewProxy returns a router over the given routes (longest prefix wins).
 func NewProxy(routes []Route, maxBody int64) *Proxy {
 	return &Proxy{
-		LeaderWait:  5 * time.Second,
-		BackendWait: 2 * time.Second,
-		routes:      routes,
-		maxBody:     maxBody,
-		client:      newProxyClient(false),
-		fresh:       newProxyClient(true),
-		leader:      map[string]string{},
-		next:        map[string]int{},
+		LeaderWait:      5 * time.Second,
+		BackendWait:     2 * time.Second,
+		routes:          routes,
+		maxBody:         maxBody,
+		MaxInternalBody: maxBody,
+		client:          newProxyClient(false),
+		fresh:           newProxyClient(true),
+		leader:          map[string]string{},
+		next:            map[string]int{},
 	}
 }
 
@@ -107,11 +114,15 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rt Route) {
 		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("no %s service is configured behind this router", strings.Trim(rt.Prefix, "/")))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.maxBody))
+	limit, prop := p.maxBody, "svc.server.http.maxRequestBytes"
+	if escalator.InternalPath(r.URL.Path) {
+		limit, prop = p.MaxInternalBody, "svc.server.http.maxInternalRequestBytes"
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes (svc.server.http.maxRequestBytes)", p.maxBody))
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes (%s)", limit, prop))
 			return
 		}
 		writeError(w, http.StatusBadRequest, "cannot read request body: "+err.Error())
