@@ -25,8 +25,11 @@ func runLog(args []string) error {
 	if len(args) > 0 && isHelp(args[0]) {
 		return verbHelp("log", synopsis)
 	}
-	if len(args) == 0 || (args[0] != "dump" && args[0] != "replay") {
+	if len(args) == 0 {
 		return usagef("usage: strata %s", synopsis)
+	}
+	if args[0] != "dump" && args[0] != "replay" {
+		return unknownVerb("log", args[0], "dump", "replay")
 	}
 	fs := newFlagSet("log "+args[0], "log "+args[0]+" --data DIR")
 	cacertFlag(fs)

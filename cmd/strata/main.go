@@ -258,6 +258,13 @@ func didYouMean(word string, names ...string) string {
 	return ""
 }
 
+// unknownVerb is the usage error of a command made of verbs given a word
+// that is none of them: the nearest verb if it looks like a typo, and the
+// list.
+func unknownVerb(cmd, word string, verbs ...string) error {
+	return usagef("%s: unknown verb %q%s (want %s)", cmd, word, didYouMean(word, verbs...), strings.Join(verbs, " or "))
+}
+
 // editDistance is the edit distance between a and b, a swap of two
 // neighbouring letters counting as one edit (the commonest typo).
 func editDistance(a, b string) int {

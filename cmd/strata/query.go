@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -430,6 +432,13 @@ func nativeRows(list []any) []any {
 
 // listing runs a command that prints one API list as a table.
 func listing(name, synopsis string, args []string, nargs int, path func(pos []string) string, cols ...string) error {
+	return listingOr(name, synopsis, args, nargs, path, nil, cols...)
+}
+
+// listingOr is listing with a check of an empty answer (ifEmpty), which
+// may tell why it is empty or make it an error.
+func listingOr(name, synopsis string, args []string, nargs int, path func(pos []string) string,
+	ifEmpty func(o clusterOpts, pos []string) error, cols ...string) error {
 	fs := newFlagSet(name, synopsis)
 	o := clusterFlags(fs)
 	pos, err := parseInterleaved(fs, args)
@@ -440,6 +449,7 @@ func listing(name, synopsis string, args []string, nargs int, path func(pos []st
 		return unexpectedArg(fs, pos[nargs])
 	}
 	if len(pos) < nargs {
+		fmt.Fprintf(fs.Output(), "strata %s: missing argument\n", name)
 		fs.Usage()
 		return usageError{msg: "missing argument", printed: true}
 	}
@@ -453,6 +463,11 @@ func listing(name, synopsis string, args []string, nargs int, path func(pos []st
 	list, ok := v.([]any)
 	if !ok {
 		list = []any{v}
+	}
+	if len(list) == 0 && ifEmpty != nil {
+		if err := ifEmpty(o, pos); err != nil {
+			return err
+		}
 	}
 	t := tableOfObjects(list, cols...)
 	if err := t.write(stdout, *o.format); err != nil {
@@ -471,11 +486,62 @@ func runDataSources(args []string) error {
 }
 
 func runSegments(args []string) error {
-	return listing("segments", "segments DATASOURCE [--url URL] [--format table|json|csv] [--user U --password P]", args, 1,
+	return listingOr("segments", "segments DATASOURCE [--url URL] [--format table|json|csv] [--user U --password P]", args, 1,
 		func(pos []string) string {
 			return "/svc/coordinator/v1/datasources/" + url.PathEscape(pos[0]) + "/segments?full"
 		},
+		dataSourceExists,
 		"interval", "version", "shardSpec.partitionNum", "size", "identifier")
+}
+
+// dataSourceExists explains an empty segment list: the coordinator answers
+// a datasource it has never heard of as it answers one without used
+// segments (204, as Druid's does). A name no segment ever had is an error
+// naming the nearest datasource, or the datasources there are; one whose
+// segments are all unused gets a note.
+func dataSourceExists(o clusterOpts, pos []string) error {
+	ds := pos[0]
+	v, err := o.get("/svc/coordinator/v1/metadata/datasources?includeUnused")
+	if err != nil {
+		return err
+	}
+	list, _ := v.([]any)
+	var names []string
+	for _, n := range list {
+		if s, ok := n.(string); ok {
+			names = append(names, s)
+		}
+	}
+	if slices.Contains(names, ds) {
+		fmt.Fprintf(stderr, "strata segments: datasource %q has no used segments (all are marked unused)\n", ds)
+		return nil
+	}
+	msg := fmt.Sprintf("datasource %q does not exist", ds)
+	switch near := nearestName(ds, names); {
+	case near != "":
+		msg += fmt.Sprintf(" (did you mean %q?)", near)
+	case len(names) == 0:
+		msg += "; there are no datasources yet"
+	case len(names) <= 20:
+		msg += "; the datasources are: " + strings.Join(names, ", ")
+	default:
+		msg += fmt.Sprintf("; there are %d datasources (strata datasources lists them)", len(names))
+	}
+	return errors.New(msg)
+}
+
+// nearestName is the name closest to word, as nearest but with case
+// ignored (WIKI finds wiki).
+func nearestName(word string, names []string) string {
+	lower := make([]string, len(names))
+	for i, n := range names {
+		lower[i] = strings.ToLower(n)
+	}
+	near := nearest(strings.ToLower(word), lower)
+	if i := slices.Index(lower, near); near != "" && i >= 0 {
+		return names[i]
+	}
+	return ""
 }
 
 func runTasks(args []string) error {

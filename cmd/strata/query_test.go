@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,6 +112,16 @@ func TestPeopleCommandsAgainstAServer(t *testing.T) {
 		lines[0] != "interval,version,partitionNum,size,identifier" || !strings.HasPrefix(lines[1], "2024-01-01T00:00:00.000Z/2024-01-02T00:00:00.000Z,") {
 		t.Errorf("segments: exit %d\n%s%s", code, out, errOut)
 	}
+	// A datasource that does not exist is named as such, with the nearest
+	// one (a typo) or the list, not printed as an empty table.
+	if code, out, errOut := capture(t, "segments", "wkii", "--url", u); code != 1 || out != "" ||
+		!strings.Contains(errOut, `datasource "wkii" does not exist (did you mean "wiki"?)`) {
+		t.Errorf("segments of a misspelt datasource: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := capture(t, "segments", "koalas", "--url", u); code != 1 || out != "" ||
+		!strings.Contains(errOut, `datasource "koalas" does not exist; the datasources are: wiki`) {
+		t.Errorf("segments of a missing datasource: exit %d\n%s%s", code, out, errOut)
+	}
 	for _, cmd := range []string{"tasks", "supervisors"} {
 		if code, out, errOut := capture(t, cmd, "--url", u); code != 0 || !strings.HasSuffix(out, "(0)\n") {
 			t.Errorf("%s: exit %d\n%s%s", cmd, code, out, errOut)
@@ -123,6 +134,19 @@ func TestPeopleCommandsAgainstAServer(t *testing.T) {
 	}
 	if code, _, errOut := capture(t, "task", "status", "nosuch", "--url", u, "--user", "admin", "--password", "wrong"); code != 1 || !strings.Contains(errOut, "HTTP 401") {
 		t.Errorf("task status with a wrong password: exit %d\n%s", code, errOut)
+	}
+
+	// A datasource whose segments are all unused exists: an empty table and a note why.
+	req, _ := http.NewRequest(http.MethodDelete, u+"/svc/coordinator/v1/datasources/wiki", nil)
+	req.SetBasicAuth("admin", "adminpw")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("marking wiki unused: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	if code, out, errOut := capture(t, "segments", "wiki", "--url", u); code != 0 || !strings.HasSuffix(out, "(0)\n") ||
+		!strings.Contains(errOut, `datasource "wiki" has no used segments`) {
+		t.Errorf("segments of a datasource with only unused segments: exit %d\n%s%s", code, out, errOut)
 	}
 
 	// Flags beat the environment; no credentials at all is a 401 that says what to give.

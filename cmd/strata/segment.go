@@ -26,8 +26,11 @@ func runSegment(args []string) error {
 	if len(args) > 0 && isHelp(args[0]) {
 		return verbHelp("segment", synopsis)
 	}
-	if len(args) == 0 || args[0] != "build" {
+	if len(args) == 0 {
 		return usagef("usage: strata %s", synopsis)
+	}
+	if args[0] != "build" {
+		return unknownVerb("segment", args[0], "build")
 	}
 	fs := newFlagSet("segment build", synopsis)
 	cacertFlag(fs)

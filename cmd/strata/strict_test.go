@@ -60,7 +60,9 @@ func TestUnknownCommandSuggestsNearest(t *testing.T) {
 			t.Errorf("strata %s: exit %d\n%s", typo, code, errOut)
 		}
 	}
-	for _, line := range [][]string{{"task", "stauts", "x"}, {"snapshot", "sav"}, {"audit", "veriyf"}} {
+	// Every command made of verbs: task, snapshot, audit, log, segment.
+	for _, line := range [][]string{{"task", "stauts", "x"}, {"snapshot", "sav"}, {"audit", "veriyf"},
+		{"log", "dmup"}, {"log", "replya", "--data", "d"}, {"segment", "biuld", "--datasource", "d"}} {
 		code, _, errOut := capture(t, line...)
 		if code != 2 || !strings.Contains(errOut, "did you mean") {
 			t.Errorf("strata %s: exit %d\n%s", strings.Join(line, " "), code, errOut)
@@ -68,5 +70,14 @@ func TestUnknownCommandSuggestsNearest(t *testing.T) {
 	}
 	if _, _, errOut := capture(t, "frobnicate"); strings.Contains(errOut, "did you mean") {
 		t.Errorf("a word near no command got a suggestion:\n%s", errOut)
+	}
+}
+
+// A command missing its word says so before its usage (it printed only the
+// usage, which reads as a help request).
+func TestMissingArgumentIsNamed(t *testing.T) {
+	code, _, errOut := capture(t, "segments")
+	if code != 2 || !strings.HasPrefix(errOut, "strata segments: missing argument\nusage: strata segments DATASOURCE") {
+		t.Errorf("strata segments: exit %d\n%s", code, errOut)
 	}
 }
