@@ -1,0 +1,461 @@
+// views/query.js: the query view. A SQL editor (a transparent textarea over a
+// highlighted <pre>, so typing, selection, undo and screen readers are the
+// browser's own), run/cancel/EXPLAIN, the error's position marked in place,
+// results as a sortable table with CSV/JSON copy and a chart over time, a
+// history kept in localStorage, and a native JSON mode beside SQL. Every
+// action is a public API call: POST /svc/v2/sql, DELETE /svc/v2/sql/{id},
+// POST /svc/v2/, DELETE /svc/v2/{queryId}.
+import { h, clear, fmt } from '../lib/dom.js';
+import { sql, post, del, get, ApiError } from '../lib/api.js';
+import { dataTable } from '../lib/table.js';
+import { lineChart } from '../lib/chart.js';
+import { errorBox, jsonView, toast } from '../lib/ui.js';
+import { highlight, errorPosition, offsetOf, splitLeadingSets } from '../lib/sqlhighlight.js';
+import { flattenNative } from '../lib/query-native.js';
+
+const KEY = {
+  history: 'strata.console.query.history',
+  draft: 'strata.console.query.draft', // {sql, native, mode, context}
+};
+const HISTORY_MAX = 50;
+
+// InputError is a mistake in what the user typed (not JSON, not an object),
+// shown like the server's errors and not logged as a console bug.
+// inEditor says the message's position is in the editor's text (a native
+// query's JSON), not in the context box.
+class InputError extends Error {
+  constructor(message, inEditor = false) { super(message); this.inEditor = inEditor; }
+}
+const CHART_SERIES_MAX = 5; // the chart's legend fits about five names
+
+// The editor's own styles (overlay geometry and token colours) live beside
+// this view, loaded once; a stylesheet, not inline styles, so the console's
+// Content-Security-Policy can forbid inline style.
+function loadStyles() {
+  if (document.getElementById('query-css')) return;
+  document.head.append(h('link', { id: 'query-css', rel: 'stylesheet', href: '/console/lib/query-editor.css' }));
+}
+
+// Storage may be full or disabled (private windows): the view still works,
+// it just forgets.
+function load(key, fallback) {
+  try { return JSON.parse(localStorage.getItem(key)) ?? fallback; } catch { return fallback; }
+}
+function save(key, value) {
+  try { localStorage.setItem(key, JSON.stringify(value)); } catch { /* see load */ }
+}
+
+// newId names a query so Cancel can find it. crypto.randomUUID needs a secure
+// context, which a console served over plain HTTP on a LAN address is not.
+function newId() {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  return 'console-' + [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+const NUMERIC_SQL = new Set(['BIGINT', 'INTEGER', 'SMALLINT', 'TINYINT', 'DOUBLE', 'FLOAT', 'REAL', 'DECIMAL']);
+const TIME_SQL = new Set(['TIMESTAMP', 'DATE']);
+
+// columnKinds says which columns are time and which numeric: from the SQL
+// types when there are some, else (native answers) from the values.
+function columnKinds(columns, types, rows) {
+  return columns.map((name, i) => {
+    const t = (types[i] || '').toUpperCase();
+    if (t) return TIME_SQL.has(t) ? 'time' : NUMERIC_SQL.has(t) ? 'number' : 'other';
+    const vals = rows.map((r) => r[i]).filter((v) => v !== null && v !== undefined);
+    if (!vals.length) return 'other';
+    if ((name === 'timestamp' || name === '__time') && vals.every((v) => !Number.isNaN(new Date(v).getTime()))) return 'time';
+    return vals.every((v) => typeof v === 'number') ? 'number' : 'other';
+  });
+}
+
+// chartFor draws the numbers over time when there is a time column: one line
+// per numeric column, and per distinct value of the other columns (a GROUP BY
+// time and page draws a line per page), at most CHART_SERIES_MAX lines.
+function chartFor(columns, kinds, rows, width) {
+  const ti = kinds.indexOf('time');
+  const nums = kinds.flatMap((k, i) => (k === 'number' ? [i] : []));
+  if (ti < 0 || !nums.length || !rows.length) return null;
+  const dims = kinds.flatMap((k, i) => (k === 'other' ? [i] : []));
+  const series = new Map();
+  for (const r of rows) {
+    const x = new Date(r[ti]).getTime();
+    if (Number.isNaN(x)) continue;
+    const group = dims.map((d) => String(r[d])).join(' · ');
+    for (const n of nums) {
+      if (typeof r[n] !== 'number') continue;
+      const name = [nums.length > 1 || !group ? columns[n] : '', group].filter(Boolean).join(' · ');
+      if (!series.has(name)) series.set(name, { name, points: [] });
+      series.get(name).points.push([x, r[n]]);
+    }
+  }
+  const all = [...series.values()];
+  const shown = all.slice(0, CHART_SERIES_MAX);
+  const yLabel = nums.length === 1 ? columns[nums[0]] : 'value';
+  return h('figure', { class: 'card query-chart', id: 'query-chart' },
+    lineChart({ series: shown, width: Math.max(320, Math.min(width, 1100)), height: 240, yLabel }),
+    h('figcaption', { class: 'muted' },
+      `${nums.map((n) => columns[n]).join(', ')} over ${columns[ti]}`,
+      all.length > shown.length ? ` (the first ${shown.length} of ${all.length} series)` : ''));
+}
+
+function csvCell(v) {
+  if (v === null || v === undefined) return '';
+  const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+const toCSV = (columns, rows) => [columns, ...rows].map((r) => r.map(csvCell).join(',')).join('\r\n') + '\r\n';
+const toJSON = (columns, rows) => JSON.stringify(rows.map((r) => Object.fromEntries(columns.map((c, i) => [c, r[i]]))), null, 2);
+
+function cell(v) {
+  if (v === null || v === undefined) return h('span', { class: 'muted' }, 'null');
+  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
+export const view = {
+  id: 'query',
+  title: 'Query',
+  nav: true,
+  async render(root, ctx) {
+    loadStyles();
+    const draft = { mode: 'sql', sql: '', native: '', context: '', ...load(KEY.draft, {}) };
+    let mode = draft.mode === 'native' ? 'native' : 'sql';
+    let running = null; // {ac, id, mode, cancelled}
+    let downloadURL = null;
+
+    // ---- editor ------------------------------------------------------------
+    const paint = h('pre', { class: 'qe-paint mono', 'aria-hidden': 'true' });
+    const input = h('textarea', {
+      id: 'query-editor', class: 'qe-input mono', rows: 12, wrap: 'off', spellcheck: 'false',
+      autocapitalize: 'off', autocomplete: 'off', 'aria-describedby': 'query-keys query-error',
+    });
+    const editorLabel = h('label', { for: 'query-editor', id: 'query-editor-label' });
+    let errorAt = -1;
+    const repaint = () => highlight(paint, input.value, { lang: mode === 'native' ? 'json' : 'sql', errorAt });
+    const syncScroll = () => { paint.scrollTop = input.scrollTop; paint.scrollLeft = input.scrollLeft; };
+    input.addEventListener('input', () => {
+      errorAt = -1;
+      input.removeAttribute('aria-invalid');
+      repaint();
+      syncScroll();
+      saveDraft();
+    });
+    input.addEventListener('scroll', syncScroll);
+
+    const contextIn = h('textarea', { id: 'query-context', class: 'mono', rows: 3, spellcheck: 'false',
+      placeholder: '{"sqlTimeZone": "America/New_York"}', oninput: () => saveDraft() });
+    contextIn.value = draft.context || '';
+    const contextBox = h('details', { class: 'query-context' },
+      h('summary', {}, 'Query context'),
+      h('label', { for: 'query-context' }, 'Context keys added to every query (JSON object)'), contextIn);
+
+    function saveDraft() {
+      draft[mode] = input.value;
+      draft.mode = mode;
+      draft.context = contextIn.value;
+      save(KEY.draft, draft);
+    }
+
+    // ---- toolbar -----------------------------------------------------------
+    const modeSQL = h('button', { type: 'button', class: 'btn', id: 'query-mode-sql', onclick: () => setMode('sql') }, 'SQL');
+    const modeNative = h('button', { type: 'button', class: 'btn', id: 'query-mode-native', onclick: () => setMode('native') }, 'Native JSON');
+    const runBtn = h('button', { type: 'button', class: 'btn primary', id: 'query-run', onclick: () => run(false),
+      title: 'Run (Ctrl+Enter)' }, 'Run');
+    const explainBtn = h('button', { type: 'button', class: 'btn', id: 'query-explain', onclick: () => run(true),
+      title: 'EXPLAIN PLAN FOR the query: the native query it runs as' }, 'Explain');
+    const cancelBtn = h('button', { type: 'button', class: 'btn danger', id: 'query-cancel', disabled: true, onclick: () => cancel() }, 'Cancel');
+    const status = h('span', { id: 'query-status', class: 'muted', role: 'status', 'aria-live': 'polite' });
+    const errorArea = h('div', { id: 'query-error' });
+    const results = h('div', { id: 'query-results' });
+
+    // ---- history -------------------------------------------------------------
+    const historyList = h('ol', { id: 'query-history', class: 'query-history' });
+    const clearBtn = h('button', { type: 'button', class: 'btn small', id: 'query-history-clear', onclick: () => {
+      save(KEY.history, []);
+      drawHistory();
+      toast('Query history cleared');
+    } }, 'Clear');
+
+    function remember(entry) {
+      const list = load(KEY.history, []).filter((e) => !(e.mode === entry.mode && e.text === entry.text));
+      list.unshift(entry);
+      save(KEY.history, list.slice(0, HISTORY_MAX));
+      drawHistory();
+    }
+
+    function drawHistory() {
+      const list = load(KEY.history, []);
+      clear(historyList);
+      clearBtn.disabled = !list.length;
+      if (!list.length) historyList.append(h('li', { class: 'muted' }, 'Queries you run appear here.'));
+      for (const e of list) {
+        const oneLine = e.text.replace(/\s+/g, ' ').trim();
+        const outcome = e.error ? 'failed' : `${fmt.num(e.rows)} rows, ${fmt.ms(e.ms)}`;
+        historyList.append(h('li', {},
+          h('button', { type: 'button', class: 'query-history-item', title: e.text, onclick: () => {
+            setMode(e.mode === 'native' ? 'native' : 'sql');
+            input.value = e.text;
+            input.dispatchEvent(new Event('input'));
+            input.focus();
+          } },
+          h('span', { class: 'mono' }, oneLine.length > 90 ? `${oneLine.slice(0, 90)}…` : oneLine),
+          h('span', { class: 'muted query-note' }, `${e.mode === 'native' ? 'Native' : 'SQL'} · ${fmt.time(e.at)} UTC · ${outcome}`))));
+      }
+    }
+
+    function setMode(m, { init = false } = {}) {
+      if (running) return;
+      if (!init) saveDraft();
+      mode = m;
+      input.value = draft[m] || '';
+      errorAt = -1;
+      input.removeAttribute('aria-invalid');
+      editorLabel.textContent = m === 'native' ? 'Native query (JSON)' : 'SQL query';
+      modeSQL.setAttribute('aria-pressed', String(m === 'sql'));
+      modeNative.setAttribute('aria-pressed', String(m === 'native'));
+      explainBtn.hidden = m !== 'sql';
+      repaint();
+      if (!init) saveDraft();
+    }
+
+    // ---- running -------------------------------------------------------------
+    function setRunning(r) {
+      running = r;
+      runBtn.disabled = !!r;
+      explainBtn.disabled = !!r;
+      cancelBtn.disabled = !r;
+      modeSQL.disabled = modeNative.disabled = !!r;
+      root.setAttribute('aria-busy', String(!!r));
+    }
+
+    // userContext parses the context box; a mistake there is the user's to fix,
+    // shown like any other error.
+    function userContext() {
+      const t = contextIn.value.trim();
+      if (!t) return {};
+      let v;
+      try { v = JSON.parse(t); } catch (e) { throw new InputError(`Query context is not JSON: ${e.message}`); }
+      if (!v || typeof v !== 'object' || Array.isArray(v)) throw new InputError('Query context must be a JSON object');
+      return v;
+    }
+
+    // showError puts the error under the editor and, when the message names a
+    // position, marks it in the editor and moves the caret there.
+    function showError(err, text) {
+      clear(errorArea);
+      errorArea.append(errorBox(err));
+      const inEditor = !(err instanceof InputError) || err.inEditor;
+      const off = inEditor ? offsetOf(text, errorPosition(err && err.message)) : -1;
+      if (off >= 0 && input.value === text) {
+        errorAt = off;
+        input.setAttribute('aria-invalid', 'true');
+        repaint();
+        const before = text.slice(0, off).split('\n');
+        const where = `line ${before.length}, column ${before[before.length - 1].length + 1}`;
+        errorArea.append(h('p', { class: 'query-error-pos' },
+          h('button', { type: 'button', class: 'btn small', id: 'query-error-goto', onclick: () => {
+            input.focus();
+            input.setSelectionRange(off, Math.min(off + 1, text.length));
+          } }, `Go to ${where}`),
+          ' The error is marked in the editor.'));
+      }
+    }
+
+    async function run(explain) {
+      if (running) return;
+      const text = input.value;
+      if (!text.trim()) { input.focus(); return; }
+      clear(errorArea);
+      errorAt = -1;
+      repaint();
+      const r = { ac: new AbortController(), id: newId(), mode, cancelled: false };
+      setRunning(r);
+      status.textContent = explain ? 'Explaining…' : 'Running…';
+      const t0 = performance.now();
+      try {
+        const base = userContext();
+        let columns, types, rows, queryId;
+        if (mode === 'sql') {
+          let q = text;
+          if (explain) {
+            const { sets, query } = splitLeadingSets(text);
+            if (!/^\s*EXPLAIN\b/i.test(query)) q = `${sets}EXPLAIN PLAN FOR ${query}`;
+          }
+          ({ columns, types, rows, queryId } = await sql(q, { context: { ...base, sqlQueryId: r.id }, signal: r.ac.signal }));
+        } else {
+          let q;
+          try { q = JSON.parse(text); } catch (e) { throw new InputError(`The native query is not JSON: ${e.message}`, true); }
+          if (!q || typeof q !== 'object' || Array.isArray(q)) throw new InputError('A native query is a JSON object with a queryType');
+          // The query's own context wins over the context box; the queryId is
+          // ours unless the query names one, so Cancel can find it.
+          const qctx = { ...base, ...(q.context || {}) };
+          if (!qctx.queryId) qctx.queryId = r.id;
+          r.id = qctx.queryId;
+          const answer = await post('/svc/v2/', { ...q, context: qctx }, { signal: r.ac.signal });
+          ({ columns, rows } = flattenNative(answer));
+          types = [];
+          queryId = r.id;
+        }
+        const ms = performance.now() - t0;
+        remember({ mode, text, at: Date.now(), ms, rows: rows.length });
+        const isPlan = columns.length === 3 && columns[0] === 'PLAN' && columns[1] === 'RESOURCES' && rows.length === 1;
+        status.textContent = isPlan ? `Plan in ${fmt.ms(ms)}` : `${fmt.num(rows.length)} ${rows.length === 1 ? 'row' : 'rows'} in ${fmt.ms(ms)}`;
+        status.title = queryId ? `Query ID ${queryId}` : '';
+        if (isPlan) drawPlan(rows[0]);
+        else drawResults(columns, types, rows);
+      } catch (e) {
+        if (r.cancelled) {
+          status.textContent = `Cancelled after ${fmt.ms(performance.now() - t0)}`;
+        } else if (e && e.name === 'AbortError') {
+          return; // the view was left; nothing to show
+        } else {
+          status.textContent = 'Failed';
+          remember({ mode, text, at: Date.now(), error: true });
+          if (!(e instanceof ApiError) && !(e instanceof InputError)) console.error(e);
+          showError(e, text);
+        }
+      } finally {
+        if (running === r) setRunning(null);
+      }
+    }
+
+    // cancel asks the server to stop the query by its id (the API call a
+    // script would make), then drops our request, which also ends the query
+    // should the DELETE have come before the server registered it.
+    async function cancel() {
+      const r = running;
+      if (!r) return;
+      r.cancelled = true;
+      cancelBtn.disabled = true;
+      status.textContent = 'Cancelling…';
+      const path = r.mode === 'sql' ? `/svc/v2/sql/${encodeURIComponent(r.id)}` : `/svc/v2/${encodeURIComponent(r.id)}`;
+      try {
+        await del(path);
+      } catch (e) {
+        if (!(e instanceof ApiError && e.status === 404)) { clear(errorArea); errorArea.append(errorBox(e)); }
+      }
+      r.ac.abort();
+    }
+
+    // ---- results ---------------------------------------------------------------
+    function exportButtons(columns, rows) {
+      const fallback = h('span', { class: 'query-download' });
+      const copy = async (kind) => {
+        const text = kind === 'CSV' ? toCSV(columns, rows) : toJSON(columns, rows);
+        try {
+          if (!navigator.clipboard) throw new Error('no clipboard here');
+          await navigator.clipboard.writeText(text);
+          toast(`Copied ${fmt.num(rows.length)} rows as ${kind}`);
+        } catch {
+          // No clipboard (plain HTTP, or permission refused): offer the file.
+          if (downloadURL) URL.revokeObjectURL(downloadURL);
+          downloadURL = URL.createObjectURL(new Blob([text], { type: kind === 'CSV' ? 'text/csv' : 'application/json' }));
+          clear(fallback).append(h('a', { href: downloadURL, download: `query-result.${kind.toLowerCase()}`, id: 'query-download' },
+            `Download ${kind}`), h('span', { class: 'muted' }, ' (the clipboard is not available here)'));
+          fallback.querySelector('a').focus();
+        }
+      };
+      return [
+        h('button', { type: 'button', class: 'btn small', id: 'query-copy-csv', onclick: () => copy('CSV') }, 'Copy as CSV'),
+        h('button', { type: 'button', class: 'btn small', id: 'query-copy-json', onclick: () => copy('JSON') }, 'Copy as JSON'),
+        fallback,
+      ];
+    }
+
+    function drawResults(columns, types, rows) {
+      clear(results);
+      const kinds = columnKinds(columns, types, rows);
+      const table = dataTable({
+        columns: columns.map((name, i) => ({
+          key: i, label: name, align: kinds[i] === 'number' ? 'right' : undefined,
+          value: (row) => row[i], render: (row) => cell(row[i]),
+        })),
+        rows, filter: rows.length > 10, pageSize: 100, empty: 'The query answered no rows',
+        caption: `Query results: ${fmt.num(rows.length)} rows`,
+      });
+      results.append(
+        h('div', { class: 'toolbar' }, h('h2', {}, 'Results'), exportButtons(columns, rows)),
+        chartFor(columns, kinds, rows, results.clientWidth || 800),
+        table.el);
+    }
+
+    // drawPlan shows EXPLAIN's answer: each native query the statement runs as
+    // (the PLAN column is Druid's JSON in a string), with a button to open it
+    // in the native mode, and the resources and attributes.
+    function drawPlan([plan, resources, attributes]) {
+      clear(results);
+      const parse = (s) => { try { return JSON.parse(s); } catch { return s; } };
+      const plans = [].concat(parse(plan));
+      const box = h('div', { id: 'query-plan' }, h('h2', {}, 'Plan'));
+      plans.forEach((p, i) => {
+        const q = p && p.query ? p.query : p;
+        box.append(h('section', { class: 'card' },
+          h('div', { class: 'toolbar' },
+            h('h3', {}, `Native query${plans.length > 1 ? ` ${i + 1}` : ''}: ${q && q.queryType ? q.queryType : 'unknown'}`),
+            q && q.queryType ? h('button', { type: 'button', class: 'btn small', onclick: () => openNative(q) }, 'Open in native mode') : null),
+          jsonView(q),
+          p && p.signature ? h('p', { class: 'muted' }, 'Signature: ', p.signature.map((c) => `${c.name} ${c.type}`).join(', ')) : null));
+      });
+      box.append(h('dl', { class: 'kv' },
+        h('dt', {}, 'Resources'), h('dd', { class: 'mono' }, JSON.stringify(parse(resources))),
+        h('dt', {}, 'Attributes'), h('dd', { class: 'mono' }, JSON.stringify(parse(attributes)))));
+      results.append(box);
+    }
+
+    function openNative(q) {
+      // The plan's ids were the EXPLAIN's own; a run gets fresh ones.
+      const copy = structuredClone(q);
+      if (copy.context) { delete copy.context.queryId; delete copy.context.sqlQueryId; }
+      saveDraft();
+      draft.native = JSON.stringify(copy, null, 2);
+      setMode('native');
+      input.focus();
+    }
+
+    // ---- layout ------------------------------------------------------------------
+    // Ctrl+Enter (Cmd+Enter on a Mac) runs from anywhere in the view, as in
+    // Druid's console; Tab is left alone so the keyboard can leave the editor.
+    root.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        run(false);
+      }
+    });
+
+    root.append(
+      h('h1', {}, 'Query'),
+      h('div', { class: 'query-layout' },
+        h('div', { class: 'query-main' },
+          h('div', { class: 'toolbar', role: 'group', 'aria-label': 'Query language' }, modeSQL, modeNative),
+          editorLabel,
+          h('div', { class: 'qe' }, paint, input),
+          h('p', { id: 'query-keys', class: 'muted query-note' }, 'Ctrl+Enter runs the query.'),
+          contextBox,
+          h('div', { class: 'toolbar' }, runBtn, explainBtn, cancelBtn, status),
+          errorArea,
+          results),
+        h('aside', { class: 'card query-aside', 'aria-labelledby': 'query-history-title' },
+          h('div', { class: 'toolbar' }, h('h2', { id: 'query-history-title' }, 'History'), clearBtn),
+          historyList)));
+
+    setMode(mode, { init: true });
+    drawHistory();
+    if (!input.value.trim()) await suggest();
+    root.dataset.ready = 'true';
+
+    // A query left running when the user leaves the view is cancelled, as
+    // nobody will see its answer.
+    ctx.signal.addEventListener('abort', () => { if (running) cancel(); }, { once: true });
+    return () => { if (downloadURL) URL.revokeObjectURL(downloadURL); };
+
+    // suggest starts an empty SQL editor with a query on the first datasource
+    // the user may read, so a new user sees something run at once.
+    async function suggest() {
+      if (mode !== 'sql') return;
+      let names = [];
+      try { names = await get('/svc/v2/datasources', { signal: ctx.signal }); } catch { /* the editor stays empty */ }
+      const ds = Array.isArray(names) && names.length ? names[0] : null;
+      input.value = ds ? `SELECT *\nFROM "${ds.replace(/"/g, '""')}"\nORDER BY __time DESC\nLIMIT 100` : 'SELECT 1 + 1 AS two';
+      repaint();
+    }
+  },
+};
