@@ -61,6 +61,7 @@ var Keys = []Key{
 	{Name: "svc.server.http.maxRequestBytes", Default: "10485760", Shown: true, Doc: "request body limit of the API (413 beyond)"},
 	{Name: "svc.server.http.maxInternalRequestBytes", Default: "268435456", Shown: true, Doc: "body limit of calls between Strata's processes (`/svc-internal/`), e.g. a task publishing all its segments at once (about 0.6 kB each)"},
 	{Name: "svc.debug.pprof", Default: "false", Shown: true, Doc: "serve Go's profiler at `/debug/pprof/` (performance work only: profiles expose internals)"},
+	{Name: "svc.metrics.queryPath", Default: "true", Shown: true, Doc: "record the metric updates of the query path: the query families (`druid_query_*`) of brokers and data servers and the HTTP family (`strata_http_*`) of every route; `false` leaves them empty, for measuring what recording them costs (`make bench-query` compares both)"},
 	{Name: "svc.server.hiddenProperties", Shown: true, Default: `["svc.s3.accessKey","svc.s3.secretKey","svc.metadata.storage.connector.password","svc.escalator.internalClientPassword","password","key","token","pwd"]`,
 		DefaultDoc: "`[\"svc.s3.accessKey\",...]`", Doc: "keys removed from `/status/properties`"},
 	{Name: "svc.audit.manager.auditHistoryMillis", Default: "604800000", Shown: true, Doc: "default window of the history endpoints (milliseconds)"},

@@ -214,6 +214,9 @@ type HTTP struct {
 	RecentlyFinished time.Duration
 	// CentralizedDatasourceSchema enables POST .../metadata/dataSourceInformation.
 	CentralizedDatasourceSchema bool
+	// QueryPathMetrics records the query and HTTP families
+	// (svc.metrics.queryPath); off only to measure their cost.
+	QueryPathMetrics bool
 }
 
 // ParseHTTP reads the server's settings.
@@ -226,6 +229,7 @@ func ParseHTTP(src Source) (HTTP, error) {
 		TrustedProxies:          r.list("svc.server.trustedProxies"),
 		AuditHistory:            r.millis("svc.audit.manager.auditHistoryMillis"),
 		RecentlyFinished:        r.duration("svc.indexer.storage.recentlyFinishedThreshold"),
+		QueryPathMetrics:        r.bool("svc.metrics.queryPath"),
 	}
 	// Only "true" (any case) enabled it when it was read per request; keep
 	// that, and refuse anything but true or false.

@@ -36,6 +36,10 @@ const Namespace = "druid"
 // would otherwise all fall in the first bucket.
 var timeBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, .75, 1, 2.5, 5, 7.5, 10, 30, 60, 120, 300}
 
+// segmentBuckets are those of the per-segment times, which start lower: a
+// small segment is read in tens of microseconds.
+var segmentBuckets = append([]float64{.00001, .000025, .00005, .0001, .00025, .0005}, timeBuckets...)
+
 // Registry is one process's metrics.
 type Registry struct {
 	reg *prometheus.Registry
@@ -44,6 +48,9 @@ type Registry struct {
 	// Queries are the queries this process answered: a broker's native
 	// queries, a data server's sub-queries.
 	Queries *Queries
+	// Ingest are the publish, hand-off and run times of the tasks a middle
+	// manager runs (ingest.go).
+	Ingest *Ingest
 }
 
 // New returns a registry with the Go runtime and process collectors and
@@ -54,9 +61,10 @@ func New() *Registry {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	r := &Registry{reg: reg, HTTP: newHTTP(), Queries: newQueries()}
+	r := &Registry{reg: reg, HTTP: newHTTP(), Queries: newQueries(), Ingest: newIngest()}
 	reg.MustRegister(r.HTTP.requests, r.HTTP.duration)
 	r.Queries.register(reg)
+	r.Ingest.register(reg)
 	return r
 }
 
@@ -180,6 +188,7 @@ type Queries struct {
 	time                                         *prometheus.HistogramVec
 	count, success, failed, interrupted, timeout *prometheus.CounterVec
 	segments                                     *prometheus.HistogramVec
+	segmentTime, waitTime                        *prometheus.HistogramVec
 	nodeCount                                    *prometheus.CounterVec
 	retries                                      *prometheus.CounterVec
 
@@ -195,6 +204,7 @@ type queryKey struct{ typ, dataSource string }
 type queryChildren struct {
 	time, segments                               prometheus.Observer
 	count, success, failed, interrupted, timeout prometheus.Counter
+	segmentTimer                                 SegmentTimer
 }
 
 func newQueries() *Queries {
@@ -216,6 +226,14 @@ func newQueries() *Queries {
 			Namespace: Namespace, Name: "query_segments_count", Help: "Segments a query read (data servers) or was resolved to (brokers).",
 			Buckets: prometheus.ExponentialBuckets(1, 4, 8),
 		}, labels),
+		segmentTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "query_segment_time", Help: "Seconds taken to query one segment, reading its columns included (Druid's query/segment/time).",
+			Buckets: segmentBuckets,
+		}, labels),
+		waitTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "query_wait_time", Help: "Seconds a segment of a sub-query waited for a processing thread (Druid's query/wait/time).",
+			Buckets: segmentBuckets,
+		}, labels),
 		nodeCount: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "query_node_count", Help: "Sub-queries a broker sent, by data server (the fan-out; Druid's query/node/* have the server dimension).",
 		}, []string{"server"}),
@@ -226,7 +244,7 @@ func newQueries() *Queries {
 }
 
 func (q *Queries) register(reg *prometheus.Registry) {
-	reg.MustRegister(q.time, q.count, q.success, q.failed, q.interrupted, q.timeout, q.segments, q.nodeCount, q.retries)
+	reg.MustRegister(q.time, q.count, q.success, q.failed, q.interrupted, q.timeout, q.segments, q.segmentTime, q.waitTime, q.nodeCount, q.retries)
 }
 
 // maxQuerySeries bounds the (type, dataSource) pairs with series of their
@@ -256,6 +274,10 @@ func (q *Queries) of(typ, dataSource string) *queryChildren {
 		failed:      q.failed.WithLabelValues(dataSource, typ),
 		interrupted: q.interrupted.WithLabelValues(dataSource, typ),
 		timeout:     q.timeout.WithLabelValues(dataSource, typ),
+		segmentTimer: SegmentTimer{
+			time: q.segmentTime.WithLabelValues(dataSource, typ),
+			wait: q.waitTime.WithLabelValues(dataSource, typ),
+		},
 	}
 	got, _ := q.children.LoadOrStore(k, c)
 	return got.(*queryChildren)
@@ -284,6 +306,26 @@ func (q *Queries) Observe(typ, dataSource string, took time.Duration, segments i
 	case TimedOut:
 		c.timeout.Inc()
 	}
+}
+
+// SegmentTimer records the segments one sub-query reads: the time each
+// waited for a processing thread and the time reading it took.
+type SegmentTimer struct{ time, wait prometheus.Observer }
+
+// Segment records one segment read. Two observations on children resolved
+// when the timer was (Queries.SegmentTimer): no allocation, no lookup.
+func (t *SegmentTimer) Segment(wait, took time.Duration) {
+	t.wait.Observe(wait.Seconds())
+	t.time.Observe(took.Seconds())
+}
+
+// SegmentTimer returns the timer of a sub-query's segments, to resolve once
+// per sub-query; nil when q is nil (nothing recorded).
+func (q *Queries) SegmentTimer(typ, dataSource string) *SegmentTimer {
+	if q == nil {
+		return nil
+	}
+	return &q.of(typ, dataSource).segmentTimer
 }
 
 // SubQuery records a broker's sub-query to a data server, on the server's

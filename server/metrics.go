@@ -36,14 +36,20 @@ func (s *Server) setupMetrics() error {
 			}
 		}
 	}
-	if s.opts.Broker != nil {
+	// svc.metrics.queryPath=false (a cost measurement) leaves the query
+	// families empty.
+	if s.opts.Broker != nil && s.settings.QueryPathMetrics {
 		s.opts.Broker.SetMetrics(s.metrics.Queries)
 	}
-	if s.opts.Historical != nil {
+	if s.opts.Historical != nil && s.settings.QueryPathMetrics {
 		s.opts.Historical.SetMetrics(s.metrics.Queries)
 	}
 	return nil
 }
+
+// Metrics is the process's registry: what the process runs beside the
+// server (a middle manager's worker) records there too.
+func (s *Server) Metrics() *metrics.Registry { return s.metrics }
 
 // serveMetrics serves GET /metrics: the exposition of the process's
 // registry, in the format the scraper asks for (text by default).
@@ -52,9 +58,10 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 }
 
 // instrument counts the requests of the route with the given pattern (a
-// Server built without New, in tests, has no registry and counts nothing).
+// Server built without New, in tests, has no registry and counts nothing;
+// nor does one with svc.metrics.queryPath=false).
 func (s *Server) instrument(route string, h http.HandlerFunc) http.HandlerFunc {
-	if s.metrics == nil {
+	if s.metrics == nil || !s.settings.QueryPathMetrics {
 		return h
 	}
 	return s.metrics.HTTP.Instrument(route, h)

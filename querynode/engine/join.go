@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"strata/expr"
 	"strata/interval"
@@ -431,10 +432,10 @@ func (e *Engine) runOnJoined(ctx context.Context, q *query.Query, js *Segment, t
 // once: one segment, the broker's table of the left side's rows (the
 // broker reads a table left side into one for these joins), or none when
 // the left side has no rows, which leaves the right rows alone.
-func (e *Engine) runKeepingRight(ctx context.Context, q *query.Query, segs []*Segment) (*Partial, error) {
+func (e *Engine) runKeepingRight(ctx context.Context, q *query.Query, segs []*Segment, timer SegmentTimer) (*Partial, error) {
 	switch len(segs) {
 	case 1:
-		p, err := e.runSegmentSafely(ctx, q, segs[0])
+		p, err := e.runSegmentTimed(ctx, q, segs[0], timer, time.Now())
 		if err != nil {
 			return nil, query.AsError(err)
 		}

@@ -84,6 +84,18 @@ func (e *Engine) runSegmentSafely(ctx context.Context, q *query.Query, seg *Segm
 	return e.RunSegment(ctx, q, seg)
 }
 
+// runSegmentTimed is runSegmentSafely telling timer (when not nil) how long
+// the segment waited since queued and how long it took.
+func (e *Engine) runSegmentTimed(ctx context.Context, q *query.Query, seg *Segment, timer SegmentTimer, queued time.Time) (*Partial, error) {
+	if timer == nil {
+		return e.runSegmentSafely(ctx, q, seg)
+	}
+	start := time.Now()
+	p, err := e.runSegmentSafely(ctx, q, seg)
+	timer.Segment(start.Sub(queued), time.Since(start))
+	return p, err
+}
+
 // recoverInto turns a panic of the goroutine into *err. It is deferred by
 // every goroutine the engine starts.
 func recoverInto(err *error) {
@@ -94,8 +106,20 @@ func recoverInto(err *error) {
 
 // Run executes q on every segment (in parallel) and merges the partials.
 func (e *Engine) Run(ctx context.Context, q *query.Query, segs []*Segment) (*Partial, error) {
+	return e.RunTimed(ctx, q, segs, nil)
+}
+
+// SegmentTimer is told of each segment a query reads: how long it waited
+// for one of the Parallelism workers since the query started, and how long
+// reading it took (a data server's query/wait/time and query/segment/time).
+type SegmentTimer interface {
+	Segment(wait, took time.Duration)
+}
+
+// RunTimed is Run telling timer (when not nil) of every segment read.
+func (e *Engine) RunTimed(ctx context.Context, q *query.Query, segs []*Segment, timer SegmentTimer) (*Partial, error) {
 	if q.JoinsKeepRight() {
-		return e.runKeepingRight(ctx, q, segs) // join.go
+		return e.runKeepingRight(ctx, q, segs, timer) // join.go
 	}
 	if q.HasJoins() && rewriteJoins {
 		// A join on unique keys runs as lookups, without joined rows
@@ -112,12 +136,16 @@ func (e *Engine) Run(ctx context.Context, q *query.Query, segs []*Segment) (*Par
 	defer cancel()
 	var wg sync.WaitGroup
 	next := make(chan int)
+	var queued time.Time
+	if timer != nil {
+		queued = time.Now()
+	}
 	for range min(e.opts.Parallelism, len(segs)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				parts[i], errs[i] = e.runSegmentSafely(ctx, q, segs[i])
+				parts[i], errs[i] = e.runSegmentTimed(ctx, q, segs[i], timer, queued)
 				if errs[i] != nil {
 					cancel()
 				}

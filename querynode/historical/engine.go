@@ -49,7 +49,7 @@ type readSpec struct {
 // from a single partial (merge, then finalize). A piece that covers everything the query intervals select from the
 // segment reuses the shared handle; a narrower piece (a partly
 // overshadowed segment) gets a clipped handle of its own.
-func (qe *queryEngine) run(ctx context.Context, q *nativeQuery, specs []readSpec, final bool) (json.RawMessage, error) {
+func (qe *queryEngine) run(ctx context.Context, q *nativeQuery, specs []readSpec, final bool, timer segmentTimer) (json.RawMessage, error) {
 	segs := make([]*engine.Segment, 0, len(specs))
 	for _, sp := range specs {
 		s := sp.seg
@@ -60,7 +60,7 @@ func (qe *queryEngine) run(ctx context.Context, q *nativeQuery, specs []readSpec
 		}
 		segs = append(segs, s)
 	}
-	p, err := qe.e.Run(ctx, q, segs)
+	p, err := qe.e.RunTimed(ctx, q, segs, timer)
 	if err != nil {
 		return nil, err
 	}
@@ -72,6 +72,9 @@ func (qe *queryEngine) run(ctx context.Context, q *nativeQuery, specs []readSpec
 	}
 	return json.Marshal(p)
 }
+
+// segmentTimer is told of each segment a sub-query reads (metrics.go).
+type segmentTimer = engine.SegmentTimer
 
 // needsClip reports whether reading the segment under the query intervals
 // would include rows outside clip.

@@ -298,13 +298,14 @@ func (n *Node) Query(ctx context.Context, sq *protocol.SubQuery) (*protocol.SubQ
 		return nil, err
 	}
 	start := time.Now()
-	res, err := n.run(ctx, q, sq)
+	res, err := n.run(ctx, q, sq, n.segmentTimer(q))
 	n.observe(q, time.Since(start), len(sq.Segments), err)
 	return res, err
 }
 
-// run answers sq, whose query is q.
-func (n *Node) run(ctx context.Context, q *nativeQuery, sq *protocol.SubQuery) (*protocol.SubQueryResult, error) {
+// run answers sq, whose query is q, telling timer (when not nil) of every
+// segment read.
+func (n *Node) run(ctx context.Context, q *nativeQuery, sq *protocol.SubQuery, timer segmentTimer) (*protocol.SubQueryResult, error) {
 	var err error
 	if sq.TimeoutMs > 0 {
 		var cancel context.CancelFunc
@@ -353,7 +354,7 @@ func (n *Node) run(ctx context.Context, q *nativeQuery, sq *protocol.SubQuery) (
 	var part json.RawMessage
 	for {
 		final := sq.Finalize && len(res.Missing) == 0
-		part, err = n.qe.run(ctx, q, specs, final)
+		part, err = n.qe.run(ctx, q, specs, final, timer)
 		var damaged *corruptError
 		if !errors.As(err, &damaged) {
 			if err == nil && final {
