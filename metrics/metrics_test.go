@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -84,4 +85,71 @@ func TestQuerySeriesBounded(t *testing.T) {
 	if got := value(t, q.of("scan", "ds3").count); got != 1 {
 		t.Errorf("ds3 counted %v queries, want 1", got)
 	}
+}
+
+// The per-segment cost on a data server: what the engine adds per segment
+// read (two clock reads) and one Segment, on the timer resolved once per
+// sub-query.
+func BenchmarkSegmentTimer(b *testing.B) {
+	st := New().Queries.SegmentTimer("timeseries", "wiki")
+	queued := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		start := time.Now()
+		st.Segment(start.Sub(queued), time.Since(start))
+	}
+}
+
+// A sub-query's segment timer is its (type, dataSource) pair's, resolved
+// once; each Segment adds one wait and one scan observation, without
+// allocating.
+func TestSegmentTimer(t *testing.T) {
+	q := New().Queries
+	st := q.SegmentTimer("scan", "wiki")
+	if st != q.SegmentTimer("scan", "wiki") {
+		t.Fatal("the timer is made again for the same type and dataSource")
+	}
+	if allocs := testing.AllocsPerRun(100, func() { st.Segment(time.Microsecond, time.Millisecond) }); allocs != 0 {
+		t.Errorf("Segment allocates %v times", allocs)
+	}
+	st.Segment(2*time.Second, 3*time.Second)
+	c := q.of("scan", "wiki")
+	for name, h := range map[string]prometheus.Observer{"wait": c.segmentTimer.wait, "time": c.segmentTimer.time} {
+		var m dto.Metric
+		h.(prometheus.Histogram).Write(&m)
+		if n := m.GetHistogram().GetSampleCount(); n != 102 {
+			t.Errorf("%s: %d observations, want 102", name, n)
+		}
+	}
+	var nilQ *Queries
+	if nilQ.SegmentTimer("scan", "wiki") != nil {
+		t.Error("a nil Queries gives a timer")
+	}
+}
+
+// Ingest counts a task's published segments and bytes and its hand-offs
+// in the (dataSource, taskType) series; a failed hand-off counts its
+// segments as failed and observes no time.
+func TestIngest(t *testing.T) {
+	m := New().Ingest
+	m.Published("wiki", "index_parallel", 3, 3000, time.Second)
+	m.HandedOff("wiki", "index_parallel", 3, 2*time.Second, true)
+	m.HandedOff("wiki", "index_parallel", 2, 0, false)
+	m.TaskRan("wiki", "index_parallel", 5*time.Second)
+	c := m.of("wiki", "index_parallel")
+	for name, want := range map[string]float64{"segments": 3, "bytes": 3000, "handoffs": 3, "failed": 2} {
+		got := value(t, map[string]prometheus.Counter{"segments": c.segments, "bytes": c.addedBytes, "handoffs": c.handoffs, "failed": c.failed}[name])
+		if got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	var h dto.Metric
+	c.handoffTime.(prometheus.Histogram).Write(&h)
+	if h.GetHistogram().GetSampleCount() != 1 || h.GetHistogram().GetSampleSum() != 2 {
+		t.Errorf("handoff time: %v", h.GetHistogram())
+	}
+	var nilM *Ingest
+	nilM.Published("wiki", "index", 1, 1, time.Second) // records nothing, does not panic
+	nilM.HandedOff("wiki", "index", 1, time.Second, true)
+	nilM.TaskRan("wiki", "index", time.Second)
 }

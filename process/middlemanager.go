@@ -17,6 +17,7 @@ import (
 	"strata/ingest/middlemanager"
 	"strata/ingest/nativebatch"
 	"strata/ingest/sqltask"
+	"strata/metrics"
 	"strata/props"
 	"strata/querynode/historical"
 	"strata/server"
@@ -61,12 +62,14 @@ func MiddleManagerConfig(p *props.Properties, logger hclog.Logger) (middlemanage
 
 // startMiddleManager starts the worker of a process whose HTTP server (the
 // last one listening) serves the middle manager role with properties p; the
-// worker stops when that server shuts down.
-func (proc *Process) startMiddleManager(p *props.Properties, logger hclog.Logger, serving *historical.Node) error {
+// worker stops when that server shuts down. Its tasks' publishes and
+// hand-offs are recorded in m, that server's registry.
+func (proc *Process) startMiddleManager(p *props.Properties, logger hclog.Logger, serving *historical.Node, m *metrics.Ingest) error {
 	cfg, err := MiddleManagerConfig(p, logger)
 	if err != nil {
 		return err
 	}
+	cfg.Metrics = m
 	if serving != nil {
 		cfg.Serving = serving
 	}
@@ -130,5 +133,5 @@ func (proc *Process) startQuickstartMiddleManager(p *props.Properties, logger hc
 		return err
 	}
 	dp.start(proc)
-	return proc.startMiddleManager(mp, logger, dp.historical)
+	return proc.startMiddleManager(mp, logger, dp.historical, srv.Metrics().Ingest)
 }

@@ -218,7 +218,7 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 			// Its tasks ask the live brokers whether their segments loaded.
 			ingest.DiscoverBrokersWith(liveURLs(ann, server.RoleBroker))
 		}
-		if err := proc.startMiddleManager(p, logger, dp.historical); err != nil {
+		if err := proc.startMiddleManager(p, logger, dp.historical, srv.Metrics().Ingest); err != nil {
 			proc.Close()
 			return nil, err
 		}

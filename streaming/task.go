@@ -536,6 +536,7 @@ func (p *publisher) buildAndPublish(ctx context.Context, read int64, end Offsets
 	if p.beforePublish != nil {
 		p.beforePublish()
 	}
+	publishing := time.Now()
 	n, err := p.c.PublishMetadata(ctx, p.k.spec.DataSource, segs, p.k.start.MetadataJSON(), end.MetadataJSON(), commands.MetadataModeKafka, p.taskID)
 	if err != nil {
 		// The command may have been applied although its answer was lost (a
@@ -548,6 +549,7 @@ func (p *publisher) buildAndPublish(ctx context.Context, read int64, end Offsets
 			return stats, 0, fmt.Errorf("publish of %d segments: %w; whether it happened is unknown (%v), so their files are kept", len(segs), err, verr)
 		case done:
 			p.env.Logf("Publish answered %v, but its segments are stored: it happened", err)
+			p.env.Published(p.k.spec.DataSource, segs, publishing)
 			p.handoff = servedFiles(segs, files)
 			return stats, len(segs), nil
 		}
@@ -558,6 +560,7 @@ func (p *publisher) buildAndPublish(ctx context.Context, read int64, end Offsets
 		}
 		return stats, 0, err
 	}
+	p.env.Published(p.k.spec.DataSource, segs, publishing)
 	if _, err := p.env.Act(ctx, middlemanager.Action{Type: middlemanager.ActionLockRelease}); err != nil {
 		p.env.Logf("Releasing locks: %v", err) // they lapse when the task ends anyway
 	}

@@ -69,7 +69,7 @@ func (e Env) Handoff(dataSource string, segs []Served) error {
 // handoff moves a task's published segment files under the worker's own
 // directory, serves them, and waits in the background for the coordinator to
 // report them loaded.
-func (w *Worker) handoff(taskID, dataSource string, segs []Served) error {
+func (w *Worker) handoff(taskID, dataSource string, segs []Served, tm *taskMetrics) error {
 	dir := filepath.Join(w.cfg.DataDir, "handoff", filepath.Base(w.taskDir(taskID)))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -97,13 +97,15 @@ func (w *Worker) handoff(taskID, dataSource string, segs []Served) error {
 	w.handingOff[taskID] = true
 	w.mu.Unlock()
 	w.wg.Add(1)
-	go w.awaitHandoff(taskID, dataSource, moved, dir)
+	go w.awaitHandoff(taskID, dataSource, moved, dir, tm)
 	return nil
 }
 
 // awaitHandoff polls handoffComplete for every segment until all are handed
-// off, the timeout passes or the worker stops, then stops serving them.
-func (w *Worker) awaitHandoff(taskID, dataSource string, segs []Served, dir string) {
+// off, the timeout passes or the worker stops, then stops serving them. The
+// hand-off is timed from the task's publish (tm) to the coordinator's
+// report that the last segment is loaded.
+func (w *Worker) awaitHandoff(taskID, dataSource string, segs []Served, dir string, tm *taskMetrics) {
 	defer w.wg.Done()
 	defer func() {
 		w.cfg.Serving.ServeLocal(taskID, nil)
@@ -131,6 +133,7 @@ func (w *Worker) awaitHandoff(taskID, dataSource string, segs []Served, dir stri
 		if time.Now().After(deadline) {
 			w.log.Warn("segments not handed off in time; no longer serving them from this worker",
 				"task", taskID, "segments", len(pending), "timeout", w.cfg.HandoffTimeout.String())
+			tm.handedOff(dataSource, len(pending), false)
 			return
 		}
 		select {
@@ -140,6 +143,7 @@ func (w *Worker) awaitHandoff(taskID, dataSource string, segs []Served, dir stri
 		}
 	}
 	w.log.Debug("segments handed off", "task", taskID, "segments", len(segs))
+	tm.handedOff(dataSource, len(segs), true)
 	// The coordinator has seen a historical load them; brokers poll that
 	// historical on their own, so serve a little longer for them to see it
 	// too, as the coordinator's handover does (svc.coordinator.handoverDelay).

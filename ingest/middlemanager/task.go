@@ -251,6 +251,7 @@ type Env struct {
 	serve   func(segs []Served) error
 	handoff func(dataSource string, segs []Served) error
 	hold    func() (release func())
+	metrics *taskMetrics // metrics.go
 }
 
 // Logf appends a timestamped line to the task's log.

@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"strata/commands"
+	"strata/metrics"
 )
 
 // Config configures a worker.
@@ -47,6 +48,9 @@ type Config struct {
 	HandoffPollPeriod time.Duration
 	Client            *http.Client // default: 10 s timeout
 	Logger            hclog.Logger
+	// Metrics records the tasks' publish, hand-off and run times (the
+	// process's registry; nil: not recorded).
+	Metrics *metrics.Ingest
 }
 
 // Errors of Run.
@@ -269,7 +273,8 @@ func (w *Worker) location() *commands.TaskLocation {
 func (w *Worker) execute(ctx context.Context, t Task, runner Runner, f *os.File, dir string) {
 	defer w.wg.Done()
 	tl := &taskLog{w: f, id: t.ID}
-	env := Env{log: tl, dir: dir, host: w.cfg.Host,
+	tm := &taskMetrics{m: w.cfg.Metrics, taskType: t.Type}
+	env := Env{log: tl, dir: dir, host: w.cfg.Host, metrics: tm,
 		act: func(ctx context.Context, a Action) (json.RawMessage, error) { return w.act(ctx, t.ID, a) },
 		report: func(ctx context.Context, r Report) error {
 			if !isJSONObject(r) {
@@ -292,10 +297,12 @@ func (w *Worker) execute(ctx context.Context, t Task, runner Runner, f *os.File,
 
 	if w.cfg.Serving != nil {
 		env.serve = func(segs []Served) error { return w.cfg.Serving.ServeLocal(t.ID, segs) }
-		env.handoff = func(ds string, segs []Served) error { return w.handoff(t.ID, ds, segs) }
+		env.handoff = func(ds string, segs []Served) error { return w.handoff(t.ID, ds, segs, tm) }
 		env.hold = func() func() { return w.cfg.Serving.HoldLocal(t.ID) }
 	}
+	started := time.Now()
 	report, err := runSafely(ctx, runner, t, env)
+	w.cfg.Metrics.TaskRan(t.DataSource, t.Type, time.Since(started))
 	if w.cfg.Serving != nil {
 		w.mu.Lock()
 		handing := w.handingOff[t.ID]

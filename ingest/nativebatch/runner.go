@@ -193,10 +193,12 @@ func run(ctx context.Context, t middlemanager.Task, env middlemanager.Env, lr *l
 			return MakeReport(t.ID, StateBuildSegments, stats, err, false, 0, 0), err
 		}
 	}
+	publishing := time.Now()
 	if err := c.Publish(ctx, s.DataSource, segs); err != nil {
 		env.Logf("Publish failed: %v", err)
 		return MakeReport(t.ID, StateBuildSegments, stats, err, false, 0, 0), err
 	}
+	env.Published(s.DataSource, segs, publishing)
 	for _, sg := range segs {
 		env.Logf("Published segment[%s]", sg.ID())
 	}
@@ -207,6 +209,7 @@ func run(ctx context.Context, t middlemanager.Task, env middlemanager.Env, lr *l
 		start := time.Now()
 		werr := c.WaitLoaded(ctx, segs, timeout)
 		waited = time.Since(start).Milliseconds()
+		env.HandedOff(ctx, s.DataSource, len(segs), werr)
 		available = werr == nil
 		if werr != nil {
 			env.Logf("Segments not confirmed available: %v", werr)

@@ -190,7 +190,7 @@ func (runner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.E
 		}
 	}
 	env.Logf("running SQL task %s (version %s)", t.ID, version)
-	ce := &clusterEnv{c: c, dir: filepath.Join(env.Dir(), "segments")}
+	ce := &clusterEnv{c: c, dir: filepath.Join(env.Dir(), "segments"), task: env}
 	if at, ok, err := AsOf(p.SQL, p.Context); err != nil {
 		return nil, err
 	} else if ok {
@@ -263,6 +263,7 @@ type clusterEnv struct {
 	c    *ingest.Cluster
 	dir  string
 	past *ingest.PastSegments // a SELECT with asOf: the timeline of that moment
+	task middlemanager.Env    // records the publish and hand-off times
 }
 
 func (e *clusterEnv) UsedSegments(ctx context.Context, ds string, iv interval.Interval) ([]*segmeta.DataSegment, error) {
@@ -328,11 +329,20 @@ func (e *clusterEnv) Uploader() ingest.Uploader { return e.c.Uploader() }
 // version, so the timeline makes them overshadow what they replace (tombstones
 // included) in one step; replaceIntervals need no further action.
 func (e *clusterEnv) Publish(ctx context.Context, ds string, segs []*segmeta.DataSegment, _ []interval.Interval) error {
-	return e.c.Publish(ctx, ds, segs)
+	start := time.Now()
+	if err := e.c.Publish(ctx, ds, segs); err != nil {
+		return err
+	}
+	e.task.Published(ds, segs, start)
+	return nil
 }
 
 func (e *clusterEnv) WaitLoaded(ctx context.Context, segs []*segmeta.DataSegment) error {
-	return e.c.WaitLoaded(ctx, segs, e.c.LoadTimeout)
+	err := e.c.WaitLoaded(ctx, segs, e.c.LoadTimeout)
+	if len(segs) > 0 {
+		e.task.HandedOff(ctx, segs[0].DataSource, len(segs), err)
+	}
+	return err
 }
 
 // InputSources returns the input sources the task's statement reads.
