@@ -57,6 +57,15 @@ func applySets(p *props.Properties, sets setFlags) error {
 		if !ok || !strings.HasPrefix(k, "svc.") {
 			return usagef("--set %q: want svc.key=value", kv)
 		}
+		// Every property Strata reads is in config.Keys: any other would be
+		// stored and never read, the node running with the default.
+		if _, known := config.Lookup(k); !known {
+			names := make([]string, len(config.Keys))
+			for i, key := range config.Keys {
+				names[i] = key.Name
+			}
+			return usagef("--set %q: unknown property %q%s (README, \"Configuration\", lists them)", kv, k, didYouMean(k, names...))
+		}
 		p.Set(k, v)
 	}
 	return nil

@@ -81,3 +81,18 @@ func TestMissingArgumentIsNamed(t *testing.T) {
 		t.Errorf("strata segments: exit %d\n%s", code, errOut)
 	}
 }
+
+// A --set of a property Strata does not have is a usage error naming the
+// nearest one, before anything starts: a typo used to be stored and never
+// read, so the node ran with the default.
+func TestSetOfAnUnknownPropertyIsRefused(t *testing.T) {
+	for _, cmd := range []string{"quickstart", "server"} {
+		code, _, errOut := capture(t, cmd, "--data", t.TempDir(), "--set", "svc.log.levle=debug")
+		if code != 2 || !strings.Contains(errOut, `unknown property "svc.log.levle" (did you mean "svc.log.level"?)`) {
+			t.Errorf("strata %s --set svc.log.levle=debug: exit %d\n%s", cmd, code, errOut)
+		}
+	}
+	if code, _, errOut := capture(t, "quickstart", "--data", t.TempDir(), "--set", "svc.frobnicate=1"); code != 2 || !strings.Contains(errOut, `unknown property "svc.frobnicate"`) {
+		t.Errorf("--set svc.frobnicate=1: exit %d\n%s", code, errOut)
+	}
+}
