@@ -95,6 +95,14 @@ type Authorizer interface {
 	Authorize(id *Identity, r Resource, a Action) bool
 }
 
+// PermissionLister is an Authorizer that can list an identity's grants (the
+// union of its roles' permissions), for GET /svc/v1/self. An authorizer
+// that cannot list them leaves the list empty: a client then offers
+// nothing, and the API still decides every call.
+type PermissionLister interface {
+	Permissions(id *Identity) []Permission
+}
+
 // Errors of authentication and authorization; the server answers them with
 // 401 and 403.
 var (

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"strata/auth"
+	"strata/console"
 	"strata/escalator"
 	"strata/internal/eventually"
 	"strata/props"
@@ -113,6 +115,7 @@ func asInternal() map[string]string {
 // each also served by a second Server with security on.
 type secureCluster struct {
 	control, historical, broker string
+	router                      string // the router role's own routes (the console's files)
 	fixture                     *dpFixture
 	taskID                      string
 	segmentID                   string
@@ -171,6 +174,7 @@ func startSecureCluster(t *testing.T, users *testUsers) *secureCluster {
 	c.control = serve(o)
 	c.historical = serve(Options{Roles: []string{RoleHistorical}, Historical: h.node})
 	c.broker = serve(Options{Roles: []string{RoleBroker}, Broker: b.b})
+	c.router = serve(Options{Roles: []string{RoleRouter}})
 	c.taskID = submitTaskAs(t, c.control, "admin", `{"type":"noop","id":"walk-task","runTime":600000}`)
 	// A suspended supervisor (it reads no stream) for the *All routes.
 	if code, body, _ := callWith(t, "POST", c.control+"/svc/indexer/v1/supervisor", "application/json", kafkaSpec("wiki", "t", 1, true), as("admin")); code != 200 {
@@ -191,9 +195,13 @@ func submitTaskAs(t *testing.T, base, user, spec string) string {
 	return out.Task
 }
 
+// openRoutes are the only routes that may be open: the health check and
+// the web console's static files (served by the router alone).
+var openRoutes = map[string]bool{healthPath: true, "/": true, "/unified-console.html": true, console.AssetPrefix: true}
+
 // TestRouteAccessDeclared: every route of the table declares its access;
-// only /status/health is open, and every internal route is the internal
-// client's.
+// only /status/health and the console's files are open, and every internal
+// route is the internal client's.
 func TestRouteAccessDeclared(t *testing.T) {
 	for _, e := range (&Server{}).endpoints() {
 		key := routeKey(e.Methods, e.Path)
@@ -201,8 +209,10 @@ func TestRouteAccessDeclared(t *testing.T) {
 		switch {
 		case a.Kind == undeclared:
 			t.Errorf("%s declares no Access", key)
-		case a.Kind == Open && e.Path != healthPath:
-			t.Errorf("%s is open: only %s may be", key, healthPath)
+		case a.Kind == Open && !openRoutes[e.Path]:
+			t.Errorf("%s is open: only %v may be", key, slices.Sorted(maps.Keys(openRoutes)))
+		case a.Kind == Open && e.Path != healthPath && !slices.Equal(e.Roles, []string{RoleRouter}):
+			t.Errorf("%s: the console's files are the router's alone, not %v", key, e.Roles)
 		case strings.HasPrefix(e.Path, "/svc-internal/") != (a.Kind == InternalOnly):
 			t.Errorf("%s: %s; /svc-internal/ routes, and only they, are internalOnly", key, a.Kind)
 		case slices.ContainsFunc(e.Paths(), escalator.InternalPath) != (a.Kind == InternalOnly):
@@ -237,6 +247,8 @@ func TestRouteAccessWalk(t *testing.T) {
 			base = c.historical
 		case hasRole(e, RoleBroker):
 			base = c.broker
+		case hasRole(e, RoleRouter):
+			base = c.router
 		default:
 			t.Errorf("%s: no test server has its roles %v", e.Path, e.Roles)
 			continue

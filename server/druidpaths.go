@@ -45,7 +45,10 @@ func (e Endpoint) Paths() []string {
 		if strings.HasSuffix(p, "/") {
 			other = strings.TrimSuffix(p, "/")
 		}
-		out = append(out, p, other)
+		out = append(out, p)
+		if other != "" { // the root, /, has no form without its slash
+			out = append(out, other)
+		}
 	}
 	return out
 }

@@ -78,6 +78,8 @@ func TestDruidAliasesAnswerTheSame(t *testing.T) {
 			base = c.control
 		case hasRole(e, RoleHistorical):
 			base = c.historical
+		case hasRole(e, RoleRouter):
+			base = c.router
 		default:
 			base = c.broker
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http/pprof"
 	"slices"
 
+	"strata/console"
 	"strata/fsm"
 	"strata/streaming"
 )
@@ -78,6 +79,7 @@ var (
 	rolesDataServer    = []string{RoleHistorical, RoleMiddleManager} // what brokers query
 	rolesBroker        = []string{RoleBroker}
 	rolesControl       = []string{RoleCoordinator, RoleOverlord}
+	rolesRouter        = []string{RoleRouter}
 	rolesQuerying      = []string{RoleBroker, RoleHistorical, RoleMiddleManager} // processes that hold lookups
 
 	get, post, del = []string{http.MethodGet}, []string{http.MethodPost}, []string{http.MethodDelete}
@@ -100,6 +102,17 @@ func (s *Server) endpoints() []Endpoint {
 		// route like /status, so STATE READ, open when no authenticator is
 		// configured (a scraper with credentials otherwise).
 		{Methods: get, Path: "/metrics", Access: stateRead, Roles: rolesAll, Handler: s.serveMetrics},
+
+		// The web console (package console): static files only, open like
+		// /status/health, since a browser fetches them before any login;
+		// what it shows comes from the API calls below, made with the
+		// user's credentials. /unified-console.html is Druid's path.
+		{Methods: get, Path: "/", Access: open, Roles: rolesRouter, Handler: console.Index},
+		{Methods: get, Path: "/unified-console.html", Access: open, Roles: rolesRouter, Handler: console.Index},
+		{Methods: get, Path: "/console/", Prefix: true, Access: open, Roles: rolesRouter, Handler: console.Assets},
+		// Who the caller is and what it may do, for the console to offer
+		// only that (self.go).
+		{Methods: get, Path: "/svc/v1/self", Access: authenticated, Roles: rolesAll, Handler: s.self},
 
 		// Coordinator: leader and dynamic config (coordinator.go).
 		{Methods: get, Path: "/svc/coordinator/v1/leader", Access: stateRead, Roles: rolesCoordinator, Handler: s.leaderURL},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,9 +50,49 @@ type FailureReport struct {
 // Total is the number of failures of the window.
 func (f FailureReport) Total() int { return f.Missing + f.Wrong + f.Throttled }
 
-// healthPath is the one endpoint that needs no credentials: load balancers
-// and orchestrators probe it (Druid leaves /status/health unsecured too).
+// healthPath needs no credentials: load balancers and orchestrators probe
+// it (Druid leaves /status/health unsecured too). The web console's static
+// files are the table's only other open routes.
 const healthPath = "/status/health"
+
+// openPaths are the paths of the table's Open routes (every form of each,
+// Endpoint.Paths) and openPrefixes those of its Open prefix routes: the
+// table says what needs no credentials, and authenticate follows it.
+var (
+	openOnce     sync.Once
+	openPaths    map[string]bool
+	openPrefixes []string
+)
+
+// isOpen reports whether path is an Open route's, so authenticate lets a
+// request without credentials through.
+func isOpen(p string) bool {
+	openOnce.Do(func() {
+		openPaths = map[string]bool{}
+		for _, e := range (&Server{}).endpoints() {
+			if e.Access.Kind != Open {
+				continue
+			}
+			for _, q := range e.Paths() {
+				if e.Prefix {
+					openPrefixes = append(openPrefixes, q)
+				} else {
+					openPaths[q] = true
+				}
+			}
+		}
+	})
+	if openPaths[p] {
+		return true
+	}
+	for _, pre := range openPrefixes {
+		// A clean path only: "/console/../svc/x" is not under /console/.
+		if strings.HasPrefix(p, pre) && path.Clean(p) == strings.TrimSuffix(p, "/") {
+			return true
+		}
+	}
+	return false
+}
 
 // realm is the WWW-Authenticate realm of 401 answers.
 const realm = "strata"
@@ -82,8 +123,9 @@ func newSecurity(sec *Security, c config.Auth) *security {
 // limit). It returns false after answering.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	sec := s.sec
-	// The health check with or without Jersey's trailing slash (routes).
-	if sec == nil || strings.TrimSuffix(r.URL.Path, "/") == healthPath {
+	// The health check (with or without Jersey's trailing slash) and the
+	// console's files: the table's Open routes.
+	if sec == nil || isOpen(r.URL.Path) {
 		return r, true
 	}
 	// The internal client first, and before the limiter: Strata's own

@@ -134,3 +134,29 @@ func (a *Authorizer) Authorize(id *auth.Identity, r auth.Resource, act auth.Acti
 	fresh := a.src.Refresh(false)
 	return fresh != db && fresh != nil && fresh.Allows(id.Name, r, act)
 }
+
+// Permissions implements auth.PermissionLister: the permissions of the
+// identity's roles, each once, in role order.
+func (a *Authorizer) Permissions(id *auth.Identity) []auth.Permission {
+	if id == nil {
+		return nil
+	}
+	if id.Internal {
+		return AllPermissions()
+	}
+	db := a.src.Current()
+	if db == nil {
+		return nil
+	}
+	out := []auth.Permission{}
+	seen := map[auth.Permission]bool{}
+	for _, role := range db.UserRoles(id.Name) {
+		for _, p := range role.Permissions {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
