@@ -202,9 +202,12 @@ type Queries struct {
 type queryKey struct{ typ, dataSource string }
 
 type queryChildren struct {
+	key                                          queryKey // its labels (dataSource may be OtherDataSource)
 	time, segments                               prometheus.Observer
 	count, success, failed, interrupted, timeout prometheus.Counter
-	segmentTimer                                 SegmentTimer
+	// segmentTimer is made by the first SegmentTimer call, so that a
+	// broker, which reads no segment, shows no per-segment series.
+	segmentTimer atomic.Pointer[SegmentTimer]
 }
 
 func newQueries() *Queries {
@@ -267,6 +270,7 @@ func (q *Queries) of(typ, dataSource string) *queryChildren {
 		return q.of(typ, OtherDataSource)
 	}
 	c := &queryChildren{
+		key:         queryKey{typ, dataSource},
 		time:        q.time.WithLabelValues(dataSource, typ),
 		segments:    q.segments.WithLabelValues(dataSource, typ),
 		count:       q.count.WithLabelValues(dataSource, typ),
@@ -274,10 +278,6 @@ func (q *Queries) of(typ, dataSource string) *queryChildren {
 		failed:      q.failed.WithLabelValues(dataSource, typ),
 		interrupted: q.interrupted.WithLabelValues(dataSource, typ),
 		timeout:     q.timeout.WithLabelValues(dataSource, typ),
-		segmentTimer: SegmentTimer{
-			time: q.segmentTime.WithLabelValues(dataSource, typ),
-			wait: q.waitTime.WithLabelValues(dataSource, typ),
-		},
 	}
 	got, _ := q.children.LoadOrStore(k, c)
 	return got.(*queryChildren)
@@ -325,7 +325,16 @@ func (q *Queries) SegmentTimer(typ, dataSource string) *SegmentTimer {
 	if q == nil {
 		return nil
 	}
-	return &q.of(typ, dataSource).segmentTimer
+	c := q.of(typ, dataSource)
+	if t := c.segmentTimer.Load(); t != nil {
+		return t
+	}
+	k := c.key
+	t := &SegmentTimer{time: q.segmentTime.WithLabelValues(k.dataSource, k.typ), wait: q.waitTime.WithLabelValues(k.dataSource, k.typ)}
+	if c.segmentTimer.CompareAndSwap(nil, t) {
+		return t
+	}
+	return c.segmentTimer.Load()
 }
 
 // SubQuery records a broker's sub-query to a data server, on the server's

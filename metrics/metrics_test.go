@@ -114,7 +114,7 @@ func TestSegmentTimer(t *testing.T) {
 	}
 	st.Segment(2*time.Second, 3*time.Second)
 	c := q.of("scan", "wiki")
-	for name, h := range map[string]prometheus.Observer{"wait": c.segmentTimer.wait, "time": c.segmentTimer.time} {
+	for name, h := range map[string]prometheus.Observer{"wait": c.segmentTimer.Load().wait, "time": c.segmentTimer.Load().time} {
 		var m dto.Metric
 		h.(prometheus.Histogram).Write(&m)
 		if n := m.GetHistogram().GetSampleCount(); n != 102 {

@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,6 +18,9 @@ import (
 	"strata/ingest/nativebatch"
 	"strata/internal/eventually"
 	"strata/metrics"
+	"strata/props"
+	"strata/protocol"
+	"strata/querynode/historical"
 )
 
 // scrape reads url's /metrics and parses it with Prometheus' own parser,
@@ -243,5 +248,35 @@ func TestRowsOfReport(t *testing.T) {
 		if got, ok := rowsOfReport(r); ok {
 			t.Errorf("%q: rows %+v", r, got)
 		}
+	}
+}
+
+// svc.metrics.queryPath=false (the cost measurement's "off" side) leaves
+// the query and HTTP families empty; the default records both.
+func TestQueryPathMetricsOff(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		n, err := historical.New(historical.Config{Name: "127.0.0.1:1", LocalOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := props.Defaults()
+		p.Set("svc.metrics.queryPath", strconv.FormatBool(on))
+		s, err := New(Options{Roles: []string{RoleHistorical}, Props: p, Historical: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		url := serve(t, s)
+		call(t, "GET", url+"/status", "", "")
+		sq := &protocol.SubQuery{Query: json.RawMessage(`{"queryType":"timeseries","dataSource":"wiki","intervals":["2024/2025"],"granularity":"all","aggregations":[{"type":"count","name":"n"}]}`)}
+		if _, err := n.Query(context.Background(), sq); err != nil {
+			t.Fatal(err)
+		}
+		fams := scrape(t, url)
+		queries, _ := sample(fams, "druid_query_count", map[string]string{"dataSource": "wiki", "type": "timeseries"})
+		requests, _ := sample(fams, "strata_http_requests_total", map[string]string{"route": "/status"})
+		if want := map[bool]float64{true: 1, false: 0}[on]; queries != want || requests != want {
+			t.Errorf("svc.metrics.queryPath=%v: %v sub-queries and %v /status requests counted, want %v", on, queries, requests, want)
+		}
+		n.Close()
 	}
 }
