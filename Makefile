@@ -48,9 +48,12 @@ bench-audit:
 ROWS ?= 10000000
 # AUTH=false skips the second, authenticated run (the per-query overhead of basic authentication).
 AUTH ?= true
+# METRICS=false skips the comparison of data planes with the query path's metric updates on and off
+# (svc.metrics.queryPath; cmd/bench-dataplane/metricscost.go).
+METRICS ?= true
 
 bench-query: build
-	$(GO) run ./cmd/bench-dataplane --mode query --rows $(ROWS) --auth=$(AUTH)
+	$(GO) run ./cmd/bench-dataplane --mode query --rows $(ROWS) --auth=$(AUTH) --metrics-cost=$(METRICS)
 
 bench-ingest: build
 	$(GO) run ./cmd/bench-dataplane --mode ingest --rows $(ROWS)

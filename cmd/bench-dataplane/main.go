@@ -6,7 +6,9 @@
 // against ClickHouse's. ClickHouse's figures come from clickhouse-anchor.sh in
 // the same run, and each line prints ours, the anchor's, and the ratio; then
 // the query's Druid SQL form (bench/benchsql) timed in turns with the native
-// one, its ratio to native, and whether it answers the same values.
+// one, its ratio to native, and whether it answers the same values. Then
+// (--metrics-cost) each query on a data plane with the query path's metric
+// updates on and one with them off, in alternating rounds (metricscost.go).
 //
 //	go run ./cmd/bench-dataplane --mode ingest|query [--rows N] [--runs K]
 package main
@@ -43,14 +45,22 @@ func main() {
 	kit := flag.String("kit", "../shared/bench", "benchmark kit directory")
 	anchor := flag.Bool("anchor", true, "run clickhouse-anchor.sh in the same run")
 	withAuth := flag.Bool("auth", false, "query mode: then restart the quickstart on the same data with basic authentication on and time every query again as an authenticated user, printing the overhead beside the open run")
+	withMetrics := flag.Bool("metrics-cost", true, "query mode: then time every query on a data plane with the query path's metric updates on and one with them off (svc.metrics.queryPath=false), in alternating rounds, and print the on/off ratios (metricscost.go)")
+	metricsBudget := flag.Duration("metrics-budget", 4*time.Second, "with --metrics-cost: rounds per query beyond the first 7 while they have taken less than this")
 	flag.Parse()
-	if err := run(*mode, *rows, *runs, *bin, *kit, *anchor, *withAuth); err != nil {
+	cost := time.Duration(0)
+	if *withMetrics {
+		cost = *metricsBudget
+	}
+	if err := run(*mode, *rows, *runs, *bin, *kit, *anchor, *withAuth, cost); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(mode string, rows, runs int, bin, kit string, anchor, withAuth bool) error {
+// run runs the bench; metricsBudget > 0 adds the metrics' cost comparison
+// with that budget of rounds per query.
+func run(mode string, rows, runs int, bin, kit string, anchor, withAuth bool, metricsBudget time.Duration) error {
 	kit, _ = filepath.Abs(kit)
 	bin, _ = filepath.Abs(bin)
 	cache := filepath.Join("var", "bench")
@@ -193,6 +203,11 @@ PARTITIONED BY DAY`, data)
 		}
 	}
 	fmt.Printf("peak memory after queries: %.0f MB\n", float64(peakRSS(cmd.Process.Pid))/1e6)
+	if metricsBudget > 0 {
+		if err := metricsCost(bin, dir, qs, metricsBudget); err != nil {
+			return fmt.Errorf("metrics cost: %w", err)
+		}
+	}
 	if !withAuth {
 		return nil
 	}
