@@ -58,11 +58,11 @@ PARTITIONED BY DAY`, clientsDatasource, sqlString(string(inline)))
 func runClients(clientsDir string, update bool) {
 	const name = "clients"
 	if _, err := exec.LookPath("node"); err != nil {
-		record(name, "SKIP", "node not found on PATH: plywood, the Cube driver and the pydruid exchange did NOT run (install nodejs and npm)")
+		record(name, "SKIP", "node not found on PATH: plywood, the Cube driver and the pydruid and Grafana exchanges did NOT run (install nodejs and npm)")
 		return
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
-		record(name, "SKIP", "npm not found on PATH: plywood, the Cube driver and the pydruid exchange did NOT run (install npm)")
+		record(name, "SKIP", "npm not found on PATH: plywood, the Cube driver and the pydruid and Grafana exchanges did NOT run (install npm)")
 		return
 	}
 	if v, err := exec.Command("node", "--version").Output(); err != nil || nodeMajor(string(v)) < minNodeMajor {

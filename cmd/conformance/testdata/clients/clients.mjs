@@ -1,7 +1,8 @@
 // Real Druid clients from npm, unmodified, against a Strata router:
 // plywood + plywood-druid-requester (the library under Turnilo),
-// @cubejs-backend/druid-driver, and Druid SQL over HTTP exactly as pydruid's
-// DB-API sends it. cmd/conformance (clients.go) ingests the datasource first
+// @cubejs-backend/druid-driver, Druid SQL over HTTP exactly as pydruid's
+// DB-API sends it, and the requests Grafana's Druid plugin sends through
+// go-druid. cmd/conformance (clients.go) ingests the datasource first
 // and runs this; each check prints one "PASS name" or "FAIL name: why" line.
 //
 // The clients talk to a recording proxy in front of the router, and every
@@ -325,12 +326,86 @@ async function pydruidChecks(base) {
   });
 }
 
+// Grafana's Druid data source (grafadruid-druid-datasource) talks to Druid
+// from its Go backend through go-druid: "Save & test" reads /status into a
+// struct of Go ints, the data source picker lists /druid/v2/datasources, a
+// native query goes to POST /druid/v2 and a SQL query to POST /druid/v2/sql
+// with go-druid's SQL body (queryType "sql", the plugin's context with
+// sqlOuterLimit 2000, resultFormat "array", header). The bytes are what
+// Go's net/http and encoding/json send (compact JSON, struct field order).
+function goRequest(base, method, path, payload) {
+  const body = payload === undefined ? undefined : Buffer.from(JSON.stringify(payload));
+  const headers = { 'User-Agent': 'Go-http-client/1.1', Accept: 'application/json', 'Accept-Encoding': 'gzip' };
+  if (body) {
+    headers['Content-Type'] = 'application/json';
+    headers['Content-Length'] = body.length;
+  }
+  return new Promise((ok, fail) => {
+    const req = http.request({ host: base.hostname, port: base.port, method, path, headers }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        let b = Buffer.concat(chunks);
+        if (res.headers['content-encoding'] === 'gzip') b = zlib.gunzipSync(b);
+        const text = b.toString('utf8');
+        if (res.statusCode !== 200) return fail(new Error(`${method} ${path}: HTTP ${res.statusCode}: ${text}`));
+        try {
+          ok(JSON.parse(text));
+        } catch (e) {
+          fail(new Error(`${method} ${path}: not JSON: ${text.slice(0, 200)}`));
+        }
+      });
+      res.on('error', fail);
+    });
+    req.on('error', fail);
+    req.end(body);
+  });
+}
+
+async function grafanaChecks(base) {
+  await check('grafana go-druid exchange', async () => {
+    const status = await goRequest(base, 'GET', '/status');
+    // go-druid's Status: version a string, the memory figures Go ints
+    // (a float would fail its decoding, and with it "Save & test").
+    if (typeof status.version !== 'string' || !/^\d+\.\d+\.\d+/.test(status.version)) {
+      throw new Error(`/status version ${JSON.stringify(status.version)}`);
+    }
+    for (const k of ['maxMemory', 'totalMemory', 'freeMemory', 'usedMemory', 'directMemory']) {
+      if (!Number.isInteger(status.memory && status.memory[k])) throw new Error(`/status memory.${k} is not an integer: ${JSON.stringify(status.memory)}`);
+    }
+    const list = await goRequest(base, 'GET', '/druid/v2/datasources');
+    if (!Array.isArray(list) || !list.includes(datasource)) throw new Error(`datasources: ${JSON.stringify(list)}`);
+    const hours = await goRequest(base, 'POST', '/druid/v2', {
+      queryType: 'timeseries',
+      dataSource: { type: 'table', name: datasource },
+      intervals: { type: 'intervals', intervals: ['2026-01-01T00:00:00.000Z/2026-01-02T00:00:00.000Z'] },
+      context: {},
+      granularity: 'hour',
+      aggregations: [{ type: 'count', name: 'count' }],
+    });
+    assertEq('hours', hours, [
+      { timestamp: '2026-01-01T00:00:00.000Z', result: { count: 3 } },
+      { timestamp: '2026-01-01T01:00:00.000Z', result: { count: 4 } },
+      { timestamp: '2026-01-01T02:00:00.000Z', result: { count: 5 } },
+    ]);
+    const rows = await goRequest(base, 'POST', '/druid/v2/sql', {
+      queryType: 'sql',
+      context: { sqlOuterLimit: 2000 },
+      query: `SELECT channel, COUNT(*) AS edits FROM ${datasource} GROUP BY channel ORDER BY channel`,
+      resultFormat: 'array',
+      header: true,
+    });
+    assertEq('sql rows', rows, [['channel', 'edits'], ['#de', 3], ['#en', 6], ['#fr', 3]]);
+  });
+}
+
 await new Promise((ok) => proxy.listen(0, '127.0.0.1', ok));
 const base = new URL(`http://127.0.0.1:${proxy.address().port}`);
 try {
   await plywoodChecks(base);
   await cubeChecks(base);
   await pydruidChecks(base);
+  await grafanaChecks(base);
 } finally {
   proxy.close();
 }
