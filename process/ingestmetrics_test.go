@@ -2,6 +2,7 @@ package process
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -158,4 +159,31 @@ func TestIngestAndSegmentMetrics(t *testing.T) {
 	if _, _, ok := series(scrapeFamilies(t, brk), "druid_query_segment_time", q); ok {
 		t.Error("the broker reports segment scan times: it reads no segment")
 	}
+}
+
+// A Kafka task's published segments are served by its middle manager
+// until a historical loads them: the middle manager's /metrics shows each
+// publish and, once the coordinator reports the segments loaded, their
+// hand-off, never more segments handed off than published.
+func TestKafkaHandoffMetrics(t *testing.T) {
+	k, mmAddr, _ := newKafkaStack(t, 1)
+	mm := "http://" + mmAddr
+	k.produce(40)
+	if code, _, body := do(t, "POST", k.supervisors(), "application/json", k.spec("PT1S", 1), nil); code != 200 {
+		t.Fatalf("create supervisor: %d %s", code, body)
+	}
+	kafka := map[string]string{"dataSource": "events", "taskType": "index_kafka"}
+	var shown string
+	eventually.True(t, "a Kafka task's segments handed off", func() bool {
+		fams := scrapeFamilies(t, mm)
+		publishes, _, _ := series(fams, "strata_ingest_publish_duration_seconds", kafka)
+		published, _, _ := series(fams, "druid_ingest_segments_count", kafka)
+		handoffs, took, _ := series(fams, "druid_ingest_handoff_time", kafka)
+		handedOff, _, _ := series(fams, "druid_ingest_handoff_count", kafka)
+		shown = fmt.Sprintf("%v publishes of %v segments; %v hand-offs of %v segments taking %vs", publishes, published, handoffs, handedOff, took)
+		if handedOff > published || handoffs > publishes {
+			t.Fatalf("more handed off than published: %s", shown)
+		}
+		return handoffs >= 1 && handedOff >= 1 && took > 0
+	}, slow, eventually.Showing(func() string { return shown }))
 }
