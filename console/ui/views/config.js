@@ -101,7 +101,7 @@ async function configPage(el, ctx, spec, writable) {
     msg.replaceChildren();
     if (!f.checkValidity()) {
       f.reportValidity();
-      const bad = f.querySelector(':invalid');
+      const bad = f.querySelector('input:invalid, select:invalid, textarea:invalid'); // not the fieldset around it
       msg.replaceChildren(h('p', { class: 'bad', role: 'alert' }, `${bad?.labels?.[0]?.textContent || 'A field'}: ${bad?.validationMessage || 'invalid'}`));
       return;
     }
@@ -241,8 +241,8 @@ function field(def, value, writable) {
   const help = h('span', { class: 'muted', id: helpId }, def.help,
     def.kind === 'int' || def.kind === 'float' ? ` Range: ${def.gtMin ? '>' : ''}${fmt.num(def.min)} to ${fmt.num(def.max)}.` : '');
   const row = def.kind === 'bool'
-    ? h('div', { class: 'c4-field' }, input, ' ', h('label', { for: id }, def.label), h('br'), help, ' ', err)
-    : h('div', { class: 'c4-field' }, h('label', { for: id }, def.label), h('br'), input, ' ', help, ' ', err);
+    ? h('div', { class: 'c4-field', style: 'margin:.6rem 0' }, input, ' ', h('label', { for: id }, def.label), h('br'), help, ' ', err)
+    : h('div', { class: 'c4-field', style: 'margin:.6rem 0' }, h('label', { for: id }, def.label), h('br'), input, ' ', help, ' ', err);
   return { row, input, check, read: () => readValue(def, input) };
 }
 
@@ -303,7 +303,9 @@ function overlordSpec() {
     intro: 'How the overlord assigns tasks to middle managers, and its autoscaler. A save replaces the whole config.',
     path: '/svc/indexer/v1/worker',
     history: '/svc/indexer/v1/worker/history',
-    comparable: (c) => c ?? {},
+    // Never set (or set without a strategy) behaves as equalDistribution
+    // without an autoscaler: changes are shown against that.
+    comparable: (c) => ({ type: 'default', autoScaler: null, ...(c || {}), selectStrategy: c?.selectStrategy || { type: 'equalDistribution' } }),
     form: overlordForm,
   };
 }

@@ -154,7 +154,8 @@ export function followTask(id, ctx, { onEnd } = {}) {
   const logPre = h('pre', { class: 'json mono', tabindex: '0', 'aria-label': 'Task log tail' }, '');
   const logNote = h('p', { class: 'muted' });
   const reportPre = h('div');
-  const el = h('div', {},
+  // A grid only for the gaps between the cards (style.css spaces no stacked cards).
+  const el = h('div', { style: 'display:grid;gap:.75rem' },
     statusEl, actions, progressEl,
     h('section', { class: 'card' }, h('h3', {}, 'Log'), logNote, logPre,
       h('button', { class: 'btn', type: 'button', onclick: () => loadLog(0) }, 'Load the whole log')),
@@ -168,7 +169,7 @@ export function followTask(id, ctx, { onEnd } = {}) {
       // Keep the view pinned to the end only if the reader was already there.
       const atEnd = logPre.scrollTop + logPre.clientHeight >= logPre.scrollHeight - 4;
       logPre.textContent = text || '';
-      logNote.textContent = offset < 0 ? `Last ${fmt.bytes(-offset)} of the log.` : 'The whole log.';
+      logNote.textContent = offset < 0 ? `The end of the log (at most its last ${fmt.bytes(-offset)}).` : 'The whole log.';
       if (atEnd) logPre.scrollTop = logPre.scrollHeight;
     } catch (e) {
       if (e.status === 404) logNote.textContent = 'No log yet: the task has not started running.';
