@@ -16,7 +16,7 @@ const KEYWORDS = new Set(`
 
 // Token types, which are also the CSS class suffixes (.tok-kw, .tok-str…).
 export const T = {
-  keyword: 'kw', string: 'str', number: 'num', comment: 'com', ident: 'id', quoted: 'qid',
+  keyword: 'kw', fn: 'fn', string: 'str', number: 'num', comment: 'com', ident: 'id', quoted: 'qid',
   op: 'op', space: 'ws', key: 'key', literal: 'lit', other: 'other',
 };
 
@@ -60,7 +60,16 @@ export function tokenize(text, lang = 'sql') {
     }
   }
   if (lang === 'json') markJSONKeys(out);
+  else markFunctions(out);
   return out;
+}
+
+// A name right before '(' is a function call (COUNT(, TIME_FLOOR(), painted
+// apart from column names; keywords that take parentheses (IN, OVER) stay.
+function markFunctions(tokens) {
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    if (tokens[i].type === T.ident && tokens[i + 1].text === '(') tokens[i].type = T.fn;
+  }
 }
 
 // A JSON string followed by ':' is an object key, painted apart from values.

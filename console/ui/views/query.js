@@ -26,7 +26,8 @@ const HISTORY_MAX = 50;
 class InputError extends Error {
   constructor(message, inEditor = false) { super(message); this.inEditor = inEditor; }
 }
-const CHART_SERIES_MAX = 5; // the chart's legend fits about five names
+const CHART_SERIES_MAX = 5; // a chart's legend fits about five names
+const CHARTS_MAX = 4;
 
 // The editor's own styles (overlay geometry and token colours) live beside
 // this view, loaded once; a stylesheet, not inline styles, so the console's
@@ -68,34 +69,38 @@ function columnKinds(columns, types, rows) {
   });
 }
 
-// chartFor draws the numbers over time when there is a time column: one line
-// per numeric column, and per distinct value of the other columns (a GROUP BY
-// time and page draws a line per page), at most CHART_SERIES_MAX lines.
+// chartFor draws the numbers over time when there is a time column: a chart
+// per numeric column (each on its own scale: counts beside sums of bytes
+// would otherwise lie flat at zero), with a line per distinct value of the
+// other columns (GROUP BY time and page: a line per page), at most
+// CHART_SERIES_MAX lines and CHARTS_MAX charts.
 function chartFor(columns, kinds, rows, width) {
   const ti = kinds.indexOf('time');
   const nums = kinds.flatMap((k, i) => (k === 'number' ? [i] : []));
   if (ti < 0 || !nums.length || !rows.length) return null;
   const dims = kinds.flatMap((k, i) => (k === 'other' ? [i] : []));
-  const series = new Map();
-  for (const r of rows) {
-    const x = new Date(r[ti]).getTime();
-    if (Number.isNaN(x)) continue;
-    const group = dims.map((d) => String(r[d])).join(' · ');
-    for (const n of nums) {
-      if (typeof r[n] !== 'number') continue;
-      const name = [nums.length > 1 || !group ? columns[n] : '', group].filter(Boolean).join(' · ');
+  const shownNums = nums.slice(0, CHARTS_MAX);
+  const w = shownNums.length > 1 ? Math.max(320, Math.min(width / 2 - 8, 640)) : Math.max(320, Math.min(width, 1100));
+  let dropped = 0;
+  const charts = shownNums.map((n) => {
+    const series = new Map();
+    for (const r of rows) {
+      const x = new Date(r[ti]).getTime();
+      if (Number.isNaN(x) || typeof r[n] !== 'number') continue;
+      const name = dims.map((d) => String(r[d])).join(' · ') || columns[n];
       if (!series.has(name)) series.set(name, { name, points: [] });
       series.get(name).points.push([x, r[n]]);
     }
-  }
-  const all = [...series.values()];
-  const shown = all.slice(0, CHART_SERIES_MAX);
-  const yLabel = nums.length === 1 ? columns[nums[0]] : 'value';
+    const all = [...series.values()];
+    dropped = Math.max(dropped, all.length - CHART_SERIES_MAX);
+    return lineChart({ series: all.slice(0, CHART_SERIES_MAX), width: w, height: 220, yLabel: columns[n] });
+  });
   return h('figure', { class: 'card query-chart', id: 'query-chart' },
-    lineChart({ series: shown, width: Math.max(320, Math.min(width, 1100)), height: 240, yLabel }),
+    h('div', { class: 'query-charts' }, charts),
     h('figcaption', { class: 'muted' },
-      `${nums.map((n) => columns[n]).join(', ')} over ${columns[ti]}`,
-      all.length > shown.length ? ` (the first ${shown.length} of ${all.length} series)` : ''));
+      `${shownNums.map((n) => columns[n]).join(', ')} over ${columns[ti]}`,
+      nums.length > shownNums.length ? ` (the first ${shownNums.length} of ${nums.length} numeric columns)` : '',
+      dropped > 0 ? ` (the first ${CHART_SERIES_MAX} series of each)` : ''));
 }
 
 function csvCell(v) {
@@ -189,7 +194,8 @@ export const view = {
       if (!list.length) historyList.append(h('li', { class: 'muted' }, 'Queries you run appear here.'));
       for (const e of list) {
         const oneLine = e.text.replace(/\s+/g, ' ').trim();
-        const outcome = e.error ? 'failed' : `${fmt.num(e.rows)} rows, ${fmt.ms(e.ms)}`;
+        const outcome = e.error ? 'failed' : e.explain ? `explained, ${fmt.ms(e.ms)}`
+          : `${fmt.num(e.rows)} ${e.rows === 1 ? 'row' : 'rows'}, ${fmt.ms(e.ms)}`;
         historyList.append(h('li', {},
           h('button', { type: 'button', class: 'query-history-item', title: e.text, onclick: () => {
             setMode(e.mode === 'native' ? 'native' : 'sql');
@@ -240,11 +246,14 @@ export const view = {
 
     // showError puts the error under the editor and, when the message names a
     // position, marks it in the editor and moves the caret there.
-    function showError(err, text) {
+    // sent is the text the server parsed; toEditor maps an offset in it back
+    // to the editor's text (EXPLAIN PLAN FOR was inserted before the query).
+    function showError(err, text, sent = text, toEditor = (o) => o) {
       clear(errorArea);
       errorArea.append(errorBox(err));
       const inEditor = !(err instanceof InputError) || err.inEditor;
-      const off = inEditor ? offsetOf(text, errorPosition(err && err.message)) : -1;
+      const at = inEditor ? offsetOf(sent, errorPosition(err && err.message)) : -1;
+      const off = at >= 0 ? Math.min(toEditor(at), text.length) : -1;
       if (off >= 0 && input.value === text) {
         errorAt = off;
         input.setAttribute('aria-invalid', 'true');
@@ -271,16 +280,21 @@ export const view = {
       setRunning(r);
       status.textContent = explain ? 'Explaining…' : 'Running…';
       const t0 = performance.now();
+      let sent = text;
+      let toEditor = (o) => o;
       try {
         const base = userContext();
         let columns, types, rows, queryId;
         if (mode === 'sql') {
-          let q = text;
           if (explain) {
             const { sets, query } = splitLeadingSets(text);
-            if (!/^\s*EXPLAIN\b/i.test(query)) q = `${sets}EXPLAIN PLAN FOR ${query}`;
+            if (!/^\s*EXPLAIN\b/i.test(query)) {
+              const prefix = 'EXPLAIN PLAN FOR ';
+              sent = `${sets}${prefix}${query}`;
+              toEditor = (o) => (o < sets.length ? o : Math.max(sets.length, o - prefix.length));
+            }
           }
-          ({ columns, types, rows, queryId } = await sql(q, { context: { ...base, sqlQueryId: r.id }, signal: r.ac.signal }));
+          ({ columns, types, rows, queryId } = await sql(sent, { context: { ...base, sqlQueryId: r.id }, signal: r.ac.signal }));
         } else {
           let q;
           try { q = JSON.parse(text); } catch (e) { throw new InputError(`The native query is not JSON: ${e.message}`, true); }
@@ -296,7 +310,7 @@ export const view = {
           queryId = r.id;
         }
         const ms = performance.now() - t0;
-        remember({ mode, text, at: Date.now(), ms, rows: rows.length });
+        remember({ mode, text, at: Date.now(), ms, rows: rows.length, explain });
         const isPlan = columns.length === 3 && columns[0] === 'PLAN' && columns[1] === 'RESOURCES' && rows.length === 1;
         status.textContent = isPlan ? `Plan in ${fmt.ms(ms)}` : `${fmt.num(rows.length)} ${rows.length === 1 ? 'row' : 'rows'} in ${fmt.ms(ms)}`;
         status.title = queryId ? `Query ID ${queryId}` : '';
@@ -309,9 +323,9 @@ export const view = {
           return; // the view was left; nothing to show
         } else {
           status.textContent = 'Failed';
-          remember({ mode, text, at: Date.now(), error: true });
+          remember({ mode, text, at: Date.now(), error: true, explain });
           if (!(e instanceof ApiError) && !(e instanceof InputError)) console.error(e);
-          showError(e, text);
+          showError(e, text, sent, toEditor);
         }
       } finally {
         if (running === r) setRunning(null);
