@@ -236,6 +236,7 @@ func (s *Server) sqlQuery(w http.ResponseWriter, r *http.Request) {
 			}
 			rows = append(rows, part...)
 		}
+		rows = planned.CapRows(rows) // sqlOuterLimit over a UNION ALL's parts
 		cols = planned.Columns
 	}
 	w.Header().Set("Content-Type", ctype)

@@ -34,6 +34,10 @@ type Planned struct {
 	// ReadsClock is set when the plan holds the time it was made
 	// (CURRENT_TIMESTAMP, CURRENT_DATE): it is for this statement only.
 	ReadsClock bool
+	// OuterLimit is the context's sqlOuterLimit (-1: none), the most rows
+	// the statement answers; the caller caps a UNION ALL's concatenated
+	// rows with it (outerlimit.go).
+	OuterLimit int64
 
 	b     *built
 	parts []*built
@@ -83,6 +87,10 @@ type planner struct {
 	joins     int
 	where     sql.Expr
 	joinWhere []sql.Expr // ON conditions of INNER joins moved to the WHERE clause
+	// outer is sqlOuterLimit (-1: none), the limit of the top-level block
+	// outerQ (outerlimit.go).
+	outer  int64
+	outerQ *sql.Query
 }
 
 // Plan parses and plans src.
@@ -117,6 +125,9 @@ func Plan(ctx context.Context, src string, req Request, cat Catalog) (*Planned, 
 		}
 		p.tz, p.tzName = loc, z
 	}
+	if p.outer, err = outerLimit(qctx); err != nil {
+		return nil, err
+	}
 	st := sc.Statement
 	out := &Planned{Context: qctx, tz: p.tz}
 	if e, ok := st.(*sql.Explain); ok {
@@ -127,6 +138,7 @@ func Plan(ctx context.Context, src string, req Request, cat Catalog) (*Planned, 
 	if !ok {
 		return nil, invalid("%s", sql.AtPos(st, "INSERT and REPLACE run as tasks: submit them to /druid/v2/sql/task"))
 	}
+	p.outerQ, out.OuterLimit = q, p.outer
 	parts, err := p.union(q)
 	if err != nil {
 		return nil, err
@@ -377,6 +389,7 @@ func (p *planner) query(q *sql.Query) (*built, error) {
 		sel = body
 	case *sql.Query:
 		if len(q.OrderBy) == 0 && q.Limit == nil && q.Offset == nil {
+			p.descendOuter(q, body)
 			return p.query(body)
 		}
 		return nil, unsupported("%s", sql.AtPos(q, "ORDER BY/LIMIT around a parenthesized query is not supported"))
@@ -418,6 +431,7 @@ func (p *planner) query(q *sql.Query) (*built, error) {
 			return nil, err
 		}
 	}
+	limit = p.capOuter(q, limit)
 	s := &selectPlan{p: p, sel: sel, q: q, ds: ds, cols: cols, quals: tableQuals(sel.From), limit: limit, offset: offset}
 	if sel.Distinct || len(sel.GroupBy) > 0 || sel.Having != nil || hasAggregate(sel, q) || (sel.From == nil && hasArrayLit(sel)) {
 		return s.aggregate()
