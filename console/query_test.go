@@ -338,3 +338,60 @@ func TestQueryViewNativeTimeseries(t *testing.T) {
 		t.Fatalf("SQL mode shows the native query: %q", v)
 	}
 }
+
+// TestQueryViewCancels holds the query's POST in the page (wiki answers in
+// milliseconds, too fast to cancel for real; the server's side of DELETE is
+// TestSQLCancel's) and checks that Cancel sends DELETE with the id the view
+// put in the query's context, then ends the run as cancelled, in both modes.
+func TestQueryViewCancels(t *testing.T) {
+	_, p := queryPage(t)
+	p.allowConsole("status of 404") // the held query never reached the server: DELETE answers 404
+	eval[bool](p, `(() => {
+		window.calls = [];
+		const real = window.fetch;
+		window.fetch = (url, opts = {}) => {
+			const call = { url: String(url), method: opts.method || 'GET', body: opts.body || '' };
+			window.calls.push(call);
+			if (call.method === 'POST' && (call.url === '/svc/v2/sql' || call.url === '/svc/v2/')) {
+				return new Promise((_, reject) => opts.signal.addEventListener('abort',
+					() => reject(new DOMException('The user aborted a request.', 'AbortError'))));
+			}
+			return real(url, opts);
+		};
+		return true;
+	})()`)
+	for _, c := range []struct{ mode, query, post, idKey, cancelPath string }{
+		{"#query-mode-sql", "SELECT COUNT(*) FROM wiki", "/svc/v2/sql", "sqlQueryId", "/svc/v2/sql/"},
+		{"#query-mode-native", `{"queryType":"timeBoundary","dataSource":"wiki"}`, "/svc/v2/", "queryId", "/svc/v2/"},
+	} {
+		p.click(c.mode)
+		setEditor(p, c.query)
+		startRun(p, "#query-run")
+		if s := p.text("#query-status"); s != "Running…" {
+			t.Fatalf("%s: status while held %q", c.mode, s)
+		}
+		if d := eval[bool](p, `document.querySelector('#query-cancel').disabled`); d {
+			t.Fatalf("%s: Cancel is disabled while the query runs", c.mode)
+		}
+		p.click("#query-cancel")
+		expectStatus(p, "Cancelled after ")
+		calls := eval[[]struct{ URL, Method, Body string }](p, `window.calls.splice(0)`)
+		var id, deleted string
+		for _, call := range calls {
+			if call.Method == "POST" && call.URL == c.post {
+				var body struct{ Context map[string]any }
+				json.Unmarshal([]byte(call.Body), &body)
+				id, _ = body.Context[c.idKey].(string)
+			}
+			if call.Method == "DELETE" {
+				deleted = call.URL
+			}
+		}
+		if !strings.HasPrefix(id, "console-") || deleted != c.cancelPath+id {
+			t.Fatalf("%s: the query's %s %q, DELETE %q; calls %+v", c.mode, c.idKey, id, deleted, calls)
+		}
+		if d := eval[bool](p, `document.querySelector('#query-run').disabled`); d {
+			t.Fatalf("%s: Run stays disabled after the cancel", c.mode)
+		}
+	}
+}
