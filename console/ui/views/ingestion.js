@@ -163,16 +163,20 @@ export function followTask(id, ctx, { onEnd } = {}) {
   let ended = false;
   let cancelShown = false;
 
-  async function loadLog(offset) {
+  async function loadLog(offset, active = false) {
     try {
       const text = await get(`/svc/indexer/v1/task/${enc(id)}/log?offset=${offset}`, { text: true, signal: ctx.signal });
       // Keep the view pinned to the end only if the reader was already there.
       const atEnd = logPre.scrollTop + logPre.clientHeight >= logPre.scrollHeight - 4;
       logPre.textContent = text || '';
+      logPre.hidden = false;
       logNote.textContent = offset < 0 ? `The end of the log (at most its last ${fmt.bytes(-offset)}).` : 'The whole log.';
       if (atEnd) logPre.scrollTop = logPre.scrollHeight;
     } catch (e) {
-      if (e.status === 404) logNote.textContent = 'No log yet: the task has not started running.';
+      if (e.status === 404) {
+        logNote.textContent = active ? 'No log yet: the task has not started running.' : 'No log: the task never ran on a worker.';
+        logPre.hidden = true;
+      }
       else if (!ctx.signal.aborted) logNote.replaceChildren(errorBox(e));
     }
   }
@@ -192,6 +196,7 @@ export function followTask(id, ctx, { onEnd } = {}) {
       actions.append(h('button', { class: 'btn danger', type: 'button', id: 'c4-cancel', onclick: () => cancel(st) }, 'Cancel task'));
     }
     if (!active) actions.replaceChildren();
+    actions.hidden = !actions.firstChild; // an empty toolbar would leave a gap
     // A running task's report is its live progress; 404 until the first one arrives.
     try {
       const report = await get(`/svc/indexer/v1/task/${enc(id)}/reports`, { signal: ctx.signal });
@@ -203,7 +208,7 @@ export function followTask(id, ctx, { onEnd } = {}) {
         reportPre.replaceChildren(h('p', { class: 'muted' }, 'No report.'));
       } else if (!ctx.signal.aborted) progressEl.replaceChildren(errorBox(e));
     }
-    await loadLog(-LOG_TAIL);
+    await loadLog(-LOG_TAIL, active);
     if (!active && !ended) {
       ended = true;
       onEnd?.(st);
@@ -226,6 +231,7 @@ export function followTask(id, ctx, { onEnd } = {}) {
       refresh();
     } catch (e) {
       actions.append(errorBox(e));
+      actions.hidden = false;
     }
   }
 

@@ -100,9 +100,11 @@ export async function supervisorPage(el, ctx, id) {
   const historyEl = h('div');
   el.append(h('p', {}, h('a', { href: '#/ingestion/supervisors' }, '← All supervisors')),
     h('h2', {}, 'Supervisor ', h('span', { class: 'mono' }, id)),
-    statusEl, actions, actionErr, chartEl, partsEl, tasksEl, errorsEl,
-    h('details', { class: 'card' }, h('summary', {}, 'Spec JSON'), specEl),
-    h('details', { class: 'card', open: '' }, h('summary', {}, 'History'), historyEl));
+    // A grid only for the gaps between the cards.
+    h('div', { style: 'display:grid;gap:.75rem' },
+      statusEl, actions, actionErr, chartEl, partsEl, tasksEl, errorsEl,
+      h('details', { class: 'card' }, h('summary', {}, 'Spec JSON'), specEl),
+      h('details', { class: 'card', open: '' }, h('summary', {}, 'History'), historyEl)));
 
   // samples[partition] = [[timeMs, lag], ...], taken while this page is open:
   // the API reports only the current lag, so the chart is what this page saw.

@@ -1,0 +1,335 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"strata/internal/eventually"
+)
+
+// setField sets an input's (or textarea's, or select's) value as typing or
+// choosing would, firing input and change so the view sees it.
+func c4SetField(p *page, sel, value string) {
+	p.t.Helper()
+	q, _ := json.Marshal(sel)
+	v, _ := json.Marshal(value)
+	ok := eval[bool](p, fmt.Sprintf(`(() => { const el = document.querySelector(%s); if (!el) return false;
+		el.value = %s; el.dispatchEvent(new Event('input', {bubbles: true})); el.dispatchEvent(new Event('change', {bubbles: true})); return true; })()`, q, v))
+	if !ok {
+		p.t.Fatalf("no element %s", sel)
+	}
+}
+
+// present reports whether sel matches an element now.
+func c4Present(p *page, sel string) bool {
+	p.t.Helper()
+	q, _ := json.Marshal(sel)
+	return eval[bool](p, fmt.Sprintf(`!!document.querySelector(%s)`, q))
+}
+
+// textOf is sel's textContent, "" when absent (no wait, unlike page.text).
+func c4TextOf(p *page, sel string) string {
+	p.t.Helper()
+	q, _ := json.Marshal(sel)
+	return eval[string](p, fmt.Sprintf(`(document.querySelector(%s) || {}).textContent || ''`, q))
+}
+
+// rerendered runs act, which changes the route, and waits for the new
+// view's data-ready: the old section is marked first, as its data-ready
+// would otherwise answer before the hashchange reaches the router.
+func c4Rerendered(p *page, act func()) {
+	p.t.Helper()
+	eval[bool](p, `(document.querySelector('section#view').dataset.c4old = '1') === '1'`)
+	act()
+	p.waitVisible(`section#view[data-ready="true"]:not([data-c4old])`)
+}
+
+// confirm accepts the open confirmation dialog.
+func c4Confirm(p *page) {
+	p.t.Helper()
+	p.waitVisible(`dialog[open] button[value="ok"]`)
+	p.click(`dialog[open] button[value="ok"]`)
+	p.waitGone(`dialog[open]`)
+}
+
+// A running SQL task has no report until its first progress report, and no
+// log until it starts: the API answers 404 then, which the browser logs.
+func c4AllowTaskNotYet(p *page) {
+	p.allowConsole("/reports")
+	p.allowConsole("/log?offset=")
+}
+
+// TestConsoleSQLIngestion submits an INSERT with EXTERN from the SQL
+// ingestion editor, follows its task to SUCCESS in the page, and finds the
+// datasource through the API (its rows counted) and in the Datasources view.
+func TestConsoleSQLIngestion(t *testing.T) {
+	e := startConsole(t, consoleOpts{})
+	p := e.browser(t, "", "")
+	c4AllowTaskNotYet(p)
+	p.open("/ingestion/sql")
+	const ds = "console_sql_ingest"
+	sql := `INSERT INTO ` + ds + `
+SELECT TIME_PARSE("ts") AS __time, page, added
+FROM TABLE(EXTERN(
+  '{"type":"inline","data":"{\"ts\":\"2026-01-01T00:00:00Z\",\"page\":\"Main\",\"added\":3}\n{\"ts\":\"2026-01-02T00:00:00Z\",\"page\":\"Talk\",\"added\":5}"}',
+  '{"type":"json"}',
+  '[{"name":"ts","type":"string"},{"name":"page","type":"string"},{"name":"added","type":"long"}]'))
+PARTITIONED BY DAY`
+	c4SetField(p, "#c4-sql", sql)
+	if note := p.text("#c4-sql-note"); !strings.Contains(note, "Writes datasource "+ds) {
+		t.Fatalf("the editor's note %q does not name the target %s", note, ds)
+	}
+	p.click("#c4-sql-submit")
+	eventually.True(t, "the page to follow the task to SUCCESS", func() bool {
+		if box := c4TextOf(p, "#c4-sql-out .error-box"); box != "" {
+			t.Fatalf("submitting: %s", box)
+		}
+		return c4Present(p, "#c4-sql-ds")
+	}, slow)
+	if got := p.text("#c4-sql-ds"); got != ds {
+		t.Fatalf("the link to the datasource says %q, want %s", got, ds)
+	}
+	if stages := p.text("#c4-sql-out .c4-msq"); !strings.Contains(stages, "segmentGenerator") || !strings.Contains(stages, "SUCCESS") {
+		t.Fatalf("the followed task shows no finished MSQ stages: %q", stages)
+	}
+	p.screenshot("ingestion-sql-done")
+
+	var names []string
+	if err := e.getJSON("/svc/coordinator/v1/datasources", &names); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(names, ","), ds) {
+		t.Fatalf("datasources %v lack %s", names, ds)
+	}
+	count, _ := json.Marshal(map[string]string{"query": "SELECT COUNT(*) AS n, SUM(added) AS a FROM " + ds})
+	if code, body, err := e.call("POST", "/svc/v2/sql", "application/json", string(count)); err != nil || code != 200 || !strings.Contains(body, `"n":2`) || !strings.Contains(body, `"a":8`) {
+		t.Fatalf("counting %s: %d %s %v", ds, code, body, err)
+	}
+
+	// The link leads to the datasource's page in the Datasources view.
+	c4Rerendered(p, func() { p.click("#c4-sql-ds") })
+	if got := eval[string](p, `location.hash`); got != "#/datasources/"+ds {
+		t.Fatalf("the datasource link went to %s", got)
+	}
+	if view := p.text("section#view"); !strings.Contains(view, ds) {
+		t.Fatalf("the Datasources view does not show %s: %q", ds, view)
+	}
+}
+
+// TestConsoleTasksAndTaskPage lists the tasks, opens a finished SQL task's
+// page from the list and checks its status, stages, counters and log.
+func TestConsoleTasksAndTaskPage(t *testing.T) {
+	e := startConsole(t, consoleOpts{})
+	e.ingestWiki(t, "wiki")
+	var tasks []struct {
+		ID, Status, DataSource string
+	}
+	if err := e.getJSON("/svc/indexer/v1/tasks?datasource=wiki&state=complete", &tasks); err != nil || len(tasks) == 0 {
+		t.Fatalf("wiki's tasks: %v %v", tasks, err)
+	}
+	id := tasks[0].ID
+
+	p := e.browser(t, "", "")
+	p.open("/ingestion")
+	row := fmt.Sprintf(`tr[data-key=%q]`, id)
+	p.waitVisible(row)
+	if cells := p.text(row); !strings.Contains(cells, "query_controller") || !strings.Contains(cells, "wiki") || !strings.Contains(cells, tasks[0].Status) {
+		t.Fatalf("the row of %s says %q", id, cells)
+	}
+	p.screenshot("ingestion-tasks")
+
+	// A state filter goes to the API: no complete task is running.
+	c4Rerendered(p, func() { c4SetField(p, "#c4-task-state", "running") })
+	if c4Present(p, row) {
+		t.Fatalf("task %s is listed among the running ones", id)
+	}
+
+	c4Rerendered(p, func() { p.open("/ingestion/tasks") })
+	p.waitVisible(row)
+	c4Rerendered(p, func() { p.click(row + " a") })
+	p.waitVisible(".c4-msq")
+	status := p.text("section#view dl.kv")
+	if !strings.Contains(status, "SUCCESS") || !strings.Contains(status, "query_controller") {
+		t.Fatalf("the task's status block says %q", status)
+	}
+	msq := p.text(".c4-msq")
+	for _, want := range []string{"scan", "segmentGenerator", "FINISHED", "100%", "36"} {
+		if !strings.Contains(msq, want) {
+			t.Fatalf("the MSQ progress lacks %q: %q", want, msq)
+		}
+	}
+	eventually.True(t, "the log tail", func() bool {
+		return strings.Contains(c4TextOf(p, "section#view pre.mono"), "completed with status SUCCESS")
+	}, slow)
+	if c4Present(p, "#c4-cancel") {
+		t.Fatal("a finished task offers to cancel it")
+	}
+	p.screenshot("ingestion-task-page")
+}
+
+// TestConsoleSupervisorSuspendResume creates a Kafka supervisor through the
+// API against the harness's kfake, then suspends, resumes and terminates it
+// from its page, each confirmed, checking the overlord's state after each.
+func TestConsoleSupervisorSuspendResume(t *testing.T) {
+	e := startConsole(t, consoleOpts{Kafka: true})
+	const id = "console_kafka"
+	spec := fmt.Sprintf(`{"type":"kafka","spec":{
+ "dataSchema":{"dataSource":%q,"timestampSpec":{"column":"ts","format":"iso"},
+   "dimensionsSpec":{"dimensions":["page"]},
+   "granularitySpec":{"segmentGranularity":"hour","queryGranularity":"none","rollup":false}},
+ "ioConfig":{"topic":%q,"consumerProperties":{"bootstrap.servers":%q},"taskCount":1,"useEarliestOffset":true,"inputFormat":{"type":"json"}},
+ "tuningConfig":{"type":"kafka"}}}`, id, kafkaTopic, e.kafka)
+	if code, body, err := e.call("POST", "/svc/indexer/v1/supervisor", "application/json", spec); err != nil || code != 200 {
+		t.Fatalf("creating the supervisor: %d %s %v", code, body, err)
+	}
+	t.Cleanup(func() { e.call("POST", "/svc/indexer/v1/supervisor/"+id+"/terminate", "", "") })
+	c4Produce(t, e.kafka, 20)
+	suspended := func() (bool, bool) {
+		var sups []struct {
+			ID        string
+			Suspended bool
+		}
+		if err := e.getJSON("/svc/indexer/v1/supervisor?system", &sups); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range sups {
+			if s.ID == id {
+				return s.Suspended, true
+			}
+		}
+		return false, false
+	}
+
+	p := e.browser(t, "", "")
+	c4AllowTaskNotYet(p)
+	p.open("/ingestion/supervisors")
+	p.waitVisible(fmt.Sprintf(`tr[data-key=%q]`, id))
+	p.screenshot("ingestion-supervisors")
+
+	p.open("/ingestion/supervisors/" + id)
+	p.waitVisible("#c4-sup-suspend")
+	// The partitions of the seeded topic show once the supervisor read offsets.
+	eventually.True(t, "both partitions listed", func() bool {
+		parts := c4TextOf(p, "section#view table")
+		return strings.Contains(parts, "Partition") && !strings.Contains(parts, "No partitions known yet")
+	}, slow)
+	p.screenshot("ingestion-supervisor-running")
+
+	p.click("#c4-sup-suspend")
+	c4Confirm(p)
+	p.waitVisible("#c4-sup-resume")
+	if s, ok := suspended(); !ok || !s {
+		t.Fatalf("after Suspend the overlord says suspended=%v (listed %v)", s, ok)
+	}
+	if got := p.text("#c4-sup-suspended"); got != "yes" {
+		t.Fatalf("the page says suspended %q after suspending", got)
+	}
+	p.screenshot("ingestion-supervisor-suspended")
+
+	p.click("#c4-sup-resume")
+	c4Confirm(p)
+	p.waitVisible("#c4-sup-suspend")
+	if s, ok := suspended(); !ok || s {
+		t.Fatalf("after Resume the overlord says suspended=%v (listed %v)", s, ok)
+	}
+	// The lag was sampled while the page was open: a chart of both partitions.
+	eventually.True(t, "the lag chart", func() bool {
+		return c4Present(p, "section#view svg") && strings.Contains(c4TextOf(p, "section#view svg"), "partition 1")
+	}, slow)
+	// Both changes are spec versions in the history the page shows.
+	eventually.True(t, "three spec versions in the history", func() bool {
+		return eval[int](p, `document.querySelectorAll('#c4-sup-versions > li').length`) >= 3
+	}, slow)
+
+	// Terminate asks for the id to be typed before it enables.
+	p.click("#c4-sup-terminate")
+	p.waitVisible(`dialog[open] input`)
+	if !eval[bool](p, `document.querySelector('dialog[open] button[value="ok"]').disabled`) {
+		t.Fatal("Terminate is enabled before the id is typed")
+	}
+	p.typeText(`dialog[open] input`, id)
+	c4Rerendered(p, func() { c4Confirm(p) })
+	if got := eval[string](p, `location.hash`); got != "#/ingestion/supervisors" {
+		t.Fatalf("after Terminate the page is %s", got)
+	}
+	if _, ok := suspended(); ok {
+		t.Fatal("the supervisor is still listed after Terminate")
+	}
+}
+
+// produce writes n JSON records to the harness's topic, so the supervisor
+// has offsets and lag to show.
+func c4Produce(t *testing.T, broker string, n int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.DefaultProduceTopic(kafkaTopic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range n {
+		v := fmt.Sprintf(`{"ts":"2026-01-01T00:%02d:00Z","page":"p%d"}`, i%60, i)
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestConsoleCancelTask cancels a task from its page: with the only middle
+// manager disabled, a submitted SQL task stays PENDING, the page offers
+// Cancel, and after the confirmation the overlord ends the task.
+func TestConsoleCancelTask(t *testing.T) {
+	e := startConsole(t, consoleOpts{})
+	var workers []struct {
+		Worker struct{ Host string }
+	}
+	if err := e.getJSON("/svc/indexer/v1/workers", &workers); err != nil || len(workers) != 1 {
+		t.Fatalf("workers: %+v %v", workers, err)
+	}
+	host := workers[0].Worker.Host
+	enable := func() { e.call("POST", "/svc/indexer/v1/worker/"+host+"/enable", "", "") }
+	if code, body, err := e.call("POST", "/svc/indexer/v1/worker/"+host+"/disable", "", ""); err != nil || code != 200 {
+		t.Fatalf("disabling %s: %d %s %v", host, code, body, err)
+	}
+	t.Cleanup(enable)
+	q, _ := json.Marshal(map[string]string{"query": `INSERT INTO console_cancelled SELECT TIME_PARSE("ts") AS __time, page
+FROM TABLE(EXTERN('{"type":"inline","data":"{\"ts\":\"2026-01-01T00:00:00Z\",\"page\":\"x\"}"}', '{"type":"json"}',
+ '[{"name":"ts","type":"string"},{"name":"page","type":"string"}]')) PARTITIONED BY DAY`})
+	code, body, err := e.call("POST", "/svc/v2/sql/task", "application/json", string(q))
+	var task struct{ TaskID string }
+	if err != nil || code != 200 || json.Unmarshal([]byte(body), &task) != nil {
+		t.Fatalf("submitting: %d %s %v", code, body, err)
+	}
+	status := func() string {
+		var st struct {
+			Status struct{ Status, StatusCode string }
+		}
+		if err := e.getJSON("/svc/indexer/v1/task/"+task.TaskID+"/status", &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Status.Status
+	}
+
+	p := e.browser(t, "", "")
+	c4AllowTaskNotYet(p)
+	p.open("/ingestion/tasks/" + task.TaskID)
+	p.waitVisible("#c4-cancel")
+	if s := status(); s != "RUNNING" && s != "PENDING" && s != "WAITING" {
+		t.Fatalf("the task is %s before Cancel, with no worker enabled", s)
+	}
+	p.click("#c4-cancel")
+	c4Confirm(p)
+	eventually.True(t, "the overlord to end the task", func() bool { return status() == "FAILED" }, slow)
+	eventually.True(t, "the page to show it ended", func() bool {
+		return !c4Present(p, "#c4-cancel") && strings.Contains(c4TextOf(p, "section#view dl.kv"), "FAILED")
+	}, slow)
+	p.screenshot("ingestion-task-cancelled")
+	enable()
+}
