@@ -333,3 +333,51 @@ FROM TABLE(EXTERN('{"type":"inline","data":"{\"ts\":\"2026-01-01T00:00:00Z\",\"p
 	p.screenshot("ingestion-task-cancelled")
 	enable()
 }
+
+// TestConsoleIngestionAsAnalyst: with security on, the analyst (READ on
+// wiki only) gets no way to submit an ingestion it may not write, a task of
+// another datasource answers the API's 403 shown as "Forbidden: …", and the
+// config forms are not offered.
+func TestConsoleIngestionAsAnalyst(t *testing.T) {
+	e := startConsole(t, consoleOpts{Security: true})
+	q, _ := json.Marshal(map[string]string{"query": `INSERT INTO c4_secret SELECT TIME_PARSE("ts") AS __time, page
+FROM TABLE(EXTERN('{"type":"inline","data":"{\"ts\":\"2026-01-01T00:00:00Z\",\"page\":\"x\"}"}', '{"type":"json"}',
+ '[{"name":"ts","type":"string"},{"name":"page","type":"string"}]')) PARTITIONED BY DAY`})
+	code, body, err := e.call("POST", "/svc/v2/sql/task", "application/json", string(q))
+	var task struct{ TaskID string }
+	if err != nil || code != 200 || json.Unmarshal([]byte(body), &task) != nil {
+		t.Fatalf("submitting as admin: %d %s %v", code, body, err)
+	}
+
+	p := e.browser(t, analystUser, analystPassword)
+	p.allowConsole(task.TaskID) // the 403 the test provokes on purpose
+	p.open("/ingestion/sql")
+	c4SetField(p, "#c4-sql", "INSERT INTO "+analystDatasource+" SELECT * FROM "+analystDatasource+" PARTITIONED BY DAY")
+	if note := p.text("#c4-sql-note"); !strings.Contains(note, "may not write to datasource "+analystDatasource) {
+		t.Fatalf("the analyst's editor note says %q", note)
+	}
+	if !eval[bool](p, `document.querySelector('#c4-sql-submit').disabled`) {
+		t.Fatal("the analyst may press Run ingestion for a datasource it cannot write")
+	}
+	p.screenshot("ingestion-sql-analyst")
+
+	c4Rerendered(p, func() { p.open("/ingestion/tasks/" + task.TaskID) })
+	p.waitVisible("section#view .error-box")
+	if msg := p.text("section#view .error-box"); !strings.HasPrefix(msg, "Forbidden: ") {
+		t.Fatalf("the task of another datasource says %q, not Forbidden", msg)
+	}
+	if n := eval[int](p, `document.querySelectorAll('section#view .error-box').length`); n != 1 {
+		t.Fatalf("%d error boxes for one refusal", n)
+	}
+	if c4Present(p, "#c4-cancel") {
+		t.Fatal("the analyst is offered Cancel on a task it may not write")
+	}
+
+	c4Rerendered(p, func() { p.open("/config/coordinator") })
+	if c4Present(p, "#c4-cfg-save") || c4Present(p, `input[name="maxSegmentsToMove"]`) {
+		t.Fatal("the analyst gets the coordinator config form")
+	}
+	if view := p.text("section#view"); !strings.Contains(view, "Forbidden") {
+		t.Fatalf("the config view for the analyst says %q", view)
+	}
+}

@@ -135,6 +135,7 @@ async function taskPage(el, ctx, id) {
   const follow = followTask(id, ctx);
   el.append(follow.el);
   await follow.ready;
+  if (follow.unreadable()) return; // its error (403, 404) is already shown once
   // The submitted spec (payload) does not change: fetched once.
   try {
     const task = await get(`/svc/indexer/v1/task/${enc(id)}`, { signal: ctx.signal });
@@ -162,6 +163,7 @@ export function followTask(id, ctx, { onEnd } = {}) {
     h('details', { class: 'card' }, h('summary', {}, 'Report JSON'), reportPre));
   let ended = false;
   let cancelShown = false;
+  let unreadable = false; // the status answered 403 or 404: nothing more to ask
 
   async function loadLog(offset, active = false) {
     try {
@@ -187,7 +189,8 @@ export function followTask(id, ctx, { onEnd } = {}) {
       st = (await get(`/svc/indexer/v1/task/${enc(id)}/status`, { signal: ctx.signal })).status;
     } catch (e) {
       if (!ctx.signal.aborted) statusEl.replaceChildren(errorBox(e));
-      return e.status !== 404 && e.status !== 403; // keep trying on transient errors only
+      unreadable = e.status === 404 || e.status === 403;
+      return !unreadable; // keep trying on transient errors only
     }
     const active = ACTIVE.has(st.statusCode || st.status);
     statusEl.replaceChildren(statusBlock(st));
@@ -236,7 +239,7 @@ export function followTask(id, ctx, { onEnd } = {}) {
   }
 
   const ready = repeat(refresh, 2000, ctx.signal);
-  return { el, ready };
+  return { el, ready, unreadable: () => unreadable };
 }
 
 function statusBlock(st) {
