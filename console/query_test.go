@@ -395,3 +395,28 @@ func TestQueryViewCancels(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryViewTables: the side panel lists the datasources, opens one onto
+// its columns and types (as INFORMATION_SCHEMA answers), and a column's
+// button types its quoted name at the caret.
+func TestQueryViewTables(t *testing.T) {
+	e, p := queryPage(t)
+	want := sqlArray(t, e, "SELECT COLUMN_NAME || ' ' || DATA_TYPE FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = 'druid' AND TABLE_NAME = 'wiki' ORDER BY ORDINAL_POSITION")
+	p.click(`#query-tables details[data-table="wiki"] summary`)
+	p.waitVisible(`#query-tables details[data-table="wiki"] .query-column`)
+	got := eval[[]string](p, `[...document.querySelectorAll('#query-tables details[data-table="wiki"] .query-column')].map((b) => b.innerText.replace(/\s+/g, ' '))`)
+	var names []string
+	for _, r := range want {
+		names = append(names, fmt.Sprint(r[0]))
+	}
+	if strings.Join(got, ",") != strings.Join(names, ",") {
+		t.Fatalf("wiki's columns shown %v, INFORMATION_SCHEMA answers %v", got, want)
+	}
+	setEditor(p, "SELECT  FROM wiki")
+	eval[bool](p, `(document.querySelector('#query-editor').setSelectionRange(7, 7), true)`)
+	p.click(`#query-tables button[aria-label="Insert column page"]`)
+	if v := eval[string](p, `document.querySelector('#query-editor').value`); v != `SELECT "page" FROM wiki` {
+		t.Fatalf("editor after inserting page: %q", v)
+	}
+	p.screenshot("query-tables")
+}

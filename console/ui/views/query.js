@@ -425,6 +425,72 @@ export const view = {
       input.focus();
     }
 
+    // ---- tables ------------------------------------------------------------------
+    // The datasources the user may read (the API filters them), each opening
+    // onto its columns (INFORMATION_SCHEMA, asked on first open). A column's
+    // button types its quoted name at the caret: "page" is the same in SQL and
+    // in a native query's JSON.
+    const tablesBox = h('div', { id: 'query-tables' }, h('p', { class: 'muted' }, 'Loading…'));
+    const quote = (name) => `"${name.replace(/"/g, '""')}"`;
+    const starter = (ds) => `SELECT *\nFROM ${quote(ds)}\nORDER BY __time DESC\nLIMIT 100`;
+
+    function insertAtCaret(text) {
+      input.focus();
+      // execCommand keeps the browser's undo history; setRangeText is the
+      // fallback where it is gone.
+      if (!document.execCommand || !document.execCommand('insertText', false, text)) {
+        input.setRangeText(text, input.selectionStart, input.selectionEnd, 'end');
+        input.dispatchEvent(new Event('input'));
+      }
+    }
+
+    async function loadTables() {
+      let names = [];
+      try {
+        names = await get('/svc/v2/datasources', { signal: ctx.signal });
+      } catch (e) {
+        if (e.name !== 'AbortError') clear(tablesBox).append(errorBox(e));
+        return [];
+      }
+      clear(tablesBox);
+      if (!names.length) tablesBox.append(h('p', { class: 'muted' }, 'No datasources yet: load one from the Ingestion view.'));
+      const list = h('ul', { class: 'query-tables' });
+      for (const ds of names) {
+        const cols = h('ul', { class: 'query-columns' });
+        const details = h('details', { 'data-table': ds },
+          h('summary', { class: 'mono' }, ds),
+          h('button', { type: 'button', class: 'btn small', onclick: () => {
+            if (mode !== 'sql') setMode('sql');
+            input.value = starter(ds);
+            input.dispatchEvent(new Event('input'));
+            input.focus();
+          } }, `SELECT * FROM ${ds}`),
+          cols);
+        let loaded = false;
+        details.addEventListener('toggle', async () => {
+          if (!details.open || loaded) return;
+          loaded = true;
+          cols.append(h('li', { class: 'muted' }, 'Loading…'));
+          try {
+            const { rows } = await sql(
+              "SELECT COLUMN_NAME, DATA_TYPE FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = 'druid' AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION",
+              { parameters: [{ type: 'VARCHAR', value: ds }], signal: ctx.signal });
+            clear(cols);
+            for (const [name, type] of rows) {
+              cols.append(h('li', {}, h('button', { type: 'button', class: 'query-column', 'aria-label': `Insert column ${name}`,
+                onclick: () => insertAtCaret(quote(name)) }, h('span', { class: 'mono' }, name), h('span', { class: 'muted' }, type))));
+            }
+          } catch (e) {
+            loaded = false; // a later open tries again
+            if (e.name !== 'AbortError') clear(cols).append(h('li', {}, errorBox(e)));
+          }
+        });
+        list.append(h('li', {}, details));
+      }
+      tablesBox.append(list);
+      return names;
+    }
+
     // ---- layout ------------------------------------------------------------------
     // Ctrl+Enter (Cmd+Enter on a Mac) runs from anywhere in the view, as in
     // Druid's console; Tab is left alone so the keyboard can leave the editor.
@@ -447,13 +513,20 @@ export const view = {
           h('div', { class: 'toolbar' }, runBtn, explainBtn, cancelBtn, status),
           errorArea,
           results),
-        h('aside', { class: 'card query-aside', 'aria-labelledby': 'query-history-title' },
-          h('div', { class: 'toolbar' }, h('h2', { id: 'query-history-title' }, 'History'), clearBtn),
-          historyList)));
+        h('div', { class: 'query-side' },
+          h('aside', { class: 'card query-aside', 'aria-labelledby': 'query-tables-title' },
+            h('h2', { id: 'query-tables-title' }, 'Tables'), tablesBox),
+          h('aside', { class: 'card query-aside', 'aria-labelledby': 'query-history-title' },
+            h('div', { class: 'toolbar' }, h('h2', { id: 'query-history-title' }, 'History'), clearBtn),
+            historyList))));
 
     setMode(mode, { init: true });
     drawHistory();
-    if (!input.value.trim()) await suggest();
+    const tables = await loadTables();
+    if (!input.value.trim() && mode === 'sql') {
+      input.value = tables.length ? starter(tables[0]) : 'SELECT 1 + 1 AS two';
+      repaint();
+    }
     root.dataset.ready = 'true';
 
     // A query left running when the user leaves the view is cancelled, as
@@ -461,15 +534,5 @@ export const view = {
     ctx.signal.addEventListener('abort', () => { if (running) cancel(); }, { once: true });
     return () => { if (downloadURL) URL.revokeObjectURL(downloadURL); };
 
-    // suggest starts an empty SQL editor with a query on the first datasource
-    // the user may read, so a new user sees something run at once.
-    async function suggest() {
-      if (mode !== 'sql') return;
-      let names = [];
-      try { names = await get('/svc/v2/datasources', { signal: ctx.signal }); } catch { /* the editor stays empty */ }
-      const ds = Array.isArray(names) && names.length ? names[0] : null;
-      input.value = ds ? `SELECT *\nFROM "${ds.replace(/"/g, '""')}"\nORDER BY __time DESC\nLIMIT 100` : 'SELECT 1 + 1 AS two';
-      repaint();
-    }
   },
 };
