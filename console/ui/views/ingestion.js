@@ -156,7 +156,7 @@ export function followTask(id, ctx, { onEnd } = {}) {
   const logNote = h('p', { class: 'muted' });
   const reportPre = h('div');
   // A grid only for the gaps between the cards (style.css spaces no stacked cards).
-  const el = h('div', { style: 'display:grid;gap:.75rem' },
+  const el = h('div', { style: 'display:grid;gap:.75rem;grid-template-columns:minmax(0,1fr)' },
     statusEl, actions, progressEl,
     h('section', { class: 'card' }, h('h3', {}, 'Log'), logNote, logPre,
       h('button', { class: 'btn', type: 'button', onclick: () => loadLog(0) }, 'Load the whole log')),
@@ -199,7 +199,8 @@ export function followTask(id, ctx, { onEnd } = {}) {
       actions.append(h('button', { class: 'btn danger', type: 'button', id: 'c4-cancel', onclick: () => cancel(st) }, 'Cancel task'));
     }
     if (!active) actions.replaceChildren();
-    actions.hidden = !actions.firstChild; // an empty toolbar would leave a gap
+    // An empty toolbar would leave a gap (.toolbar's display beats the hidden attribute).
+    actions.style.display = actions.firstChild ? '' : 'none';
     // A running task's report is its live progress; 404 until the first one arrives.
     try {
       const report = await get(`/svc/indexer/v1/task/${enc(id)}/reports`, { signal: ctx.signal });
@@ -234,7 +235,7 @@ export function followTask(id, ctx, { onEnd } = {}) {
       refresh();
     } catch (e) {
       actions.append(errorBox(e));
-      actions.hidden = false;
+      actions.style.display = '';
     }
   }
 
@@ -376,7 +377,7 @@ function msqSummary(p) {
     err ? h('div', { class: 'bad', role: 'alert' },
       h('strong', {}, `Error ${err.error?.errorCode || ''}`), err.stageNumber != null ? ` in stage ${err.stageNumber}` : '',
       err.error?.errorMessage ? `: ${err.error.errorMessage}` : '') : null,
-    h('div', { class: 'scroll' }, h('table', { class: 'data' }, h('caption', {}, 'Stages'),
+    h('div', { style: 'overflow-x:auto' }, h('table', { class: 'data' }, h('caption', {}, 'Stages'),
       h('thead', {}, h('tr', {}, head.map((x) => h('th', { scope: 'col' }, x)))), h('tbody', {}, rows))),
     h('details', {}, h('summary', {}, 'Counters (summed over workers)'), h('ul', {}, countersList)));
 }

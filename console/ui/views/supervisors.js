@@ -101,7 +101,7 @@ export async function supervisorPage(el, ctx, id) {
   el.append(h('p', {}, h('a', { href: '#/ingestion/supervisors' }, '← All supervisors')),
     h('h2', {}, 'Supervisor ', h('span', { class: 'mono' }, id)),
     // A grid only for the gaps between the cards.
-    h('div', { style: 'display:grid;gap:.75rem' },
+    h('div', { style: 'display:grid;gap:.75rem;grid-template-columns:minmax(0,1fr)' },
       statusEl, actions, actionErr, chartEl, partsEl, tasksEl, errorsEl,
       h('details', { class: 'card' }, h('summary', {}, 'Spec JSON'), specEl),
       h('details', { class: 'card', open: '' }, h('summary', {}, 'History'), historyEl)));
@@ -194,15 +194,15 @@ export async function supervisorPage(el, ctx, id) {
         : h('p', { class: 'muted' }, series.length ? 'Sampling every 3 s; the chart appears with the second sample.' : 'No lag reported (no offsets known yet).'));
 
     const parts = Object.keys({ ...(p.latestOffsets || {}), ...(p.minimumLag || {}) }).sort((a, b) => a - b);
-    partsEl.replaceChildren(h('table', { class: 'data' }, h('caption', {}, 'Partitions'),
+    partsEl.replaceChildren(h('div', { style: 'overflow-x:auto' }, h('table', { class: 'data' }, h('caption', {}, 'Partitions'),
       h('thead', {}, h('tr', {}, ['Partition', 'Latest offset', 'Lag'].map((x) => h('th', { scope: 'col' }, x)))),
       h('tbody', {}, parts.length ? parts.map((part) => h('tr', {},
         h('td', {}, part), h('td', { class: 'num' }, fmt.num(p.latestOffsets?.[part] ?? 0)),
         h('td', { class: 'num' }, p.minimumLag?.[part] == null ? '—' : fmt.num(p.minimumLag[part])))) :
-        h('tr', {}, h('td', { colspan: '3', class: 'muted' }, 'No partitions known yet.')))));
+        h('tr', {}, h('td', { colspan: '3', class: 'muted' }, 'No partitions known yet.'))))));
 
     const taskRows = [...(p.activeTasks || []), ...(p.publishingTasks || []).map((t) => ({ ...t, type: t.type || 'PUBLISHING' }))];
-    tasksEl.replaceChildren(h('table', { class: 'data' }, h('caption', {}, 'Tasks'),
+    tasksEl.replaceChildren(h('div', { style: 'overflow-x:auto' }, h('table', { class: 'data' }, h('caption', {}, 'Tasks'),
       h('thead', {}, h('tr', {}, ['Task', 'Kind', 'Started', 'Remaining', 'Current offsets'].map((x) => h('th', { scope: 'col' }, x)))),
       h('tbody', {}, taskRows.length ? taskRows.map((t) => h('tr', {},
         h('td', {}, h('a', { href: `#/ingestion/tasks/${enc(t.id)}`, class: 'mono' }, t.id)),
@@ -210,7 +210,7 @@ export async function supervisorPage(el, ctx, id) {
         h('td', {}, t.startTime ? fmt.time(t.startTime) : 'not started'),
         h('td', { class: 'num' }, t.remainingSeconds != null ? fmt.duration(t.remainingSeconds * 1000) : '—'),
         h('td', { class: 'mono' }, Object.entries(t.currentOffsets || {}).map(([k, v]) => `${k}: ${v}`).join(', ') || '—'))) :
-        h('tr', {}, h('td', { colspan: '5', class: 'muted' }, 'No tasks reading or publishing.')))));
+        h('tr', {}, h('td', { colspan: '5', class: 'muted' }, 'No tasks reading or publishing.'))))));
 
     const errs = p.recentErrors || [];
     errorsEl.replaceChildren(errs.length ? h('section', { class: 'card' }, h('h3', {}, 'Recent errors'),
