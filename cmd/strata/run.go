@@ -32,23 +32,57 @@ func newLogger(p *props.Properties, name string) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: name, Level: level, JSONFormat: lc.JSON, Output: os.Stderr})
 }
 
-// loadProps layers defaults < --config file < explicit flags < --set.
-func loadProps(configFile string, flags map[string]string, sets setFlags) (*props.Properties, error) {
+// loadProps layers defaults < --config file < explicit flags < --set; it
+// returns the file's unknown svc.* properties too (unknownProperties).
+func loadProps(configFile string, flags map[string]string, sets setFlags) (*props.Properties, [][2]string, error) {
 	p := props.Defaults()
+	var unknown [][2]string
 	if configFile != "" {
 		f, err := props.Load(configFile)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p.Merge(f)
+		unknown = unknownProperties(f)
 	}
 	for k, v := range flags {
 		p.Set(k, v)
 	}
 	if err := applySets(p, sets); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return p, nil
+	return p, unknown, nil
+}
+
+// knownProperties are the names of every property Strata reads.
+func knownProperties() []string {
+	names := make([]string, len(config.Keys))
+	for i, key := range config.Keys {
+		names[i] = key.Name
+	}
+	return names
+}
+
+// unknownProperties are a configuration file's svc.* keys that Strata does
+// not have, each with the nearest one it has ("" if none is near): read by
+// nothing, a typo there leaves the default in force. They are warned about,
+// not refused, since a file may carry a newer version's keys (a rollback);
+// other namespaces (druid.*) are not Strata's to judge.
+func unknownProperties(f *props.Properties) [][2]string {
+	var out [][2]string
+	for _, k := range f.Keys() {
+		if _, known := config.Lookup(k); strings.HasPrefix(k, "svc.") && !known {
+			out = append(out, [2]string{k, nearest(k, knownProperties())})
+		}
+	}
+	return out
+}
+
+// warnUnknown logs unknownProperties' findings once the logger exists.
+func warnUnknown(logger hclog.Logger, file string, unknown [][2]string) {
+	for _, u := range unknown {
+		logger.Warn("unknown property in the configuration file, ignored", "file", file, "property", u[0], "nearest", u[1])
+	}
 }
 
 func applySets(p *props.Properties, sets setFlags) error {
@@ -60,11 +94,7 @@ func applySets(p *props.Properties, sets setFlags) error {
 		// Every property Strata reads is in config.Keys: any other would be
 		// stored and never read, the node running with the default.
 		if _, known := config.Lookup(k); !known {
-			names := make([]string, len(config.Keys))
-			for i, key := range config.Keys {
-				names[i] = key.Name
-			}
-			return usagef("--set %q: unknown property %q%s (README, \"Configuration\", lists them)", kv, k, didYouMean(k, names...))
+			return usagef("--set %q: unknown property %q%s (README, \"Configuration\", lists them)", kv, k, didYouMean(k, knownProperties()...))
 		}
 		p.Set(k, v)
 	}
@@ -97,7 +127,7 @@ func runServer(args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	p, err := loadProps(*config, explicit(fs, map[string]string{
+	p, unknown, err := loadProps(*config, explicit(fs, map[string]string{
 		"id": "svc.node.id", "roles": "svc.node.roles", "http": "svc.http.address", "raft": "svc.raft.address",
 		"data": "svc.data.dir", "peers": "svc.raft.peers", "coordinators": "svc.discovery.coordinators",
 	}), sets)
@@ -105,6 +135,7 @@ func runServer(args []string) error {
 		return err
 	}
 	logger := newLogger(p, "strata")
+	warnUnknown(logger, *config, unknown)
 	// Not quickstart's: it binds 127.0.0.1 and may run open.
 	if err := checkExposure(p); err != nil {
 		return startError(logger, err)
@@ -146,17 +177,20 @@ func runQuickstart(args []string) error {
 		}
 		useTLSDir(p, f)
 	}
+	var unknown [][2]string
 	if *configFile != "" {
 		f, err := props.Load(*configFile)
 		if err != nil {
 			return err
 		}
 		p.Merge(f)
+		unknown = unknownProperties(f)
 	}
 	if err := applySets(p, sets); err != nil {
 		return err
 	}
 	logger := newLogger(p, "strata")
+	warnUnknown(logger, *configFile, unknown)
 	proc, err := process.StartQuickstart(p, logger)
 	if err != nil {
 		return startError(logger, err)

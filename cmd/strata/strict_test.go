@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -94,5 +96,22 @@ func TestSetOfAnUnknownPropertyIsRefused(t *testing.T) {
 	}
 	if code, _, errOut := capture(t, "quickstart", "--data", t.TempDir(), "--set", "svc.frobnicate=1"); code != 2 || !strings.Contains(errOut, `unknown property "svc.frobnicate"`) {
 		t.Errorf("--set svc.frobnicate=1: exit %d\n%s", code, errOut)
+	}
+}
+
+// A --config file's svc.* property that Strata does not have is named at
+// start with the nearest one (a warning: a file may carry a newer version's
+// keys); other namespaces are left alone. The server below stops at its
+// unknown role, after the warning.
+func TestConfigFileUnknownPropertyIsWarned(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "runtime.properties")
+	os.WriteFile(f, []byte("svc.log.levle=debug\nsvc.log.level=info\ndruid.extensions.loadList=[]\n"), 0o644)
+	out, err := strataCmd("server", "--config", f, "--roles", "nosuchrole", "--http", "127.0.0.1:1").CombinedOutput()
+	if err == nil {
+		t.Fatalf("a server with an unknown role started:\n%s", out)
+	}
+	if !strings.Contains(string(out), `unknown property in the configuration file, ignored`) ||
+		!strings.Contains(string(out), `svc.log.levle`) || !strings.Contains(string(out), `svc.log.level`) || strings.Contains(string(out), "druid.extensions") {
+		t.Errorf("output:\n%s", out)
 	}
 }
