@@ -174,8 +174,9 @@ func TestConsoleTasksAndTaskPage(t *testing.T) {
 }
 
 // TestConsoleSupervisorSuspendResume creates a Kafka supervisor through the
-// API against the harness's kfake, then suspends, resumes and terminates it
-// from its page, each confirmed, checking the overlord's state after each.
+// API against the harness's kfake, then suspends, resumes, resets and
+// terminates it from its page, each confirmed, checking the overlord's state
+// after each.
 func TestConsoleSupervisorSuspendResume(t *testing.T) {
 	e := startConsole(t, consoleOpts{Kafka: true})
 	const id = "console_kafka"
@@ -246,6 +247,31 @@ func TestConsoleSupervisorSuspendResume(t *testing.T) {
 	eventually.True(t, "three spec versions in the history", func() bool {
 		return eval[int](p, `document.querySelectorAll('#c4-sup-versions > li').length`) >= 3
 	}, slow)
+
+	// Reset, confirmed by typing the id, stops the reading task (it ends
+	// FAILED) so that reading restarts from the reset offsets.
+	var reading string
+	eventually.True(t, "a reading task after Resume", func() bool {
+		var st struct {
+			Payload struct{ ActiveTasks []struct{ ID string } }
+		}
+		if err := e.getJSON("/svc/indexer/v1/supervisor/"+id+"/status", &st); err != nil || len(st.Payload.ActiveTasks) == 0 {
+			return false
+		}
+		reading = st.Payload.ActiveTasks[0].ID
+		return true
+	}, slow)
+	p.click("#c4-sup-reset")
+	p.waitVisible(`dialog[open] input`)
+	p.typeText(`dialog[open] input`, id)
+	c4Confirm(p)
+	eventually.True(t, "the reading task to end with the reset", func() bool {
+		var st struct{ Status struct{ Status string } }
+		return e.getJSON("/svc/indexer/v1/task/"+reading+"/status", &st) == nil && st.Status.Status == "FAILED"
+	}, slow)
+	if box := c4TextOf(p, "section#view .error-box"); box != "" {
+		t.Fatalf("the reset said %q", box)
+	}
 
 	// Terminate asks for the id to be typed before it enables.
 	p.click("#c4-sup-terminate")
