@@ -420,3 +420,28 @@ func TestQueryViewTables(t *testing.T) {
 	}
 	p.screenshot("query-tables")
 }
+
+// TestQueryViewForbidden: with security on, the analyst's query on a
+// datasource it may not read shows the API's 403 plainly, naming the
+// permission it lacks.
+func TestQueryViewForbidden(t *testing.T) {
+	e := startConsole(t, consoleOpts{Security: true})
+	p := e.browser(t, analystUser, analystPassword)
+	p.allowConsole("status of 403") // the browser logs the 403 the view shows
+	p.open("/query")
+	p.click("#query-mode-sql")
+	setEditor(p, "SELECT COUNT(*) FROM not_the_analysts")
+	startRun(p, "#query-run")
+	expectStatus(p, "Failed")
+	if msg := p.text("#query-error .error-box"); msg != "Forbidden: Unauthorized" {
+		t.Fatalf("error shown %q", msg)
+	}
+	if need := p.text("#query-error-need"); need != "This needs READ on DATASOURCE not_the_analysts, which your user does not have." {
+		t.Fatalf("what is missing: %q", need)
+	}
+	// The history is the analyst's own: kept under its name.
+	if own := eval[string](p, `localStorage.getItem('strata.console.query.history:analyst') || ''`); !strings.Contains(own, "not_the_analysts") {
+		t.Fatalf("the analyst's history: %q", own)
+	}
+	p.screenshot("query-forbidden")
+}

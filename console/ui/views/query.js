@@ -13,9 +13,15 @@ import { errorBox, jsonView, toast } from '../lib/ui.js';
 import { highlight, errorPosition, offsetOf, splitLeadingSets } from '../lib/sqlhighlight.js';
 import { flattenNative } from '../lib/query-native.js';
 
+// localStorage keys; with security on, suffixed with the user, so a shared
+// browser does not show one user's queries to the next.
 const KEY = {
   history: 'strata.console.query.history',
   draft: 'strata.console.query.draft', // {sql, native, mode, context}
+};
+const keysFor = (self) => {
+  const who = self && self.securityEnabled && self.identity ? `:${self.identity}` : '';
+  return { history: KEY.history + who, draft: KEY.draft + who };
 };
 const HISTORY_MAX = 50;
 
@@ -122,6 +128,7 @@ export const view = {
   nav: true,
   async render(root, ctx) {
     loadStyles();
+    const KEY = keysFor(ctx.self);
     const draft = { mode: 'sql', sql: '', native: '', context: '', ...load(KEY.draft, {}) };
     let mode = draft.mode === 'native' ? 'native' : 'sql';
     let running = null; // {ac, id, mode, cancelled}
@@ -251,6 +258,14 @@ export const view = {
     function showError(err, text, sent = text, toEditor = (o) => o) {
       clear(errorArea);
       errorArea.append(errorBox(err));
+      // Druid's 403 says only "Unauthorized"; its context names what the
+      // user lacks, which is what they need to ask for.
+      const need = err && err.status === 403 && err.body && err.body.context;
+      if (need && need.action && need.resource) {
+        const [type, ...name] = String(need.resource).split(':');
+        errorArea.append(h('p', { id: 'query-error-need' },
+          `This needs ${need.action} on ${type} ${name.join(':') || type}, which your user does not have.`));
+      }
       const inEditor = !(err instanceof InputError) || err.inEditor;
       const at = inEditor ? offsetOf(sent, errorPosition(err && err.message)) : -1;
       const off = at >= 0 ? Math.min(toEditor(at), text.length) : -1;
@@ -453,7 +468,8 @@ export const view = {
         return [];
       }
       clear(tablesBox);
-      if (!names.length) tablesBox.append(h('p', { class: 'muted' }, 'No datasources yet: load one from the Ingestion view.'));
+      if (!names.length) tablesBox.append(h('p', { class: 'muted' }, ctx.self && ctx.self.securityEnabled
+        ? 'No datasource you may read.' : 'No datasources yet: load one from the Ingestion view.'));
       const list = h('ul', { class: 'query-tables' });
       for (const ds of names) {
         const cols = h('ul', { class: 'query-columns' });
