@@ -53,6 +53,11 @@ function rulesList(rules) {
 // settle turns a promise into {value} or {error}, so one missing permission
 // (loadstatus and rules need STATE READ) does not blank the whole page.
 const settle = (p) => p.then((value) => ({ value }), (error) => ({ error }));
+// The cluster-wide state (loadstatus, every datasource's rules) needs STATE
+// READ: without it those calls are not made (the browser would log each 403)
+// and the page says what it cannot show.
+const stateReadable = (self) => can(self, 'STATE', 'STATE', 'READ');
+const skipped = Promise.resolve({ value: null, skipped: true });
 
 export const view = {
   id: 'datasources',
@@ -74,8 +79,8 @@ async function renderList(root, ctx) {
     settle(get(`${C}/metadata/datasources?includeUnused`, { signal })),
     settle(sql('SELECT datasource, COUNT(*) AS segments, SUM(num_rows) AS num_rows, ' +
       'SUM(CASE WHEN is_available = 1 THEN 1 ELSE 0 END) AS available FROM sys.segments WHERE is_active = 1 GROUP BY datasource', { signal })),
-    settle(get(`${C}/loadstatus`, { signal })),
-    settle(get(`${C}/rules`, { signal })),
+    stateReadable(self) ? settle(get(`${C}/loadstatus`, { signal })) : skipped,
+    stateReadable(self) ? settle(get(`${C}/rules`, { signal })) : skipped,
   ]);
   if (signal.aborted) return undefined;
   if (served.error) {
@@ -111,8 +116,8 @@ async function renderList(root, ctx) {
   }
 
   const notes = [];
-  if (stats.error) notes.push(h('p', { class: 'warn' }, 'Rows unknown: ', errorBox(stats.error)));
-  if (rules.error) notes.push(h('p', { class: 'muted' }, 'Retention rules are shown on each datasource\'s page (listing all of them needs STATE READ).'));
+  if (stats.error) notes.push(h('div', { class: 'warn' }, 'Rows unknown: ', errorBox(stats.error)));
+  if (rules.error || rules.skipped) notes.push(h('p', { class: 'muted' }, 'Retention rules are shown on each datasource\'s page (listing all of them needs STATE READ).'));
 
   const table = dataTable({
     caption: 'Datasources',
@@ -149,8 +154,8 @@ async function renderList(root, ctx) {
   clear(root).append(
     h('h1', {}, 'Datasources'),
     h('div', { class: 'toolbar' },
-      can(self, 'STATE', DEFAULT, 'READ') ? h('a', { href: `#/datasources/${DEFAULT}`, class: 'btn' }, 'Cluster default retention rules') : null),
-    notes, table.el);
+      stateReadable(self) ? h('a', { href: `#/datasources/${DEFAULT}`, class: 'btn' }, 'Cluster default retention rules') : null),
+    ...notes, table.el);
   root.dataset.ready = 'true';
   return undefined;
 }
@@ -160,7 +165,8 @@ async function renderList(root, ctx) {
 async function renderOne(root, ctx, name) {
   const { signal, self } = ctx;
   const isDefault = name === DEFAULT;
-  const writable = isDefault ? can(self, 'STATE', DEFAULT, 'WRITE') || can(self, 'DATASOURCE', DEFAULT, 'WRITE') : can(self, 'DATASOURCE', name, 'WRITE');
+  // The rules API checks DATASOURCE WRITE on the name, _default included.
+  const writable = can(self, 'DATASOURCE', name, 'WRITE');
   const summary = h('section', { class: 'card', 'aria-labelledby': 'ds-sum-h' });
   const rulesCard = h('section', { class: 'card', 'aria-labelledby': 'ds-rules-h' });
   const historyCard = h('section', { class: 'card', 'aria-labelledby': 'ds-hist-h' });
@@ -170,10 +176,10 @@ async function renderOne(root, ctx, name) {
     isDefault ? h('p', { class: 'muted' }, 'A datasource\'s segments take the first matching rule of its own list, then of this one.') : summary,
     h('div', { class: 'split' }, rulesCard, historyCard));
 
-  const refreshSummary = isDefault ? async () => {} : () => drawSummary(summary, name, signal);
+  const refreshSummary = isDefault ? async () => {} : () => drawSummary(summary, name, signal, stateReadable(self));
   await Promise.all([
     refreshSummary(),
-    drawRules(rulesCard, historyCard, name, isDefault, writable, signal),
+    drawRules(rulesCard, historyCard, name, isDefault, writable, signal, stateReadable(self)),
   ]);
   if (!isDefault) {
     root.append(markCard(name, writable, signal, refreshSummary), killCard(name, writable, signal, refreshSummary));
@@ -182,13 +188,13 @@ async function renderOne(root, ctx, name) {
   return undefined;
 }
 
-async function drawSummary(box, name, signal) {
+async function drawSummary(box, name, signal, state) {
   const [served, stats, load, unused] = await Promise.all([
     settle(get(`${C}/datasources/${enc(name)}`, { signal })),
     settle(sql('SELECT COUNT(*) AS segments, SUM(num_rows) AS num_rows, SUM(CASE WHEN is_available = 1 THEN 1 ELSE 0 END) AS available, ' +
       'SUM(CASE WHEN is_overshadowed = 1 THEN 1 ELSE 0 END) AS overshadowed FROM sys.segments WHERE datasource = ? AND is_published = 1',
     { signal, parameters: [{ type: 'VARCHAR', value: name }] })),
-    settle(get(`${C}/loadstatus`, { signal })),
+    state ? settle(get(`${C}/loadstatus`, { signal })) : skipped,
     settle(get(`${C}/metadata/datasources/${enc(name)}/unusedSegments`, { signal })),
   ]);
   if (signal.aborted) return;
@@ -300,7 +306,7 @@ function ruleEditor(rule, { onRemove, onMove }) {
   };
 }
 
-async function drawRules(card, historyCard, name, isDefault, writable, signal) {
+async function drawRules(card, historyCard, name, isDefault, writable, signal, state) {
   clear(card).append(h('h2', { id: 'ds-rules-h' }, 'Retention rules'), loading());
   clear(historyCard).append(h('h2', { id: 'ds-hist-h' }, 'Rules history'), loading());
   // The cluster defaults exist even when never set (a built-in loadForever):
@@ -309,7 +315,7 @@ async function drawRules(card, historyCard, name, isDefault, writable, signal) {
   const [own, full, all] = await Promise.all([
     settle(get(`${C}/rules/${enc(name)}`, { signal })),
     isDefault ? Promise.resolve({ value: [] }) : settle(get(`${C}/rules/${enc(name)}?full`, { signal })),
-    isDefault ? settle(get(`${C}/rules`, { signal })) : Promise.resolve({ value: null }),
+    isDefault && state ? settle(get(`${C}/rules`, { signal })) : skipped,
   ]);
   if (signal.aborted) return;
   if (isDefault && all.value && !own.error) own.value = all.value[DEFAULT] || [];
@@ -382,7 +388,7 @@ async function drawRules(card, historyCard, name, isDefault, writable, signal) {
     try {
       await post(`${C}/rules/${enc(name)}`, body(), { author, comment, signal });
       toast(`Rules of ${name} saved`, 'ok');
-      await drawRules(card, historyCard, name, isDefault, writable, signal);
+      await drawRules(card, historyCard, name, isDefault, writable, signal, state);
     } catch (err) {
       if (err.name !== 'AbortError') formError.append(errorBox(err));
     } finally {

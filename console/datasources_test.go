@@ -1,0 +1,294 @@
+package console_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"strata/internal/eventually"
+)
+
+// The datasources these tests load: their own, so that marking segments
+// unused or killing them never touches what other views' tests query.
+const (
+	c3ViewDS = "c3wiki" // read, and its rules edited
+	c3MarkDS = "c3mark" // segments marked unused, used and killed
+	// c3Day is the first of the three day segments examples/wiki.json makes.
+	c3Day = "2024-01-01/2024-01-02"
+)
+
+// c3Set sets an input's or select's value as a user would (input and change
+// events fire, so the view sees it).
+func c3Set(p *page, sel, value string) {
+	p.t.Helper()
+	q, _ := json.Marshal(sel)
+	v, _ := json.Marshal(value)
+	if !eval[bool](p, fmt.Sprintf(`(() => { const el = document.querySelector(%s); if (!el) return false;
+		el.value = %s; el.dispatchEvent(new Event('input', {bubbles: true})); el.dispatchEvent(new Event('change', {bubbles: true})); return true; })()`, q, v)) {
+		p.t.Fatalf("no element %s", sel)
+	}
+}
+
+// c3Text is sel's innerText now ("" when absent), for polling.
+func c3Text(p *page, sel string) string {
+	p.t.Helper()
+	q, _ := json.Marshal(sel)
+	return eval[string](p, fmt.Sprintf(`(document.querySelector(%s) || {}).innerText || ''`, q))
+}
+
+// c3OpenView opens hash and waits for that view's own section to be ready
+// (not the previous view's, which is ready until the hash change lands).
+func c3OpenView(p *page, hash, view string) {
+	p.t.Helper()
+	p.open(hash)
+	p.waitVisible(fmt.Sprintf(`section#view[data-view=%q][data-ready="true"]`, view))
+}
+
+// c3UsedByInterval reads the segments table: interval text -> Used column.
+func c3UsedByInterval(p *page) map[string]string {
+	p.t.Helper()
+	rows := eval[[]string](p, `[...document.querySelectorAll('#seg-table tbody tr')].filter((tr) => tr.querySelector('[data-col=used]'))
+		.map((tr) => tr.cells[1].innerText + '=' + tr.querySelector('[data-col=used]').innerText)`)
+	out := map[string]string{}
+	for _, r := range rows {
+		k, v, _ := strings.Cut(r, "=")
+		out[k] = v
+	}
+	return out
+}
+
+// TestConsoleDatasourcesAndSegmentsViews: both views load without a console
+// error and show the sample datasource's numbers as the API has them; the
+// segments view's timeline draws a bar per day segment, and choosing a bar
+// with the keyboard lists only that interval's segment.
+func TestConsoleDatasourcesAndSegmentsViews(t *testing.T) {
+	e := startConsole(t, consoleOpts{})
+	e.ingestWiki(t, c3ViewDS)
+	p := e.browser(t, "", "")
+
+	c3OpenView(p, "/datasources", "datasources")
+	row := p.text(fmt.Sprintf(`tr[data-key=%q]`, c3ViewDS))
+	// 3 day segments, 36 rows, 2024-01-01 to 2024-01-04.
+	for _, want := range []string{c3ViewDS, "\t3\t", "\t36\t", "2024-01-01 / 2024-01-04", "available", "Show segments"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("the datasources row says %q, without %q", row, want)
+		}
+	}
+	p.screenshot("datasources-list")
+
+	c3OpenView(p, "/segments?datasource="+c3ViewDS, "segments")
+	if got := eval[int](p, `document.querySelectorAll('#seg-table tbody tr[data-key]').length`); got != 3 {
+		t.Fatalf("the segments table has %d rows, want 3: %s", got, p.text("#seg-table"))
+	}
+	if got := c3UsedByInterval(p); got["2024-01-01 / 2024-01-02"] != "yes" || len(got) != 3 {
+		t.Fatalf("used column: %v", got)
+	}
+	if tbl := p.text("#seg-table"); strings.Count(tbl, c3ViewDS) != 3 || !strings.Contains(tbl, "\t12\t") {
+		t.Fatalf("the segments table lacks the datasource or the rows per segment: %s", tbl)
+	}
+	// Where each is loaded: the historical's address, from sys.server_segments.
+	if loaded := eval[string](p, `document.querySelector('#seg-table tbody tr[data-key] td:nth-child(9)').innerText`); !strings.Contains(loaded, "127.0.0.1:") {
+		t.Fatalf("Loaded on says %q", loaded)
+	}
+	if got := eval[int](p, `document.querySelectorAll('svg.timeline rect[role=button]').length`); got != 3 {
+		t.Fatalf("the timeline has %d bars, want 3", got)
+	}
+	if alt := eval[int](p, `document.querySelectorAll('figure.timeline-figure details tbody tr').length`); alt != 3 {
+		t.Fatalf("the timeline's text alternative has %d rows, want 3", alt)
+	}
+	p.screenshot("segments-timeline")
+
+	// Keyboard: Tab-reachable bars answer Enter by filtering to their interval.
+	p.do(chromedp.Focus(chromedp.CSS(`svg.timeline rect[role=button]`)), chromedp.KeyEvent("\r"))
+	eventually.True(t, "the table to list the chosen interval only", func() bool {
+		return eval[int](p, `document.querySelectorAll('#seg-table tbody tr[data-key]').length`) == 1
+	}, slow)
+	if hash := eval[string](p, `location.hash`); !strings.Contains(hash, "interval=2024-01-01") || !strings.Contains(hash, "datasource="+c3ViewDS) {
+		t.Fatalf("the filters are not in the address: %s", hash)
+	}
+	if got := c3UsedByInterval(p); len(got) != 1 || got["2024-01-01 / 2024-01-02"] != "yes" {
+		t.Fatalf("after choosing the first bar the table has %v", got)
+	}
+}
+
+// TestConsoleRetentionRulesEdit: a rule the API refuses shows the API's
+// message and changes nothing; a rule saved from the form is the JSON the
+// API then answers, and it appears in the rules history with its comment.
+func TestConsoleRetentionRulesEdit(t *testing.T) {
+	e := startConsole(t, consoleOpts{})
+	e.ingestWiki(t, c3ViewDS)
+	p := e.browser(t, "", "")
+	c3OpenView(p, "/datasources/"+c3ViewDS, "datasources")
+
+	p.allowConsole("status of 400") // the browser logs the 400 the bad period provokes
+	p.click("#rule-add")
+	c3Set(p, ".rule-type", "loadByPeriod")
+	c3Set(p, ".rule-period", "not-a-period")
+	p.typeText(`.rules-form .audit input[id$="-comment"]`, "refused")
+	p.click("#rules-save")
+	p.waitVisible(".rules-form .error-box")
+	if msg := c3Text(p, ".rules-form .error-box"); !strings.Contains(msg, "Error 400") || !strings.Contains(msg, "period") {
+		t.Fatalf("a bad period gave the message %q", msg)
+	}
+	var rules []map[string]any
+	if err := e.getJSON("/svc/coordinator/v1/rules/"+c3ViewDS, &rules); err != nil || len(rules) != 0 {
+		t.Fatalf("a refused save changed the rules: %v %v", rules, err)
+	}
+
+	c3Set(p, ".rule-period", "P10Y") // 2016-2036: the sample's segments stay loaded
+	c3Set(p, ".rule-replicants", "1")
+	comment := "c3 rules " + time.Now().UTC().Format(time.RFC3339Nano)
+	c3Set(p, `.rules-form .audit input[id$="-comment"]`, comment)
+	c3Set(p, `.rules-form .audit input[id$="-author"]`, "c3-test")
+	p.click("#rules-save")
+	eventually.True(t, "the rules history to show the comment", func() bool {
+		return strings.Contains(c3Text(p, "#ds-hist-h + *"), comment)
+	}, slow)
+	hist := c3Text(p, "#ds-hist-h + *")
+	if !strings.Contains(hist, "c3-test") || !strings.Contains(hist, "load (1× _default_tier) P10Y") {
+		t.Fatalf("the history row lacks the author or the rule: %s", hist)
+	}
+	if cur := c3Text(p, "#rules-current"); !strings.Contains(cur, "P10Y") {
+		t.Fatalf("the current rules say %q", cur)
+	}
+	p.screenshot("datasource-rules-saved")
+
+	// The API has exactly what the form showed it would post.
+	if err := e.getJSON("/svc/coordinator/v1/rules/"+c3ViewDS, &rules); err != nil {
+		t.Fatal(err)
+	}
+	// (The API adds useDefaultTierForNull, its default, to what it stores.)
+	want := `[{"includeFuture":true,"period":"P10Y","tieredReplicants":{"_default_tier":1},"type":"loadByPeriod","useDefaultTierForNull":true}]`
+	if got, _ := json.Marshal(rules); !jsonEqual(t, string(got), want) {
+		t.Fatalf("rules after the save: %s, want %s", got, want)
+	}
+	var entries []struct {
+		AuditInfo struct{ Author, Comment string }
+	}
+	if err := e.getJSON("/svc/coordinator/v1/rules/"+c3ViewDS+"/history?count=1", &entries); err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].AuditInfo.Comment != comment || entries[0].AuditInfo.Author != "c3-test" {
+		t.Fatalf("the audit entry is %+v", entries)
+	}
+}
+
+func jsonEqual(t *testing.T, a, b string) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal([]byte(a), &x); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(b), &y); err != nil {
+		t.Fatal(err)
+	}
+	xs, _ := json.Marshal(x)
+	ys, _ := json.Marshal(y)
+	return string(xs) == string(ys)
+}
+
+// TestConsoleMarkUnusedUsedAndKill: marking a day unused and then used
+// again changes the segments table's Used column each time; the kill
+// confirmation names the datasource, the interval and what it deletes, and
+// cancelling it deletes nothing (no kill task, the unused segment still
+// there); confirming it (typing the datasource's name) deletes the segment.
+func TestConsoleMarkUnusedUsedAndKill(t *testing.T) {
+	e := startConsole(t, consoleOpts{})
+	e.ingestWiki(t, c3MarkDS)
+	p := e.browser(t, "", "")
+	day := "2024-01-01 / 2024-01-02"
+	unusedPath := "/svc/coordinator/v1/metadata/datasources/" + c3MarkDS + "/unusedSegments"
+
+	c3OpenView(p, "/datasources/"+c3MarkDS, "datasources")
+	c3Set(p, "#mark-interval", c3Day)
+	p.click("#mark-unused")
+	p.waitVisible("dialog[open]")
+	p.click("dialog[open] button[type=submit]")
+	eventually.True(t, "the mark's result", func() bool {
+		return strings.Contains(c3Text(p, "#mark-result"), "1 segment changed")
+	}, slow)
+
+	c3OpenView(p, "/segments?state=all&datasource="+c3MarkDS, "segments")
+	if got := c3UsedByInterval(p); got[day] != "no" || len(got) != 3 {
+		t.Fatalf("after marking %s unused the Used column is %v", c3Day, got)
+	}
+	p.screenshot("segments-one-unused")
+
+	// Kill, cancelled.
+	c3OpenView(p, "/datasources/"+c3MarkDS, "datasources")
+	c3Set(p, "#kill-interval", c3Day)
+	p.click("#kill-start")
+	p.waitVisible("dialog[open]")
+	msg := p.text("dialog[open]")
+	for _, want := range []string{"Datasource: " + c3MarkDS, "Interval: " + c3Day, "1 unused segment (", c3MarkDS + "_2024-01-01T00:00:00.000Z_2024-01-02T00:00:00.000Z_", "Type " + c3MarkDS + " to confirm"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the kill confirmation says %q, without %q", msg, want)
+		}
+	}
+	if !eval[bool](p, `document.querySelector('dialog[open] button[type=submit]').disabled`) {
+		t.Error("the kill can be confirmed without typing the datasource's name")
+	}
+	p.screenshot("datasource-kill-confirm")
+	p.click("dialog[open] button[type=button]") // Cancel
+	eventually.True(t, "the cancel to be reported", func() bool {
+		return strings.Contains(c3Text(p, "#kill-result"), "Cancelled: nothing was deleted")
+	}, slow)
+	var unused []json.RawMessage
+	if err := e.getJSON(unusedPath, &unused); err != nil || len(unused) != 1 {
+		t.Fatalf("after a cancelled kill the unused segments are %d (%v)", len(unused), err)
+	}
+	var tasks []struct{ Type string }
+	if err := e.getJSON("/svc/indexer/v1/tasks?datasource="+c3MarkDS, &tasks); err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		if task.Type == "kill" {
+			t.Fatalf("a cancelled kill submitted a kill task: %+v", tasks)
+		}
+	}
+
+	// Used again.
+	c3Set(p, "#mark-interval", c3Day)
+	p.click("#mark-used")
+	eventually.True(t, "the mark's result", func() bool {
+		return strings.Contains(c3Text(p, "#mark-result"), "Marked used in "+c3Day+": 1 segment changed")
+	}, slow)
+	c3OpenView(p, "/segments?state=all&datasource="+c3MarkDS, "segments")
+	if got := c3UsedByInterval(p); got[day] != "yes" || len(got) != 3 {
+		t.Fatalf("after marking %s used again the Used column is %v", c3Day, got)
+	}
+
+	// Unused once more, then killed for real: the segment is gone.
+	c3OpenView(p, "/datasources/"+c3MarkDS, "datasources")
+	c3Set(p, "#mark-interval", c3Day)
+	p.click("#mark-unused")
+	p.waitVisible("dialog[open]")
+	p.click("dialog[open] button[type=submit]")
+	eventually.True(t, "the mark's result", func() bool {
+		return strings.Contains(c3Text(p, "#mark-result"), "1 segment changed")
+	}, slow)
+	c3Set(p, "#kill-interval", c3Day)
+	p.click("#kill-start")
+	p.waitVisible("dialog[open]")
+	p.typeText("dialog[open] input", c3MarkDS)
+	p.click("dialog[open] button[type=submit]")
+	eventually.True(t, "the kill to be submitted", func() bool {
+		return strings.Contains(c3Text(p, "#kill-result"), "submitted")
+	}, slow)
+	eventually.True(t, "the killed segment to be gone", func() bool {
+		return e.getJSON(unusedPath, &unused) == nil && len(unused) == 0
+	}, slow)
+	var segs []string
+	if err := e.getJSON("/svc/coordinator/v1/metadata/datasources/"+c3MarkDS+"/segments", &segs); err != nil || len(segs) != 2 {
+		t.Fatalf("after the kill the used segments are %v (%v), want the other 2 days", segs, err)
+	}
+	c3OpenView(p, "/segments?state=all&datasource="+url.QueryEscape(c3MarkDS), "segments")
+	if got := c3UsedByInterval(p); len(got) != 2 || got[day] != "" {
+		t.Fatalf("after the kill the segments table has %v", got)
+	}
+}
