@@ -267,17 +267,28 @@ func sqlQuery(o clusterOpts, q string, qctx map[string]any) (table, error) {
 	if code != http.StatusOK {
 		return table{}, sqlFailure(q, code, out)
 	}
+	// The answer is a header row and then rows, all lists (resultFormat
+	// array): anything else (a --url that is not Strata's) is named, not
+	// read as a table.
+	strange := fmt.Errorf("unexpected answer (not a SQL result of rows: is --url a Strata router or broker?): %.200s", out)
 	v, err := decodeOrdered(out)
 	rows, ok := v.([]any)
 	if err != nil || !ok || len(rows) == 0 {
-		return table{}, fmt.Errorf("unexpected answer: %.200s", out)
+		return table{}, strange
+	}
+	header, ok := rows[0].([]any)
+	if !ok {
+		return table{}, strange
 	}
 	var t table
-	for _, c := range rows[0].([]any) {
+	for _, c := range header {
 		t.cols = append(t.cols, cell(c))
 	}
 	for _, r := range rows[1:] {
-		row, _ := r.([]any)
+		row, ok := r.([]any)
+		if !ok || len(row) != len(header) {
+			return table{}, strange
+		}
 		t.rows = append(t.rows, row)
 	}
 	return t, nil

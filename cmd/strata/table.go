@@ -209,6 +209,15 @@ func isNumber(v any) bool {
 // "csv" (a header line, then RFC 4180 rows) or "json" (a list of objects,
 // columns in order).
 func (t table) write(w io.Writer, format string) error {
+	// Every row has one cell per column (the builders make them so); a
+	// row of another length would index past its end below.
+	for i, r := range t.rows {
+		if len(r) != len(t.cols) {
+			fixed := make([]any, len(t.cols))
+			copy(fixed, r)
+			t.rows[i] = fixed
+		}
+	}
 	switch format {
 	case "csv":
 		cw := csv.NewWriter(w)
