@@ -211,6 +211,9 @@ func TestConsoleSupervisorSuspendResume(t *testing.T) {
 	c4AllowTaskNotYet(p)
 	p.open("/ingestion/supervisors")
 	p.waitVisible(fmt.Sprintf(`tr[data-key=%q]`, id))
+	if row := p.text(fmt.Sprintf(`tr[data-key=%q]`, id)); !strings.Contains(row, "kafka") || !strings.Contains(row, kafkaTopic) {
+		t.Fatalf("the supervisor's row says %q", row)
+	}
 	p.screenshot("ingestion-supervisors")
 
 	p.open("/ingestion/supervisors/" + id)

@@ -25,6 +25,21 @@ function dataSourceOf(spec) {
   return spec?.spec?.dataSchema?.dataSource || spec?.dataSchema?.dataSource || spec?.dataSource || '';
 }
 
+// parseSpec reads ?system's specString once per row (a JSON string of the spec).
+const parsed = new WeakMap();
+function parseSpec(row) {
+  if (!parsed.has(row)) {
+    let spec = {};
+    try { spec = JSON.parse(row.specString || '{}'); } catch { /* shown without its spec's fields */ }
+    parsed.set(row, spec);
+  }
+  return parsed.get(row);
+}
+
+function ioConfigOf(spec) {
+  return spec?.spec?.ioConfig || spec?.ioConfig || {};
+}
+
 export async function supervisorList(el, ctx) {
   const err = h('div');
   const table = dataTable({
@@ -36,6 +51,8 @@ export async function supervisorList(el, ctx) {
     columns: [
       { key: 'id', label: 'Supervisor', render: (s) => h('a', { href: `#/ingestion/supervisors/${enc(s.id)}`, class: 'mono' }, s.id) },
       { key: 'type', label: 'Type' },
+      { key: 'dataSource', label: 'Datasource', value: (s) => dataSourceOf(parseSpec(s)) },
+      { key: 'topic', label: 'Topic', value: (s) => ioConfigOf(parseSpec(s)).topic || ioConfigOf(parseSpec(s)).stream || '' },
       { key: 'state', label: 'State', render: (s) => stateBadge(s.state, s.healthy), value: (s) => s.state },
       { key: 'detailedState', label: 'Detailed state' },
       { key: 'healthy', label: 'Healthy', render: (s) => (s.healthy ? 'yes' : h('span', { class: 'bad' }, 'no')) },
