@@ -445,3 +445,23 @@ func TestQueryViewForbidden(t *testing.T) {
 	}
 	p.screenshot("query-forbidden")
 }
+
+// TestQueryViewHandsInsertToIngestion: an INSERT run here gets the API's
+// answer (tasks run elsewhere) and a button that opens the Ingestion view's
+// SQL editor with the statement in it.
+func TestQueryViewHandsInsertToIngestion(t *testing.T) {
+	_, p := queryPage(t)
+	p.allowConsole("status of 400")
+	q := "INSERT INTO wiki_copy SELECT * FROM wiki PARTITIONED BY DAY"
+	setEditor(p, q)
+	startRun(p, "#query-run")
+	expectStatus(p, "Failed")
+	if msg := p.text("#query-error .error-box"); !strings.Contains(msg, "run as tasks") {
+		t.Fatalf("error shown %q", msg)
+	}
+	p.click("#query-to-ingestion")
+	v := run(p, chromedp.Poll[string](`location.hash === '#/ingestion/sql' && document.querySelector('#c4-sql') && document.querySelector('#c4-sql').value`))
+	if v != q {
+		t.Fatalf("after the hand-over: %q", v)
+	}
+}

@@ -24,6 +24,9 @@ const keysFor = (self) => {
   return { history: KEY.history + who, draft: KEY.draft + who };
 };
 const HISTORY_MAX = 50;
+// The Ingestion view's SQL editor draft (views/ingestion.js, a plain
+// string), where an INSERT typed here is handed over.
+const INGEST_DRAFT = 'strata.console.ingestSql';
 
 // InputError is a mistake in what the user typed (not JSON, not an object),
 // shown like the server's errors and not logged as a console bug.
@@ -265,6 +268,16 @@ export const view = {
         const [type, ...name] = String(need.resource).split(':');
         errorArea.append(h('p', { id: 'query-error-need' },
           `This needs ${need.action} on ${type} ${name.join(':') || type}, which your user does not have.`));
+      }
+      // INSERT and REPLACE are tasks (Druid's query view runs them with the
+      // MSQ engine): hand the statement to the Ingestion view's SQL editor,
+      // which submits it and follows its task.
+      if (mode === 'sql' && /run as tasks/.test(err && err.message)) {
+        errorArea.append(h('p', {},
+          h('button', { type: 'button', class: 'btn primary', id: 'query-to-ingestion', onclick: () => {
+            try { localStorage.setItem(INGEST_DRAFT, text); } catch { /* the editor opens on its own draft */ }
+            ctx.navigate('#/ingestion/sql');
+          } }, 'Open in the SQL ingestion editor')));
       }
       const inEditor = !(err instanceof InputError) || err.inEditor;
       const at = inEditor ? offsetOf(sent, errorPosition(err && err.message)) : -1;
