@@ -234,6 +234,15 @@ func TestQueryViewMarksSyntaxError(t *testing.T) {
 	if n := eval[int](p, `document.querySelectorAll('.qe-paint mark.sql-error').length`); n != 0 {
 		t.Fatalf("%d marks after an edit", n)
 	}
+
+	// EXPLAIN puts its words before the query (after any SET): the mark
+	// still lands on the editor's own text.
+	setEditor(p, "SET sqlTimeZone = 'UTC';\nSELECT page FRM wiki")
+	startRun(p, "#query-explain")
+	expectStatus(p, "Failed")
+	if mark := eval[string](p, `document.querySelector('.qe-paint mark.sql-error').textContent`); mark != "wiki" {
+		t.Fatalf("EXPLAIN's error marked on %q, want wiki (error: %s)", mark, p.text("#query-error"))
+	}
 }
 
 func TestQueryViewExplainThenNative(t *testing.T) {
