@@ -87,7 +87,9 @@ func runIngest(args []string) error {
 	out, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
-		return fmt.Errorf("submit rejected (HTTP %d): %s", resp.StatusCode, out)
+		// The cluster's message, with the position it names underlined, as
+		// strata query shows a refused statement.
+		return fmt.Errorf("submit rejected: %w", sqlFailure(string(src), resp.StatusCode, out))
 	}
 	var sub struct {
 		TaskID string `json:"taskId"`

@@ -136,6 +136,15 @@ func TestPeopleCommandsAgainstAServer(t *testing.T) {
 		t.Errorf("task status with a wrong password: exit %d\n%s", code, errOut)
 	}
 
+	// ingest shows a refused statement as query does: the message, and the
+	// statement's line with the position underlined.
+	bad := filepath.Join(dir, "bad.sql")
+	os.WriteFile(bad, []byte("INSERT INTO t2\nSELECT __time, page FROM nosuch\nPARTITIONED BY DAY"), 0o644)
+	if code, _, errOut := capture(t, "ingest", "--url", u, "--sql", bad); code != 1 ||
+		!strings.Contains(errOut, "HTTP 400: Object 'nosuch' not found (line [2], column [26])\n  SELECT __time, page FROM nosuch\n"+strings.Repeat(" ", 27)+"^~~~~~") {
+		t.Errorf("ingest of a statement naming a missing table: exit %d\n%s", code, errOut)
+	}
+
 	// A datasource whose segments are all unused exists: an empty table and a note why.
 	req, _ := http.NewRequest(http.MethodDelete, u+"/svc/coordinator/v1/datasources/wiki", nil)
 	req.SetBasicAuth("admin", "adminpw")
