@@ -15,15 +15,17 @@ import { flattenNative } from '../lib/query-native.js';
 
 // localStorage keys; with security on, suffixed with the user, so a shared
 // browser does not show one user's queries to the next.
-const KEY = {
+const STORE = {
   history: 'strata.console.query.history',
   draft: 'strata.console.query.draft', // {sql, native, mode, context}
 };
 const keysFor = (self) => {
   const who = self && self.securityEnabled && self.identity ? `:${self.identity}` : '';
-  return { history: KEY.history + who, draft: KEY.draft + who };
+  return { history: STORE.history + who, draft: STORE.draft + who };
 };
 const HISTORY_MAX = 50;
+const CHART_SERIES_MAX = 5; // a chart's legend fits about five names
+const CHARTS_MAX = 4; // charts, one per numeric column
 // The Ingestion view's SQL editor draft (views/ingestion.js, a plain
 // string), where an INSERT typed here is handed over.
 const INGEST_DRAFT = 'strata.console.ingestSql';
@@ -35,8 +37,6 @@ const INGEST_DRAFT = 'strata.console.ingestSql';
 class InputError extends Error {
   constructor(message, inEditor = false) { super(message); this.inEditor = inEditor; }
 }
-const CHART_SERIES_MAX = 5; // a chart's legend fits about five names
-const CHARTS_MAX = 4;
 
 // The editor's own styles (overlay geometry and token colours) live beside
 // this view, loaded once; a stylesheet, not inline styles, so the console's
@@ -190,15 +190,22 @@ export const view = {
       toast('Query history cleared');
     } }, 'Clear');
 
+    // history reads the stored list, dropping anything that is not an entry
+    // (storage edited by hand, or by an older console).
+    function history() {
+      const list = load(KEY.history, []);
+      return Array.isArray(list) ? list.filter((e) => e && typeof e.text === 'string') : [];
+    }
+
     function remember(entry) {
-      const list = load(KEY.history, []).filter((e) => !(e.mode === entry.mode && e.text === entry.text));
+      const list = history().filter((e) => !(e.mode === entry.mode && e.text === entry.text));
       list.unshift(entry);
       save(KEY.history, list.slice(0, HISTORY_MAX));
       drawHistory();
     }
 
     function drawHistory() {
-      const list = load(KEY.history, []);
+      const list = history();
       clear(historyList);
       clearBtn.disabled = !list.length;
       if (!list.length) historyList.append(h('li', { class: 'muted' }, 'Queries you run appear here.'));
@@ -240,7 +247,7 @@ export const view = {
       explainBtn.disabled = !!r;
       cancelBtn.disabled = !r;
       modeSQL.disabled = modeNative.disabled = !!r;
-      root.setAttribute('aria-busy', String(!!r));
+      results.setAttribute('aria-busy', String(!!r));
     }
 
     // userContext parses the context box; a mistake there is the user's to fix,
@@ -345,10 +352,10 @@ export const view = {
         if (isPlan) drawPlan(rows[0]);
         else drawResults(columns, types, rows);
       } catch (e) {
+        if (e && e.name === 'AbortError' && !r.cancelled) return; // the view was left; nothing to show
+        clear(results); // the previous query's rows would read as this one's
         if (r.cancelled) {
           status.textContent = `Cancelled after ${fmt.ms(performance.now() - t0)}`;
-        } else if (e && e.name === 'AbortError') {
-          return; // the view was left; nothing to show
         } else {
           status.textContent = 'Failed';
           remember({ mode, text, at: Date.now(), error: true, explain });
