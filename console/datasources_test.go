@@ -218,6 +218,20 @@ func TestConsoleMarkUnusedUsedAndKill(t *testing.T) {
 		t.Fatalf("after marking %s unused the Used column is %v", c3Day, got)
 	}
 	p.screenshot("segments-one-unused")
+	// Two rows a page: the used ones come from SQL (LIMIT/OFFSET), the
+	// unused one from the metadata API, on the second page.
+	c3OpenView(p, "/segments?state=all&size=2&datasource="+c3MarkDS, "segments")
+	if got, count := c3UsedByInterval(p), p.text("#seg-count"); len(got) != 2 || got[day] != "" || count != "Segments 1–2 of 3" {
+		t.Fatalf("the first page of 2 has %v, %q", got, count)
+	}
+	p.click("#seg-next")
+	eventually.True(t, "the second page", func() bool { return c3Text(p, "#seg-count") == "Segments 3–3 of 3" }, slow)
+	if got := c3UsedByInterval(p); len(got) != 1 || got[day] != "no" {
+		t.Fatalf("the second page of 2 has %v", got)
+	}
+	if hash := eval[string](p, `location.hash`); !strings.Contains(hash, "page=1") || !strings.Contains(hash, "size=2") {
+		t.Fatalf("the page is not in the address: %s", hash)
+	}
 
 	// Kill, cancelled.
 	c3OpenView(p, "/datasources/"+c3MarkDS, "datasources")

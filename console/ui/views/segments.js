@@ -14,7 +14,8 @@ import { errorBox, confirmDialog, toast, loading } from '../lib/ui.js';
 import { can } from '../lib/perm.js';
 import { segmentTimeline } from '../lib/timeline.js';
 
-const PAGE = 50;
+const PAGE = 50; // rows per page unless the address says size=
+const MAX_PAGE = 1000;
 const TIMELINE_LIMIT = 10000;
 const str = (value) => ({ type: 'VARCHAR', value });
 const enc = encodeURIComponent;
@@ -49,6 +50,7 @@ function filtersFrom(q) {
     state: ['used', 'unused', 'all'].includes(q.get('state')) ? q.get('state') : 'used',
     order: ORDERS[q.get('order')] ? q.get('order') : 'newest',
     page: Math.max(0, parseInt(q.get('page') || '0', 10) || 0),
+    size: Math.min(MAX_PAGE, Math.max(1, parseInt(q.get('size') || String(PAGE), 10) || PAGE)),
   };
 }
 
@@ -148,6 +150,10 @@ export const view = {
       [['used', 'Used (and realtime)'], ['unused', 'Unused'], ['all', 'Used and unused']].map(([v, l]) => h('option', { value: v, selected: f.state === v }, l)));
     const orderSelect = h('select', { id: 'seg-order', name: 'order' },
       Object.entries(ORDERS).map(([v, o]) => h('option', { value: v, selected: f.order === v }, o.label)));
+    const sizes = [...new Set([25, 50, 100, 250, f.size])].sort((a, b) => a - b);
+    const sizeSelect = h('select', { id: 'seg-size', name: 'size' }, sizes.map((n) => h('option', { value: String(n) }, String(n))));
+    sizeSelect.value = String(f.size);
+    sizeSelect.addEventListener('change', () => apply(0));
     stateSelect.value = f.state;
     orderSelect.value = f.order;
     const form = h('form', { class: 'toolbar', role: 'search', 'aria-label': 'Filter segments' },
@@ -157,6 +163,7 @@ export const view = {
       h('label', { for: 'seg-id' }, 'Segment ID'), idInput,
       h('label', { for: 'seg-state' }, 'State'), stateSelect,
       h('label', { for: 'seg-order' }, 'Order'), orderSelect,
+      h('label', { for: 'seg-size' }, 'Rows per page'), sizeSelect,
       h('button', { type: 'submit', class: 'btn primary' }, 'Apply'),
       h('button', { type: 'button', class: 'btn', onclick: () => { ivInput.value = ''; verInput.value = ''; idInput.value = ''; apply(0); } }, 'Clear filters'));
     form.addEventListener('submit', (e) => { e.preventDefault(); apply(0); });
@@ -167,8 +174,8 @@ export const view = {
     const tableBox = h('div', { id: 'seg-table' });
     const note = h('p', { class: 'muted', 'aria-live': 'polite' });
     const status = h('span', { class: 'muted', 'aria-live': 'polite', id: 'seg-count' });
-    const prev = h('button', { type: 'button', class: 'btn', onclick: () => apply(f.page - 1) }, 'Previous page');
-    const next = h('button', { type: 'button', class: 'btn', onclick: () => apply(f.page + 1) }, 'Next page');
+    const prev = h('button', { type: 'button', class: 'btn', id: 'seg-prev', onclick: () => apply(f.page - 1) }, 'Previous page');
+    const next = h('button', { type: 'button', class: 'btn', id: 'seg-next', onclick: () => apply(f.page + 1) }, 'Next page');
     const pager = h('div', { class: 'toolbar pager', hidden: true }, prev, status, next);
     pager.style.display = 'none';
 
@@ -182,7 +189,7 @@ export const view = {
     const writable = (ds) => can(self, 'DATASOURCE', ds, 'WRITE');
     const table = dataTable({
       caption: 'Segments matching the filters',
-      pageSize: PAGE,
+      pageSize: MAX_PAGE, // the view pages itself, on the server
       empty: 'No segments match the filters.',
       rowKey: (r) => r.id,
       columns: [
@@ -235,13 +242,14 @@ export const view = {
     function apply(page) {
       f = {
         datasource: dsSelect.value, interval: ivInput.value.trim(), version: verInput.value.trim(), id: idInput.value.trim(),
-        state: stateSelect.value, order: orderSelect.value, page: Math.max(0, page),
+        state: stateSelect.value, order: orderSelect.value, page: Math.max(0, page), size: Number(sizeSelect.value),
       };
       const q = new URLSearchParams();
       for (const k of ['datasource', 'interval', 'version', 'id']) if (f[k]) q.set(k, f[k]);
       if (f.state !== 'used') q.set('state', f.state);
       if (f.order !== 'newest') q.set('order', f.order);
       if (f.page) q.set('page', String(f.page));
+      if (f.size !== PAGE) q.set('size', String(f.size));
       const qs = q.toString();
       history.replaceState(null, '', `#/segments${qs ? `?${qs}` : ''}`);
       return load();
@@ -300,13 +308,13 @@ export const view = {
           wantUnused ? unusedSegments(f, iv, names, signal) : [],
         ]);
         const total = usedTotal + unused.length;
-        const pages = Math.max(1, Math.ceil(total / PAGE));
+        const pages = Math.max(1, Math.ceil(total / f.size));
         if (f.page >= pages) f.page = pages - 1;
         // Used rows first (paged by SQL), then the unused ones.
-        const offset = f.page * PAGE;
-        const rows = await usedPage(f, iv, offset, Math.min(PAGE, usedTotal - offset), signal);
+        const offset = f.page * f.size;
+        const rows = await usedPage(f, iv, offset, Math.min(f.size, usedTotal - offset), signal);
         const from = Math.max(0, offset - usedTotal);
-        rows.push(...unused.slice(from, from + PAGE - rows.length));
+        rows.push(...unused.slice(from, from + f.size - rows.length));
         const permitted = await serversOf(rows, signal, can(self, 'STATE', 'STATE', 'READ'));
         if (mine !== seq) return;
         if (!permitted) note.textContent = '"Loaded on" needs the STATE READ permission, which this user lacks.';
