@@ -410,3 +410,43 @@ FROM TABLE(EXTERN('{"type":"inline","data":"{\"ts\":\"2026-01-01T00:00:00Z\",\"p
 		t.Fatalf("the config view for the analyst says %q", view)
 	}
 }
+
+// TestConsoleLiveProgressAndCancel follows a running SQL ingestion from the
+// editor: its datasource's rule wants a tier no historical has, so the task
+// keeps waiting for its segments to load, and the page shows the live report
+// (stages done, the load waiting) until the user cancels it from there.
+func TestConsoleLiveProgressAndCancel(t *testing.T) {
+	e := startConsole(t, consoleOpts{})
+	const ds = "c4_live"
+	rules := `[{"type":"loadForever","tieredReplicants":{"c4_no_such_tier":1}}]`
+	if code, body, err := e.call("POST", "/svc/coordinator/v1/rules/"+ds, "application/json", rules); err != nil || code != 200 {
+		t.Fatalf("rules: %d %s %v", code, body, err)
+	}
+	p := e.browser(t, "", "")
+	c4AllowTaskNotYet(p)
+	p.open("/ingestion/sql")
+	c4SetField(p, "#c4-sql", `INSERT INTO `+ds+` SELECT TIME_PARSE("ts") AS __time, page
+FROM TABLE(EXTERN('{"type":"inline","data":"{\"ts\":\"2026-01-01T00:00:00Z\",\"page\":\"x\"}"}', '{"type":"json"}',
+ '[{"name":"ts","type":"string"},{"name":"page","type":"string"}]')) PARTITIONED BY DAY`)
+	p.click("#c4-sql-submit")
+	eventually.True(t, "the live report: stages done, segments waiting to load", func() bool {
+		msq := c4TextOf(p, "#c4-sql-out .c4-msq")
+		return strings.Contains(msq, "RUNNING") && strings.Contains(msq, "WAITING") && strings.Contains(msq, "segmentGenerator")
+	}, slow)
+	// Both stages have produced their results: neither shows less than done.
+	if pct := c4TextOf(p, "#c4-sql-out .c4-msq tbody"); strings.Count(pct, "100%") != 2 {
+		t.Fatalf("the stages of a query waiting only for its segments to load show %q", pct)
+	}
+	p.screenshot("ingestion-sql-live")
+	taskID := c4TextOf(p, "#c4-sql-out > p a.mono")
+	p.click("#c4-sql-out #c4-cancel")
+	c4Confirm(p)
+	eventually.True(t, "the page to say the task ended", func() bool {
+		return strings.Contains(c4TextOf(p, "#c4-sql-done"), "FAILED")
+	}, slow)
+	var st struct{ Status struct{ Status string } }
+	if err := e.getJSON("/svc/indexer/v1/task/"+taskID+"/status", &st); err != nil || st.Status.Status != "FAILED" {
+		t.Fatalf("task %s after Cancel: %+v %v", taskID, st, err)
+	}
+	p.screenshot("ingestion-sql-cancelled")
+}

@@ -313,7 +313,7 @@ function sumOf(counters, prefix, field) {
 // by rows pushed when generating segments. MSQ reports no totals beyond these.
 function stageProgress(stage, counters, all) {
   const phase = stage.phase;
-  if (phase === 'FINISHED' || phase === 'RESULTS_COMPLETE') return 1;
+  if (phase === 'FINISHED' || phase === 'RESULTS_COMPLETE' || phase === 'RESULTS_READY') return 1;
   if (!phase || phase === 'NEW') return 0;
   const c = counters[stage.stageNumber] || {};
   const seg = c.segmentGenerationProgress;
