@@ -553,7 +553,10 @@ func (p *page) waitReady() {
 	p.waitVisible(`section#view[data-ready="true"]`)
 }
 
-func (p *page) click(sel string) { p.t.Helper(); p.do(chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)) }
+func (p *page) click(sel string) {
+	p.t.Helper()
+	p.do(chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
+}
 
 func (p *page) typeText(sel, text string) {
 	p.t.Helper()
