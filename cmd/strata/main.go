@@ -223,6 +223,15 @@ func parseFlagsArgs(fs *flag.FlagSet, args []string) error {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return err
 	}
+	// The flag package has printed the error and the usage; a typo of one
+	// of the command's flags gets the nearest one after them.
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if near := nearest(name, names); near != "" {
+			fmt.Fprintf(fs.Output(), "strata %s: unknown flag -%s: did you mean --%s?\n", fs.Name(), name, near)
+		}
+	}
 	return usageError{msg: err.Error(), printed: true}
 }
 

@@ -115,3 +115,25 @@ func TestConfigFileUnknownPropertyIsWarned(t *testing.T) {
 		t.Errorf("output:\n%s", out)
 	}
 }
+
+// A mistyped flag gets the nearest flag of its command, as a mistyped
+// command or verb does.
+func TestUnknownFlagSuggestsNearest(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"query", "--formt", "csv", "SELECT 1"}, `did you mean --format?`},
+		{[]string{"segments", "wiki", "-ulr", "http://x"}, `did you mean --url?`},
+		{[]string{"segment", "build", "--segment-granularty", "DAY"}, `did you mean --segment-granularity?`},
+		{[]string{"task", "status", "x", "--pasword", "p"}, `did you mean --password?`},
+	} {
+		code, _, errOut := capture(t, c.args...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("strata %s: exit %d\n%s", strings.Join(c.args, " "), code, errOut)
+		}
+	}
+	if _, _, errOut := capture(t, "query", "--zzzzzzzz", "SELECT 1"); strings.Contains(errOut, "did you mean") {
+		t.Errorf("a flag near none got a suggestion:\n%s", errOut)
+	}
+}
