@@ -290,6 +290,16 @@ func TestConsoleSupervisorSuspendResume(t *testing.T) {
 	if _, ok := suspended(); ok {
 		t.Fatal("the supervisor is still listed after Terminate")
 	}
+
+	// A terminated supervisor's page says so once (the API's 404).
+	p.allowConsole("/supervisor/" + id)
+	c4Rerendered(p, func() { p.open("/ingestion/supervisors/" + id) })
+	if n := eval[int](p, `document.querySelectorAll('section#view .error-box').length`); n != 1 {
+		t.Fatalf("%d error boxes on a terminated supervisor's page", n)
+	}
+	if msg := p.text("section#view .error-box"); !strings.Contains(msg, "404") {
+		t.Fatalf("a terminated supervisor's page says %q", msg)
+	}
 }
 
 // produce writes n JSON records to the harness's topic, so the supervisor

@@ -179,7 +179,8 @@ export async function supervisorPage(el, ctx, id) {
       rep = await get(`${base}/status`, { signal: ctx.signal });
     } catch (e) {
       if (!ctx.signal.aborted) statusEl.replaceChildren(errorBox(e));
-      return e.status !== 404 && e.status !== 403;
+      unreadable = e.status === 404 || e.status === 403;
+      return !unreadable; // keep trying on transient errors only
     }
     const p = rep.payload || {};
     dataSource = p.dataSource || dataSource;
@@ -253,8 +254,13 @@ export async function supervisorPage(el, ctx, id) {
     }
   }
 
-  await loadMeta();
+  let unreadable = false; // no such supervisor, or not the user's: said once, nothing more asked
   await repeat(refresh, SAMPLE_MS, ctx.signal);
+  if (unreadable) {
+    for (const part of statusEl.parentElement.children) if (part !== statusEl) part.hidden = true;
+    return;
+  }
+  await loadMeta();
 }
 
 // historyBlock shows the spec versions (newest first) and the state changes.
