@@ -67,7 +67,8 @@ export function segmentTimeline({ segments, width = 900, height = 240, onSelect,
     const yy = y(maxTotal * f);
     axis.append(h('svg:text', { x: m.left - 6, y: yy + 4, 'text-anchor': 'end' }, fmt.bytes(Math.round(maxTotal * f))));
   }
-  const ticks = Math.min(6, Math.max(2, groups.length + 1));
+  // About one date label per 90 px, so they never overlap on a narrow chart.
+  const ticks = Math.max(2, Math.min(6, groups.length + 1, Math.floor(pw / 90) + 1));
   for (let i = 0; i < ticks; i++) {
     const t = t0 + (span * i) / (ticks - 1);
     const xx = x(t);

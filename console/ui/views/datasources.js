@@ -228,6 +228,21 @@ async function drawSummary(box, name, signal, state) {
 let fieldSeq = 0;
 const fid = (what) => `rule-${what}-${++fieldSeq}`;
 
+// field keeps a label on the line of its control when a toolbar wraps.
+function field(...children) {
+  const el = h('span', { class: 'field' }, children);
+  Object.assign(el.style, { display: 'inline-flex', alignItems: 'center', gap: '0.4em', whiteSpace: 'nowrap' });
+  el.dataset.shownAs = 'inline-flex';
+  return el;
+}
+
+// show hides or shows el: style.display as well as hidden, since a display
+// set on the element (or by a class) would override [hidden].
+function show(el, on) {
+  el.hidden = !on;
+  el.style.display = on ? el.dataset.shownAs || '' : 'none';
+}
+
 // ruleEditor is one rule's fieldset; value() returns its JSON as the API takes it.
 function ruleEditor(rule, { onRemove, onMove }) {
   const typeId = fid('type');
@@ -240,9 +255,9 @@ function ruleEditor(rule, { onRemove, onMove }) {
   const future = h('input', { id: futureId, type: 'checkbox', class: 'rule-future', checked: rule.includeFuture !== false });
   const ivId = fid('interval');
   const iv = h('input', { id: ivId, class: 'rule-interval', value: rule.interval || '', size: 40, placeholder: '2024-01-01/2025-01-01' });
-  const periodBox = h('span', {}, h('label', { for: periodId }, 'Period'), period);
-  const futureBox = h('span', {}, future, h('label', { for: futureId }, 'Include the future'));
-  const ivBox = h('span', {}, h('label', { for: ivId }, 'Interval'), iv);
+  const periodBox = field(h('label', { for: periodId }, 'Period'), period);
+  const futureBox = field(future, h('label', { for: futureId }, 'Include the future'));
+  const ivBox = field(h('label', { for: ivId }, 'Interval'), iv);
 
   // Tiered replicants: one line per tier.
   const tiersBox = h('div', { class: 'rule-tiers' });
@@ -253,7 +268,7 @@ function ruleEditor(rule, { onRemove, onMove }) {
     const tIn = h('input', { id: tId, class: 'rule-tier', value: tier, size: 16 });
     const nIn = h('input', { id: nId, class: 'rule-replicants', type: 'number', min: 0, max: 1000, value: String(n), size: 4 });
     const line = h('div', { class: 'toolbar' },
-      h('label', { for: tId }, 'Tier'), tIn, h('label', { for: nId }, 'Replicas'), nIn,
+      field(h('label', { for: tId }, 'Tier'), tIn), field(h('label', { for: nId }, 'Replicas'), nIn),
       h('button', { type: 'button', class: 'btn', 'aria-label': `Remove tier ${tier}`, onclick: () => { tierLines.splice(tierLines.indexOf(entry), 1); line.remove(); changed(); } }, 'Remove tier'));
     const entry = { tIn, nIn };
     tierLines.push(entry);
@@ -266,7 +281,7 @@ function ruleEditor(rule, { onRemove, onMove }) {
 
   const legend = h('legend');
   const el = h('fieldset', { class: 'rule card' }, legend,
-    h('div', { class: 'toolbar' }, h('label', { for: typeId }, 'Type'), typeSel, periodBox, futureBox, ivBox),
+    h('div', { class: 'toolbar' }, field(h('label', { for: typeId }, 'Type'), typeSel), periodBox, futureBox, ivBox),
     loadBox,
     h('div', { class: 'toolbar' },
       h('button', { type: 'button', class: 'btn', onclick: () => onMove(-1) }, 'Move up'),
@@ -276,10 +291,10 @@ function ruleEditor(rule, { onRemove, onMove }) {
   let onChange = () => {};
   function changed() {
     const { kind, scope } = TYPE[typeSel.value];
-    periodBox.hidden = scope !== 'period' && scope !== 'before';
-    futureBox.hidden = scope !== 'period';
-    ivBox.hidden = scope !== 'interval';
-    loadBox.hidden = kind !== 'Load';
+    show(periodBox, scope === 'period' || scope === 'before');
+    show(futureBox, scope === 'period');
+    show(ivBox, scope === 'interval');
+    show(loadBox, kind === 'Load');
     onChange();
   }
   el.addEventListener('input', changed);

@@ -156,14 +156,15 @@ export const view = {
     sizeSelect.addEventListener('change', () => apply(0));
     stateSelect.value = f.state;
     orderSelect.value = f.order;
+    // Each label stays on the line of its control when the toolbar wraps.
+    const field = (label, control) => {
+      const el = h('span', { class: 'field' }, h('label', { for: control.id }, label), ' ', control);
+      Object.assign(el.style, { display: 'inline-flex', alignItems: 'center', gap: '0.4em', whiteSpace: 'nowrap' });
+      return el;
+    };
     const form = h('form', { class: 'toolbar', role: 'search', 'aria-label': 'Filter segments' },
-      h('label', { for: 'seg-ds' }, 'Datasource'), dsSelect,
-      h('label', { for: 'seg-interval' }, 'Interval'), ivInput,
-      h('label', { for: 'seg-version' }, 'Version'), verInput,
-      h('label', { for: 'seg-id' }, 'Segment ID'), idInput,
-      h('label', { for: 'seg-state' }, 'State'), stateSelect,
-      h('label', { for: 'seg-order' }, 'Order'), orderSelect,
-      h('label', { for: 'seg-size' }, 'Rows per page'), sizeSelect,
+      field('Datasource', dsSelect), field('Interval', ivInput), field('Version', verInput), field('Segment ID', idInput),
+      field('State', stateSelect), field('Order', orderSelect), field('Rows per page', sizeSelect),
       h('button', { type: 'submit', class: 'btn primary' }, 'Apply'),
       h('button', { type: 'button', class: 'btn', onclick: () => { ivInput.value = ''; verInput.value = ''; idInput.value = ''; apply(0); } }, 'Clear filters'));
     form.addEventListener('submit', (e) => { e.preventDefault(); apply(0); });
@@ -276,6 +277,8 @@ export const view = {
           h('p', { class: 'muted' }, 'Used segments; select a bar to list its interval\'s segments.',
             r.rows.length > TIMELINE_LIMIT ? ` Only the first ${fmt.num(TIMELINE_LIMIT)} segments are drawn.` : ''),
           segmentTimeline({
+            // As wide as the card (its text stays legible on a narrow screen).
+            width: Math.max(320, Math.min(1100, timelineBox.clientWidth - 32)),
             segments: segs, title: `Segments of ${f.datasource} over time`,
             onSelect: (interval) => { ivInput.value = interval; apply(0); },
           }));
