@@ -116,6 +116,10 @@ func TestConsoleOverlordConfigSave(t *testing.T) {
 	eventually.True(t, "the history to show the comment", func() bool {
 		return strings.Contains(c4TextOf(p, "#c4-history"), comment)
 	}, slow)
+	// The entry lists what it changed (from the defaults when it is the first).
+	if first := c4TextOf(p, "#c4-history > li"); !strings.Contains(first, "selectStrategy.type") || !strings.Contains(first, "fillCapacityWithAffinity") {
+		t.Fatalf("the newest overlord history entry says %q", first)
+	}
 	p.screenshot("config-overlord-saved")
 
 	var cfg struct {

@@ -178,8 +178,11 @@ function historyList(entries, spec) {
   const shown = list.slice(0, HISTORY);
   return h('ol', { class: 'c4-history', id: 'c4-history' }, shown.map((e, i) => {
     const now = parse(e);
-    const before = list[i + 1] ? parse(list[i + 1]) : undefined;
-    const changes = before === undefined ? null : diff(spec.comparable(before), spec.comparable(now));
+    // The first change ever (all of the history fetched) is compared with
+    // what applied before it, when the spec knows that (firstBefore).
+    const first = !list[i + 1] && list.length <= HISTORY && 'firstBefore' in spec;
+    const before = list[i + 1] ? parse(list[i + 1]) : first ? spec.firstBefore : undefined;
+    const changes = before === undefined && !first ? null : diff(spec.comparable(before), spec.comparable(now));
     return h('li', { class: 'card' },
       h('div', {}, h('strong', {}, fmt.time(e.auditTime)), ' by ', h('span', { class: 'c4-author' }, e.auditInfo?.author || '(no author)'),
         e.auditInfo?.ip ? h('span', { class: 'muted' }, ` from ${e.auditInfo.ip}`) : null),
@@ -306,6 +309,7 @@ function overlordSpec() {
     // Never set (or set without a strategy) behaves as equalDistribution
     // without an autoscaler: changes are shown against that.
     comparable: (c) => ({ type: 'default', autoScaler: null, ...(c || {}), selectStrategy: c?.selectStrategy || { type: 'equalDistribution' } }),
+    firstBefore: null, // before its first save the overlord config is unset
     form: overlordForm,
   };
 }
