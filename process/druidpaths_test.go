@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/gorilla/mux"
@@ -15,8 +16,8 @@ import (
 // The router role's own forwarding (routerProxy) sends Druid's paths where
 // it sends Strata's, as Druid's tools call them: SQL tasks to the control
 // plane, queries and SQL to brokers, worker calls to the middle manager;
-// /svc-ext/ and /svc-internal/ (Druid's /druid-ext/, /druid-internal/) too,
-// with or without a trailing slash.
+// /svc-ext/ (Druid's /druid-ext/) too, with or without a trailing slash;
+// internal calls never.
 func TestRouterProxyForwardsDruidPaths(t *testing.T) {
 	backend := func(name string) string {
 		b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -55,15 +56,6 @@ func TestRouterProxyForwardsDruidPaths(t *testing.T) {
 		{"GET", "/svc-ext/basic-security/authentication/loadStatus", "control GET /svc-ext/basic-security/authentication/loadStatus"},
 		{"GET", "/druid-ext/basic-security/authentication/loadStatus", "control GET /druid-ext/basic-security/authentication/loadStatus"},
 		{"POST", "/druid-ext/basic-security/authorization/db/basic/roles/r/", "control POST /druid-ext/basic-security/authorization/db/basic/roles/r/"},
-		// Calls between processes: the control plane's, and those a data
-		// server or the worker answers, where /svc/historical/ and
-		// /svc/worker/ go.
-		{"POST", "/svc-internal/v1/discovery/announce", "control POST /svc-internal/v1/discovery/announce"},
-		{"POST", "/druid-internal/v1/segments/publish", "control POST /druid-internal/v1/segments/publish"},
-		{"GET", "/druid-internal/v1/timeline?at=1", "control GET /druid-internal/v1/timeline?at=1"},
-		{"POST", "/druid-internal/v1/query", "historical POST /druid-internal/v1/query"},
-		{"GET", "/druid-internal/v1/historical/segments", "historical GET /druid-internal/v1/historical/segments"},
-		{"POST", "/druid-internal/v1/worker/run", "worker POST /druid-internal/v1/worker/run"},
 	} {
 		req, _ := http.NewRequest(c.method, ts.URL+c.path, nil)
 		resp, err := http.DefaultClient.Do(req)
@@ -74,6 +66,20 @@ func TestRouterProxyForwardsDruidPaths(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != 200 || string(body) != c.want {
 			t.Errorf("%s %s: %d %q, want %q", c.method, c.path, resp.StatusCode, body, c.want)
+		}
+	}
+	// Calls between processes are not forwarded: the router is what clients
+	// reach, and the internal API is open without an internal password.
+	for _, path := range []string{"/svc-internal/v1/segments/publish", "/druid-internal/v1/segments/publish", "/druid-internal/v1/query"} {
+		req, _ := http.NewRequest("POST", ts.URL+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 404 || !strings.Contains(string(body), "routers do not forward") {
+			t.Errorf("POST %s: %d %q, want a 404 saying routers do not forward it", path, resp.StatusCode, body)
 		}
 	}
 }

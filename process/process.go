@@ -304,17 +304,9 @@ func routerProxy(p *props.Properties, ann *discovery.Announcer) *server.Proxy {
 		{Prefix: "/svc/worker/", Backends: firstOf(workers), Discover: workerLive},
 		// The security API lives on the control plane, as on Druid's
 		// coordinator: the README's role and user calls go through the router.
+		// /svc-internal/ is not forwarded (Proxy.Mount refuses it).
 		{Prefix: "/svc-ext/", Backends: control, Discover: controlLive, Leader: true},
-		// Calls between processes, for a node given the router as its
-		// control plane: a data server's and the worker's go where
-		// /svc/historical/ and /svc/worker/ go (before the control plane's
-		// catch-all), the rest to the leader.
-		{Prefix: "/svc-internal/v1/query", Backends: historicals, Discover: historicalsLive},
-		{Prefix: "/svc-internal/v1/historical/", Backends: historicals, Discover: historicalsLive},
-		{Prefix: "/svc-internal/v1/worker/", Backends: firstOf(workers), Discover: workerLive},
-		{Prefix: "/svc-internal/", Backends: control, Discover: controlLive, Leader: true},
 	}, hc.MaxRequestBytes)
-	proxy.MaxInternalBody = hc.MaxInternalRequestBytes
 	// The router passes its clients' credentials on, not the internal
 	// ones, so it takes only the node-to-node TLS settings (checked at start).
 	if cfg, err := escalator.NodeTLS(p); err == nil {

@@ -50,10 +50,6 @@ type Proxy struct {
 	// LeaderWait bounds how long a request to a leader route keeps trying
 	// while no control node answers as leader (an election); then 503.
 	LeaderWait time.Duration
-	// MaxInternalBody bounds the body of a call between processes
-	// (/svc-internal/, svc.server.http.maxInternalRequestBytes), as the
-	// nodes behind the router bound it; other requests get maxBody.
-	MaxInternalBody int64
 	// BackendWait bounds how long a request to a discovered data-plane
 	// route (brokers) keeps trying, re-reading discovery between rounds,
 	// while no listed backend takes it (brokers restarting); then 503.
@@ -72,15 +68,14 @@ type Proxy struct {
 // NewProxy returns a router over the given routes (longest prefix wins).
 func NewProxy(routes []Route, maxBody int64) *Proxy {
 	return &Proxy{
-		LeaderWait:      5 * time.Second,
-		BackendWait:     2 * time.Second,
-		routes:          routes,
-		maxBody:         maxBody,
-		MaxInternalBody: maxBody,
-		client:          newProxyClient(false),
-		fresh:           newProxyClient(true),
-		leader:          map[string]string{},
-		next:            map[string]int{},
+		LeaderWait:  5 * time.Second,
+		BackendWait: 2 * time.Second,
+		routes:      routes,
+		maxBody:     maxBody,
+		client:      newProxyClient(false),
+		fresh:       newProxyClient(true),
+		leader:      map[string]string{},
+		next:        map[string]int{},
 	}
 }
 
@@ -99,6 +94,17 @@ func (p *Proxy) Mount(r *mux.Router) {
 			r.PathPrefix(d).Handler(h)
 		}
 	}
+	// Calls between processes go to the process meant, never through a
+	// router, which is what clients reach: forwarding them would open the
+	// internal API (unguarded without svc.escalator.internalClientPassword)
+	// at the public address. Druid's router does not forward them either.
+	// A role of the router's own process still answers its internal routes,
+	// registered before these.
+	refuse := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("%s is an internal endpoint, which routers do not forward: processes call each other directly", req.URL.Path))
+	})
+	r.PathPrefix(escalator.InternalPrefix).Handler(refuse)
+	r.PathPrefix(escalator.DruidInternalPrefix).Handler(refuse)
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rt Route) {
@@ -114,15 +120,11 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rt Route) {
 		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("no %s service is configured behind this router", strings.Trim(rt.Prefix, "/")))
 		return
 	}
-	limit, prop := p.maxBody, "svc.server.http.maxRequestBytes"
-	if escalator.InternalPath(r.URL.Path) {
-		limit, prop = p.MaxInternalBody, "svc.server.http.maxInternalRequestBytes"
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.maxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes (%s)", limit, prop))
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes (svc.server.http.maxRequestBytes)", p.maxBody))
 			return
 		}
 		writeError(w, http.StatusBadRequest, "cannot read request body: "+err.Error())

@@ -45,7 +45,7 @@ func runSegment(args []string) error {
 	metricsJSON := fs.String("metrics", "", `metricsSpec as a JSON array, e.g. [{"type":"count","name":"count"}]`)
 	rowsPer := fs.Int("rows-per-segment", 5_000_000, "maximum rows per segment (partitions split at this size)")
 	maxBad := fs.Int64("max-parse-exceptions", 0, "unparseable rows to skip before failing")
-	coordinator := fs.String("coordinator", "http://127.0.0.1:8081", "coordinator (or router) URL to publish through")
+	coordinator := fs.String("coordinator", "http://127.0.0.1:8081", "a control node's URL to publish through (the publish is an internal call: routers do not forward it)")
 	config := fs.String("config", "", "runtime.properties with svc.storage.* settings (default: ask the coordinator)")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
