@@ -306,3 +306,83 @@ func TestConsoleMarkUnusedUsedAndKill(t *testing.T) {
 		t.Fatalf("after the kill the segments table has %v", got)
 	}
 }
+
+// TestConsoleSegmentTimelineChart draws the timeline of segments with two
+// partitions of one version in the first day and an overshadowed version
+// under a newer one in the second: partitions stack with heights in
+// proportion to their bytes, each version has its colour and legend entry,
+// the overshadowed bar is faded, the text alternative has a row per
+// interval, and Enter on a bar selects its interval.
+func TestConsoleSegmentTimelineChart(t *testing.T) {
+	e := startConsole(t, consoleOpts{})
+	p := e.browser(t, "", "")
+	p.open("/home")
+	type rect struct {
+		Interval, Version, Fill, Opacity string
+		X, Y, W, H                       float64
+	}
+	var got struct {
+		Rects    []rect
+		Legend   []string
+		AltRows  []string
+		Title    string
+		Selected string
+	}
+	raw := run(p, chromedp.Evaluate[string](`(async () => {
+		const { segmentTimeline } = await import('/console/lib/timeline.js');
+		const d1 = ['2024-01-01T00:00:00.000Z', '2024-01-02T00:00:00.000Z'], d2 = ['2024-01-02T00:00:00.000Z', '2024-01-03T00:00:00.000Z'];
+		let selected = '';
+		const fig = segmentTimeline({ width: 600, height: 200, title: 'test chart', onSelect: (iv) => { selected = iv; }, segments: [
+			{ id: 'a0', start: d1[0], end: d1[1], version: 'v1', partition: 0, size: 100, overshadowed: false },
+			{ id: 'a1', start: d1[0], end: d1[1], version: 'v1', partition: 1, size: 300, overshadowed: false },
+			{ id: 'b0', start: d2[0], end: d2[1], version: 'v1', partition: 0, size: 200, overshadowed: true },
+			{ id: 'b1', start: d2[0], end: d2[1], version: 'v2', partition: 0, size: 400, overshadowed: false },
+		] });
+		document.body.append(fig);
+		const rects = [...fig.querySelectorAll('rect[role=button]')];
+		rects[3].dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+		const out = {
+			rects: rects.map((r) => ({ interval: r.dataset.interval, version: r.dataset.version, fill: r.getAttribute('fill'), opacity: r.getAttribute('fill-opacity'),
+				x: +r.getAttribute('x'), y: +r.getAttribute('y'), w: +r.getAttribute('width'), h: +r.getAttribute('height') })),
+			legend: [...fig.querySelectorAll('.timeline-legend li')].map((li) => li.innerText.trim()),
+			altRows: [...fig.querySelectorAll('details tbody tr')].map((tr) => [...tr.cells].map((c) => c.textContent).join(' ')),
+			title: document.getElementById(fig.querySelector('svg').getAttribute('aria-labelledby')).textContent,
+			selected,
+		};
+		fig.remove();
+		return JSON.stringify(out);
+	})()`, chromedp.EvalAwaitPromise))
+	if err := json.Unmarshal([]byte(raw), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Rects) != 4 {
+		t.Fatalf("%d bars, want 4: %+v", len(got.Rects), got.Rects)
+	}
+	a0, a1, b0, b1 := got.Rects[0], got.Rects[1], got.Rects[2], got.Rects[3]
+	// Stacked: partition 1 sits on partition 0, three times as tall.
+	if a1.Y+a1.H > a0.Y+0.01 || a1.Y+a1.H < a0.Y-1.01 || a1.H < 2.9*a0.H || a1.H > 3.1*a0.H {
+		t.Errorf("day 1's partitions are not stacked by size: %+v %+v", a0, a1)
+	}
+	if a0.X != a1.X || b0.X <= a0.X+a0.W-1 {
+		t.Errorf("bars are not placed by time: %+v", got.Rects)
+	}
+	if a0.Fill != b0.Fill || b0.Fill == b1.Fill {
+		t.Errorf("colours do not follow versions: v1 %s/%s, v2 %s", a0.Fill, b0.Fill, b1.Fill)
+	}
+	if b0.Opacity != "0.35" || b1.Opacity != "1" {
+		t.Errorf("the overshadowed bar is not faded: %s, %s", b0.Opacity, b1.Opacity)
+	}
+	// The tallest interval fills the plot: day 2 holds 600 bytes.
+	if b1.Y > 10.01 || a0.H+a1.H >= b0.H+b1.H {
+		t.Errorf("heights are not bytes: %+v", got.Rects)
+	}
+	if len(got.Legend) != 3 || !strings.Contains(got.Legend[0], "v2") || !strings.Contains(got.Legend[1], "v1") || !strings.Contains(got.Legend[2], "overshadowed") {
+		t.Errorf("legend %q", got.Legend)
+	}
+	if len(got.AltRows) != 2 || !strings.Contains(got.AltRows[0], "2024-01-01 / 2024-01-02 2 v1 400 B") || !strings.Contains(got.AltRows[1], "2 v1, v2 600 B") {
+		t.Errorf("text alternative %q", got.AltRows)
+	}
+	if got.Title != "test chart" || got.Selected != "2024-01-02T00:00:00.000Z/2024-01-03T00:00:00.000Z" {
+		t.Errorf("title %q, Enter selected %q", got.Title, got.Selected)
+	}
+}
