@@ -31,6 +31,19 @@ func NodeClient(p *props.Properties, timeout time.Duration) *http.Client {
 	return FromProps(p).Client(&http.Client{Timeout: timeout, Transport: rt})
 }
 
+// NodeServiceClient is NodeClient with the internal credentials on every
+// request (Credentials.ServiceClient): for clients that call only Strata's
+// own processes, on their public endpoints too.
+func NodeServiceClient(p *props.Properties, timeout time.Duration) *http.Client {
+	var rt http.RoundTripper
+	if t, err := NodeTransport(p); err != nil {
+		rt = failing{err}
+	} else {
+		rt = t
+	}
+	return FromProps(p).ServiceClient(&http.Client{Timeout: timeout, Transport: rt})
+}
+
 // NodeTLS returns the TLS configuration of node-to-node calls.
 func NodeTLS(p *props.Properties) (*tls.Config, error) {
 	t, err := config.ParseTLS(p)

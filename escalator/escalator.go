@@ -88,14 +88,30 @@ func (c Credentials) Client(base *http.Client) *http.Client {
 	return &out
 }
 
+// ServiceClient is Client for a client that calls Strata's own processes
+// only (a task's calls to the control nodes and brokers): it sends the
+// credentials on every request, public endpoints included, as Druid's
+// escalated client does. A task listing the segments it appends to
+// (/svc/coordinator/v1/metadata/...) is the cluster acting, not a user, and
+// with security on the plain Client's call is refused (401). Never use it for
+// a client that may reach anything else (input sources, other services).
+func (c Credentials) ServiceClient(base *http.Client) *http.Client {
+	out := c.Client(base)
+	if t, ok := out.Transport.(*transport); ok {
+		t.all = true
+	}
+	return out
+}
+
 type transport struct {
 	base http.RoundTripper
 	c    Credentials
+	all  bool // every request, not only internal endpoints' (ServiceClient)
 }
 
 // RoundTrip implements http.RoundTripper.
 func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if Internal(r) && r.Header.Get("Authorization") == "" {
+	if (t.all || Internal(r)) && r.Header.Get("Authorization") == "" {
 		r = r.Clone(r.Context()) // a RoundTripper must not change the caller's request
 		r.SetBasicAuth(t.c.Username, t.c.Password)
 	}

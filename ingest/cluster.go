@@ -123,8 +123,10 @@ func ClusterFromProps(p *props.Properties) (*Cluster, error) {
 		Broker:       firstURL(ic.BrokerURLs, ""),
 		Storage:      ds,
 		LoadTimeout:  cc.LoadTimeout,
-		// Publishing is an internal endpoint.
-		HTTP: escalator.NodeClient(p, 5*time.Minute),
+		// Publishing is an internal endpoint; listing segments and rules
+		// and asking brokers are public ones the task calls as the
+		// cluster, so every call carries the internal credentials.
+		HTTP: escalator.NodeServiceClient(p, 5*time.Minute),
 	}, nil
 }
 
