@@ -176,10 +176,15 @@ func newEnv(opts consoleOpts) (*consoleEnv, error) {
 		p.Set("svc.log.level", "warn")
 		if opts.Security {
 			for k, v := range map[string]string{
+				// The README's Security properties, passwords inline.
 				"svc.auth.authenticatorChain":                                `["basic"]`,
-				"svc.auth.authorizers":                                       `["basic"]`,
+				"svc.auth.authenticator.basic.type":                          "basic",
 				"svc.auth.authenticator.basic.initialAdminPassword":          adminPassword,
 				"svc.auth.authenticator.basic.initialInternalClientPassword": internalPassword,
+				"svc.auth.authenticator.basic.authorizerName":                "basic",
+				"svc.auth.authorizers":                                       `["basic"]`,
+				"svc.auth.authorizer.basic.type":                             "basic",
+				"svc.escalator.type":                                         "basic",
 				"svc.escalator.internalClientPassword":                       internalPassword,
 			} {
 				p.Set(k, v)
@@ -341,14 +346,15 @@ PARTITIONED BY DAY`, datasource, file)
 	eventually.True(t, "the SQL task to succeed", func() bool {
 		var st struct {
 			Status struct {
-				Status string `json:"status"`
+				Status   string `json:"status"`
+				ErrorMsg string `json:"errorMsg"`
 			} `json:"status"`
 		}
 		if err := e.getJSON("/svc/indexer/v1/task/"+task.TaskID+"/status", &st); err != nil {
 			return false
 		}
 		if st.Status.Status == "FAILED" {
-			t.Fatalf("task %s failed", task.TaskID)
+			t.Fatalf("task %s failed: %s", task.TaskID, st.Status.ErrorMsg)
 		}
 		return st.Status.Status == "SUCCESS"
 	}, slow)

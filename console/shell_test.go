@@ -83,7 +83,7 @@ func TestLoginWithSecurity(t *testing.T) {
 	if msg := p.text("#login-error"); !strings.Contains(msg, "not accepted") {
 		t.Errorf("wrong password: %q", msg)
 	}
-	p.do(chromedp.SetValue(chromedp.CSS("#login-password"), ""))
+	eval[any](p, `document.getElementById('login-password').value = ''`)
 	p.typeText("#login-password", adminPassword)
 	p.click("#login-submit")
 	p.waitReady()
