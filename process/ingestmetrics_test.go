@@ -57,8 +57,9 @@ next:
 // separate processes (control node, historical, broker, middle manager):
 // the middle manager's /metrics has its publish (one, of two segments and
 // their bytes), its hand-off (the wait for the broker to see both loaded)
-// and its run; a query through the broker then shows on the historical as
-// one sub-query whose two segments each have a scan and a wait time.
+// and its run; a SQL INSERT's likewise; a query through the broker then
+// shows on the historical as one sub-query whose two segments each have a
+// scan and a wait time.
 func TestIngestAndSegmentMetrics(t *testing.T) {
 	ports := freePorts(t, 5)
 	ctlURL := "http://" + ports[0]
@@ -134,6 +135,27 @@ func TestIngestAndSegmentMetrics(t *testing.T) {
 		n, sum, _ := series(scrapeFamilies(t, mm), "druid_task_run_time", task1)
 		return n == 1 && sum > 0
 	}, slow)
+
+	// A SQL INSERT of the same rows: a query_controller task, which waits
+	// for its segments to load (waitUntilSegmentsLoad) as Druid's does.
+	src := `{"type":"inline","data":` + string(data) + `}`
+	sqlBody, _ := json.Marshal(map[string]string{"query": `INSERT INTO s SELECT TIME_PARSE(ts) AS __time, page FROM TABLE(EXTERN('` +
+		strings.ReplaceAll(src, "'", "''") + `', '{"type":"json"}')) EXTEND (ts VARCHAR, page VARCHAR) PARTITIONED BY DAY`})
+	if _, st, msg := runSQLTask(t, ctlURL, string(sqlBody)); st != "SUCCESS" {
+		t.Fatalf("SQL task: %s %s", st, msg)
+	}
+	fams = scrapeFamilies(t, mm)
+	sqlTask := map[string]string{"dataSource": "s", "taskType": "query_controller"}
+	for name, want := range map[string]float64{
+		"strata_ingest_publish_duration_seconds": 1,
+		"druid_ingest_segments_count":            2,
+		"druid_ingest_handoff_time":              1,
+		"druid_ingest_handoff_count":             2,
+	} {
+		if got, _, ok := series(fams, name, sqlTask); !ok || got != want {
+			t.Errorf("middle manager: %s{dataSource=s,taskType=query_controller} = %v (%v), want %v", name, got, ok, want)
+		}
+	}
 
 	const ts = `{"queryType":"timeseries","dataSource":"w","intervals":["2024-01-01/2024-01-03"],"granularity":"all","aggregations":[{"type":"count","name":"n"}]}`
 	if code, _, body := do(t, "POST", brk+"/svc/v2/", "application/json", ts, nil); code != 200 || !strings.Contains(body, `"n":3`) {
