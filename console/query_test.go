@@ -474,3 +474,22 @@ func TestQueryViewHandsInsertToIngestion(t *testing.T) {
 		t.Fatalf("after the hand-over: %q", v)
 	}
 }
+
+// TestQueryViewChartSeries: a GROUP BY time and a dimension draws a line per
+// value; raw rows, whose dimensions are nearly all distinct, draw one line
+// per number (not a dot per row).
+func TestQueryViewChartSeries(t *testing.T) {
+	_, p := queryPage(t)
+	for _, c := range []struct{ query, want string }{
+		{"SELECT FLOOR(__time TO HOUR) AS h, page, COUNT(*) AS n FROM wiki WHERE page IN ('Raft', 'Kafka') GROUP BY 1, 2 ORDER BY 1",
+			"[n over time: Raft, Kafka]"},
+		{"SELECT __time, page, \"user\", added FROM wiki ORDER BY __time LIMIT 12", "[added over time: added]"},
+	} {
+		setEditor(p, c.query)
+		startRun(p, "#query-run")
+		expectStatus(p, "")
+		if got := eval[[]string](p, `[...document.querySelectorAll('#query-chart svg')].map((s) => s.getAttribute('aria-label'))`); fmt.Sprint(got) != c.want {
+			t.Errorf("%s: charts %q, want %s", c.query, got, c.want)
+		}
+	}
+}

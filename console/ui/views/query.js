@@ -88,6 +88,11 @@ function chartFor(columns, kinds, rows, width) {
   const nums = kinds.flatMap((k, i) => (k === 'number' ? [i] : []));
   if (ti < 0 || !nums.length || !rows.length) return null;
   const dims = kinds.flatMap((k, i) => (k === 'other' ? [i] : []));
+  const groupOf = (r) => dims.map((d) => String(r[d])).join(' · ');
+  // A line per group only when the rows are series (a few values, several
+  // points each); raw rows, whose other columns are nearly all distinct,
+  // draw one line per number instead of a dot per row.
+  const grouped = dims.length > 0 && new Set(rows.map(groupOf)).size * 2 <= rows.length;
   const shownNums = nums.slice(0, CHARTS_MAX);
   const w = shownNums.length > 1 ? Math.max(320, Math.min(width / 2 - 8, 640)) : Math.max(320, Math.min(width, 1100));
   let dropped = 0;
@@ -96,7 +101,7 @@ function chartFor(columns, kinds, rows, width) {
     for (const r of rows) {
       const x = new Date(r[ti]).getTime();
       if (Number.isNaN(x) || typeof r[n] !== 'number') continue;
-      const name = dims.map((d) => String(r[d])).join(' · ') || columns[n];
+      const name = grouped ? groupOf(r) : columns[n];
       if (!series.has(name)) series.set(name, { name, points: [] });
       series.get(name).points.push([x, r[n]]);
     }
