@@ -251,6 +251,24 @@ func TestConsoleSupervisorSuspendResume(t *testing.T) {
 		return eval[int](p, `document.querySelectorAll('#c4-sup-versions > li').length`) >= 3
 	}, slow)
 
+	// The spec edited on the page is posted as a new version.
+	p.click(`details:has(#c4-sup-edit) > summary`)
+	edited := eval[string](p, `document.querySelector('#c4-sup-edit').value`)
+	if !strings.Contains(edited, `"taskCount": 1`) {
+		t.Fatalf("the edit form does not start from the spec: %q", edited)
+	}
+	c4SetField(p, "#c4-sup-edit", strings.Replace(edited, `"maxRowsInMemory": 150000`, `"maxRowsInMemory": 150001`, 1))
+	p.click("#c4-sup-edit-submit")
+	eventually.True(t, "four spec versions after the edit", func() bool {
+		return eval[int](p, `document.querySelectorAll('#c4-sup-versions > li').length`) >= 4
+	}, slow)
+	var stored struct {
+		Spec struct{ TuningConfig struct{ MaxRowsInMemory int } }
+	}
+	if err := e.getJSON("/svc/indexer/v1/supervisor/"+id, &stored); err != nil || stored.Spec.TuningConfig.MaxRowsInMemory != 150001 {
+		t.Fatalf("the spec after the edit: %+v %v", stored, err)
+	}
+
 	// Reset, confirmed by typing the id, stops the reading task (it ends
 	// FAILED) so that reading restarts from the reset offsets.
 	var reading string

@@ -55,15 +55,24 @@ export async function supervisorList(el, ctx) {
       { key: 'topic', label: 'Topic', value: (s) => ioConfigOf(parseSpec(s)).topic || ioConfigOf(parseSpec(s)).stream || '' },
       { key: 'state', label: 'State', render: (s) => stateBadge(s.state, s.healthy), value: (s) => s.state },
       { key: 'detailedState', label: 'Detailed state' },
+      { key: 'aggregateLag', label: 'Lag', align: 'right', render: (s) => (s.aggregateLag == null ? '—' : fmt.num(s.aggregateLag)) },
       { key: 'healthy', label: 'Healthy', render: (s) => (s.healthy ? 'yes' : h('span', { class: 'bad' }, 'no')) },
       { key: 'suspended', label: 'Suspended', render: (s) => (s.suspended ? 'yes' : 'no') },
     ],
     rows: [],
   });
-  el.append(h('h2', {}, 'Supervisors'), err, table.el, submitForm(ctx));
+  el.append(h('h2', {}, 'Supervisors'), err, table.el,
+    specForm(ctx, { summary: 'Submit a supervisor spec (JSON)', button: 'Submit supervisor',
+      onDone: (sid) => ctx.navigate(`#/ingestion/supervisors/${enc(sid)}`) }));
   await repeat(async () => {
     try {
-      table.setRows(await get('/svc/indexer/v1/supervisor?system', { signal: ctx.signal }));
+      const rows = await get('/svc/indexer/v1/supervisor?system', { signal: ctx.signal });
+      // The listing has no lag: each supervisor's status report does (one call
+      // each, together; a failed one leaves its cell unknown).
+      const reports = await Promise.allSettled(rows.map((r) =>
+        get(`/svc/indexer/v1/supervisor/${enc(r.id)}/status`, { signal: ctx.signal })));
+      reports.forEach((rep, i) => { rows[i].aggregateLag = rep.value?.payload?.aggregateLag ?? null; });
+      table.setRows(rows);
       clear(err);
     } catch (e) {
       if (!ctx.signal.aborted) err.replaceChildren(errorBox(e));
@@ -71,36 +80,39 @@ export async function supervisorList(el, ctx) {
   }, 5000, ctx.signal);
 }
 
-// submitForm posts a supervisor spec as JSON: creating one, or updating the one
-// of the same datasource (Druid's behaviour).
-function submitForm(ctx) {
-  const area = h('textarea', { id: 'c4-sup-spec', class: 'mono', rows: '12', spellcheck: 'false',
+// specForm posts a supervisor spec as JSON: creating one, or updating the one
+// of the same datasource (Druid's behaviour). With spec it starts as that
+// spec (editing); onDone(id) runs after a successful post.
+function specForm(ctx, { spec, summary, button, onDone }) {
+  const area = h('textarea', { id: spec ? 'c4-sup-edit' : 'c4-sup-spec', class: 'mono', rows: '14', spellcheck: 'false',
     placeholder: '{"type":"kafka","spec":{"dataSchema":{…},"ioConfig":{…},"tuningConfig":{"type":"kafka"}}}' });
+  if (spec) area.value = JSON.stringify(spec, null, 2);
   const out = h('div', { 'aria-live': 'polite' });
   const submit = async () => {
-    let spec;
+    let body;
     try {
-      spec = JSON.parse(area.value);
+      body = JSON.parse(area.value);
     } catch (e) {
       out.replaceChildren(h('p', { class: 'bad', role: 'alert' }, `Not valid JSON: ${e.message}`));
       return;
     }
-    const ds = dataSourceOf(spec);
+    const ds = dataSourceOf(body);
     if (ds && !mayDo(ctx, 'DATASOURCE', ds, 'WRITE')) {
       out.replaceChildren(h('p', { class: 'bad', role: 'alert' }, `You may not write to datasource ${ds}.`));
       return;
     }
     try {
-      const res = await post('/svc/indexer/v1/supervisor', spec, { signal: ctx.signal });
-      toast(`Supervisor ${res.id} submitted`);
-      ctx.navigate(`#/ingestion/supervisors/${enc(res.id)}`);
+      const res = await post('/svc/indexer/v1/supervisor', body, { signal: ctx.signal });
+      out.replaceChildren();
+      toast(`Supervisor ${res.id} submitted`, 'ok');
+      onDone(res.id);
     } catch (e) {
       out.replaceChildren(errorBox(e));
     }
   };
-  return h('details', { class: 'card' }, h('summary', {}, 'Submit a supervisor spec (JSON)'),
-    h('label', { for: 'c4-sup-spec' }, 'Supervisor spec'), area,
-    h('div', { class: 'toolbar' }, h('button', { class: 'btn primary', type: 'button', onclick: submit }, 'Submit supervisor')),
+  return h('details', { class: 'card' }, h('summary', {}, summary),
+    h('label', { for: area.id }, 'Supervisor spec (JSON)'), area,
+    h('div', { class: 'toolbar' }, h('button', { class: 'btn primary', type: 'button', id: `${area.id}-submit`, onclick: submit }, button)),
     out);
 }
 
@@ -114,6 +126,7 @@ export async function supervisorPage(el, ctx, id) {
   const tasksEl = h('div');
   const errorsEl = h('div');
   const specEl = h('div');
+  const editEl = h('div');
   const historyEl = h('div');
   el.append(h('p', {}, h('a', { href: '#/ingestion/supervisors' }, '← All supervisors')),
     h('h2', {}, 'Supervisor ', h('span', { class: 'mono' }, id)),
@@ -121,12 +134,16 @@ export async function supervisorPage(el, ctx, id) {
     h('div', { style: 'display:grid;gap:.75rem;grid-template-columns:minmax(0,1fr)' },
       statusEl, actions, actionErr, chartEl, partsEl, tasksEl, errorsEl,
       h('details', { class: 'card' }, h('summary', {}, 'Spec JSON'), specEl),
+      editEl,
       h('details', { class: 'card', open: '' }, h('summary', {}, 'History'), historyEl)));
 
   // samples[partition] = [[timeMs, lag], ...], taken while this page is open:
   // the API reports only the current lag, so the chart is what this page saw.
   const samples = {};
   let shownSuspended = null;
+  // specSuspended is the stored spec's flag, which a suspend or resume changes
+  // at once; the status report's follows when the runtime next runs.
+  let specSuspended = null;
   let dataSource = '';
 
   async function act(verb, { title, message, confirmLabel, danger, requireText }) {
@@ -140,9 +157,8 @@ export async function supervisorPage(el, ctx, id) {
         ctx.navigate('#/ingestion/supervisors');
         return;
       }
-      shownSuspended = null; // redraw the buttons from the next status
-      await refresh();
       await loadMeta();
+      await refresh();
     } catch (e) {
       actionErr.replaceChildren(errorBox(e));
     }
@@ -189,7 +205,7 @@ export async function supervisorPage(el, ctx, id) {
       kv('State', stateBadge(p.state, p.healthy)),
       kv('Detailed state', p.detailedState || '—'),
       kv('Healthy', p.healthy ? 'yes' : h('span', { class: 'bad' }, 'no')),
-      kv('Suspended', h('span', { id: 'c4-sup-suspended' }, p.suspended ? 'yes' : 'no')),
+      kv('Suspended', h('span', { id: 'c4-sup-suspended' }, (specSuspended ?? p.suspended) ? 'yes' : 'no')),
       kv('Datasource', p.dataSource ? h('a', { href: `#/datasources/${enc(p.dataSource)}` }, p.dataSource) : '—'),
       kv('Stream', p.stream || '—'),
       kv('Partitions / replicas', `${p.partitions ?? '—'} / ${p.replicas ?? '—'}`),
@@ -197,7 +213,7 @@ export async function supervisorPage(el, ctx, id) {
       kv('Aggregate lag', p.aggregateLag == null ? 'unknown' : fmt.num(p.aggregateLag)),
       kv('Offsets updated', p.offsetsLastUpdated ? fmt.time(p.offsetsLastUpdated) : '—'),
       kv('Report generated', fmt.time(rep.generationTime))));
-    drawActions(!!p.suspended);
+    drawActions(!!(specSuspended ?? p.suspended));
 
     const now = Date.now();
     for (const [part, lag] of Object.entries(p.minimumLag || {})) {
@@ -206,10 +222,10 @@ export async function supervisorPage(el, ctx, id) {
       if (pts.length > MAX_SAMPLES) pts.shift();
     }
     const series = Object.keys(samples).sort((a, b) => a - b).map((part) => ({ name: `partition ${part}`, points: samples[part] }));
-    chartEl.replaceChildren(h('h3', {}, 'Lag per partition'),
-      series.length && series[0].points.length > 1
-        ? lineChart({ series, yLabel: 'lag (messages)', xIsTime: true })
-        : h('p', { class: 'muted' }, series.length ? 'Sampling every 3 s; the chart appears with the second sample.' : 'No lag reported (no offsets known yet).'));
+    chartEl.replaceChildren(h('h3', {}, 'Lag per partition'), ...(series.length
+      ? [lineChart({ series, yLabel: 'lag (messages)', xIsTime: true }),
+        h('p', { class: 'muted' }, 'Sampled every 3 s while this page is open.')]
+      : [h('p', { class: 'muted' }, 'No lag reported yet (no offsets known).')]));
 
     const parts = Object.keys({ ...(p.latestOffsets || {}), ...(p.minimumLag || {}) }).sort((a, b) => a - b);
     partsEl.replaceChildren(h('div', { style: 'overflow-x:auto' }, h('table', { class: 'data' }, h('caption', {}, 'Partitions'),
@@ -242,7 +258,14 @@ export async function supervisorPage(el, ctx, id) {
     try {
       const spec = await get(base, { signal: ctx.signal });
       dataSource = dataSourceOf(spec) || dataSource;
+      specSuspended = !!spec.suspended;
+      drawActions(specSuspended);
       specEl.replaceChildren(jsonView(spec));
+      // The edit form starts from the spec once: later refreshes keep the user's edits.
+      if (!editEl.firstChild && mayDo(ctx, 'DATASOURCE', dataSource || id, 'WRITE')) {
+        editEl.append(specForm(ctx, { spec, summary: 'Edit the spec', button: 'Update supervisor',
+          onDone: () => { loadMeta(); refresh(); } }));
+      }
     } catch (e) {
       if (!ctx.signal.aborted) specEl.replaceChildren(errorBox(e));
     }
