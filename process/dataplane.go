@@ -286,12 +286,15 @@ func BrokerConfig(p *props.Properties, name string, logger hclog.Logger) (broker
 	}
 	// Time travel: past timelines from the control plane (an internal
 	// endpoint, followed to the leader), old segments from deep storage.
+	// The sys tables read the control plane through the same client, from
+	// public endpoints (metadata/segments, servers, tasks), and filter the
+	// rows by the caller: it carries the internal credentials on every call.
 	coords := bc.CoordinatorURLs
 	if len(coords) == 0 {
 		coords = []string{config.ListenerURL(p, QuickstartCoordinator)}
 	}
 	cfg.PastTimelines = &broker.HTTPPastTimelines{URLs: coords,
-		Client: escalator.NodeClient(p, 60*time.Second)}
+		Client: escalator.NodeServiceClient(p, 60*time.Second)}
 	maxSize, err := historical.ParseBytes(bc.AsOfCacheMaxSize)
 	if err != nil {
 		return cfg, fmt.Errorf("svc.broker.asOfCache.maxSize: %w", err)

@@ -56,6 +56,23 @@ func TestBasicSecurityAcrossNodes(t *testing.T) {
 	startRole(t, "broker", ports[0], brokerProps)
 	nodes := []string{c.url(0), c.url(1), c.url(2), "http://" + ports[0]}
 
+	// The broker reads the sys tables from the control plane's public
+	// endpoints as the internal client, and filters them by the caller.
+	for _, q := range []string{`SELECT COUNT(*) AS n FROM sys.segments`, `SELECT COUNT(*) AS n FROM sys.servers`} {
+		body, _ := json.Marshal(map[string]string{"query": q})
+		hdr := map[string]string{}
+		for k, v := range admin {
+			hdr[k] = v
+		}
+		eventually.True(t, q+" on the broker", func() bool {
+			code, _, resp := do(t, "POST", "http://"+ports[0]+"/svc/v2/sql", "application/json", string(body), hdr)
+			if code == 500 && strings.Contains(resp, "HTTP 401") {
+				t.Fatalf("%s: the broker's call to the control plane was refused: %s", q, resp)
+			}
+			return code == 200 && strings.HasPrefix(resp, `[{"n":`)
+		}, slow)
+	}
+
 	status := func(node string, hdr map[string]string) int {
 		code, _, _ := do(t, "GET", node+"/status", "", "", hdr)
 		return code
