@@ -386,3 +386,51 @@ func TestConsoleSegmentTimelineChart(t *testing.T) {
 		t.Errorf("title %q, Enter selected %q", got.Title, got.Selected)
 	}
 }
+
+// TestConsoleDatasourcesAsAnalyst: with security on, a user who may only
+// read one datasource sees that one alone, no rule form, no mark or kill
+// actions and no per-segment actions, and the views make no call the API
+// refuses (the page fails on any console error, a logged 403 included).
+func TestConsoleDatasourcesAsAnalyst(t *testing.T) {
+	e := startConsole(t, consoleOpts{Security: true})
+	e.ingestWiki(t, analystDatasource)
+	e.ingestWiki(t, c3ViewDS) // one the analyst may not read
+	p := e.browser(t, analystUser, analystPassword)
+
+	c3OpenView(p, "/datasources", "datasources")
+	if got := eval[[]string](p, `[...document.querySelectorAll('tr[data-key]')].map((tr) => tr.dataset.key)`); len(got) != 1 || got[0] != analystDatasource {
+		t.Fatalf("the analyst's datasources list has %v, want only %s", got, analystDatasource)
+	}
+	if row := p.text(fmt.Sprintf(`tr[data-key=%q]`, analystDatasource)); !strings.Contains(row, "\t36\t") {
+		t.Fatalf("the analyst's row says %q", row)
+	}
+	if eval[bool](p, `!!document.querySelector('a[href="#/datasources/_default"]')`) {
+		t.Fatal("the analyst is offered the cluster's default rules")
+	}
+
+	c3OpenView(p, "/datasources/"+analystDatasource, "datasources")
+	for _, sel := range []string{"#rule-add", "#rules-save", "#mark-unused", "#mark-all-unused", "#kill-start"} {
+		if eval[bool](p, fmt.Sprintf(`!!document.querySelector(%q)`, sel)) {
+			t.Errorf("the analyst is offered %s", sel)
+		}
+	}
+	if txt := p.text("#view"); !strings.Contains(txt, "You may read these rules but not change them") || !strings.Contains(txt, "36") {
+		t.Fatalf("the analyst's datasource page says %q", txt)
+	}
+	p.screenshot("datasource-analyst")
+
+	c3OpenView(p, "/segments?datasource="+analystDatasource, "segments")
+	if got := eval[int](p, `document.querySelectorAll('#seg-table tbody tr[data-key]').length`); got != 3 {
+		t.Fatalf("the analyst's segments table has %d rows", got)
+	}
+	if eval[int](p, `[...document.querySelectorAll('#seg-table tbody button')].length`) != 0 {
+		t.Fatal("the analyst is offered per-segment actions")
+	}
+	if note := p.text("#view"); !strings.Contains(note, "not permitted") || !strings.Contains(note, "STATE READ") {
+		t.Fatalf("the Loaded on column does not say it needs STATE READ: %q", note)
+	}
+	// Every datasource in the filter is one the analyst may read.
+	if opts := eval[[]string](p, `[...document.querySelectorAll('#seg-ds option')].map((o) => o.value)`); len(opts) != 2 || opts[1] != analystDatasource {
+		t.Fatalf("the datasource filter offers %v", opts)
+	}
+}
