@@ -211,6 +211,10 @@ async function drawSummary(box, name, signal, state) {
   if (load.value && name in load.value) avail = `${fmt.pct(Number(load.value[name]) / 100)} of segments loaded`;
   else if (count) avail = `${fmt.pct(available / count)} of segments available`;
   const unusedList = unused.value || [];
+  if (!served.value && !unusedList.length && !unused.error) {
+    // Neither used nor unused segments: a mistyped name, or one killed whole.
+    box.append(h('p', { class: 'warn', id: 'ds-none' }, `No segments of ${name}: no such datasource, or every segment was deleted.`));
+  }
   const unusedBytes = unusedList.reduce((n, e) => n + (Number((e.dataSegment || e).size) || 0), 0);
   box.append(h('dl', { class: 'kv' },
     h('dt', {}, 'Used segments'), h('dd', { id: 'ds-used-count' }, fmt.num(s.count || 0), overshadowed ? ` (${fmt.num(overshadowed)} overshadowed)` : ''),
@@ -394,7 +398,8 @@ async function drawRules(card, historyCard, name, isDefault, writable, signal, s
     h('details', {}, h('summary', {}, 'JSON that Save posts'), preview),
     audit.el,
     formError,
-    h('div', { class: 'toolbar' }, save));
+    h('div', { class: 'toolbar' }, save,
+      h('button', { type: 'button', class: 'btn', onclick: () => drawRules(card, historyCard, name, isDefault, writable, signal, state) }, 'Discard changes')));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     clear(formError);
