@@ -314,9 +314,10 @@ func (e *consoleEnv) createAnalyst() error {
 	return nil
 }
 
-// ingestWiki loads examples/wiki.json (36 rows, 2024-01-01..02) into
+// ingestWiki loads examples/wiki.json (36 rows, 2024-01-01..03) into
 // datasource with a SQL task, once per cluster, and waits until a query
-// counts its rows.
+// counts its rows. REPLACE ... OVERWRITE ALL: a datasource a test wrote
+// before holds exactly these rows after.
 func (e *consoleEnv) ingestWiki(t *testing.T, datasource string) {
 	t.Helper()
 	e.mu.Lock()
@@ -328,7 +329,7 @@ func (e *consoleEnv) ingestWiki(t *testing.T, datasource string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := fmt.Sprintf(`INSERT INTO %q SELECT TIME_PARSE("timestamp") AS __time, page, "user", added, deleted
+	q := fmt.Sprintf(`REPLACE INTO %q OVERWRITE ALL SELECT TIME_PARSE("timestamp") AS __time, page, "user", added, deleted
 FROM TABLE(EXTERN('{"type":"local","files":[%q]}', '{"type":"json"}',
  '[{"name":"timestamp","type":"string"},{"name":"page","type":"string"},{"name":"user","type":"string"},{"name":"added","type":"long"},{"name":"deleted","type":"long"}]'))
 PARTITIONED BY DAY`, datasource, file)
@@ -588,7 +589,7 @@ func (p *page) waitGone(sel string) {
 // eval runs a JavaScript expression in the page and decodes its value.
 func eval[T any](p *page, expr string) T {
 	p.t.Helper()
-	return run(p, chromedp.Evaluate[T](expr))
+	return run(p, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
 }
 
 // viewport sets the window's size (a narrow phone-sized one, say).
@@ -597,13 +598,15 @@ func (p *page) viewport(width, height int64) {
 	p.do(chromedp.EmulateViewport(width, height))
 }
 
-// screenshot saves the whole page as a PNG under the test's temp dir (or
-// $STRATA_CONSOLE_SCREENSHOTS, to keep them), logs and returns the path.
+// screenshot saves the whole page as a PNG, logs and returns the path:
+// under $STRATA_CONSOLE_SCREENSHOTS when set, else under the system's temp
+// directory, strata-console-screenshots/<test name>/ (not t.TempDir(),
+// which is removed when the test ends: the screenshots are its artifacts).
 func (p *page) screenshot(name string) string {
 	p.t.Helper()
 	dir := os.Getenv("STRATA_CONSOLE_SCREENSHOTS")
 	if dir == "" {
-		dir = filepath.Join(p.t.TempDir(), "screenshots")
+		dir = filepath.Join(os.TempDir(), "strata-console-screenshots", strings.ReplaceAll(p.t.Name(), "/", "_"))
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		p.t.Fatal(err)

@@ -79,8 +79,9 @@ setLoginHandler(askLogin);
 function logout() {
   clearCredentials();
   self = null;
-  // A fresh page forgets every view's state and data along with the user.
-  location.hash = '#/home';
+  // A fresh page forgets every view's state and data along with the user;
+  // replaceState changes the address without running the router first.
+  history.replaceState(null, '', '#/home');
   location.reload();
 }
 

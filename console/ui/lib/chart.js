@@ -11,8 +11,11 @@ function niceTicks(min, max, count = 5) {
   const step0 = span / count;
   const mag = 10 ** Math.floor(Math.log10(step0));
   const step = [1, 2, 5, 10].map((m) => m * mag).find((x) => span / x <= count) || 10 * mag;
+  // From the step at or below min to the one at or above max, so that
+  // every value lies within the axis.
   const ticks = [];
-  for (let v = Math.floor(min / step) * step; v <= max + step * 1e-9; v += step) ticks.push(+v.toPrecision(12));
+  const last = Math.ceil(max / step - 1e-9) * step;
+  for (let v = Math.floor(min / step + 1e-9) * step; v <= last + step * 1e-9; v += step) ticks.push(+v.toPrecision(12));
   return ticks;
 }
 

@@ -168,7 +168,11 @@ export const view = {
     poll(async () => {
       const r = await load(ctx.self, ctx.signal);
       if (ctx.signal.aborted) return;
+      // A refresh must not take the keyboard focus away: the link that had
+      // it gets it back in the new cards.
+      const focused = grid.contains(document.activeElement) ? document.activeElement.getAttribute('href') : null;
       grid.replaceChildren(...[clusterCard(r), datasourcesCard(r), tasksCard(r), supervisorsCard(r)].filter(Boolean));
+      if (focused) grid.querySelector(`a[href="${CSS.escape(focused)}"]`)?.focus();
       if (!canAny(ctx.self, 'STATE', 'READ')) {
         grid.append(h('p', { class: 'muted' }, 'The processes of the cluster are shown to users with STATE READ.'));
       }
