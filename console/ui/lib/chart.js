@@ -61,7 +61,9 @@ export function lineChart({ series = [], width = 640, height = 220, yLabel, xIsT
   const xt = xIsTime ? timeTicks(xmin, xmax, Math.min(5, Math.max(1, new Set(xs).size - 1))) : niceTicks(xmin, xmax);
   for (const v of xt) {
     if (v < xmin || v > xmax) continue;
-    svg.append(s('text', { x: X(v), y: height - m.b + 16, 'text-anchor': 'middle', class: 'tick' },
+    // The end labels hang inwards, so that none is cut at the edge.
+    const anchor = xt.length > 1 && v === xmin ? 'start' : xt.length > 1 && v === xmax ? 'end' : 'middle';
+    svg.append(s('text', { x: X(v), y: height - m.b + 16, 'text-anchor': anchor, class: 'tick' },
       xIsTime ? timeLabel(v, xmax - xmin) : shortNum(v)));
   }
   svg.append(s('line', { x1: m.l, x2: m.l, y1: m.t, y2: m.t + ph, class: 'axis' }));
