@@ -107,6 +107,21 @@ func sameRows(t *testing.T, what string, got, want [][]string) {
 	}
 }
 
+// chartInside fails unless every point of every chart lies within its
+// chart's y axis (the scale covers the values).
+func chartInside(t *testing.T, p *page) {
+	t.Helper()
+	out := eval[[]string](p, `[...document.querySelectorAll('#query-chart svg')].flatMap((svg) => {
+		const axis = [...svg.querySelectorAll('line.axis')].find((l) => l.getAttribute('x1') === l.getAttribute('x2'));
+		const [top, bottom] = [+axis.getAttribute('y1'), +axis.getAttribute('y2')].sort((a, b) => a - b);
+		return [...svg.querySelectorAll('circle')].filter((c) => +c.getAttribute('cy') < top - 0.5 || +c.getAttribute('cy') > bottom + 0.5)
+			.map((c) => svg.getAttribute('aria-label') + ': ' + c.textContent);
+	})`)
+	if len(out) > 0 {
+		t.Errorf("points drawn outside their chart's axis: %q", out)
+	}
+}
+
 func TestQueryViewRunsSQLAndCharts(t *testing.T) {
 	e, p := queryPage(t)
 	q := `SELECT FLOOR(__time TO DAY) AS "day", COUNT(*) AS edits, SUM(added) AS added FROM wiki GROUP BY 1 ORDER BY 1`
@@ -136,6 +151,7 @@ func TestQueryViewRunsSQLAndCharts(t *testing.T) {
 	if fmt.Sprint(charts) != "[edits over time: edits added over time: added]" || lines != 2 || points != 6 {
 		t.Fatalf("charts %q with %d lines and %d points, want edits and added, a line each, 6 points", charts, lines, points)
 	}
+	chartInside(t, p)
 	p.screenshot("query-sql-results")
 
 	// Sorting by "added", descending on the second click.
@@ -340,6 +356,7 @@ func TestQueryViewNativeTimeseries(t *testing.T) {
 	if lines := eval[int](p, `document.querySelectorAll('#query-chart svg path.series').length`); lines != 2 {
 		t.Fatalf("chart lines %d, want 2", lines)
 	}
+	chartInside(t, p)
 	p.screenshot("query-native")
 	// Back to SQL: each mode keeps its own text.
 	p.click("#query-mode-sql")
