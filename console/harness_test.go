@@ -1,9 +1,9 @@
 package console_test
 
 // The browser-test harness: one small cluster per package and option set
-// (a control node that is also the router, a historical, a broker and a
-// middle manager, each a real process.StartServer on free ports, finding
-// each other through discovery, as scripts/cluster-up.sh --full runs them),
+// (a control node, a router, a historical, a broker and a middle manager,
+// each a real process.StartServer on free ports, finding each other through
+// discovery, as scripts/cluster-up.sh --full runs them),
 // one headless Chromium driven by chromedp, and helpers to open views, type,
 // click and take screenshots. A page fails its test on any console error or
 // uncaught exception.
@@ -59,12 +59,13 @@ type consoleOpts struct {
 
 // consoleEnv is a running cluster the console is served from.
 type consoleEnv struct {
-	opts  consoleOpts
-	url   string // the router (the control node, which has the router role)
-	procs []*process.Process
-	kafka string // kfake's seed broker address (Kafka envs)
-	kc    *kfake.Cluster
-	dir   string
+	opts    consoleOpts
+	url     string // the router, which serves the console
+	control string // the control node (coordinator and overlord)
+	procs   []*process.Process
+	kafka   string // kfake's seed broker address (Kafka envs)
+	kc      *kfake.Cluster
+	dir     string
 
 	mu       sync.Mutex
 	ingested map[string]bool
@@ -154,7 +155,7 @@ func newEnv(opts consoleOpts) (*consoleEnv, error) {
 			e.close()
 		}
 	}()
-	ports, err := freePorts(5)
+	ports, err := freePorts(6)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +193,7 @@ func newEnv(opts consoleOpts) (*consoleEnv, error) {
 		}
 		return p
 	}
-	ctl := common("control", "coordinator,overlord,router", ports[0])
+	ctl := common("control", "coordinator,overlord", ports[0])
 	ctl.Set("svc.raft.address", ports[1])
 	// Generous Raft timeouts (as process tests use): 2 busy cores under -race.
 	ctl.Set("svc.raft.heartbeatTimeout", "1s")
@@ -204,7 +205,11 @@ func newEnv(opts consoleOpts) (*consoleEnv, error) {
 	mm := common("middlemanager", "middleManager", ports[4])
 	mm.Set("svc.worker.capacity", "4")
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: io.Discard})
-	for _, p := range []*props.Properties{ctl, common("historical", "historical", ports[2]), common("broker", "broker", ports[3]), mm} {
+	// The router on its own, as in a deployment and in the quickstart (a
+	// control node with the router role proxies its own unknown paths to
+	// itself, without end).
+	router := common("router", "router", ports[5])
+	for _, p := range []*props.Properties{ctl, common("historical", "historical", ports[2]), common("broker", "broker", ports[3]), mm, router} {
 		proc, err := process.StartServer(p, logger.Named(p.String("svc.node.id")))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.String("svc.node.id"), err)
@@ -216,7 +221,7 @@ func newEnv(opts consoleOpts) (*consoleEnv, error) {
 			}
 		}
 	}
-	e.url = control
+	e.url, e.control = "http://"+ports[5], control
 	if opts.Kafka {
 		kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, kafkaTopic))
 		if err != nil {
@@ -227,9 +232,9 @@ func newEnv(opts consoleOpts) (*consoleEnv, error) {
 	// Every process has announced itself: the views list them all.
 	if err := waitFor(func() bool {
 		var servers []map[string]any
-		return e.getJSON("/svc/coordinator/v1/servers?simple", &servers) == nil && len(servers) >= 4
+		return e.getJSON("/svc/coordinator/v1/servers?simple", &servers) == nil && len(servers) >= 5
 	}); err != nil {
-		return nil, fmt.Errorf("the four processes in discovery: %w", err)
+		return nil, fmt.Errorf("the five processes in discovery: %w", err)
 	}
 	if opts.Security {
 		if err := e.createAnalyst(); err != nil {

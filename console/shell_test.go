@@ -13,7 +13,7 @@ func navLinks(p *page) []string {
 }
 
 // TestHomeAndServices: the home view shows the real cluster (its control
-// node as leader, the four processes by role, the datasource loaded
+// node as leader, the five processes by role, the datasource loaded
 // in full) and the services view lists every process with its role,
 // leader mark, a historical's size and a middle manager's task slots;
 // neither logs a console error.
@@ -26,8 +26,8 @@ func TestHomeAndServices(t *testing.T) {
 		t.Errorf("nav %v: security off shows every view", got)
 	}
 	control := p.text("#control-nodes")
-	if !strings.Contains(control, strings.TrimPrefix(e.url, "http://")) || !strings.Contains(control, "coordinator and overlord leader") {
-		t.Errorf("control nodes %q: want %s marked leader", control, e.url)
+	if !strings.Contains(control, strings.TrimPrefix(e.control, "http://")) || !strings.Contains(control, "coordinator and overlord leader") {
+		t.Errorf("control nodes %q: want %s marked leader", control, e.control)
 	}
 	roles := p.text("#roles")
 	for _, r := range []string{"broker", "coordinator", "historical", "middleManager", "overlord", "router"} {
@@ -43,11 +43,11 @@ func TestHomeAndServices(t *testing.T) {
 	p.click(`a.more[href="#/services"]`)
 	p.waitReady()
 	rows := eval[[]string](p, `[...document.querySelectorAll('#view table.data tbody tr')].map(r => r.innerText)`)
-	if len(rows) != 4 {
-		t.Fatalf("services: %d rows %q, want the 4 processes", len(rows), rows)
+	if len(rows) != 5 {
+		t.Fatalf("services: %d rows %q, want the 5 processes", len(rows), rows)
 	}
 	all := strings.Join(rows, "\n")
-	for _, want := range []string{"coordinator and overlord leader", "historical", "broker", "middleManager", "0 / 4 slots", "300000000000", "live"} {
+	for _, want := range []string{"coordinator and overlord leader", "historical", "broker", "middleManager", "router", "0 / 4 slots", "300000000000", "live"} {
 		if want == "300000000000" {
 			want = "279.4 GB" // the historical's max size, 300 GB in bytes, as shown
 		}
@@ -55,7 +55,7 @@ func TestHomeAndServices(t *testing.T) {
 			t.Errorf("services rows %q lack %q", all, want)
 		}
 	}
-	if summary := p.text("#services-summary"); !strings.Contains(summary, "4 processes, 4 live") {
+	if summary := p.text("#services-summary"); !strings.Contains(summary, "5 processes, 5 live") {
 		t.Errorf("summary %q", summary)
 	}
 	// Sorting by a header button, from the keyboard: Enter on the focused
