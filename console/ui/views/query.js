@@ -145,7 +145,7 @@ export const view = {
     // ---- editor ------------------------------------------------------------
     const paint = h('pre', { class: 'qe-paint mono', 'aria-hidden': 'true' });
     const input = h('textarea', {
-      id: 'query-editor', class: 'qe-input mono', rows: 12, wrap: 'off', spellcheck: 'false',
+      id: 'query-editor', class: 'qe-input mono', rows: 10, wrap: 'off', spellcheck: 'false',
       autocapitalize: 'off', autocomplete: 'off', 'aria-describedby': 'query-keys query-error',
     });
     const editorLabel = h('label', { for: 'query-editor', id: 'query-editor-label' });
