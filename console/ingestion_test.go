@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,13 +101,12 @@ PARTITIONED BY DAY`
 	}
 	p.screenshot("ingestion-sql-done")
 
-	var names []string
-	if err := e.getJSON("/svc/coordinator/v1/datasources", &names); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(strings.Join(names, ","), ds) {
-		t.Fatalf("datasources %v lack %s", names, ds)
-	}
+	// The coordinator lists a datasource once its inventory poll sees the
+	// segments served, which may be a moment after the task's own check.
+	eventually.True(t, ds+" among the coordinator's datasources", func() bool {
+		var names []string
+		return e.getJSON("/svc/coordinator/v1/datasources", &names) == nil && slices.Contains(names, ds)
+	}, slow)
 	count, _ := json.Marshal(map[string]string{"query": "SELECT COUNT(*) AS n, SUM(added) AS a FROM " + ds})
 	if code, body, err := e.call("POST", "/svc/v2/sql", "application/json", string(count)); err != nil || code != 200 || !strings.Contains(body, `"n":2`) || !strings.Contains(body, `"a":8`) {
 		t.Fatalf("counting %s: %d %s %v", ds, code, body, err)
