@@ -95,21 +95,38 @@ func TestMain(m *testing.M) {
 }
 
 // startConsole returns the package's cluster for opts, starting it on first
-// use: every test of the package shares it (a cluster per test would cost
-// seconds each).
+// use: consecutive tests share it (a cluster per test would cost seconds
+// each). Only one cluster runs at a time: a process holds process-wide
+// settings of the cluster it belongs to (the ingestion policy, the brokers
+// its tasks wait on), so a second cluster in the test binary would send the
+// first one's tasks to its brokers. A test asking for the other security
+// setting closes the running cluster and starts its own. Kafka (kfake) is
+// added to the running cluster when a test asks for it.
 func startConsole(t *testing.T, opts consoleOpts) *consoleEnv {
 	t.Helper()
 	requireBrowser(t)
 	envMu.Lock()
 	defer envMu.Unlock()
-	if e := envs[opts]; e != nil {
-		return e
+	key := consoleOpts{Security: opts.Security}
+	e := envs[key]
+	if e == nil {
+		for k, other := range envs {
+			other.close()
+			delete(envs, k)
+		}
+		var err error
+		if e, err = newEnv(key); err != nil {
+			t.Fatalf("starting the console's cluster %+v: %v", key, err)
+		}
+		envs[key] = e
 	}
-	e, err := newEnv(opts)
-	if err != nil {
-		t.Fatalf("starting the console's cluster %+v: %v", opts, err)
+	if opts.Kafka && e.kc == nil {
+		kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, kafkaTopic))
+		if err != nil {
+			t.Fatalf("kfake: %v", err)
+		}
+		e.kc, e.kafka = kc, kc.ListenAddrs()[0]
 	}
-	envs[opts] = e
 	return e
 }
 
@@ -222,13 +239,6 @@ func newEnv(opts consoleOpts) (*consoleEnv, error) {
 		}
 	}
 	e.url, e.control = "http://"+ports[5], control
-	if opts.Kafka {
-		kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, kafkaTopic))
-		if err != nil {
-			return nil, err
-		}
-		e.kc, e.kafka = kc, kc.ListenAddrs()[0]
-	}
 	// Every process has announced itself: the views list them all.
 	if err := waitFor(func() bool {
 		var servers []map[string]any

@@ -12,61 +12,6 @@ func navLinks(p *page) []string {
 	return eval[[]string](p, `[...document.querySelectorAll('#nav a')].map(a => a.dataset.view)`)
 }
 
-// TestHomeAndServices: the home view shows the real cluster (its control
-// node as leader, the five processes by role, the datasource loaded
-// in full) and the services view lists every process with its role,
-// leader mark, a historical's size and a middle manager's task slots;
-// neither logs a console error.
-func TestHomeAndServices(t *testing.T) {
-	e := startConsole(t, consoleOpts{})
-	e.ingestWiki(t, "wiki")
-	p := e.browser(t, "", "")
-	p.open("/home")
-	if got := navLinks(p); strings.Join(got, ",") != "home,services,datasources,segments,ingestion,query,config" {
-		t.Errorf("nav %v: security off shows every view", got)
-	}
-	control := p.text("#control-nodes")
-	if !strings.Contains(control, strings.TrimPrefix(e.control, "http://")) || !strings.Contains(control, "coordinator and overlord leader") {
-		t.Errorf("control nodes %q: want %s marked leader", control, e.control)
-	}
-	roles := p.text("#roles")
-	for _, r := range []string{"broker", "coordinator", "historical", "middleManager", "overlord", "router"} {
-		if !strings.Contains(roles, r+"\n1 live") && !strings.Contains(roles, r+"\t1 live") && !strings.Contains(roles, r+" 1 live") {
-			t.Errorf("processes by role %q: want %s with 1 live", roles, r)
-		}
-	}
-	if ds := p.text("#datasource-list"); !strings.Contains(ds, "wiki") || !strings.Contains(ds, "100% available") {
-		t.Errorf("datasources %q: want wiki 100%% available", ds)
-	}
-	p.screenshot("home")
-	// The card's link leads to the view, as a user would go.
-	p.click(`a.more[href="#/services"]`)
-	p.waitReady()
-	rows := eval[[]string](p, `[...document.querySelectorAll('#view table.data tbody tr')].map(r => r.innerText)`)
-	if len(rows) != 5 {
-		t.Fatalf("services: %d rows %q, want the 5 processes", len(rows), rows)
-	}
-	all := strings.Join(rows, "\n")
-	for _, want := range []string{"coordinator and overlord leader", "historical", "broker", "middleManager", "router", "0 / 4 slots", "300000000000", "live"} {
-		if want == "300000000000" {
-			want = "279.4 GB" // the historical's max size, 300 GB in bytes, as shown
-		}
-		if !strings.Contains(all, want) {
-			t.Errorf("services rows %q lack %q", all, want)
-		}
-	}
-	if summary := p.text("#services-summary"); !strings.Contains(summary, "5 processes, 5 live") {
-		t.Errorf("summary %q", summary)
-	}
-	// Sorting by a header button, from the keyboard: Enter on the focused
-	// button sorts and says so in aria-sort.
-	p.do(chromedp.Focus(chromedp.CSS(`#view th:nth-child(1) button`)), chromedp.KeyEvent("\r"))
-	if sort := eval[string](p, `document.querySelector('#view th:nth-child(1)').getAttribute('aria-sort')`); sort != "ascending" {
-		t.Errorf("aria-sort %q after Enter on the Host header, want ascending", sort)
-	}
-	p.screenshot("services")
-}
-
 // TestLoginWithSecurity: with security on the console asks for a login
 // (the API's 401), refuses a wrong password in the dialog, logs the admin
 // in, shows who is logged in, and logs out back to the dialog.
@@ -143,6 +88,61 @@ func TestAnalystSeesOnlyItsDatasource(t *testing.T) {
 	if ds := a.text("#datasource-list"); !strings.Contains(ds, "payroll") || !strings.Contains(ds, analystDatasource) {
 		t.Errorf("admin's datasources %q", ds)
 	}
+}
+
+// TestHomeAndServices: the home view shows the real cluster (its control
+// node as leader, the five processes by role, the datasource loaded
+// in full) and the services view lists every process with its role,
+// leader mark, a historical's size and a middle manager's task slots;
+// neither logs a console error.
+func TestHomeAndServices(t *testing.T) {
+	e := startConsole(t, consoleOpts{})
+	e.ingestWiki(t, "wiki")
+	p := e.browser(t, "", "")
+	p.open("/home")
+	if got := navLinks(p); strings.Join(got, ",") != "home,services,datasources,segments,ingestion,query,config" {
+		t.Errorf("nav %v: security off shows every view", got)
+	}
+	control := p.text("#control-nodes")
+	if !strings.Contains(control, strings.TrimPrefix(e.control, "http://")) || !strings.Contains(control, "coordinator and overlord leader") {
+		t.Errorf("control nodes %q: want %s marked leader", control, e.control)
+	}
+	roles := p.text("#roles")
+	for _, r := range []string{"broker", "coordinator", "historical", "middleManager", "overlord", "router"} {
+		if !strings.Contains(roles, r+"\n1 live") && !strings.Contains(roles, r+"\t1 live") && !strings.Contains(roles, r+" 1 live") {
+			t.Errorf("processes by role %q: want %s with 1 live", roles, r)
+		}
+	}
+	if ds := p.text("#datasource-list"); !strings.Contains(ds, "wiki") || !strings.Contains(ds, "100% available") {
+		t.Errorf("datasources %q: want wiki 100%% available", ds)
+	}
+	p.screenshot("home")
+	// The card's link leads to the view, as a user would go.
+	p.click(`a.more[href="#/services"]`)
+	p.waitReady()
+	rows := eval[[]string](p, `[...document.querySelectorAll('#view table.data tbody tr')].map(r => r.innerText)`)
+	if len(rows) != 5 {
+		t.Fatalf("services: %d rows %q, want the 5 processes", len(rows), rows)
+	}
+	all := strings.Join(rows, "\n")
+	for _, want := range []string{"coordinator and overlord leader", "historical", "broker", "middleManager", "router", "0 / 4 slots", "300000000000", "live"} {
+		if want == "300000000000" {
+			want = "279.4 GB" // the historical's max size, 300 GB in bytes, as shown
+		}
+		if !strings.Contains(all, want) {
+			t.Errorf("services rows %q lack %q", all, want)
+		}
+	}
+	if summary := p.text("#services-summary"); !strings.Contains(summary, "5 processes, 5 live") {
+		t.Errorf("summary %q", summary)
+	}
+	// Sorting by a header button, from the keyboard: Enter on the focused
+	// button sorts and says so in aria-sort.
+	p.do(chromedp.Focus(chromedp.CSS(`#view th:nth-child(1) button`)), chromedp.KeyEvent("\r"))
+	if sort := eval[string](p, `document.querySelector('#view th:nth-child(1)').getAttribute('aria-sort')`); sort != "ascending" {
+		t.Errorf("aria-sort %q after Enter on the Host header, want ascending", sort)
+	}
+	p.screenshot("services")
 }
 
 // TestNarrowWindow: at 420 px the nav folds into a menu button that opens
