@@ -76,10 +76,10 @@ func TestAnalystSeesOnlyItsDatasource(t *testing.T) {
 	// A 403 that happens anyway is shown plainly, naming what is missing.
 	p.allowConsole("status of 403")
 	shown := eval[string](p, `(async () => {
-		const [{ get }, { errorBox }] = await Promise.all([import('/console/lib/api.js'), import('/console/lib/ui.js')]);
-		try { await get('/svc/coordinator/v1/config'); return 'no error'; } catch (e) { return errorBox(e).textContent; }
+		const [{ get }, { errorBox, missingPermission }] = await Promise.all([import('/console/lib/api.js'), import('/console/lib/ui.js')]);
+		try { await get('/svc/coordinator/v1/config'); return 'no error'; } catch (e) { return errorBox(e).textContent + ' | ' + missingPermission(e); }
 	})()`)
-	if shown != "Forbidden: Unauthorized: needs READ on CONFIG:CONFIG" {
+	if shown != "Forbidden: Unauthorized | READ on CONFIG:CONFIG" {
 		t.Errorf("the analyst's 403 reads %q", shown)
 	}
 	// The admin, by contrast, sees both datasources.

@@ -44,12 +44,7 @@ function login(reason) {
 
 function errorText(status, statusText, body) {
   if (body && typeof body === 'object') {
-    let m = body.errorMessage || body.error || body.message;
-    // A 403 names the missing permission in its context (Druid's shape):
-    // "Unauthorized" alone would not tell the user what to ask for.
-    const c = body.context;
-    if (c && c.resource && c.action) m = `${m}: needs ${c.action} on ${c.resource}`;
-    else if (c && c.reason) m = `${m}: ${c.reason}`;
+    const m = body.errorMessage || body.error || body.message;
     if (typeof m === 'string' && m) return m;
   }
   if (typeof body === 'string' && body.trim()) return body.trim().slice(0, 500);

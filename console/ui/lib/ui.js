@@ -13,6 +13,17 @@ export function errorBox(err) {
   return h('div', { class: 'error-box', role: 'alert' }, text);
 }
 
+// missingPermission reads what a 403 says is missing, from Druid's error
+// context: "READ on CONFIG:CONFIG" (or the reason given), '' for other
+// errors. "Forbidden: Unauthorized" alone would not tell the user what to
+// ask an administrator for.
+export function missingPermission(err) {
+  const c = err && err.status === 403 && err.body && typeof err.body === 'object' ? err.body.context : null;
+  if (!c) return '';
+  if (c.resource && c.action) return `${c.action} on ${c.resource}`;
+  return c.reason || '';
+}
+
 let dialogSeq = 0;
 
 // confirmDialog asks before anything destructive. With requireText the user
