@@ -414,6 +414,9 @@ func TestConsoleDatasourcesAsAnalyst(t *testing.T) {
 			t.Errorf("the analyst is offered %s", sel)
 		}
 	}
+	if eval[bool](p, `!!document.querySelector('a[href="#/datasources/_default"]')`) {
+		t.Error("the analyst's datasource page links to the default rules, which it may not read")
+	}
 	if txt := p.text("#view"); !strings.Contains(txt, "You may read these rules but not change them") || !strings.Contains(txt, "36") {
 		t.Fatalf("the analyst's datasource page says %q", txt)
 	}

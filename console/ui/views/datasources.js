@@ -179,7 +179,7 @@ async function renderOne(root, ctx, name) {
   const refreshSummary = isDefault ? async () => {} : () => drawSummary(summary, name, signal, stateReadable(self));
   await Promise.all([
     refreshSummary(),
-    drawRules(rulesCard, historyCard, name, isDefault, writable, signal, stateReadable(self)),
+    drawRules(rulesCard, historyCard, name, isDefault, writable, signal, stateReadable(self), can(self, 'DATASOURCE', DEFAULT, 'READ')),
   ]);
   if (!isDefault) {
     root.append(markCard(name, writable, signal, refreshSummary), killCard(name, writable, signal, refreshSummary));
@@ -273,7 +273,7 @@ function ruleEditor(rule, { onRemove, onMove }) {
     const nIn = h('input', { id: nId, class: 'rule-replicants', type: 'number', min: 0, max: 1000, value: String(n), size: 4 });
     const line = h('div', { class: 'toolbar' },
       field(h('label', { for: tId }, 'Tier'), tIn), field(h('label', { for: nId }, 'Replicas'), nIn),
-      h('button', { type: 'button', class: 'btn', 'aria-label': `Remove tier ${tier}`, onclick: () => { tierLines.splice(tierLines.indexOf(entry), 1); line.remove(); changed(); } }, 'Remove tier'));
+      h('button', { type: 'button', class: 'btn', 'aria-label': 'Remove this tier', onclick: () => { tierLines.splice(tierLines.indexOf(entry), 1); line.remove(); changed(); } }, 'Remove tier'));
     const entry = { tIn, nIn };
     tierLines.push(entry);
     tiersBox.append(line);
@@ -325,7 +325,7 @@ function ruleEditor(rule, { onRemove, onMove }) {
   };
 }
 
-async function drawRules(card, historyCard, name, isDefault, writable, signal, state) {
+async function drawRules(card, historyCard, name, isDefault, writable, signal, state, defaultsReadable) {
   clear(card).append(h('h2', { id: 'ds-rules-h' }, 'Retention rules'), loading());
   clear(historyCard).append(h('h2', { id: 'ds-hist-h' }, 'Rules history'), loading());
   // The cluster defaults exist even when never set (a built-in loadForever):
@@ -349,8 +349,8 @@ async function drawRules(card, historyCard, name, isDefault, writable, signal, s
   card.append(h('div', { id: 'rules-current' }, current.length ? rulesList(current)
     : h('p', {}, 'No rules of its own: the cluster defaults apply.')));
   if (!isDefault) {
-    card.append(h('p', { class: 'muted' }, 'Then the cluster defaults (',
-      h('a', { href: `#/datasources/${DEFAULT}` }, 'edit'), '): ',
+    card.append(h('p', { class: 'muted' }, 'Then the cluster defaults',
+      defaultsReadable ? [' (', h('a', { href: `#/datasources/${DEFAULT}` }, 'edit'), ')'] : null, ': ',
       defaults.error ? errorBox(defaults.error) : (defaults.value || []).map(ruleText).join('; ') || 'none'));
   }
   if (!writable) {
@@ -399,7 +399,7 @@ async function drawRules(card, historyCard, name, isDefault, writable, signal, s
     audit.el,
     formError,
     h('div', { class: 'toolbar' }, save,
-      h('button', { type: 'button', class: 'btn', onclick: () => drawRules(card, historyCard, name, isDefault, writable, signal, state) }, 'Discard changes')));
+      h('button', { type: 'button', class: 'btn', onclick: () => drawRules(card, historyCard, name, isDefault, writable, signal, state, defaultsReadable) }, 'Discard changes')));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     clear(formError);
@@ -408,7 +408,7 @@ async function drawRules(card, historyCard, name, isDefault, writable, signal, s
     try {
       await post(`${C}/rules/${enc(name)}`, body(), { author, comment, signal });
       toast(`Rules of ${name} saved`, 'ok');
-      await drawRules(card, historyCard, name, isDefault, writable, signal, state);
+      await drawRules(card, historyCard, name, isDefault, writable, signal, state, defaultsReadable);
     } catch (err) {
       if (err.name !== 'AbortError') formError.append(errorBox(err));
     } finally {
