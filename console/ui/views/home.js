@@ -4,13 +4,10 @@
 // user may not read is left out (the API would answer 403).
 import { h, fmt } from '../lib/dom.js';
 import { get } from '../lib/api.js';
+import { processes, rolesOf } from '../lib/cluster.js';
 import { can, canAny } from '../lib/perm.js';
 import { errorBox, poll } from '../lib/ui.js';
 
-// servers?simple names a process's roles in "role", comma-separated for a
-// process holding several (the quickstart's control node).
-const rolesOf = (s) => String(s.role || s.type || '').split(',').filter(Boolean);
-const hostOf = (url) => String(url || '').replace(/^https?:\/\//, '').replace(/\/$/, '');
 
 function statusBadge(ok, okText, badText) {
   return h('span', { class: `badge ${ok ? 'ok' : 'bad'}` }, ok ? okText : badText);
@@ -51,9 +48,7 @@ async function load(self, signal) {
     supervisors: () => get('/svc/indexer/v1/supervisor?full', { signal }),
   };
   if (state) {
-    loads.servers = () => get('/svc/coordinator/v1/servers?simple', { signal });
-    loads.leader = () => get('/svc/coordinator/v1/leader', { signal, text: true });
-    loads.overlordLeader = () => get('/svc/indexer/v1/leader', { signal, text: true });
+    loads.servers = () => processes(signal);
     loads.loadstatus = () => get('/svc/coordinator/v1/loadstatus', { signal });
   }
   const r = await settle(loads);
@@ -72,9 +67,9 @@ async function load(self, signal) {
 function clusterCard(r) {
   if (!r.servers) return null;
   if (r.servers.error) return card('Cluster', null, null, errorBox(r.servers.error));
-  const servers = r.servers.value || [];
-  const leader = r.leader?.value ? hostOf(r.leader.value) : '';
-  const overlordLeader = r.overlordLeader?.value ? hostOf(r.overlordLeader.value) : '';
+  const servers = r.servers.value.rows;
+  const leader = r.servers.value.coordinatorLeader;
+  const overlordLeader = r.servers.value.overlordLeader;
   const control = servers.filter((s) => rolesOf(s).some((x) => x === 'coordinator' || x === 'overlord'));
   const byRole = {};
   for (const s of servers) {

@@ -1,14 +1,11 @@
 // services.js: every process the control plane knows (discovery, or the
-// configured lists), with its roles, version and uptime, a historical's
+// configured parts: lib/cluster.js), with its roles, version and uptime, a historical's
 // current and maximum size, a middle manager's running tasks, and the
 // leader marked.
 import { h, fmt } from '../lib/dom.js';
-import { get } from '../lib/api.js';
+import { processes, rolesOf } from '../lib/cluster.js';
 import { dataTable } from '../lib/table.js';
 import { errorBox, poll } from '../lib/ui.js';
-
-const rolesOf = (s) => String(s.role || s.type || '').split(',').filter(Boolean);
-const hostOf = (url) => String(url || '').replace(/^https?:\/\//, '').replace(/\/$/, '');
 
 function sizeCell(s) {
   if (!rolesOf(s).includes('historical')) return h('span', { class: 'muted' }, '—');
@@ -57,33 +54,22 @@ export const view = {
     });
     root.append(h('h1', {}, 'Services'), summary, err, table.el);
     poll(async () => {
-      // The leaders and the workers add to the servers list; only the list
-      // itself is needed to show anything.
-      const [servers, leader, overlordLeader, workers] = await Promise.allSettled([
-        get('/svc/coordinator/v1/servers?simple', { signal: ctx.signal }),
-        get('/svc/coordinator/v1/leader', { signal: ctx.signal, text: true }),
-        get('/svc/indexer/v1/leader', { signal: ctx.signal, text: true }),
-        get('/svc/indexer/v1/workers', { signal: ctx.signal }),
-      ]);
-      if (ctx.signal.aborted) return;
-      err.replaceChildren();
-      if (servers.status === 'rejected') {
-        err.append(errorBox(servers.reason));
+      let r;
+      try {
+        r = await processes(ctx.signal);
+      } catch (e) {
+        if (ctx.signal.aborted) return;
+        err.replaceChildren(errorBox(e));
         root.dataset.ready = 'true';
         return;
       }
-      const coord = leader.status === 'fulfilled' ? hostOf(leader.value) : '';
-      const ovl = overlordLeader.status === 'fulfilled' ? hostOf(overlordLeader.value) : '';
-      const byHost = new Map((workers.status === 'fulfilled' ? workers.value : []).map((w) => [w.worker?.host, w]));
-      for (const r of [leader, overlordLeader, workers]) if (r.status === 'rejected') err.append(errorBox(r.reason));
-      const rows = servers.value.map((s) => ({
-        ...s,
-        leaderOf: [s.host === coord ? 'coordinator' : null, s.host === ovl ? 'overlord' : null].filter(Boolean),
-        worker: rolesOf(s).includes('middleManager') ? byHost.get(s.host) || { runningTasks: [], currCapacityUsed: 0, worker: { capacity: s.capacity } } : null,
-      }));
-      table.setRows(rows);
-      const live = rows.filter((s) => (s.state || 'live') === 'live').length;
-      summary.textContent = `${rows.length} processes, ${live} live; coordinator leader ${coord || 'unknown'}${ovl && ovl !== coord ? `, overlord leader ${ovl}` : ''}.`;
+      if (ctx.signal.aborted) return;
+      err.replaceChildren(...r.errors.map(errorBox));
+      table.setRows(r.rows);
+      const live = r.rows.filter((s) => (s.state || 'live') === 'live').length;
+      const coord = r.coordinatorLeader, ovl = r.overlordLeader;
+      summary.textContent = `${r.rows.length} processes, ${live} live; coordinator leader ${coord || 'unknown'}${ovl && ovl !== coord ? `, overlord leader ${ovl}` : ''}.` +
+        (r.rows.some((s) => !s.listed) ? ' Without discovery (svc.discovery.coordinators) the cluster lists its historicals only: the leader, the middle managers and this router come from their own APIs, and brokers are not shown.' : '');
       root.dataset.ready = 'true';
     }, 10000, ctx.signal);
   },
