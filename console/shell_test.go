@@ -173,4 +173,10 @@ func TestNarrowWindow(t *testing.T) {
 		t.Error("the menu stays open after a choice")
 	}
 	p.screenshot("narrow-services")
+	// The skip link, first in the tab order, moves the focus to the view
+	// and leaves the address (the router's) alone.
+	p.do(chromedp.Focus(chromedp.CSS("a.skip")), chromedp.KeyEvent("\r"))
+	if got := eval[string](p, `location.hash + ' ' + document.activeElement.id`); got != "#/services view" {
+		t.Errorf("after the skip link: %q, want #/services with the view focused", got)
+	}
 }

@@ -176,6 +176,13 @@ async function route(focus) {
 
 window.addEventListener('hashchange', () => route(true));
 
+// The skip link moves the focus to the view; as a plain link it would set
+// the hash to #view, which the router reads as a view's name.
+document.querySelector('a.skip').addEventListener('click', (e) => {
+  e.preventDefault();
+  document.getElementById('view')?.focus();
+});
+
 async function start() {
   try {
     self = await get('/svc/v1/self');
