@@ -130,6 +130,16 @@ func TestConsoleDatasourcesAndSegmentsViews(t *testing.T) {
 	if got := c3UsedByInterval(p); len(got) != 1 || got["2024-01-01 / 2024-01-02"] != "yes" {
 		t.Fatalf("after choosing the first bar the table has %v", got)
 	}
+
+	// An interval that ends before it starts is refused in words, no query sent.
+	c3Set(p, "#seg-interval", "2024-01-02/2024-01-01")
+	p.click(`form[role=search] button[type=submit]`)
+	eventually.True(t, "the bad interval's message", func() bool {
+		return strings.Contains(c3Text(p, "#seg-list-h + p"), `"2024-01-02/2024-01-01" is not an interval`)
+	}, slow)
+	if got := eval[int](p, `document.querySelectorAll('#seg-table tbody tr[data-key]').length`); got != 0 {
+		t.Fatalf("a bad interval left %d rows listed", got)
+	}
 }
 
 // TestConsoleRetentionRulesEdit: a rule the API refuses shows the API's

@@ -300,6 +300,8 @@ export const view = {
         note.className = 'bad';
         table.setRows([]);
         status.textContent = '';
+        await drawTimeline();
+        root.dataset.ready = 'true';
         return;
       }
       note.className = 'muted';
