@@ -66,11 +66,27 @@ func c4AllowTaskNotYet(p *page) {
 	p.allowConsole("/log?offset=")
 }
 
+// c4Diagnose logs, when the test fails, what the cluster says about its
+// processes and segment loading: a data server the control node lost under
+// load shows there, rather than as a bare timeout.
+func c4Diagnose(t *testing.T, e *consoleEnv) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, path := range []string{"/svc/coordinator/v1/servers?simple", "/svc/coordinator/v1/loadstatus?simple", "/svc/coordinator/v1/loadqueue?simple"} {
+			code, body, err := e.call("GET", path, "", "")
+			t.Logf("diagnosis: GET %s: %d %v %.2000s", path, code, err, body)
+		}
+	})
+}
+
 // TestConsoleSQLIngestion submits an INSERT with EXTERN from the SQL
 // ingestion editor, follows its task to SUCCESS in the page, and finds the
 // datasource through the API (its rows counted) and in the Datasources view.
 func TestConsoleSQLIngestion(t *testing.T) {
 	e := startConsole(t, consoleOpts{})
+	c4Diagnose(t, e)
 	p := e.browser(t, "", "")
 	c4AllowTaskNotYet(p)
 	p.open("/ingestion/sql")
@@ -126,6 +142,7 @@ PARTITIONED BY DAY`
 // page from the list and checks its status, stages, counters and log.
 func TestConsoleTasksAndTaskPage(t *testing.T) {
 	e := startConsole(t, consoleOpts{})
+	c4Diagnose(t, e)
 	e.ingestWiki(t, "wiki")
 	var tasks []struct {
 		ID, Status, DataSource string
@@ -445,6 +462,7 @@ FROM TABLE(EXTERN('{"type":"inline","data":"{\"ts\":\"2026-01-01T00:00:00Z\",\"p
 // (stages done, the load waiting) until the user cancels it from there.
 func TestConsoleLiveProgressAndCancel(t *testing.T) {
 	e := startConsole(t, consoleOpts{})
+	c4Diagnose(t, e)
 	const ds = "c4_live"
 	rules := `[{"type":"loadForever","tieredReplicants":{"c4_no_such_tier":1}}]`
 	if code, body, err := e.call("POST", "/svc/coordinator/v1/rules/"+ds, "application/json", rules); err != nil || code != 200 {
