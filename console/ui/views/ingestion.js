@@ -407,6 +407,8 @@ FROM TABLE(EXTERN(
   '[{"name":"ts","type":"string"},{"name":"name","type":"string"},{"name":"value","type":"double"}]'))
 PARTITIONED BY HOUR`,
 };
+// The editor's draft, kept across visits; the Query view hands an INSERT over
+// by writing it here (views/query.js, INGEST_DRAFT): keep the two in step.
 const DRAFT_KEY = 'strata.console.ingestSql';
 
 // targetOf reads the datasource an INSERT or REPLACE writes, to check WRITE
