@@ -140,6 +140,11 @@ func TestConsoleDatasourcesAndSegmentsViews(t *testing.T) {
 	if got := eval[int](p, `document.querySelectorAll('#seg-table tbody tr[data-key]').length`); got != 0 {
 		t.Fatalf("a bad interval left %d rows listed", got)
 	}
+	// The same from the address: the view still renders (and its timeline).
+	c3OpenView(p, "/segments?interval=bogus&datasource="+c3ViewDS, "segments")
+	if msg := c3Text(p, "#seg-list-h + p"); !strings.Contains(msg, `"bogus" is not an interval`) || eval[int](p, `document.querySelectorAll('svg.timeline rect').length`) != 3 {
+		t.Fatalf("a bad interval in the address: %q", msg)
+	}
 }
 
 // TestConsoleRetentionRulesEdit: a rule the API refuses shows the API's
