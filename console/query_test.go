@@ -462,7 +462,7 @@ func TestQueryViewForbidden(t *testing.T) {
 	if msg := p.text("#query-error .error-box"); msg != "Forbidden: Unauthorized" {
 		t.Fatalf("error shown %q", msg)
 	}
-	if need := p.text("#query-error-need"); need != "This needs READ on DATASOURCE not_the_analysts, which your user does not have." {
+	if need := p.text("#query-error-need"); need != "This needs READ on DATASOURCE:not_the_analysts, which your user does not have." {
 		t.Fatalf("what is missing: %q", need)
 	}
 	// The history is the analyst's own: kept under its name.

@@ -9,7 +9,7 @@ import { h, clear, fmt } from '../lib/dom.js';
 import { sql, post, del, get, ApiError } from '../lib/api.js';
 import { dataTable } from '../lib/table.js';
 import { lineChart } from '../lib/chart.js';
-import { errorBox, jsonView, toast } from '../lib/ui.js';
+import { errorBox, jsonView, toast, missingPermission } from '../lib/ui.js';
 import { highlight, errorPosition, offsetOf, splitLeadingSets } from '../lib/sqlhighlight.js';
 import { flattenNative } from '../lib/query-native.js';
 
@@ -275,12 +275,8 @@ export const view = {
       errorArea.append(errorBox(err));
       // Druid's 403 says only "Unauthorized"; its context names what the
       // user lacks, which is what they need to ask for.
-      const need = err && err.status === 403 && err.body && err.body.context;
-      if (need && need.action && need.resource) {
-        const [type, ...name] = String(need.resource).split(':');
-        errorArea.append(h('p', { id: 'query-error-need' },
-          `This needs ${need.action} on ${type} ${name.join(':') || type}, which your user does not have.`));
-      }
+      const need = missingPermission(err);
+      if (need) errorArea.append(h('p', { id: 'query-error-need' }, `This needs ${need}, which your user does not have.`));
       // INSERT and REPLACE are tasks (Druid's query view runs them with the
       // MSQ engine): hand the statement to the Ingestion view's SQL editor,
       // which submits it and follows its task.
