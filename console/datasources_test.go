@@ -371,6 +371,32 @@ func TestConsoleMarkUnusedUsedAndKill(t *testing.T) {
 	if got := c3UsedByInterval(p); len(got) != 2 || got[day] != "" {
 		t.Fatalf("after the kill the segments table has %v", got)
 	}
+
+	// All unused (confirmed by typing the name), then all used again.
+	c3OpenView(p, "/datasources/"+c3MarkDS, "datasources")
+	p.click("#mark-all-unused")
+	p.waitVisible("dialog[open]")
+	if !eval[bool](p, `document.querySelector('dialog[open] button[type=submit]').disabled`) {
+		t.Fatal("marking every segment unused can be confirmed without typing the datasource's name")
+	}
+	p.typeText("dialog[open] input", c3MarkDS)
+	p.click("dialog[open] button[type=submit]")
+	eventually.True(t, "all marked unused", func() bool {
+		return strings.Contains(c3Text(p, "#mark-result"), "Marked all unused: 2 segments changed")
+	}, slow)
+	c3OpenView(p, "/segments?state=all&datasource="+url.QueryEscape(c3MarkDS)+"&order=oldest", "segments")
+	if got := c3UsedByInterval(p); len(got) != 2 || got["2024-01-02 / 2024-01-03"] != "no" || got["2024-01-03 / 2024-01-04"] != "no" {
+		t.Fatalf("after marking all unused the segments table has %v", got)
+	}
+	c3OpenView(p, "/datasources/"+c3MarkDS, "datasources")
+	p.click("#mark-all-used")
+	eventually.True(t, "all marked used", func() bool {
+		return strings.Contains(c3Text(p, "#mark-result"), "Marked all used: 2 segments changed")
+	}, slow)
+	// The summary is read again after the change.
+	eventually.True(t, "the summary to count 2 used segments", func() bool {
+		return strings.HasPrefix(c3Text(p, "#ds-used-count"), "2")
+	}, slow)
 }
 
 // TestConsoleSegmentTimelineChart draws the timeline of segments with two
