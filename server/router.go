@@ -107,7 +107,18 @@ func (p *Proxy) Mount(r *mux.Router) {
 	r.PathPrefix(escalator.DruidInternalPrefix).Handler(refuse)
 }
 
+// forwardedHeader marks a request a router forwarded. Only a path the
+// receiving process's own route table lacks reaches its proxy, so a marked
+// request there means the router forwarded to itself (a control node with
+// the router role, asked for a path no route has): it is answered 404
+// rather than sent round again without end.
+const forwardedHeader = "X-Svc-Forwarded"
+
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rt Route) {
+	if r.Header.Get(forwardedHeader) != "" {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (see the README for the API)", r.Method, r.URL.Path))
+		return
+	}
 	discovered := len(rt.Backends) == 0 && rt.Discover != nil
 	if discovered {
 		rt.Backends = rt.Discover() // rt is this request's copy
@@ -287,6 +298,7 @@ func (p *Proxy) forward(r *http.Request, rt Route, body []byte, base string) (*h
 	if ip := clientIP(r); ip != "" {
 		req.Header.Set("X-Forwarded-For", ip)
 	}
+	req.Header.Set(forwardedHeader, "1")
 	if rt.Leader && !safeToResend(r.Method, nil) {
 		// A change goes over a new connection: a pooled one may have been
 		// closed by a leader that just stopped, and a write that fails on
