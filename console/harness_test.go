@@ -222,9 +222,7 @@ func newEnv(opts consoleOpts) (*consoleEnv, error) {
 	mm := common("middlemanager", "middleManager", ports[4])
 	mm.Set("svc.worker.capacity", "4")
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: io.Discard})
-	// The router on its own, as in a deployment and in the quickstart (a
-	// control node with the router role proxies its own unknown paths to
-	// itself, without end).
+	// The router on its own, as in a deployment and in the quickstart.
 	router := common("router", "router", ports[5])
 	for _, p := range []*props.Properties{ctl, common("historical", "historical", ports[2]), common("broker", "broker", ports[3]), mm, router} {
 		proc, err := process.StartServer(p, logger.Named(p.String("svc.node.id")))
