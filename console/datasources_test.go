@@ -357,8 +357,8 @@ func TestConsoleMarkUnusedUsedAndKill(t *testing.T) {
 	p.waitVisible("dialog[open]")
 	p.typeText("dialog[open] input", c3MarkDS)
 	p.click("dialog[open] button[type=submit]")
-	eventually.True(t, "the kill to be submitted", func() bool {
-		return strings.Contains(c3Text(p, "#kill-result"), "submitted")
+	eventually.True(t, "the kill to be reported done", func() bool {
+		return strings.Contains(c3Text(p, "#kill-result"), "Deleted: 1 segment of "+c3MarkDS+" in "+c3Day)
 	}, slow)
 	eventually.True(t, "the killed segment to be gone", func() bool {
 		return e.getJSON(unusedPath, &unused) == nil && len(unused) == 0

@@ -561,6 +561,17 @@ function killCard(name, writable, signal, refresh) {
       result.replaceChildren(`Kill of ${fmt.num(doomed.length)} segments of ${name} in ${v} submitted. `, h('a', { href: '#/ingestion' }, 'Follow the task in Ingestion'));
       toast(`Kill submitted for ${name} ${v}`, 'ok');
       await refresh();
+      // The kill runs as a task: follow it (for up to a minute) until the
+      // segments are gone, then say so and count again.
+      for (let i = 0; i < 60 && !signal.aborted; i++) {
+        await new Promise((r) => setTimeout(r, 1000));
+        const left = (await get(`${C}/metadata/datasources/${enc(name)}/unusedSegments?interval=${enc(v)}`, { signal })) || [];
+        if (left.length < doomed.length) {
+          result.replaceChildren(`Deleted: ${fmt.num(doomed.length - left.length)} segment${doomed.length - left.length === 1 ? '' : 's'} of ${name} in ${v}.`);
+          await refresh();
+          break;
+        }
+      }
     } catch (e) {
       if (e.name !== 'AbortError') result.replaceChildren(errorBox(e));
     }
