@@ -210,6 +210,7 @@ func TestQueryViewCtrlEnterRuns(t *testing.T) {
 	if v := eval[string](p, `document.querySelector('#query-editor').value`); v != q {
 		t.Fatalf("editor after Ctrl+Enter: %q, want %q", v, q)
 	}
+	p.screenshot("query-ctrl-enter")
 }
 
 func TestQueryViewMarksSyntaxError(t *testing.T) {
@@ -419,6 +420,7 @@ func TestQueryViewCancels(t *testing.T) {
 		if d := eval[bool](p, `document.querySelector('#query-run').disabled`); d {
 			t.Fatalf("%s: Run stays disabled after the cancel", c.mode)
 		}
+		p.screenshot("query-cancelled-" + strings.TrimPrefix(c.mode, "#query-mode-"))
 	}
 }
 
@@ -485,6 +487,7 @@ func TestQueryViewHandsInsertToIngestion(t *testing.T) {
 	if msg := p.text("#query-error .error-box"); !strings.Contains(msg, "run as tasks") {
 		t.Fatalf("error shown %q", msg)
 	}
+	p.screenshot("query-insert-handover")
 	p.click("#query-to-ingestion")
 	v := run(p, chromedp.Poll[string](`location.hash === '#/ingestion/sql' && document.querySelector('#c4-sql') && document.querySelector('#c4-sql').value`))
 	if v != q {
@@ -497,7 +500,7 @@ func TestQueryViewHandsInsertToIngestion(t *testing.T) {
 // per number (not a dot per row).
 func TestQueryViewChartSeries(t *testing.T) {
 	_, p := queryPage(t)
-	for _, c := range []struct{ query, want string }{
+	for i, c := range []struct{ query, want string }{
 		{"SELECT FLOOR(__time TO HOUR) AS h, page, COUNT(*) AS n FROM wiki WHERE page IN ('Raft', 'Kafka') GROUP BY 1, 2 ORDER BY 1",
 			"[n over time: Raft, Kafka]"},
 		{"SELECT __time, page, \"user\", added FROM wiki ORDER BY __time LIMIT 12", "[added over time: added]"},
@@ -508,5 +511,6 @@ func TestQueryViewChartSeries(t *testing.T) {
 		if got := eval[[]string](p, `[...document.querySelectorAll('#query-chart svg')].map((s) => s.getAttribute('aria-label'))`); fmt.Sprint(got) != c.want {
 			t.Errorf("%s: charts %q, want %s", c.query, got, c.want)
 		}
+		p.screenshot(fmt.Sprintf("query-chart-series-%d", i+1))
 	}
 }
