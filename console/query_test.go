@@ -514,3 +514,34 @@ func TestQueryViewChartSeries(t *testing.T) {
 		p.screenshot(fmt.Sprintf("query-chart-series-%d", i+1))
 	}
 }
+
+// TestQueryViewMaxRows: Max rows asks for one row more than it shows
+// (sqlOuterLimit), so a result past it says there were more.
+func TestQueryViewMaxRows(t *testing.T) {
+	e, p := queryPage(t)
+	q := "SELECT a.page, b.page AS other FROM wiki a CROSS JOIN wiki b"
+	if n := len(sqlArray(t, e, q)); n != 36*36 {
+		t.Fatalf("the premise: %d rows, want %d", n, 36*36)
+	}
+	eval[bool](p, `(() => { const s = document.querySelector('#query-limit'); s.value = '100'; s.dispatchEvent(new Event('change')); return true; })()`)
+	// The bodies the page posts, to see the limit go to the broker.
+	eval[bool](p, `(() => { window.bodies = []; const real = window.fetch;
+		window.fetch = (url, opts = {}) => { if (opts.body) window.bodies.push(opts.body); return real(url, opts); }; return true; })()`)
+	setEditor(p, q)
+	startRun(p, "#query-run")
+	expectStatus(p, "First 100 rows in ")
+	if body := eval[string](p, `window.bodies.join(' ')`); !strings.Contains(body, `"sqlOuterLimit":101`) {
+		t.Fatalf("the query did not ask for 101 rows: %s", body)
+	}
+	if n := len(resultRows(p)); n != 100 {
+		t.Fatalf("the table shows %d rows, want 100", n)
+	}
+	if sent := eval[string](p, `JSON.parse(localStorage.getItem('strata.console.query.draft')).limit`); sent != "100" {
+		t.Errorf("Max rows kept in the draft as %q", sent)
+	}
+	// Under the limit, the count is the result's own.
+	setEditor(p, "SELECT page FROM wiki")
+	startRun(p, "#query-run")
+	expectStatus(p, "36 rows in ")
+	p.screenshot("query-max-rows")
+}

@@ -137,7 +137,7 @@ export const view = {
   async render(root, ctx) {
     loadStyles();
     const KEY = keysFor(ctx.self);
-    const draft = { mode: 'sql', sql: '', native: '', context: '', ...load(KEY.draft, {}) };
+    const draft = { mode: 'sql', sql: '', native: '', context: '', limit: '1000', ...load(KEY.draft, {}) };
     let mode = draft.mode === 'native' ? 'native' : 'sql';
     let running = null; // {ac, id, mode, cancelled}
     let downloadURL = null;
@@ -172,6 +172,7 @@ export const view = {
       draft[mode] = input.value;
       draft.mode = mode;
       draft.context = contextIn.value;
+      draft.limit = limitSel.value;
       save(KEY.draft, draft);
     }
 
@@ -182,6 +183,13 @@ export const view = {
       title: 'Run (Ctrl+Enter)' }, 'Run');
     const explainBtn = h('button', { type: 'button', class: 'btn', id: 'query-explain', onclick: () => run(true),
       title: 'EXPLAIN PLAN FOR the query: the native query it runs as' }, 'Explain');
+    // Max rows asks the broker for one row more than shown (sqlOuterLimit, as
+    // Druid's console does), so the view knows when there were more and the
+    // browser is never handed millions of rows by a stray SELECT *.
+    const limitSel = h('select', { id: 'query-limit', onchange: () => saveDraft() },
+      ['100', '1000', '10000', '100000'].map((n) => h('option', { value: n }, fmt.num(+n))),
+      h('option', { value: '' }, 'No limit'));
+    limitSel.value = ['100', '1000', '10000', '100000', ''].includes(draft.limit) ? draft.limit : '1000';
     const cancelBtn = h('button', { type: 'button', class: 'btn danger', id: 'query-cancel', disabled: true, onclick: () => cancel() }, 'Cancel');
     const status = h('span', { id: 'query-status', class: 'muted', role: 'status', 'aria-live': 'polite' });
     const errorArea = h('div', { id: 'query-error' });
@@ -241,6 +249,7 @@ export const view = {
       modeSQL.setAttribute('aria-pressed', String(m === 'sql'));
       modeNative.setAttribute('aria-pressed', String(m === 'native'));
       explainBtn.hidden = m !== 'sql';
+      limitSel.disabled = m !== 'sql'; // native queries carry their own limit
       repaint();
       if (!init) saveDraft();
     }
@@ -317,6 +326,7 @@ export const view = {
       status.textContent = explain ? 'Explaining…' : 'Running…';
       const t0 = performance.now();
       let sent = text;
+      const limit = mode === 'sql' ? Number(limitSel.value) : 0;
       let toEditor = (o) => o;
       try {
         const base = userContext();
@@ -330,7 +340,9 @@ export const view = {
               toEditor = (o) => (o < sets.length ? o : Math.max(sets.length, o - prefix.length));
             }
           }
-          ({ columns, types, rows, queryId } = await sql(sent, { context: { ...base, sqlQueryId: r.id }, signal: r.ac.signal }));
+          const qctx = { ...base, sqlQueryId: r.id };
+          if (!explain && limit && qctx.sqlOuterLimit === undefined) qctx.sqlOuterLimit = limit + 1;
+          ({ columns, types, rows, queryId } = await sql(sent, { context: qctx, signal: r.ac.signal }));
         } else {
           let q;
           try { q = JSON.parse(text); } catch (e) { throw new InputError(`The native query is not JSON: ${e.message}`, true); }
@@ -346,9 +358,13 @@ export const view = {
           queryId = r.id;
         }
         const ms = performance.now() - t0;
+        const more = limit > 0 && rows.length > limit;
+        if (more) rows = rows.slice(0, limit);
         remember({ mode, text, at: Date.now(), ms, rows: rows.length, explain });
         const isPlan = columns.length === 3 && columns[0] === 'PLAN' && columns[1] === 'RESOURCES' && rows.length === 1;
-        status.textContent = isPlan ? `Plan in ${fmt.ms(ms)}` : `${fmt.num(rows.length)} ${rows.length === 1 ? 'row' : 'rows'} in ${fmt.ms(ms)}`;
+        status.textContent = isPlan ? `Plan in ${fmt.ms(ms)}`
+          : more ? `First ${fmt.num(rows.length)} rows in ${fmt.ms(ms)} (more not shown: raise Max rows)`
+            : `${fmt.num(rows.length)} ${rows.length === 1 ? 'row' : 'rows'} in ${fmt.ms(ms)}`;
         status.title = queryId ? `Query ID ${queryId}` : '';
         if (isPlan) drawPlan(rows[0]);
         else drawResults(columns, types, rows);
@@ -547,7 +563,8 @@ export const view = {
           h('div', { class: 'qe' }, paint, input),
           h('p', { id: 'query-keys', class: 'muted query-note' }, 'Ctrl+Enter runs the query.'),
           contextBox,
-          h('div', { class: 'toolbar' }, runBtn, explainBtn, cancelBtn, status),
+          h('div', { class: 'toolbar' }, runBtn, explainBtn, cancelBtn,
+            h('label', { for: 'query-limit', id: 'query-limit-label' }, 'Max rows'), limitSel, status),
           errorArea,
           results),
         h('div', { class: 'query-side' },
