@@ -543,5 +543,9 @@ func TestQueryViewMaxRows(t *testing.T) {
 	setEditor(p, "SELECT page FROM wiki")
 	startRun(p, "#query-run")
 	expectStatus(p, "36 rows in ")
+	// No time column: no chart, and nothing in its place.
+	if shown := eval[string](p, `(document.querySelector('#query-chart') ? 'a chart ' : '') + document.querySelector('#query-results').innerText.split('Filter')[0]`); strings.TrimSpace(shown) != "Results\nCopy as CSV\nCopy as JSON" {
+		t.Fatalf("above the table: %q", shown)
+	}
 	p.screenshot("query-max-rows")
 }

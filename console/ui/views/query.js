@@ -438,10 +438,11 @@ export const view = {
         rows, filter: rows.length > 10, pageSize: 100, empty: 'The query answered no rows',
         caption: `Query results: ${fmt.num(rows.length)} rows`,
       });
-      results.append(
+      // h() skips a missing chart; the DOM's append would print "null".
+      results.append(h('div', {},
         h('div', { class: 'toolbar' }, h('h2', {}, 'Results'), exportButtons(columns, rows)),
         chartFor(columns, kinds, rows, results.clientWidth || 800),
-        table.el);
+        table.el));
     }
 
     // drawPlan shows EXPLAIN's answer: each native query the statement runs as
