@@ -66,6 +66,12 @@ type consoleEnv struct {
 	kafka   string // kfake's seed broker address (Kafka envs)
 	kc      *kfake.Cluster
 	dir     string
+	// logPath is the five processes' log (INFO and up, or
+	// $STRATA_CONSOLE_LOG_LEVEL), outside dir: a failed test prints its
+	// tail, and the file is kept when any test of the cluster failed.
+	logPath string
+	logFile *os.File
+	failed  bool
 
 	mu       sync.Mutex
 	ingested map[string]bool
@@ -120,6 +126,11 @@ func startConsole(t *testing.T, opts consoleOpts) *consoleEnv {
 		}
 		envs[key] = e
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			e.printLogTail(t)
+		}
+	})
 	if opts.Kafka && e.kc == nil {
 		kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, kafkaTopic))
 		if err != nil {
@@ -139,6 +150,46 @@ func (e *consoleEnv) close() {
 		e.kc.Close()
 	}
 	os.RemoveAll(e.dir)
+	if e.logFile != nil {
+		e.logFile.Close()
+		if e.failed {
+			fmt.Fprintf(os.Stderr, "console harness: the cluster's log is kept at %s\n", e.logPath)
+		} else {
+			os.Remove(e.logPath)
+		}
+	}
+}
+
+// logTailLines is how much of the cluster's log a failed test prints.
+const logTailLines = 80
+
+// printLogTail logs the last lines of the cluster's log into a failed
+// test's output, and keeps the whole file: a cluster that stopped serving
+// (a task that succeeded but whose segments never loaded, a process marked
+// gone) says why there, while the test only sees a timeout.
+func (e *consoleEnv) printLogTail(t *testing.T) {
+	envMu.Lock()
+	e.failed = true
+	envMu.Unlock()
+	b, err := os.ReadFile(e.logPath)
+	if err != nil {
+		t.Logf("the cluster's log %s: %v", e.logPath, err)
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > logTailLines {
+		lines = lines[len(lines)-logTailLines:]
+	}
+	t.Logf("the cluster's log (whole file kept at %s), last %d lines:\n%s", e.logPath, len(lines), strings.Join(lines, "\n"))
+}
+
+// clusterLogLevel is the level of the cluster's log file: INFO by default
+// (joins, leaves, loads, hand-offs), $STRATA_CONSOLE_LOG_LEVEL to change it.
+func clusterLogLevel() hclog.Level {
+	if l := hclog.LevelFromString(os.Getenv("STRATA_CONSOLE_LOG_LEVEL")); l != hclog.NoLevel {
+		return l
+	}
+	return hclog.Info
 }
 
 func freePorts(n int) ([]string, error) {
@@ -191,7 +242,7 @@ func newEnv(opts consoleOpts) (*consoleEnv, error) {
 		p.Set("svc.storage.storageDirectory", filepath.Join(dir, "deep"))
 		p.Set("svc.discovery.coordinators", control)
 		p.Set("svc.ingestion.local.allowedBaseDirs", examples+","+ingestDir)
-		p.Set("svc.log.level", "warn")
+		p.Set("svc.log.level", clusterLogLevel().String())
 		if opts.Security {
 			for k, v := range map[string]string{
 				// The README's Security properties, passwords inline.
@@ -221,7 +272,15 @@ func newEnv(opts consoleOpts) (*consoleEnv, error) {
 	ctl.Set("svc.coordinator.inventory.period", "250ms")
 	mm := common("middlemanager", "middleManager", ports[4])
 	mm.Set("svc.worker.capacity", "4")
-	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: io.Discard})
+	logDir := filepath.Join(os.TempDir(), "strata-console-logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, err
+	}
+	e.logPath = filepath.Join(logDir, filepath.Base(dir)+".log")
+	if e.logFile, err = os.Create(e.logPath); err != nil {
+		return nil, err
+	}
+	logger := hclog.New(&hclog.LoggerOptions{Level: clusterLogLevel(), Output: e.logFile, TimeFormat: "15:04:05.000"})
 	// The router on its own, as in a deployment and in the quickstart.
 	router := common("router", "router", ports[5])
 	for _, p := range []*props.Properties{ctl, common("historical", "historical", ports[2]), common("broker", "broker", ports[3]), mm, router} {
