@@ -346,6 +346,9 @@ func (proc *Process) startQuickstartDataPlane(p *props.Properties, logger hclog.
 			return err
 		}
 		dp.start(proc)
+		if err := proc.announceQuickstart(rp, config.ParseNode(p).URL(), logger); err != nil {
+			return err
+		}
 	}
 	return nil
 }

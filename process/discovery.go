@@ -101,3 +101,27 @@ func (proc *Process) startRegistry(o *server.Options, dc config.Discovery, logge
 	go func() { defer close(done); reg.Run(ctx) }()
 	proc.stop = append(proc.stop, func() { cancel(); <-done })
 }
+
+// announceQuickstart makes one of the quickstart's listeners (lp: its
+// properties) announce itself to the quickstart's control node at control,
+// as a process of a cluster would: the quickstart has no
+// svc.discovery.coordinators, yet /svc/coordinator/v1/servers and the
+// broker's sys.servers should list every process, as Druid's sys.servers
+// does. Only the membership changes: the quickstart's roles keep reaching
+// each other through their fixed addresses.
+func (proc *Process) announceQuickstart(lp *props.Properties, control string, logger hclog.Logger) error {
+	ap := props.New()
+	ap.Merge(lp)
+	ap.Set("svc.discovery.coordinators", control)
+	dc, err := config.ParseDiscovery(ap)
+	if err != nil {
+		return err
+	}
+	ann, err := newAnnouncer(ap, dc, logger)
+	if err != nil {
+		return err
+	}
+	ann.Start()
+	proc.stop = append([]func(){ann.Close}, proc.stop...)
+	return nil
+}

@@ -133,5 +133,8 @@ func (proc *Process) startQuickstartMiddleManager(p *props.Properties, logger hc
 		return err
 	}
 	dp.start(proc)
-	return proc.startMiddleManager(mp, logger, dp.historical, srv.Metrics().Ingest)
+	if err := proc.startMiddleManager(mp, logger, dp.historical, srv.Metrics().Ingest); err != nil {
+		return err
+	}
+	return proc.announceQuickstart(mp, config.ParseNode(p).URL(), logger)
 }

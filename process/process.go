@@ -357,6 +357,11 @@ func StartQuickstart(p *props.Properties, logger hclog.Logger) (*Process, error)
 		return nil, err
 	}
 	proc.Props = p
+	control := config.ParseNode(p).URL()
+	if err := proc.announceQuickstart(ctl, control, logger); err != nil {
+		proc.Close()
+		return nil, err
+	}
 	// Its other listeners are the process's own too: Kafka consumer
 	// properties may not name them.
 	pol, err := ingestionPolicy(p, config.ParseRouter(p).Address, QuickstartBroker, QuickstartHistorical, QuickstartMiddleManager)
@@ -380,6 +385,10 @@ func StartQuickstart(p *props.Properties, logger hclog.Logger) (*Process, error)
 		return nil, err
 	}
 	if err := proc.listen(rp, router.Address, rsrv.Handler()); err != nil {
+		proc.Close()
+		return nil, err
+	}
+	if err := proc.announceQuickstart(rp, control, logger); err != nil {
 		proc.Close()
 		return nil, err
 	}
