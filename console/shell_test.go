@@ -119,7 +119,10 @@ func TestHomeAndServices(t *testing.T) {
 	p.screenshot("home")
 	// The card's link leads to the view, as a user would go.
 	p.click(`a.more[href="#/services"]`)
-	p.waitReady()
+	// The click changes the hash; the router replaces the view when the
+	// hashchange event comes, so until then the home view (ready) is still
+	// the page's: wait for the services view itself.
+	p.waitVisible(`section#view[data-view="services"][data-ready="true"]`)
 	rows := eval[[]string](p, `[...document.querySelectorAll('#view table.data tbody tr')].map(r => r.innerText)`)
 	if len(rows) != 5 {
 		t.Fatalf("services: %d rows %q, want the 5 processes", len(rows), rows)
@@ -165,7 +168,7 @@ func TestNarrowWindow(t *testing.T) {
 	}
 	p.screenshot("narrow-menu")
 	p.click(`#nav a[data-view="services"]`)
-	p.waitReady()
+	p.waitVisible(`section#view[data-view="services"][data-ready="true"]`) // not the previous view, still ready until hashchange
 	if v := eval[string](p, `document.getElementById('view').dataset.view`); v != "services" {
 		t.Errorf("view %q after choosing Services", v)
 	}
