@@ -5,7 +5,7 @@ BIN      := bin/strata
 CONFORMANCE_DIR ?= $(abspath ../shared/conformance/druid)
 CONFORMANCE_SQL_DIR ?= $(abspath ../shared/conformance/druid-sql)
 
-.PHONY: all build test vet fmt-check raft-fork quickstart bench-control bench-query bench-ingest bench-audit conformance chaos clean
+.PHONY: all build test vet fmt-check raft-fork quickstart bench-control bench-query bench-ingest bench-audit bench-console conformance chaos clean
 
 all: build
 
@@ -57,6 +57,14 @@ bench-query: build
 
 bench-ingest: build
 	$(GO) run ./cmd/bench-dataplane --mode ingest --rows $(ROWS)
+
+# The web console on a quickstart with the README's sample data: each of the
+# seven views loaded in headless Chromium (cache off), median and max time to
+# its first data; and the first load's bytes. Needs chromium; holds
+# /tmp/quickstart.lock. BENCH_CONSOLE_FLAGS passes e.g. --runs 11 --screenshots DIR.
+BENCH_CONSOLE_FLAGS ?=
+bench-console: build
+	$(GO) run ./cmd/bench-console --bin $(BIN) $(BENCH_CONSOLE_FLAGS)
 
 # Druid's conformance corpus (../shared/conformance/druid, or CONFORMANCE_DIR)
 # against a quickstart started by the harness, then Druid's SQL tests
