@@ -1,7 +1,8 @@
 // cluster.js: every process of the cluster, for Home and Services. With
-// discovery (svc.discovery.coordinators) /svc/coordinator/v1/servers?simple
-// lists them all; without it (the quickstart) it lists the historicals
-// only, so the configured parts the API does show are added: the control
+// discovery (svc.discovery.coordinators, and the quickstart, whose parts
+// announce to its control node) /svc/coordinator/v1/servers?simple lists
+// them all; without it (processes given static lists only) it lists the
+// historicals only, so the configured parts the API does show are added: the control
 // node that leads, the middle managers the overlord knows, and this router.
 import { get } from './api.js';
 
@@ -37,9 +38,11 @@ export async function processes(signal) {
   if (coord) add(coord, coord === ovl ? 'coordinator,overlord' : 'coordinator');
   if (ovl) add(ovl, 'overlord');
   for (const w of workerList) add(w.worker?.host, 'middleManager', { capacity: w.worker?.capacity, version: w.worker?.version === '0' ? '' : w.worker?.version || '' });
-  // This router answered the page; its /status says its version.
+  // This router answered the page; its /status says its version. Only when
+  // the list has no router (no discovery): the page's host may be another
+  // name of a listed one (localhost for the 127.0.0.1 it announces).
   const me = status.status === 'fulfilled' ? status.value : null;
-  add(location.host, 'router', { version: me?.strataVersion || '' });
+  if (!rows.some((s) => rolesOf(s).includes('router'))) add(location.host, 'router', { version: me?.strataVersion || '' });
   const workerOf = new Map(workerList.map((w) => [w.worker?.host, w]));
   for (const s of rows) {
     s.leaderOf = [s.host === coord ? 'coordinator' : null, s.host === ovl ? 'overlord' : null].filter(Boolean);
