@@ -41,15 +41,16 @@ func main() {
 	bin := flag.String("bin", "bin/strata", "the strata binary")
 	runs := flag.Int("runs", 7, "loads of each view")
 	shots := flag.String("screenshots", "", "if set, save a 1280×800 screenshot of each view in this directory")
+	pages := flag.String("pages", "", "with --screenshots: more pages to capture, comma-separated hashes (e.g. datasources/wiki,config/overlord)")
 	chromium := flag.String("chromium", "", "Chromium's path (default: chromium on PATH, or $STRATA_CHROMIUM)")
 	flag.Parse()
-	if err := run(*bin, *runs, *shots, *chromium); err != nil {
+	if err := run(*bin, *runs, *shots, *pages, *chromium); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-console:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, runs int, shots, chromium string) error {
+func run(bin string, runs int, shots, pages, chromium string) error {
 	bin, err := filepath.Abs(bin)
 	if err != nil {
 		return err
@@ -155,6 +156,16 @@ func run(bin string, runs int, shots, chromium string) error {
 	if over {
 		fmt.Println("\nsome view took 1 s or more")
 	}
+	if shots != "" && pages != "" {
+		for _, pg := range strings.Split(pages, ",") {
+			if err := screenshot(ctx, pg, shots); err != nil {
+				return fmt.Errorf("%s: %w", pg, err)
+			}
+		}
+	}
+	if shots != "" {
+		fmt.Printf("\nscreenshots in %s\n", shots)
+	}
 	return nil
 }
 
@@ -233,7 +244,8 @@ func screenshot(ctx context.Context, view, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, view+".png"), png, 0o644)
+	name := strings.NewReplacer("/", "_", "?", "_", "=", "_", "&", "_").Replace(view)
+	return os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
 }
 
 // lockQuickstart holds /tmp/quickstart.lock: the quickstart's ports are
