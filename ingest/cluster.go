@@ -13,7 +13,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"strata/config"
@@ -47,62 +46,74 @@ type Cluster struct {
 	HTTP        *http.Client
 }
 
-// ClusterSlot holds the cluster access of one kind of task on a worker: set
-// from the worker's properties at start-up (or by a test), read by each task.
+// ClusterSlot holds the cluster access of one kind of task, per worker (by
+// its host:port, Env.Host): a Go process may run middle managers of
+// different clusters (a test binary, an embedding), and one process-wide
+// access made every worker's tasks publish to the cluster of the worker
+// configured last. Set is the access of a worker configured with none of its
+// own (a test that runs tasks without a process).
 type ClusterSlot struct {
-	mu sync.RWMutex
-	c  *Cluster
+	mu     sync.RWMutex
+	c      *Cluster
+	byHost map[string]*Cluster
 }
 
-// Set replaces the cluster access.
+// Set replaces the access of workers that have none of their own.
 func (s *ClusterSlot) Set(c *Cluster) {
 	s.mu.Lock()
 	s.c = c
 	s.mu.Unlock()
 }
 
-// Configure sets the cluster access from properties (ClusterFromProps);
+// SetFor replaces the access of the worker at host (nil: forget it, when
+// the worker stops).
+func (s *ClusterSlot) SetFor(host string, c *Cluster) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c == nil {
+		delete(s.byHost, host)
+		return
+	}
+	if s.byHost == nil {
+		s.byHost = map[string]*Cluster{}
+	}
+	s.byHost[host] = c
+}
+
+// Configure sets the access of the worker at host from properties
+// (ClusterFromProps); brokers lists the live brokers its tasks wait on
+// (its discovery; nil without discovery: svc.router.brokerUrls).
 // waitForLoad keeps the default wait for published segments to be served,
 // otherwise tasks do not wait (LoadTimeout 0).
-func (s *ClusterSlot) Configure(p *props.Properties, waitForLoad bool) error {
+func (s *ClusterSlot) Configure(p *props.Properties, host string, brokers func() []string, waitForLoad bool) error {
 	c, err := ClusterFromProps(p)
 	if err != nil {
 		return err
 	}
+	c.Brokers = brokers
 	if !waitForLoad {
 		c.LoadTimeout = 0
 	}
-	s.Set(c)
+	s.SetFor(host, c)
 	return nil
 }
 
-// Get returns the cluster access, nil before Set.
-func (s *ClusterSlot) Get() *Cluster {
+// Get returns the access of the worker at host, else the one Set; nil
+// before either.
+func (s *ClusterSlot) Get(host string) *Cluster {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.c
-}
-
-// brokerDiscovery lists the live brokers for the load waiter (set once by
-// the process that runs tasks: its discovery announcer).
-var brokerDiscovery atomic.Pointer[func() []string]
-
-// DiscoverBrokersWith makes the clusters ClusterFromProps builds ask fn
-// for the live brokers when svc.router.brokerUrls is unset.
-func DiscoverBrokersWith(fn func() []string) { brokerDiscovery.Store(&fn) }
-
-func discoveredBrokers() []string {
-	if f := brokerDiscovery.Load(); f != nil {
-		return (*f)()
+	if c, ok := s.byHost[host]; ok {
+		return c
 	}
-	return nil
+	return s.c
 }
 
 // ClusterFromProps builds a Cluster from svc.indexer.coordinatorUrls,
 // svc.router.brokerUrls, svc.coordinator.loadTimeout and the svc.storage.*
 // settings. Without svc.router.brokerUrls the caller sets Brokers (the
-// brokers discovery knows); there is no default broker address, which a
-// task would poll in vain until its load timeout.
+// brokers its worker's discovery knows); there is no default broker
+// address, which a task would poll in vain until its load timeout.
 func ClusterFromProps(p *props.Properties) (*Cluster, error) {
 	ds, err := DeepStorageFromProps(p)
 	if err != nil {
@@ -113,12 +124,7 @@ func ClusterFromProps(p *props.Properties) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	var brokers func() []string
-	if brokerDiscovery.Load() != nil {
-		brokers = discoveredBrokers
-	}
 	return &Cluster{
-		Brokers:      brokers,
 		Coordinators: urlList(ic.CoordinatorURLs, "http://127.0.0.1:8081"),
 		Broker:       firstURL(ic.BrokerURLs, ""),
 		Storage:      ds,

@@ -63,8 +63,9 @@ func MiddleManagerConfig(p *props.Properties, logger hclog.Logger) (middlemanage
 // startMiddleManager starts the worker of a process whose HTTP server (the
 // last one listening) serves the middle manager role with properties p; the
 // worker stops when that server shuts down. Its tasks' publishes and
-// hand-offs are recorded in m, that server's registry.
-func (proc *Process) startMiddleManager(p *props.Properties, logger hclog.Logger, serving *historical.Node, m *metrics.Ingest) error {
+// hand-offs are recorded in m, that server's registry; they wait on the
+// brokers listed by brokers (its discovery; nil: svc.router.brokerUrls).
+func (proc *Process) startMiddleManager(p *props.Properties, logger hclog.Logger, serving *historical.Node, m *metrics.Ingest, brokers func() []string) error {
 	cfg, err := MiddleManagerConfig(p, logger)
 	if err != nil {
 		return err
@@ -83,13 +84,15 @@ func (proc *Process) startMiddleManager(p *props.Properties, logger hclog.Logger
 	if !config.IsSet(sp, "svc.indexer.coordinatorUrls") {
 		sp.Set("svc.indexer.coordinatorUrls", strings.Join(cfg.Overlords, ","))
 	}
-	if err := sqltask.Configure(sp); err != nil {
+	// Per worker (by its host), not per Go process: a test binary may run
+	// the middle managers of several clusters.
+	if err := sqltask.Configure(sp, cfg.Host, brokers); err != nil {
 		return fmt.Errorf("SQL tasks: %w", err)
 	}
-	if err := nativebatch.Configure(sp); err != nil {
+	if err := nativebatch.Configure(sp, cfg.Host, brokers); err != nil {
 		return fmt.Errorf("native batch tasks: %w", err)
 	}
-	if err := streaming.Configure(sp); err != nil {
+	if err := streaming.Configure(sp, cfg.Host, brokers); err != nil {
 		return fmt.Errorf("Kafka ingestion tasks: %w", err)
 	}
 	middlemanager.Attach(p, w)
@@ -97,6 +100,9 @@ func (proc *Process) startMiddleManager(p *props.Properties, logger hclog.Logger
 	proc.servers[len(proc.servers)-1].RegisterOnShutdown(func() {
 		w.Stop()
 		middlemanager.Detach(p)
+		sqltask.Forget(cfg.Host)
+		nativebatch.Forget(cfg.Host)
+		streaming.Forget(cfg.Host)
 	})
 	return nil
 }
@@ -133,7 +139,7 @@ func (proc *Process) startQuickstartMiddleManager(p *props.Properties, logger hc
 		return err
 	}
 	dp.start(proc)
-	if err := proc.startMiddleManager(mp, logger, dp.historical, srv.Metrics().Ingest); err != nil {
+	if err := proc.startMiddleManager(mp, logger, dp.historical, srv.Metrics().Ingest, nil); err != nil {
 		return err
 	}
 	return proc.announceQuickstart(mp, config.ParseNode(p).URL(), logger)

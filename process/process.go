@@ -214,11 +214,12 @@ func StartServer(p *props.Properties, logger hclog.Logger) (*Process, error) {
 	dp.start(proc)
 	proc.checkDeepStorage(p, roles, logger)
 	if contains(roles, server.RoleMiddleManager) {
+		var brokers func() []string
 		if ann != nil && !config.IsSet(p, "svc.router.brokerUrls") {
 			// Its tasks ask the live brokers whether their segments loaded.
-			ingest.DiscoverBrokersWith(liveURLs(ann, server.RoleBroker))
+			brokers = liveURLs(ann, server.RoleBroker)
 		}
-		if err := proc.startMiddleManager(p, logger, dp.historical, srv.Metrics().Ingest); err != nil {
+		if err := proc.startMiddleManager(p, logger, dp.historical, srv.Metrics().Ingest, brokers); err != nil {
 			proc.Close()
 			return nil, err
 		}

@@ -34,8 +34,14 @@ var cluster ingest.ClusterSlot
 
 // Configure sets the cluster access of index_kafka tasks from properties (the
 // same ones native batch and SQL tasks use). Tasks never wait for their
-// segments to load: the next task must start reading at once.
-func Configure(p *props.Properties) error { return cluster.Configure(p, false) }
+// segments to load: the next task must start reading at once. host is the
+// worker's, brokers its live brokers (ingest.ClusterSlot.Configure).
+func Configure(p *props.Properties, host string, brokers func() []string) error {
+	return cluster.Configure(p, host, brokers, false)
+}
+
+// Forget drops the cluster access of the worker at host (stopped).
+func Forget(host string) { cluster.SetFor(host, nil) }
 
 // SetCluster replaces the cluster access of index_kafka tasks.
 func SetCluster(c *ingest.Cluster) { cluster.Set(c) }
@@ -229,7 +235,7 @@ func (kafkaRunner) Run(ctx context.Context, t middlemanager.Task, env middlemana
 	if i, ok := replicaIndex(k.seq, t.ID); ok {
 		k.replica = i
 	}
-	c := cluster.Get()
+	c := cluster.Get(env.Host())
 	if c == nil {
 		return fail(nativebatch.RowStats{}, fmt.Errorf("index_kafka tasks are not configured on this worker (no deep storage)"))
 	}

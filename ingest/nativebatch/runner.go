@@ -21,8 +21,14 @@ var cluster ingest.ClusterSlot
 
 // Configure sets the cluster access of native batch tasks from properties
 // (the same ones SQL tasks use). They wait for segments to load only when the
-// task sets awaitSegmentAvailabilityTimeoutMillis, as Druid does.
-func Configure(p *props.Properties) error { return cluster.Configure(p, false) }
+// task sets awaitSegmentAvailabilityTimeoutMillis, as Druid does. host is
+// the worker's, brokers its live brokers (ingest.ClusterSlot.Configure).
+func Configure(p *props.Properties, host string, brokers func() []string) error {
+	return cluster.Configure(p, host, brokers, false)
+}
+
+// Forget drops the cluster access of the worker at host (stopped).
+func Forget(host string) { cluster.SetFor(host, nil) }
 
 // SetCluster replaces the cluster access of native batch tasks.
 func SetCluster(c *ingest.Cluster) {
@@ -148,7 +154,7 @@ func run(ctx context.Context, t middlemanager.Task, env middlemanager.Env, lr *l
 	if err != nil {
 		return MakeReport(t.ID, StateNotStarted, RowStats{}, err, false, 0, 0), err
 	}
-	c := cluster.Get()
+	c := cluster.Get(env.Host())
 	if c == nil {
 		err := fmt.Errorf("native batch tasks are not configured on this worker (no deep storage)")
 		return MakeReport(t.ID, StateNotStarted, RowStats{}, err, false, 0, 0), err

@@ -134,8 +134,15 @@ func lastName(name []sql.Ident) (string, error) {
 
 var cluster ingest.ClusterSlot
 
-// Configure sets the cluster access of SQL tasks from properties.
-func Configure(p *props.Properties) error { return cluster.Configure(p, true) }
+// Configure sets the cluster access of the SQL tasks of the worker at host
+// from properties; brokers lists the live brokers they wait on
+// (ingest.ClusterSlot.Configure).
+func Configure(p *props.Properties, host string, brokers func() []string) error {
+	return cluster.Configure(p, host, brokers, true)
+}
+
+// Forget drops the cluster access of the worker at host (stopped).
+func Forget(host string) { cluster.SetFor(host, nil) }
 
 type runner struct{}
 
@@ -172,7 +179,7 @@ func (runner) Run(ctx context.Context, t middlemanager.Task, env middlemanager.E
 	if err := json.Unmarshal(t.Payload, &p); err != nil {
 		return nil, err
 	}
-	c := cluster.Get()
+	c := cluster.Get(env.Host())
 	if c == nil {
 		return nil, fmt.Errorf("SQL tasks are not configured on this worker (no deep storage)")
 	}
