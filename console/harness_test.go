@@ -102,12 +102,15 @@ func TestMain(m *testing.M) {
 
 // startConsole returns the package's cluster for opts, starting it on first
 // use: consecutive tests share it (a cluster per test would cost seconds
-// each). Only one cluster runs at a time: a process holds process-wide
-// settings of the cluster it belongs to (the ingestion policy, the brokers
-// its tasks wait on), so a second cluster in the test binary would send the
-// first one's tasks to its brokers. A test asking for the other security
-// setting closes the running cluster and starts its own. Kafka (kfake) is
-// added to the running cluster when a test asks for it.
+// each). Only one cluster runs at a time: some settings are still one per
+// Go process, whichever cluster's process set them last (the ingestion
+// input policy, the query lookups). The tasks' cluster access was one too
+// (process's TestTwoMiddleManagersInOneProcessPublishToTheirOwnCluster):
+// with three clusters in this binary a task published into another
+// cluster, reported SUCCESS, and its datasource never showed in its own.
+// A test asking for the other security setting closes the running cluster
+// and starts its own. Kafka (kfake) is added to the running cluster when a
+// test asks for it.
 func startConsole(t *testing.T, opts consoleOpts) *consoleEnv {
 	t.Helper()
 	requireBrowser(t)
