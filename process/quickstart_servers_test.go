@@ -2,6 +2,8 @@ package process
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -12,7 +14,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"strata/fsm"
 	"strata/internal/eventually"
+	"strata/props"
 	"strata/server"
 )
 
@@ -39,11 +43,50 @@ func lockQuickstart(t *testing.T) {
 // console's Services view could not show the broker.
 func TestQuickstartListsEveryProcess(t *testing.T) {
 	lockQuickstart(t)
-	proc, err := StartQuickstart(QuickstartProps(t.TempDir()), hclog.NewNullLogger())
+	checkQuickstartLists(t, QuickstartProps(t.TempDir()), "", "")
+}
+
+// TestQuickstartListsEveryProcessWithSecurity: with security on, the
+// listeners announce with the escalator's internal credentials.
+func TestQuickstartListsEveryProcessWithSecurity(t *testing.T) {
+	lockQuickstart(t)
+	p := QuickstartProps(t.TempDir())
+	for k, v := range map[string]string{
+		"svc.auth.authenticatorChain":                                `["basic"]`,
+		"svc.auth.authenticator.basic.type":                          "basic",
+		"svc.auth.authenticator.basic.initialAdminPassword":          "admin-pw",
+		"svc.auth.authenticator.basic.initialInternalClientPassword": "internal-pw",
+		"svc.auth.authenticator.basic.authorizerName":                "basic",
+		"svc.auth.authorizers":                                       `["basic"]`,
+		"svc.auth.authorizer.basic.type":                             "basic",
+		"svc.escalator.type":                                         "basic",
+		"svc.escalator.internalClientPassword":                       "internal-pw",
+	} {
+		p.Set(k, v)
+	}
+	checkQuickstartLists(t, p, "admin", "admin-pw")
+}
+
+func checkQuickstartLists(t *testing.T, p *props.Properties, user, password string) {
+	t.Helper()
+	proc, err := StartQuickstart(p, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer proc.Close()
+	url := "http://" + QuickstartRouter
+	if user != "" {
+		// Watched in the state, not by logging in: failed logins before the
+		// leader creates the admin would lock the test's address out. Then
+		// asked of the control node, which checks logins against that state
+		// (the router, against its copy, fetched every so often).
+		eventually.True(t, "the leader to create the initial users", func() bool {
+			var ok bool
+			proc.Node.FSM().Read(func(s *fsm.State) { ok = s.SecurityDB().Users[user] != nil })
+			return ok
+		}, eventually.Within(20*time.Second))
+		url = "http://" + QuickstartCoordinator
+	}
 	want := map[string]string{
 		QuickstartCoordinator:   server.RoleCoordinator,
 		QuickstartRouter:        server.RoleRouter,
@@ -52,14 +95,21 @@ func TestQuickstartListsEveryProcess(t *testing.T) {
 		QuickstartMiddleManager: server.RoleMiddleManager,
 	}
 	var last []map[string]any
-	eventually.True(t, "every quickstart process listed", func() bool {
-		resp, err := http.Get("http://" + QuickstartRouter + "/svc/coordinator/v1/servers?simple")
+	var lastBody string
+	listed := func() bool {
+		req, _ := http.NewRequest(http.MethodGet, url+"/svc/coordinator/v1/servers?simple", nil)
+		if user != "" {
+			req.SetBasicAuth(user, password)
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return false
 		}
 		defer resp.Body.Close()
 		last = nil
-		if json.NewDecoder(resp.Body).Decode(&last) != nil {
+		body, _ := io.ReadAll(resp.Body)
+		lastBody = fmt.Sprintf("%d %s", resp.StatusCode, body)
+		if json.Unmarshal(body, &last) != nil {
 			return false
 		}
 		for host, role := range want {
@@ -71,8 +121,11 @@ func TestQuickstartListsEveryProcess(t *testing.T) {
 			}
 		}
 		return true
-	}, eventually.Within(20*time.Second))
-	if t.Failed() {
-		t.Logf("servers: %v", last)
 	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("servers: %s", lastBody)
+		}
+	}()
+	eventually.True(t, "every quickstart process listed", listed, eventually.Within(20*time.Second))
 }
