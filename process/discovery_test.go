@@ -150,35 +150,8 @@ func TestDiscoveryThroughTheControlPlane(t *testing.T) {
 // says why in the task report, and the datasource's lock is free for the
 // next INSERT.
 func TestSQLTaskWithoutBrokersEndsAtLoadTimeout(t *testing.T) {
-	ports := freePorts(t, 3)
-	ctlURL := "http://" + ports[0]
-	deep := t.TempDir()
 	inputs := t.TempDir()
-	start := func(roles, addr string, extra map[string]string) {
-		p := props.Defaults()
-		p.Set("svc.ingestion.local.allowedBaseDirs", inputs)
-		p.Set("svc.node.roles", roles)
-		p.Set("svc.http.address", addr)
-		p.Set("svc.data.dir", t.TempDir())
-		p.Set("svc.storage.storageDirectory", deep)
-		p.Set("svc.discovery.coordinators", ctlURL)
-		p.Set("svc.discovery.heartbeatPeriod", "100ms")
-		p.Set("svc.coordinator.loadTimeout", "2s")
-		for k, v := range extra {
-			p.Set(k, v)
-		}
-		proc, err := StartServer(p, hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: io.Discard}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { proc.Close() })
-	}
-	start("coordinator,overlord", ports[0], map[string]string{"svc.raft.address": ports[1]})
-	start("middleManager", ports[2], map[string]string{"svc.worker.capacity": "2", "svc.worker.heartbeatPeriod": "100ms"})
-	eventually.True(t, "the middle manager to register", func() bool {
-		_, _, body := do(t, "GET", ctlURL+"/svc/indexer/v1/workers", "", "", nil)
-		return strings.Contains(body, ports[2])
-	}, slow)
+	ctlURL := startControlAndWorker(t, inputs, "2s", 2)
 	input := inputs + "/in.json"
 	if err := os.WriteFile(input, []byte(`{"timestamp":"2024-01-01T00:00:00Z","page":"a"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,40 +31,9 @@ func TestTwoMiddleManagersInOneProcessPublishToTheirOwnCluster(t *testing.T) {
 	if err := os.WriteFile(input, []byte(`{"timestamp":"2024-01-01T00:00:00Z","page":"a"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	startCluster := func() (ctlURL string) {
-		ports := freePorts(t, 3)
-		ctlURL = "http://" + ports[0]
-		deep := t.TempDir()
-		start := func(roles, addr string, extra map[string]string) {
-			p := props.Defaults()
-			p.Set("svc.ingestion.local.allowedBaseDirs", inputs)
-			p.Set("svc.node.roles", roles)
-			p.Set("svc.http.address", addr)
-			p.Set("svc.data.dir", t.TempDir())
-			p.Set("svc.storage.storageDirectory", deep)
-			p.Set("svc.discovery.coordinators", ctlURL)
-			p.Set("svc.discovery.heartbeatPeriod", "100ms")
-			// No broker: the task waits this long for one, then succeeds.
-			p.Set("svc.coordinator.loadTimeout", "1s")
-			for k, v := range extra {
-				p.Set(k, v)
-			}
-			proc, err := StartServer(p, hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: io.Discard}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { proc.Close() })
-		}
-		start("coordinator,overlord", ports[0], map[string]string{"svc.raft.address": ports[1]})
-		start("middleManager", ports[2], map[string]string{"svc.worker.capacity": "1", "svc.worker.heartbeatPeriod": "100ms"})
-		eventually.True(t, "the middle manager to register", func() bool {
-			_, _, body := do(t, "GET", ctlURL+"/svc/indexer/v1/workers", "", "", nil)
-			return strings.Contains(body, ports[2])
-		}, slow)
-		return ctlURL
-	}
-	first := startCluster()
-	second := startCluster()
+	// No broker: each task waits loadTimeout for one, then succeeds.
+	first := startControlAndWorker(t, inputs, "1s", 1)
+	second := startControlAndWorker(t, inputs, "1s", 1)
 
 	sql, _ := json.Marshal(map[string]string{"query": `INSERT INTO w SELECT TIME_PARSE("timestamp") AS __time, page
 FROM TABLE(EXTERN('{"type":"local","files":["` + input + `"]}', '{"type":"json"}', '[{"name":"timestamp","type":"string"},{"name":"page","type":"string"}]'))
@@ -93,4 +63,42 @@ PARTITIONED BY DAY`})
 	if got := segments(second); strings.Contains(got, "2024-01-01") {
 		t.Errorf("the second cluster has the first cluster's segment of w: %s", got)
 	}
+}
+
+// startControlAndWorker starts a control node (coordinator and overlord) and
+// a middle manager of capacity slots, sharing a deep storage of their own
+// and reading local inputs under inputs, with no historical or broker (a
+// task waits loadTimeout for segments to load, then ends); it returns the
+// control node's URL once the middle manager has registered.
+func startControlAndWorker(t *testing.T, inputs, loadTimeout string, capacity int) (ctlURL string) {
+	t.Helper()
+	ports := freePorts(t, 3)
+	ctlURL = "http://" + ports[0]
+	deep := t.TempDir()
+	start := func(roles, addr string, extra map[string]string) {
+		p := props.Defaults()
+		p.Set("svc.ingestion.local.allowedBaseDirs", inputs)
+		p.Set("svc.node.roles", roles)
+		p.Set("svc.http.address", addr)
+		p.Set("svc.data.dir", t.TempDir())
+		p.Set("svc.storage.storageDirectory", deep)
+		p.Set("svc.discovery.coordinators", ctlURL)
+		p.Set("svc.discovery.heartbeatPeriod", "100ms")
+		p.Set("svc.coordinator.loadTimeout", loadTimeout)
+		for k, v := range extra {
+			p.Set(k, v)
+		}
+		proc, err := StartServer(p, hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: io.Discard}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { proc.Close() })
+	}
+	start("coordinator,overlord", ports[0], map[string]string{"svc.raft.address": ports[1]})
+	start("middleManager", ports[2], map[string]string{"svc.worker.capacity": strconv.Itoa(capacity), "svc.worker.heartbeatPeriod": "100ms"})
+	eventually.True(t, "the middle manager to register", func() bool {
+		_, _, body := do(t, "GET", ctlURL+"/svc/indexer/v1/workers", "", "", nil)
+		return strings.Contains(body, ports[2])
+	}, slow)
+	return ctlURL
 }
